@@ -1,0 +1,281 @@
+// jit(f): trace a C++ function of Tensors, compile it with MLIR, run it natively.
+//
+//   Tensor gelu(const Tensor &x);
+//   auto compiled = jit(gelu);
+//   Array y = compiled(x);                        // compiles once per specialization
+//   std::cout << compiled.compile(x).optimized(); // the fused module
+//
+// Arguments are trees: Tensor leaves (Arrays convert implicitly), std::vector,
+// std::array, std::tuple, std::pair, std::map<std::string, T>, and structs that
+// list their fields with TINYMLIR_FIELDS. Numbers, bools, strings and enums are
+// static arguments: part of the specialization key, not runtime inputs.
+// Called with traced Tensors while another function is being traced, a jitted
+// function is inlined into that graph.
+#pragma once
+
+#include <tinymlir/tensor.h>
+
+#include <array>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace tinymlir {
+
+enum class Target : uint8_t { CPU, GPU };
+const char *targetName(Target target);
+
+struct JitOptions {
+  Target target = Target::CPU;
+  /// Replace matmuls with BLAS calls (off: loops). The environment variable
+  /// TINYMLIR_BLAS=0 turns it off for every function.
+  bool blas = true;
+  /// Run the optimization pipeline (canonicalize, cse, elementwise fusion).
+  bool optimize = true;
+  /// LLVM code generation level, 0 to 3.
+  int optLevel = 3;
+  /// Most specializations kept per function (0: no limit); least recently used go first.
+  size_t cacheLimit = 0;
+};
+
+/// One compiled specialization: the modules of every stage and native code.
+class Compiled {
+public:
+  /// As built from the graph, on tensors.
+  const std::string &module() const;
+  /// After canonicalize, cse and elementwise fusion.
+  const std::string &optimized() const;
+  /// After bufferization (and, on the CPU, the BLAS rewrite).
+  const std::string &bufferized() const;
+  /// The LLVM dialect module given to the execution engine.
+  const std::string &lowered() const;
+  /// Calls the native code: inputs in flattened-argument order (captured
+  /// constants are appended internally). Checks shapes and dtypes first.
+  Array call(const std::vector<Array> &inputs) const;
+  /// Calls into a caller-provided output of the result's shape and dtype.
+  void callInto(const std::vector<Array> &inputs, Array &output) const;
+  const std::vector<Shape> &inputShapes() const;
+  const std::vector<DType> &inputDTypes() const;
+  const Shape &resultShape() const;
+  DType resultDType() const;
+  /// Seconds spent building, optimizing, lowering and JIT-compiling.
+  double compileSeconds() const;
+
+  struct Impl;
+  explicit Compiled(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// Compiles `result` as a function of `args` (placeholders from tracing).
+Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
+                      const JitOptions &options = {});
+/// Compiles and runs a tensor built from concrete tensors (eager use).
+Array evaluate(const Tensor &result, const JitOptions &options = {});
+
+struct CacheStats {
+  size_t hits = 0;
+  size_t compilations = 0;
+  size_t evictions = 0;
+  size_t size = 0;
+};
+
+namespace detail {
+
+/// Whether a function is being traced on this thread.
+bool tracing();
+class TraceScope {
+public:
+  TraceScope();
+  ~TraceScope();
+  TraceScope(const TraceScope &) = delete;
+  TraceScope &operator=(const TraceScope &) = delete;
+};
+/// A traced input of the given type.
+Tensor placeholder(int64_t index, const Shape &shape, DType dtype);
+
+/// The specialization cache of one jitted function (thread-safe, LRU).
+class Cache {
+public:
+  std::optional<Compiled> find(const std::string &key);
+  void insert(const std::string &key, const Compiled &compiled, size_t limit);
+  CacheStats stats() const;
+  void clear();
+
+private:
+  struct Entry {
+    Compiled compiled;
+    uint64_t lastUse;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, Entry> entries_;
+  uint64_t clock_ = 0;
+  CacheStats stats_;
+};
+
+// --- Argument trees -------------------------------------------------------
+
+template <class T> struct IsVector : std::false_type {};
+template <class T, class A> struct IsVector<std::vector<T, A>> : std::true_type {};
+template <class T> struct IsStdArray : std::false_type {};
+template <class T, size_t N> struct IsStdArray<std::array<T, N>> : std::true_type {};
+template <class T> struct IsTuple : std::false_type {};
+template <class... T> struct IsTuple<std::tuple<T...>> : std::true_type {};
+template <class A, class B> struct IsTuple<std::pair<A, B>> : std::true_type {};
+template <class T> struct IsStringMap : std::false_type {};
+template <class T, class C, class A>
+struct IsStringMap<std::map<std::string, T, C, A>> : std::true_type {};
+template <class T>
+concept HasFields = requires(T &t) { tinymlir_fields(t); };
+
+std::string staticKey(double value);
+
+/// Walks an argument tree, calling v.tensor(Tensor&) on leaves and
+/// v.text(string) for structure and static values.
+template <class V, class T> void walk(T &x, V &v) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    v.tensor(x);
+  } else if constexpr (std::is_same_v<T, Array>) {
+    static_assert(alwaysFalse<T>, "tinymlir: take Tensor, not Array, in a jitted function's "
+                                  "arguments (Arrays convert to Tensors at the call)");
+  } else if constexpr (std::is_same_v<T, bool>) {
+    v.text(x ? "b1" : "b0");
+  } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
+    v.text("i" + std::to_string(static_cast<long long>(x)));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    v.text("f" + staticKey(static_cast<double>(x)));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    v.text("s" + std::to_string(x.size()) + ":" + x);
+  } else if constexpr (IsVector<T>::value || IsStdArray<T>::value) {
+    v.text("[" + std::to_string(x.size()));
+    for (auto &item : x)
+      walk(item, v);
+    v.text("]");
+  } else if constexpr (IsTuple<T>::value) {
+    v.text("(");
+    std::apply([&](auto &...items) { (walk(items, v), ...); }, x);
+    v.text(")");
+  } else if constexpr (IsStringMap<T>::value) {
+    v.text("{" + std::to_string(x.size()));
+    for (auto &[name, item] : x) {
+      v.text(std::to_string(name.size()) + ":" + name);
+      walk(item, v);
+    }
+    v.text("}");
+  } else if constexpr (HasFields<T>) {
+    v.text("<");
+    auto fields = tinymlir_fields(x);
+    std::apply([&](auto &...items) { (walk(items, v), ...); }, fields);
+    v.text(">");
+  } else {
+    static_assert(alwaysFalse<T>,
+                  "tinymlir: unsupported argument type in a jitted function; use Tensor, "
+                  "numbers, strings, std::vector/array/tuple/pair, std::map<std::string, T>, or "
+                  "a struct declared with TINYMLIR_FIELDS");
+  }
+}
+
+/// Collects the key and the arrays of a concrete argument tree.
+struct Flattener {
+  std::string key;
+  std::vector<Array> leaves;
+  void tensor(Tensor &t);
+  void text(const std::string &s) { key += s + ";"; }
+};
+
+/// Replaces the tensor leaves of a copy of the tree with placeholders.
+struct Placer {
+  std::vector<Tensor> args;
+  void tensor(Tensor &t);
+  void text(const std::string &) {}
+};
+
+template <class F> struct FunctionTraits : FunctionTraits<decltype(&F::operator())> {};
+template <class R, class... P> struct FunctionTraits<R (*)(P...)> {
+  using Params = std::tuple<std::decay_t<P>...>;
+};
+template <class R, class... P> struct FunctionTraits<R (&)(P...)> : FunctionTraits<R (*)(P...)> {};
+template <class C, class R, class... P>
+struct FunctionTraits<R (C::*)(P...) const> : FunctionTraits<R (*)(P...)> {};
+template <class C, class R, class... P>
+struct FunctionTraits<R (C::*)(P...)> : FunctionTraits<R (*)(P...)> {};
+
+} // namespace detail
+
+/// A jitted function: call it with Arrays (runs compiled code) or, while
+/// tracing another function, with Tensors (inlines).
+template <class F> class Jit {
+public:
+  using Params = typename detail::FunctionTraits<F>::Params;
+
+  explicit Jit(F f, JitOptions options = {})
+      : f_(std::move(f)), options_(options), cache_(std::make_shared<detail::Cache>()) {}
+
+  template <class... A> Tensor operator()(A &&...args) const {
+    Params params(std::forward<A>(args)...);
+    if (detail::tracing())
+      return std::apply(f_, params);
+    std::vector<Array> leaves;
+    Compiled compiled = specialize(params, leaves);
+    return Tensor(compiled.call(leaves));
+  }
+
+  /// The specialization for these arguments, compiled if not cached yet.
+  template <class... A> Compiled compile(A &&...args) const {
+    Params params(std::forward<A>(args)...);
+    std::vector<Array> leaves;
+    return specialize(params, leaves);
+  }
+
+  CacheStats stats() const { return cache_->stats(); }
+  void clearCache() const { cache_->clear(); }
+  const JitOptions &options() const { return options_; }
+
+private:
+  Compiled specialize(Params &params, std::vector<Array> &leaves) const {
+    detail::Flattener flat;
+    detail::walk(params, flat);
+    leaves = std::move(flat.leaves);
+    std::string key = flat.key + "@" + targetName(options_.target) + (options_.blas ? "+blas" : "") +
+                      (options_.optimize ? "+opt" : "") + std::to_string(options_.optLevel);
+    if (auto hit = cache_->find(key))
+      return *hit;
+    Params traced = params;
+    detail::Placer placer;
+    detail::walk(traced, placer);
+    Tensor result;
+    {
+      detail::TraceScope scope;
+      result = std::apply(f_, traced);
+    }
+    Compiled compiled = compileGraph(result, placer.args, options_);
+    cache_->insert(key, compiled, options_.cacheLimit);
+    return compiled;
+  }
+
+  F f_;
+  JitOptions options_;
+  std::shared_ptr<detail::Cache> cache_;
+};
+
+template <class F> Jit<std::decay_t<F>> jit(F &&f, JitOptions options = {}) {
+  return Jit<std::decay_t<F>>(std::forward<F>(f), options);
+}
+
+} // namespace tinymlir
+
+/// Declares the fields of a struct so it can be a jitted function's argument:
+///   struct Block { Tensor w, b; int heads; };  TINYMLIR_FIELDS(Block, w, b, heads)
+/// (at namespace scope, in the struct's namespace).
+#define TINYMLIR_FIELDS(Type, ...)                                                                 \
+  inline auto tinymlir_fields(Type &self) {                                                        \
+    auto &[__VA_ARGS__] = self;                                                                    \
+    return std::tie(__VA_ARGS__);                                                                  \
+  }

@@ -1,0 +1,42 @@
+// Kernels written in the frontend: library functions, not compiler primitives.
+// Their formulas (and dtypes) follow the NumPy GPT-2 reference.
+#pragma once
+
+#include <tinymlir/tensor.h>
+
+#include <tuple>
+#include <vector>
+
+namespace tinymlir {
+
+/// GELU, tanh form; the float64 sqrt(2/pi) promotes float32 input to float64.
+Tensor gelu(const Tensor &x);
+/// Softmax over the last axis, stabilized by the row maximum.
+Tensor softmax(const Tensor &x);
+/// Layer normalization over the last axis: centered variance, eps 1e-5.
+Tensor layerNorm(const Tensor &x, const Tensor &gain, const Tensor &bias, double eps = 1e-5);
+
+/// x @ w + b.
+Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b);
+
+struct LayerNormParams {
+  Tensor gain, bias;
+};
+struct LinearParams {
+  Tensor w, b;
+};
+inline auto tinymlir_fields(LayerNormParams &p) { return std::tie(p.gain, p.bias); }
+inline auto tinymlir_fields(LinearParams &p) { return std::tie(p.w, p.b); }
+
+/// Causal multi-head self-attention of x (T, C): packed QKV projection, split,
+/// heads as a batch dimension, scores / float64 sqrt(depth), mask, softmax,
+/// weighted values, merged heads, output projection.
+Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads);
+/// x + attention(layerNorm(x)).
+Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
+              const LinearParams &out, int64_t heads);
+/// x + down(gelu(up(layerNorm(x)))).
+Tensor feedforward(const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
+                   const LinearParams &down);
+
+} // namespace tinymlir

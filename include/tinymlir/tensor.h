@@ -1,0 +1,148 @@
+// The tracing frontend: a symbolic Tensor whose operators build a typed graph.
+//
+// A Tensor is a handle to a graph node. Nodes are compared by identity: using
+// the same Tensor twice uses the same node, and the builder emits it once.
+// A Tensor made from an Array is concrete; used inside a traced function it is
+// a captured constant, lifted to a trailing argument of the compiled function.
+//
+// Types follow NumPy: broadcasting, and NumPy 2 promotion (NEP 50). Plain C++
+// number literals are weak and take the tensor's dtype (a float literal with an
+// int32 tensor gives float64); typed scalars made with f32(v), f64(v), i32(v)
+// keep their dtype and promote like arrays.
+#pragma once
+
+#include <tinymlir/array.h>
+
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+namespace tinymlir {
+
+enum class Op : uint8_t {
+#define TINYMLIR_OP(Name, spelling) Name,
+#include <tinymlir/ops.def>
+};
+const char *opName(Op op);
+
+namespace detail {
+struct Node;
+template <class> inline constexpr bool alwaysFalse = false;
+} // namespace detail
+
+class Tensor {
+public:
+  /// An invalid tensor; every operation on it is an error.
+  Tensor() = default;
+  /// A concrete tensor holding `array` (borrowed, not copied).
+  Tensor(const Array &array); // NOLINT: implicit on purpose, arrays flow into traced code
+
+  const Shape &shape() const;
+  DType dtype() const;
+  int64_t rank() const { return static_cast<int64_t>(shape().size()); }
+  int64_t dim(int64_t axis) const;
+  bool valid() const { return node_ != nullptr; }
+  /// Whether this tensor holds data (an Array) rather than a traced value.
+  bool isConcrete() const;
+  /// The data of a concrete tensor; an error for a traced one.
+  const Array &array() const;
+  operator const Array &() const { return array(); } // NOLINT
+
+  /// Data-dependent control flow cannot be traced.
+  template <class T = void> explicit operator bool() const {
+    static_assert(detail::alwaysFalse<T>,
+                  "tinymlir: a Tensor cannot be converted to bool: its value is not known while "
+                  "tracing, so data-dependent control flow cannot be compiled; use static "
+                  "(non-tensor) arguments for branches");
+    return false;
+  }
+
+  // Reductions as methods, NumPy style. axis may be negative; no axis = all.
+  Tensor sum(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
+  Tensor max(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
+  Tensor mean(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
+  Tensor var(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
+  Tensor astype(DType dtype) const;
+  Tensor reshape(const Shape &shape) const;
+  Tensor transpose(const std::vector<int64_t> &perm) const;
+  /// Reverses the axes, as NumPy's .T.
+  Tensor T() const;
+
+  const std::shared_ptr<detail::Node> &node() const { return node_; }
+  explicit Tensor(std::shared_ptr<detail::Node> node) : node_(std::move(node)) {}
+
+private:
+  std::shared_ptr<detail::Node> node_;
+};
+
+/// A typed scalar: f32(1.5) is a float32 scalar that promotes like an array.
+/// Also usable as a dtype: Array::zeros({3}, f32).
+struct ScalarType {
+  DType dtype;
+  constexpr operator DType() const { return dtype; } // NOLINT
+  Tensor operator()(double value) const;
+};
+inline constexpr ScalarType f32{DType::f32};
+inline constexpr ScalarType f64{DType::f64};
+inline constexpr ScalarType i32{DType::i32};
+
+/// A weak scalar (a plain C++ number): takes the dtype of the tensor it meets.
+Tensor weakScalar(double value, bool integral);
+
+template <class S>
+concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
+
+// Elementwise arithmetic with broadcasting and promotion.
+Tensor operator+(const Tensor &a, const Tensor &b);
+Tensor operator-(const Tensor &a, const Tensor &b);
+Tensor operator*(const Tensor &a, const Tensor &b);
+Tensor operator/(const Tensor &a, const Tensor &b);
+Tensor operator-(const Tensor &a);
+Tensor pow(const Tensor &base, const Tensor &exponent);
+Tensor maximum(const Tensor &a, const Tensor &b);
+Tensor exp(const Tensor &x);
+Tensor tanh(const Tensor &x);
+Tensor sqrt(const Tensor &x);
+Tensor cast(const Tensor &x, DType dtype);
+
+#define TINYMLIR_SCALAR_OVERLOADS(OP)                                                              \
+  template <Number S> Tensor OP(const Tensor &a, S b) {                                            \
+    return OP(a, weakScalar(static_cast<double>(b), std::is_integral_v<S>));                       \
+  }                                                                                                \
+  template <Number S> Tensor OP(S a, const Tensor &b) {                                            \
+    return OP(weakScalar(static_cast<double>(a), std::is_integral_v<S>), b);                       \
+  }
+TINYMLIR_SCALAR_OVERLOADS(operator+)
+TINYMLIR_SCALAR_OVERLOADS(operator-)
+TINYMLIR_SCALAR_OVERLOADS(operator*)
+TINYMLIR_SCALAR_OVERLOADS(operator/)
+TINYMLIR_SCALAR_OVERLOADS(pow)
+TINYMLIR_SCALAR_OVERLOADS(maximum)
+#undef TINYMLIR_SCALAR_OVERLOADS
+
+// Reductions: axis may be negative; std::nullopt reduces every axis.
+Tensor sum(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor max(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor mean(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+/// Population variance, computed centered: mean((x - mean(x))^2).
+Tensor var(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+
+// Matrix products and layout.
+/// Rank 2 @ rank 2, or rank 3 @ rank 3 with equal batch dimensions.
+Tensor matmul(const Tensor &a, const Tensor &b);
+/// Static unit-stride slice [begin, end) along each axis; a negative index
+/// counts from the end, and missing trailing axes are taken whole.
+Tensor slice(const Tensor &x, const std::vector<int64_t> &begin, const std::vector<int64_t> &end);
+/// New shape with the same element count; one entry may be -1.
+Tensor reshape(const Tensor &x, const Shape &shape);
+Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
+/// `sections` equal parts along `axis`, as np.split.
+std::vector<Tensor> split(const Tensor &x, int64_t sections, int64_t axis);
+/// Rows of a rank-2 `table` picked by rank-1 int32 `ids`: table[ids].
+Tensor gather(const Tensor &table, const Tensor &ids);
+/// (n, n): 0 on and below the diagonal, -1e10 above.
+Tensor causalMask(int64_t n, DType dtype);
+
+} // namespace tinymlir

@@ -1,0 +1,7 @@
+// tinymlir: a small tensor JIT on MLIR. Include this one header.
+#pragma once
+
+#include <tinymlir/array.h>
+#include <tinymlir/jit.h>
+#include <tinymlir/kernels.h>
+#include <tinymlir/tensor.h>

@@ -1,0 +1,42 @@
+// The typed expression graph built by tracing (internal; no MLIR types).
+#pragma once
+
+#include <tinymlir/array.h>
+#include <tinymlir/tensor.h>
+
+#include <memory>
+#include <vector>
+
+namespace tinymlir::detail {
+
+struct Node {
+  Op op;
+  Shape shape;
+  DType dtype;
+  std::vector<std::shared_ptr<Node>> args;
+
+  // Attributes, by op:
+  int64_t index = 0;          // Argument: position among the traced inputs
+  Array constant;             // Constant: the captured data
+  double scalar = 0;          // Scalar: the value (in dtype)
+  bool weak = false;          // Scalar: a plain C++ number, dtype not decided yet
+  bool integral = false;      // Scalar, weak: written as an integer
+  std::vector<int64_t> axes;  // Sum/Max: reduced axes (sorted, non-negative);
+                              // Transpose: permutation; Slice: offsets
+};
+
+using NodePtr = std::shared_ptr<Node>;
+
+inline NodePtr makeNode(Op op, Shape shape, DType dtype, std::vector<NodePtr> args = {}) {
+  auto node = std::make_shared<Node>();
+  node->op = op;
+  node->shape = std::move(shape);
+  node->dtype = dtype;
+  node->args = std::move(args);
+  return node;
+}
+
+bool isElementwise(Op op);
+bool isUnary(Op op);
+
+} // namespace tinymlir::detail

@@ -1,0 +1,433 @@
+// Type rules of the frontend: shapes, broadcasting, NumPy 2 promotion.
+#include "frontend/Graph.h"
+
+#include <tinymlir/jit.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+namespace tinymlir {
+using detail::makeNode;
+using detail::Node;
+using detail::NodePtr;
+
+const char *opName(Op op) {
+  switch (op) {
+#define TINYMLIR_OP(Name, spelling)                                                                \
+  case Op::Name:                                                                                   \
+    return spelling;
+#include <tinymlir/ops.def>
+  }
+  return "?";
+}
+
+namespace detail {
+bool isUnary(Op op) {
+  return op == Op::Cast || op == Op::Neg || op == Op::Exp || op == Op::Tanh || op == Op::Sqrt;
+}
+bool isElementwise(Op op) {
+  return isUnary(op) || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div ||
+         op == Op::Pow || op == Op::Maximum;
+}
+} // namespace detail
+
+namespace {
+
+[[noreturn]] void fail(Op op, const std::string &message) {
+  throw Error(std::string("[") + opName(op) + "] " + message);
+}
+[[noreturn]] void fail(const char *op, const std::string &message) {
+  throw Error(std::string("[") + op + "] " + message);
+}
+
+const NodePtr &nodeOf(const Tensor &t, const char *op) {
+  if (!t.valid())
+    fail(op, "operand is an invalid (default-constructed) Tensor");
+  return t.node();
+}
+
+std::string describe(const NodePtr &n) {
+  return std::string(dtypeName(n->dtype)) + " " + shapeString(n->shape);
+}
+
+/// NumPy 2 (NEP 50) promotion of two strong dtypes.
+DType promote(DType a, DType b) {
+  if (a == b)
+    return a;
+  // float32 with float64, or int32 with any float: float64 (int32 + float32 is
+  // float64 in NumPy, since float32 cannot hold every int32).
+  return DType::f64;
+}
+
+/// The dtype a weak scalar takes next to a tensor of dtype `other`.
+DType resolveWeak(const Node &weak, DType other) {
+  if (weak.integral || isFloat(other))
+    return other;
+  return DType::f64; // a float literal with an int32 tensor
+}
+
+Shape broadcastShapes(Op op, const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail(op, "cannot broadcast shapes " + shapeString(a) + " and " + shapeString(b));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+/// `n` converted to `dtype`: a Cast node, or a re-typed scalar.
+NodePtr convert(const NodePtr &n, DType dtype) {
+  if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
+    auto s = makeNode(Op::Scalar, {}, dtype);
+    s->scalar = dtype == DType::f32   ? static_cast<double>(static_cast<float>(n->scalar))
+                : dtype == DType::i32 ? static_cast<double>(static_cast<int32_t>(n->scalar))
+                                      : n->scalar;
+    return s;
+  }
+  if (n->dtype == dtype)
+    return n;
+  return makeNode(Op::Cast, n->shape, dtype, {n});
+}
+
+bool requiresFloat(Op op) {
+  return op == Op::Div || op == Op::Pow || op == Op::Exp || op == Op::Tanh || op == Op::Sqrt;
+}
+
+Tensor binary(Op op, const Tensor &a, const Tensor &b) {
+  NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
+  DType dx = x->dtype, dy = y->dtype;
+  if (x->weak && y->weak) {
+    dx = dy = (x->integral && y->integral) ? DType::i32 : DType::f64;
+  } else if (x->weak) {
+    dx = resolveWeak(*x, dy);
+  } else if (y->weak) {
+    dy = resolveWeak(*y, dx);
+  }
+  DType result = promote(dx, dy);
+  if (requiresFloat(op) && !isFloat(result))
+    fail(op, "requires floating-point operands, got " + describe(x) + " and " + describe(y) +
+                 "; cast one to float32 or float64 first");
+  Shape shape = broadcastShapes(op, x->shape, y->shape);
+  return Tensor(makeNode(op, std::move(shape), result, {convert(x, result), convert(y, result)}));
+}
+
+Tensor unary(Op op, const Tensor &a) {
+  NodePtr x = nodeOf(a, opName(op));
+  if (x->weak)
+    x = convert(x, x->integral ? DType::i32 : DType::f64);
+  if (requiresFloat(op) && !isFloat(x->dtype))
+    fail(op, "requires a floating-point tensor, got " + describe(x) +
+                 "; cast it to float32 or float64 first");
+  return Tensor(makeNode(op, x->shape, x->dtype, {x}));
+}
+
+int64_t normalizeAxis(const char *op, int64_t axis, const Shape &shape) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (axis < -rank || axis >= rank)
+    fail(op, "axis " + std::to_string(axis) + " is out of range for shape " + shapeString(shape));
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> reducedAxes(const char *op, std::optional<int64_t> axis, const Shape &shape) {
+  if (!axis) {
+    std::vector<int64_t> all(shape.size());
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+  return {normalizeAxis(op, *axis, shape)};
+}
+
+Shape keptShape(const Shape &shape, const std::vector<int64_t> &axes) {
+  Shape kept = shape;
+  for (int64_t a : axes)
+    kept[a] = 1;
+  return kept;
+}
+
+/// Sum or Max over `axes`, then a reshape for keepdims.
+Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims) {
+  NodePtr x = nodeOf(t, opName(op));
+  if (x->weak)
+    x = convert(x, x->integral ? DType::i32 : DType::f64);
+  if (op == Op::Sum && !isFloat(x->dtype))
+    fail(op, "int32 sums are not supported (NumPy widens them to int64): got " + describe(x) +
+                 "; cast to a float type first");
+  std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
+  if (axes.empty())
+    return Tensor(x);
+  Shape shape;
+  for (int64_t i = 0; i < static_cast<int64_t>(x->shape.size()); ++i)
+    if (std::find(axes.begin(), axes.end(), i) == axes.end())
+      shape.push_back(x->shape[i]);
+  auto node = makeNode(op, shape, x->dtype, {x});
+  node->axes = axes;
+  Tensor result(node);
+  return keepdims ? reshape(result, keptShape(x->shape, axes)) : result;
+}
+
+int64_t reducedCount(const Shape &shape, const std::vector<int64_t> &axes) {
+  int64_t count = 1;
+  for (int64_t a : axes)
+    count *= shape[a];
+  return count;
+}
+
+} // namespace
+
+// --- Tensor -------------------------------------------------------------------
+
+Tensor::Tensor(const Array &array) {
+  if (array.size() == 0)
+    fail("tensor", "arrays with zero elements cannot be traced: shape " +
+                       shapeString(array.shape()));
+  node_ = makeNode(Op::Constant, array.shape(), array.dtype());
+  node_->constant = array;
+}
+
+const Shape &Tensor::shape() const { return nodeOf(*this, "shape")->shape; }
+DType Tensor::dtype() const { return nodeOf(*this, "dtype")->dtype; }
+int64_t Tensor::dim(int64_t axis) const { return shape()[normalizeAxis("dim", axis, shape())]; }
+bool Tensor::isConcrete() const { return node_ && node_->op == Op::Constant; }
+
+const Array &Tensor::array() const {
+  if (!isConcrete())
+    fail("array", "this Tensor is a traced value of type " + describe(nodeOf(*this, "array")) +
+                      ", not data; compile it with jit(...) or evaluate(...)");
+  return node_->constant;
+}
+
+Tensor Tensor::sum(std::optional<int64_t> axis, bool keepdims) const {
+  return tinymlir::sum(*this, axis, keepdims);
+}
+Tensor Tensor::max(std::optional<int64_t> axis, bool keepdims) const {
+  return tinymlir::max(*this, axis, keepdims);
+}
+Tensor Tensor::mean(std::optional<int64_t> axis, bool keepdims) const {
+  return tinymlir::mean(*this, axis, keepdims);
+}
+Tensor Tensor::var(std::optional<int64_t> axis, bool keepdims) const {
+  return tinymlir::var(*this, axis, keepdims);
+}
+Tensor Tensor::astype(DType dtype) const { return cast(*this, dtype); }
+Tensor Tensor::reshape(const Shape &shape) const { return tinymlir::reshape(*this, shape); }
+Tensor Tensor::transpose(const std::vector<int64_t> &perm) const {
+  return tinymlir::transpose(*this, perm);
+}
+Tensor Tensor::T() const {
+  std::vector<int64_t> perm(shape().size());
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  return transpose(perm);
+}
+
+Tensor ScalarType::operator()(double value) const {
+  auto node = makeNode(Op::Scalar, {}, dtype);
+  Tensor typed(node);
+  node->weak = true; // let convert() round the value to the dtype
+  node->integral = false;
+  node->scalar = value;
+  NodePtr rounded = convert(node, dtype);
+  return Tensor(rounded);
+}
+
+Tensor weakScalar(double value, bool integral) {
+  auto node = makeNode(Op::Scalar, {}, integral ? DType::i32 : DType::f64);
+  node->weak = true;
+  node->integral = integral;
+  node->scalar = value;
+  return Tensor(node);
+}
+
+// --- Elementwise ----------------------------------------------------------------
+
+Tensor operator+(const Tensor &a, const Tensor &b) { return binary(Op::Add, a, b); }
+Tensor operator-(const Tensor &a, const Tensor &b) { return binary(Op::Sub, a, b); }
+Tensor operator*(const Tensor &a, const Tensor &b) { return binary(Op::Mul, a, b); }
+Tensor operator/(const Tensor &a, const Tensor &b) { return binary(Op::Div, a, b); }
+Tensor pow(const Tensor &a, const Tensor &b) { return binary(Op::Pow, a, b); }
+Tensor maximum(const Tensor &a, const Tensor &b) { return binary(Op::Maximum, a, b); }
+Tensor operator-(const Tensor &a) { return unary(Op::Neg, a); }
+Tensor exp(const Tensor &x) { return unary(Op::Exp, x); }
+Tensor tanh(const Tensor &x) { return unary(Op::Tanh, x); }
+Tensor sqrt(const Tensor &x) { return unary(Op::Sqrt, x); }
+
+Tensor cast(const Tensor &x, DType dtype) { return Tensor(convert(nodeOf(x, "cast"), dtype)); }
+
+// --- Reductions -----------------------------------------------------------------
+
+Tensor sum(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return reduce(Op::Sum, x, axis, keepdims);
+}
+Tensor max(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return reduce(Op::Max, x, axis, keepdims);
+}
+Tensor mean(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  const NodePtr &n = nodeOf(x, "mean");
+  if (!isFloat(n->dtype))
+    fail("mean", "requires a floating-point tensor, got " + describe(n));
+  int64_t count = reducedCount(n->shape, reducedAxes("mean", axis, n->shape));
+  return sum(x, axis, keepdims) / count;
+}
+Tensor var(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  const NodePtr &n = nodeOf(x, "var");
+  if (!isFloat(n->dtype))
+    fail("var", "requires a floating-point tensor, got " + describe(n));
+  reducedAxes("var", axis, n->shape); // validates the axis before building anything
+  Tensor centered = x - mean(x, axis, /*keepdims=*/true);
+  return mean(centered * centered, axis, keepdims);
+}
+
+// --- Matrix products and layout -------------------------------------------------
+
+Tensor matmul(const Tensor &a, const Tensor &b) {
+  NodePtr x = nodeOf(a, "matmul"), y = nodeOf(b, "matmul");
+  const Shape &sa = x->shape, &sb = y->shape;
+  std::string both = shapeString(sa) + " @ " + shapeString(sb);
+  if (sa.size() != sb.size() || (sa.size() != 2 && sa.size() != 3))
+    fail(Op::MatMul, "needs two rank-2 or two rank-3 operands: " + both);
+  size_t r = sa.size();
+  if (sa[r - 1] != sb[r - 2])
+    fail(Op::MatMul, "inner dimensions differ: " + both);
+  if (r == 3 && sa[0] != sb[0])
+    fail(Op::MatMul, "batch dimensions differ: " + both);
+  if (x->weak || y->weak)
+    fail(Op::MatMul, "operands must be tensors, not scalars");
+  DType dtype = promote(x->dtype, y->dtype);
+  if (!isFloat(dtype))
+    fail(Op::MatMul, "requires floating-point operands, got " + describe(x) + " and " +
+                         describe(y));
+  Shape shape = r == 2 ? Shape{sa[0], sb[1]} : Shape{sa[0], sa[1], sb[2]};
+  return Tensor(makeNode(Op::MatMul, shape, dtype, {convert(x, dtype), convert(y, dtype)}));
+}
+
+Tensor slice(const Tensor &t, const std::vector<int64_t> &begin, const std::vector<int64_t> &end) {
+  NodePtr x = nodeOf(t, "slice");
+  const Shape &s = x->shape;
+  if (begin.size() != end.size() || begin.size() > s.size())
+    fail(Op::Slice, "begin has " + std::to_string(begin.size()) + " entries and end " +
+                        std::to_string(end.size()) + ", for a tensor of shape " + shapeString(s));
+  Shape shape = s;
+  std::vector<int64_t> offsets(s.size(), 0);
+  for (size_t i = 0; i < begin.size(); ++i) {
+    int64_t lo = begin[i] < 0 ? begin[i] + s[i] : begin[i];
+    int64_t hi = end[i] < 0 ? end[i] + s[i] : end[i];
+    if (lo < 0 || hi > s[i] || lo >= hi)
+      fail(Op::Slice, "range [" + std::to_string(begin[i]) + ", " + std::to_string(end[i]) +
+                          ") on axis " + std::to_string(i) + " is empty or outside shape " +
+                          shapeString(s));
+    offsets[i] = lo;
+    shape[i] = hi - lo;
+  }
+  if (shape == s)
+    return t;
+  auto node = makeNode(Op::Slice, shape, x->dtype, {x});
+  node->axes = offsets;
+  return Tensor(node);
+}
+
+Tensor reshape(const Tensor &t, const Shape &requested) {
+  NodePtr x = nodeOf(t, "reshape");
+  Shape shape = requested;
+  int64_t known = 1, unknown = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && unknown < 0) {
+      unknown = static_cast<int64_t>(i);
+    } else if (shape[i] <= 0) {
+      fail(Op::Reshape, "cannot reshape " + shapeString(x->shape) + " to " +
+                            shapeString(requested) + ": dimensions must be positive (one may be -1)");
+    } else {
+      known *= shape[i];
+    }
+  }
+  int64_t total = numElements(x->shape);
+  if (unknown >= 0) {
+    if (total % known != 0)
+      fail(Op::Reshape, "cannot reshape " + shapeString(x->shape) + " to " + shapeString(requested));
+    shape[unknown] = total / known;
+  }
+  if (numElements(shape) != total)
+    fail(Op::Reshape, "cannot reshape " + shapeString(x->shape) + " (" + std::to_string(total) +
+                          " elements) to " + shapeString(requested) + " (" +
+                          std::to_string(numElements(shape)) + " elements)");
+  if (shape == x->shape)
+    return t;
+  return Tensor(makeNode(Op::Reshape, shape, x->dtype, {x}));
+}
+
+Tensor transpose(const Tensor &t, const std::vector<int64_t> &perm) {
+  NodePtr x = nodeOf(t, "transpose");
+  size_t rank = x->shape.size();
+  std::vector<int64_t> seen(rank, 0);
+  auto bad = [&] {
+    std::string p = "(";
+    for (size_t i = 0; i < perm.size(); ++i)
+      p += (i ? ", " : "") + std::to_string(perm[i]);
+    fail(Op::Transpose, "permutation " + p + ") is not a permutation of the axes of shape " +
+                            shapeString(x->shape));
+  };
+  if (perm.size() != rank)
+    bad();
+  std::vector<int64_t> axes;
+  Shape shape;
+  for (int64_t p : perm) {
+    if (p < -static_cast<int64_t>(rank) || p >= static_cast<int64_t>(rank))
+      bad();
+    int64_t a = p < 0 ? p + static_cast<int64_t>(rank) : p;
+    if (seen[a]++)
+      bad();
+    axes.push_back(a);
+    shape.push_back(x->shape[a]);
+  }
+  bool identity = true;
+  for (size_t i = 0; i < rank; ++i)
+    identity = identity && axes[i] == static_cast<int64_t>(i);
+  if (identity)
+    return t;
+  auto node = makeNode(Op::Transpose, shape, x->dtype, {x});
+  node->axes = axes;
+  return Tensor(node);
+}
+
+std::vector<Tensor> split(const Tensor &t, int64_t sections, int64_t axis) {
+  NodePtr x = nodeOf(t, "split");
+  int64_t a = normalizeAxis("split", axis, x->shape);
+  if (sections <= 0 || x->shape[a] % sections != 0)
+    fail("split", "axis " + std::to_string(axis) + " of shape " + shapeString(x->shape) +
+                      " cannot be split into " + std::to_string(sections) + " equal sections");
+  int64_t step = x->shape[a] / sections;
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < sections; ++i) {
+    std::vector<int64_t> begin(a + 1, 0), end(x->shape.begin(), x->shape.begin() + a + 1);
+    begin[a] = i * step;
+    end[a] = (i + 1) * step;
+    parts.push_back(slice(t, begin, end));
+  }
+  return parts;
+}
+
+Tensor gather(const Tensor &table, const Tensor &ids) {
+  NodePtr x = nodeOf(table, "gather"), i = nodeOf(ids, "gather");
+  if (x->shape.size() != 2 || i->shape.size() != 1)
+    fail(Op::Gather, "needs a rank-2 table and rank-1 ids: table " + shapeString(x->shape) +
+                         ", ids " + shapeString(i->shape));
+  if (i->dtype != DType::i32)
+    fail(Op::Gather, "ids must be int32, got " + describe(i));
+  if (x->weak)
+    fail(Op::Gather, "the table must be a tensor");
+  return Tensor(makeNode(Op::Gather, {i->shape[0], x->shape[1]}, x->dtype, {x, i}));
+}
+
+Tensor causalMask(int64_t n, DType dtype) {
+  if (n <= 0)
+    fail(Op::CausalMask, "size must be positive, got " + std::to_string(n));
+  if (!isFloat(dtype))
+    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype));
+  return Tensor(makeNode(Op::CausalMask, {n, n}, dtype));
+}
+
+} // namespace tinymlir

@@ -1,0 +1,68 @@
+// Running pipelines with MLIR diagnostics turned into tinymlir errors.
+#include "pipeline/Pipeline.h"
+
+#include <tinymlir/array.h>
+
+#include <mlir/IR/Diagnostics.h>
+#include <mlir/IR/Verifier.h>
+#include <mlir/Pass/PassManager.h>
+#include <mlir/Pass/PassRegistry.h>
+
+#include <llvm/Support/raw_ostream.h>
+
+namespace tinymlir::detail {
+namespace {
+
+/// Collects diagnostics while alive.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(mlir::MLIRContext *context)
+      : handler_(context, [this](mlir::Diagnostic &diag) {
+          llvm::raw_string_ostream os(text_);
+          os << "\n  " << diag.getLocation() << ": " << diag;
+          for (auto &note : diag.getNotes())
+            os << "\n    note: " << note;
+          return mlir::success();
+        }) {}
+  const std::string &text() const { return text_; }
+
+private:
+  std::string text_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
+
+} // namespace
+
+void verifyModule(mlir::ModuleOp module, const char *stage) {
+  DiagnosticCollector diags(module.getContext());
+  if (mlir::failed(mlir::verify(module)))
+    throw Error(std::string("[compile] stage '") + stage + "': the module does not verify:" +
+                diags.text());
+}
+
+void runPipeline(mlir::ModuleOp module, const std::string &pipeline, const char *stage) {
+  DiagnosticCollector diags(module.getContext());
+  mlir::PassManager pm(module.getContext());
+  std::string parseErrors;
+  llvm::raw_string_ostream errs(parseErrors);
+  // The pass manager is anchored on the module: add the passes inside the
+  // "builtin.module(...)" wrapper to it directly.
+  llvm::StringRef passes(pipeline);
+  if (passes.consume_front("builtin.module("))
+    passes.consume_back(")");
+  if (mlir::failed(mlir::parsePassPipeline(passes, pm, errs)))
+    throw Error(std::string("[compile] stage '") + stage + "': bad pass pipeline '" + pipeline +
+                "': " + parseErrors);
+  if (mlir::failed(pm.run(module)))
+    throw Error(std::string("[compile] stage '") + stage + "' failed:" + diags.text());
+  verifyModule(module, stage);
+}
+
+std::string printModule(mlir::ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return text;
+}
+
+} // namespace tinymlir::detail

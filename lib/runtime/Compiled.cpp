@@ -1,0 +1,239 @@
+// compileGraph: graph -> MLIR -> optimized -> bufferized -> LLVM -> native code,
+// and the runtime boundary that calls it.
+#include "builder/MLIRGen.h"
+#include "pipeline/Pipeline.h"
+
+#include <tinymlir/jit.h>
+
+#include <mlir/ExecutionEngine/ExecutionEngine.h>
+#include <mlir/ExecutionEngine/OptUtils.h>
+
+#include <llvm/Support/Error.h>
+
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" void memrefCopy(int64_t elementSize, void *source, void *destination);
+
+namespace tinymlir {
+
+struct Compiled::Impl {
+  std::string module, optimized, bufferized, lowered;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void (*entry)(void **) = nullptr;
+  std::vector<Shape> inputShapes;
+  std::vector<DType> inputDTypes;
+  std::vector<Array> constants;
+  Shape resultShape;
+  DType resultDType = DType::f32;
+  /// Inputs that are gather ids: (input position, rows of the table).
+  std::vector<std::pair<size_t, int64_t>> gatherIds;
+  double seconds = 0;
+};
+
+namespace {
+
+using detail::Node;
+using detail::NodePtr;
+
+bool blasEnabled(const JitOptions &options) {
+  const char *env = std::getenv("TINYMLIR_BLAS");
+  if (env && (std::strcmp(env, "0") == 0 || std::strcmp(env, "off") == 0))
+    return false;
+  return options.blas;
+}
+
+llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap symbols;
+  auto add = [&](const char *name, auto *address) {
+    symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+  };
+  add("cblas_sgemm", &cblas_sgemm);
+  add("cblas_dgemm", &cblas_dgemm);
+  add("memrefCopy", &memrefCopy);
+  return symbols;
+}
+
+/// Gather ids must be inputs, so that they can be checked before native code runs.
+void findGatherIds(const NodePtr &root, const std::vector<NodePtr> &args,
+                   std::vector<std::pair<size_t, int64_t>> &out) {
+  std::vector<const Node *> stack{root.get()};
+  std::vector<const Node *> seen;
+  while (!stack.empty()) {
+    const Node *n = stack.back();
+    stack.pop_back();
+    if (std::find(seen.begin(), seen.end(), n) != seen.end())
+      continue;
+    seen.push_back(n);
+    if (n->op == Op::Gather) {
+      const Node *ids = n->args[1].get();
+      if (ids->op != Op::Argument)
+        throw Error("[gather] ids must be an input of the compiled function (they are checked "
+                    "against the table before each call); got a computed " +
+                    std::string(opName(ids->op)) + " value");
+      out.emplace_back(static_cast<size_t>(ids->index), n->args[0]->shape[0]);
+    }
+    for (const NodePtr &a : n->args)
+      stack.push_back(a.get());
+  }
+}
+
+std::string describe(DType dtype, const Shape &shape) {
+  return std::string(dtypeName(dtype)) + " " + shapeString(shape);
+}
+
+/// A ranked memref descriptor: {allocated, aligned, offset, sizes[R], strides[R]}.
+std::vector<int64_t> descriptor(const Array &a) {
+  std::vector<int64_t> d;
+  auto pointer = reinterpret_cast<int64_t>(a.data());
+  d.push_back(pointer);
+  d.push_back(pointer);
+  d.push_back(0);
+  d.insert(d.end(), a.shape().begin(), a.shape().end());
+  d.insert(d.end(), a.strides().begin(), a.strides().end());
+  return d;
+}
+
+} // namespace
+
+Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
+                      const JitOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  if (!result.valid())
+    throw Error("[jit] the traced function returned an invalid (default-constructed) Tensor");
+  if (options.target != Target::CPU)
+    throw Error("[jit] target 'gpu' is not available in this build");
+  auto impl = std::make_shared<Compiled::Impl>();
+  std::vector<NodePtr> argNodes;
+  for (const Tensor &a : args) {
+    argNodes.push_back(a.node());
+    impl->inputShapes.push_back(a.shape());
+    impl->inputDTypes.push_back(a.dtype());
+  }
+  impl->resultShape = result.shape();
+  impl->resultDType = result.dtype();
+  findGatherIds(result.node(), argNodes, impl->gatherIds);
+
+  auto context = detail::makeContext();
+  detail::BuiltModule built = detail::buildModule(*context, result.node(), argNodes);
+  impl->constants = std::move(built.constants);
+  mlir::ModuleOp module = *built.module;
+  detail::verifyModule(module, "build");
+  impl->module = detail::printModule(module);
+
+  if (options.optimize)
+    detail::runPipeline(module, detail::kOptimizePipeline, "optimize");
+  impl->optimized = detail::printModule(module);
+
+  detail::runPipeline(module, detail::kBufferizePipeline, "bufferize");
+  if (blasEnabled(options)) {
+    detail::rewriteMatmulsToBlas(module);
+    detail::verifyModule(module, "blas");
+  }
+  impl->bufferized = detail::printModule(module);
+
+  detail::runPipeline(module, detail::kLowerPipeline, "lower");
+  impl->lowered = detail::printModule(module);
+
+  mlir::ExecutionEngineOptions engineOptions;
+  int level = std::clamp(options.optLevel, 0, 3);
+  auto transformer = mlir::makeOptimizingTransformer(level, 0, nullptr);
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
+  engineOptions.enableGDBNotificationListener = false;
+  engineOptions.enablePerfNotificationListener = false;
+  auto engine = mlir::ExecutionEngine::create(module, engineOptions);
+  if (!engine)
+    throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
+  impl->engine = std::move(*engine);
+  impl->engine->registerSymbols(runtimeSymbols);
+  auto entry = impl->engine->lookupPacked(std::string("_mlir_ciface_") + detail::kKernelName);
+  if (!entry)
+    throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
+  impl->entry = *entry;
+  impl->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Compiled(std::move(impl));
+}
+
+const std::string &Compiled::module() const { return impl_->module; }
+const std::string &Compiled::optimized() const { return impl_->optimized; }
+const std::string &Compiled::bufferized() const { return impl_->bufferized; }
+const std::string &Compiled::lowered() const { return impl_->lowered; }
+const std::vector<Shape> &Compiled::inputShapes() const { return impl_->inputShapes; }
+const std::vector<DType> &Compiled::inputDTypes() const { return impl_->inputDTypes; }
+const Shape &Compiled::resultShape() const { return impl_->resultShape; }
+DType Compiled::resultDType() const { return impl_->resultDType; }
+double Compiled::compileSeconds() const { return impl_->seconds; }
+
+Array Compiled::call(const std::vector<Array> &inputs) const {
+  Array output = Array::empty(impl_->resultShape, impl_->resultDType);
+  callInto(inputs, output);
+  return output;
+}
+
+void Compiled::callInto(const std::vector<Array> &inputs, Array &output) const {
+  const Impl &c = *impl_;
+  if (inputs.size() != c.inputShapes.size())
+    throw Error("[call] expected " + std::to_string(c.inputShapes.size()) + " inputs, got " +
+                std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].shape() != c.inputShapes[i] || inputs[i].dtype() != c.inputDTypes[i])
+      throw Error("[call] input " + std::to_string(i) + " is " +
+                  describe(inputs[i].dtype(), inputs[i].shape()) +
+                  " but this specialization was compiled for " +
+                  describe(c.inputDTypes[i], c.inputShapes[i]));
+  if (output.shape() != c.resultShape || output.dtype() != c.resultDType || !output.isContiguous())
+    throw Error("[call] the output must be a contiguous " + describe(c.resultDType, c.resultShape) +
+                " array, got " + describe(output.dtype(), output.shape()));
+  for (auto [position, rows] : c.gatherIds) {
+    const Array &ids = inputs[position];
+    for (int64_t k = 0; k < ids.size(); ++k) {
+      double id = ids.at({k});
+      if (id < 0 || id >= static_cast<double>(rows))
+        throw Error("[gather] id " + std::to_string(static_cast<int64_t>(id)) + " at position " +
+                    std::to_string(k) + " is outside the table of " + std::to_string(rows) +
+                    " rows");
+    }
+  }
+
+  // Contiguous inputs that overlap neither each other nor the output: the
+  // promise `restrict` makes to bufferization.
+  std::vector<Array> all;
+  all.reserve(inputs.size() + c.constants.size());
+  for (const Array &a : inputs)
+    all.push_back(a.contiguous());
+  for (const Array &a : c.constants)
+    all.push_back(a.contiguous());
+  for (size_t i = 0; i < all.size(); ++i) {
+    bool overlapping = all[i].overlaps(output);
+    for (size_t j = 0; j < i && !overlapping; ++j)
+      overlapping = all[i].overlaps(all[j]);
+    if (overlapping)
+      all[i] = all[i].copy();
+  }
+  all.push_back(output);
+
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(all.size());
+  std::vector<void *> pointers, args;
+  pointers.reserve(all.size());
+  for (const Array &a : all) {
+    descriptors.push_back(descriptor(a));
+    pointers.push_back(descriptors.back().data());
+  }
+  for (void *&p : pointers)
+    args.push_back(&p);
+  c.entry(args.data());
+}
+
+Array evaluate(const Tensor &result, const JitOptions &options) {
+  if (result.isConcrete())
+    return result.array();
+  return compileGraph(result, {}, options).call({});
+}
+
+} // namespace tinymlir

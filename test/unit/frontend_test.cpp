@@ -1,0 +1,102 @@
+// Type rules of the tracing frontend (no compilation involved).
+#include <tinymlir/tinymlir.h>
+
+#include <gtest/gtest.h>
+
+using namespace tinymlir;
+
+namespace {
+
+Tensor input(const Shape &shape, DType dtype) { return detail::placeholder(0, shape, dtype); }
+
+template <class F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(Frontend, BroadcastShapes) {
+  EXPECT_EQ((input({3, 7}, f32) + input({7}, f32)).shape(), (Shape{3, 7}));
+  EXPECT_EQ((input({3, 1}, f32) * input({1, 7}, f32)).shape(), (Shape{3, 7}));
+  EXPECT_EQ((input({2, 1, 4}, f32) - input({3, 1}, f32)).shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ((input({}, f32) / input({5}, f32)).shape(), (Shape{5}));
+  EXPECT_EQ(errorOf([] { input({3, 7}, f32) + input({5}, f32); }),
+            "[add] cannot broadcast shapes (3, 7) and (5,)");
+}
+
+TEST(Frontend, PromotionInsertsCastNodes) {
+  Tensor r = input({3}, f32) * f64(2.0);
+  EXPECT_EQ(r.dtype(), DType::f64);
+  EXPECT_EQ((input({3}, f32) * 2.0).dtype(), DType::f32);
+  EXPECT_EQ((input({3}, i32) * 2).dtype(), DType::i32);
+  EXPECT_EQ((input({3}, i32) * 2.0).dtype(), DType::f64);
+  EXPECT_EQ((input({3}, i32) + input({3}, f32)).dtype(), DType::f64);
+  EXPECT_EQ((input({3}, f32) + input({3}, f32)).dtype(), DType::f32);
+  EXPECT_EQ((input({3}, f32) + f32(1.0)).dtype(), DType::f32);
+  EXPECT_EQ(gelu(input({3}, f32)).dtype(), DType::f64);
+}
+
+TEST(Frontend, ReductionShapes) {
+  Tensor x = input({2, 3, 4}, f32);
+  EXPECT_EQ(sum(x, 1).shape(), (Shape{2, 4}));
+  EXPECT_EQ(sum(x, -1, true).shape(), (Shape{2, 3, 1}));
+  EXPECT_EQ(mean(x).shape(), (Shape{}));
+  EXPECT_EQ(var(x, std::nullopt, true).shape(), (Shape{1, 1, 1}));
+  EXPECT_EQ(errorOf([&] { max(x, -4); }), "[max] axis -4 is out of range for shape (2, 3, 4)");
+  EXPECT_EQ(errorOf([&] { var(x, 3); }), "[var] axis 3 is out of range for shape (2, 3, 4)");
+}
+
+TEST(Frontend, IntegerArithmeticWhereFloatsAreRequired) {
+  Tensor n = input({4}, i32);
+  EXPECT_EQ(errorOf([&] { exp(n); }),
+            "[exp] requires a floating-point tensor, got int32 (4,); cast it to float32 or "
+            "float64 first");
+  EXPECT_NE(errorOf([&] { sqrt(n); }).find("[sqrt]"), std::string::npos);
+  EXPECT_NE(errorOf([&] { pow(n, 2); }).find("[pow] requires floating-point operands"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { sum(n); }).find("[sum] int32 sums are not supported"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { var(n); }).find("[var] requires a floating-point tensor"),
+            std::string::npos);
+}
+
+TEST(Frontend, LayoutOpsCheckTheirArguments) {
+  Tensor x = input({4, 6}, f32);
+  EXPECT_EQ(reshape(x, {3, -1}).shape(), (Shape{3, 8}));
+  EXPECT_EQ(errorOf([&] { reshape(x, {5, 5}); }),
+            "[reshape] cannot reshape (4, 6) (24 elements) to (5, 5) (25 elements)");
+  EXPECT_EQ(x.T().shape(), (Shape{6, 4}));
+  EXPECT_NE(errorOf([&] { transpose(x, {0, 0}); }).find("[transpose] permutation (0, 0)"),
+            std::string::npos);
+  EXPECT_EQ(split(x, 3, 1).size(), 3u);
+  EXPECT_EQ(split(x, 3, 1)[2].shape(), (Shape{4, 2}));
+  EXPECT_EQ(errorOf([&] { split(x, 4, 1); }),
+            "[split] axis 1 of shape (4, 6) cannot be split into 4 equal sections");
+  EXPECT_EQ(slice(x, {1, -2}, {3, 6}).shape(), (Shape{2, 2}));
+  EXPECT_NE(errorOf([&] { slice(x, {0}, {5}); }).find("[slice] range [0, 5) on axis 0"),
+            std::string::npos);
+  EXPECT_EQ(errorOf([&] { matmul(input({3, 5}, f32), input({4, 7}, f32)); }),
+            "[matmul] inner dimensions differ: (3, 5) @ (4, 7)");
+  EXPECT_EQ(errorOf([&] { matmul(input({2, 3, 5}, f32), input({3, 5, 7}, f32)); }),
+            "[matmul] batch dimensions differ: (2, 3, 5) @ (3, 5, 7)");
+  EXPECT_EQ(matmul(input({3, 5}, f32), input({5, 7}, f64)).dtype(), DType::f64);
+  EXPECT_NE(errorOf([&] { gather(input({10, 4}, f32), input({3}, f32)); })
+                .find("[gather] ids must be int32"),
+            std::string::npos);
+}
+
+TEST(Frontend, ConcreteAndTracedTensors) {
+  Tensor c = Array::zeros({2}, f32);
+  EXPECT_TRUE(c.isConcrete());
+  Tensor t = c + 1;
+  EXPECT_FALSE(t.isConcrete());
+  EXPECT_NE(errorOf([&] { (void)t.array(); }).find("[array] this Tensor is a traced value"),
+            std::string::npos);
+  EXPECT_EQ(errorOf([] { Tensor() + 1; }),
+            "[add] operand is an invalid (default-constructed) Tensor");
+}
+
+} // namespace

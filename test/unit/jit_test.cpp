@@ -1,0 +1,429 @@
+// The core compiler end to end: traced programs compiled and checked against NumPy.
+#include "numpy_ref.h"
+
+#include <tinymlir/tinymlir.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+using namespace tinymlir;
+using tinymlir::test::allClose;
+using tinymlir::test::numpy;
+using tinymlir::test::randomArray;
+
+namespace {
+
+constexpr double kTol32 = 2e-6;
+constexpr double kTol64 = 1e-12;
+double tol(DType d) { return d == DType::f32 ? kTol32 : kTol64; }
+
+int count(const std::string &text, const std::string &needle) {
+  int n = 0;
+  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
+    ++n;
+  return n;
+}
+
+Tensor mixed(const Tensor &x, const Tensor &y) { return x * y + x / (y * y + 3) - y; }
+
+class Elementwise : public ::testing::TestWithParam<DType> {};
+
+TEST_P(Elementwise, BroadcastingMatchesNumPy) {
+  DType dtype = GetParam();
+  auto f = jit(mixed);
+  struct Case {
+    Shape x, y;
+  };
+  for (const Case &c : {Case{{3, 7}, {7}}, Case{{3, 7}, {3, 1}}, Case{{3, 1}, {1, 7}},
+                        Case{{2, 3, 4}, {3, 1}}, Case{{5}, {}}, Case{{4, 6}, {4, 6}}}) {
+    Array x = randomArray(c.x, dtype, 1), y = randomArray(c.y, dtype, 2);
+    Array got = f(x, y);
+    Array want = numpy("x * y + x / (y * y + 3) - y", {{"x", x}, {"y", y}});
+    EXPECT_TRUE(allClose(got, want, tol(dtype), tol(dtype)))
+        << shapeString(c.x) << " and " << shapeString(c.y);
+  }
+}
+
+TEST_P(Elementwise, UnaryFunctionsMatchNumPy) {
+  DType dtype = GetParam();
+  auto f = jit([](const Tensor &x) {
+    return exp(-x) + tanh(x) * sqrt(x * x + 1) - pow(x * x + 0.5, 1.5) + pow(x, 3);
+  });
+  Array x = randomArray({4, 9}, dtype, 3);
+  Array want = numpy("np.exp(-x) + np.tanh(x) * np.sqrt(x * x + 1) - (x * x + 0.5) ** 1.5 + x**3",
+                     {{"x", x}});
+  EXPECT_TRUE(allClose(f(x), want, tol(dtype), tol(dtype)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, Elementwise, ::testing::Values(DType::f32, DType::f64),
+                         [](const auto &info) { return std::string(dtypeName(info.param)); });
+
+TEST(Promotion, MixedDtypesFollowNumPy2) {
+  Array a32 = randomArray({3, 4}, DType::f32, 4), a64 = randomArray({4}, DType::f64, 5);
+  Array n32 = randomArray({3, 4}, DType::i32, 6);
+  auto add = jit([](const Tensor &x, const Tensor &y) { return x + y; });
+  EXPECT_TRUE(allClose(add(a32, a64), numpy("x + y", {{"x", a32}, {"y", a64}}), 1e-12, 1e-12));
+  EXPECT_TRUE(allClose(add(n32, a32), numpy("x + y", {{"x", n32}, {"y", a32}}), 1e-12, 1e-12));
+  EXPECT_TRUE(allClose(add(n32, n32), numpy("x + x", {{"x", n32}}), 0, 0));
+  // Weak literals: an int keeps int32, a float with int32 gives float64,
+  // a float with float32 stays float32; a typed float64 scalar promotes.
+  auto intLiteral = jit([](const Tensor &x) { return x * 2 - 1; });
+  auto floatLiteral = jit([](const Tensor &x) { return x * 0.5; });
+  auto typed = jit([](const Tensor &x) { return x * f64(0.1); });
+  EXPECT_TRUE(allClose(intLiteral(n32), numpy("x * 2 - 1", {{"x", n32}}), 0, 0));
+  EXPECT_TRUE(allClose(floatLiteral(n32), numpy("x * 0.5", {{"x", n32}}), 0, 0));
+  EXPECT_TRUE(allClose(floatLiteral(a32), numpy("x * 0.5", {{"x", a32}}), 0, 0));
+  EXPECT_TRUE(allClose(typed(a32), numpy("x * np.float64(0.1)", {{"x", a32}}), 1e-15, 0));
+  auto casts = jit([](const Tensor &x) { return cast(x, DType::f32) + x.astype(DType::f64); });
+  EXPECT_TRUE(allClose(casts(n32), numpy("x.astype(np.float32) + x.astype(np.float64)",
+                                         {{"x", n32}}),
+                       0, 0));
+}
+
+// --- Reductions ------------------------------------------------------------------
+
+struct ReductionCase {
+  const char *name;
+  std::optional<int64_t> axis;
+  bool keepdims;
+};
+
+class Reductions : public ::testing::TestWithParam<DType> {};
+
+TEST_P(Reductions, EveryAxisWithAndWithoutKeepdims) {
+  DType dtype = GetParam();
+  Array x = randomArray({2, 3, 5}, dtype, 7);
+  for (std::optional<int64_t> axis : {std::optional<int64_t>{}, std::optional<int64_t>{0},
+                                      std::optional<int64_t>{1}, std::optional<int64_t>{2},
+                                      std::optional<int64_t>{-1}, std::optional<int64_t>{-3}}) {
+    for (bool keepdims : {false, true}) {
+      std::string args = std::string("axis=") + (axis ? std::to_string(*axis) : "None") +
+                         ", keepdims=" + (keepdims ? "True" : "False");
+      const char *names[] = {"sum", "max", "mean", "var"};
+      for (int which = 0; which < 4; ++which) {
+        auto g = jit([which, axis, keepdims](const Tensor &t) {
+          switch (which) {
+          case 0:
+            return sum(t, axis, keepdims);
+          case 1:
+            return max(t, axis, keepdims);
+          case 2:
+            return mean(t, axis, keepdims);
+          default:
+            return var(t, axis, keepdims);
+          }
+        });
+        Array want = numpy(std::string("np.") + names[which] + "(x, " + args + ")", {{"x", x}});
+        EXPECT_TRUE(allClose(g(x), want, 4 * tol(dtype), 4 * tol(dtype)))
+            << names[which] << "(" << args << ")";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, Reductions, ::testing::Values(DType::f32, DType::f64),
+                         [](const auto &info) { return std::string(dtypeName(info.param)); });
+
+TEST(Reductions, IntegerMax) {
+  Array x = randomArray({4, 6}, DType::i32, 8);
+  auto f = jit([](const Tensor &t) { return max(t, 1); });
+  EXPECT_TRUE(allClose(f(x), numpy("np.max(x, axis=1)", {{"x", x}}), 0, 0));
+}
+
+// --- Library kernels -----------------------------------------------------------------
+
+TEST(Kernels, GeluPromotesFloat32ToFloat64LikeTheReference) {
+  Array x = Array::linspace(-5, 5, 31, f32);
+  auto compiled = jit(gelu);
+  Array y = compiled(x);
+  EXPECT_EQ(y.dtype(), DType::f64);
+  Array want = numpy("0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))",
+                     {{"x", x}});
+  EXPECT_TRUE(allClose(y, want, kTol32, kTol32));
+}
+
+TEST(Kernels, SoftmaxIsStableAndMatchesNumPy) {
+  float inf = std::numeric_limits<float>::infinity();
+  Array x = Array::fromVector<float>({10000, 9999, -10000, -10000, -9999, -10001, 0, -inf, -inf},
+                                     {3, 3});
+  auto compiled = jit(softmax);
+  Array p = compiled(x);
+  const char *reference = "e = np.exp(x - np.max(x, axis=-1, keepdims=True))\n";
+  Array want = numpy("e / np.sum(e, axis=-1, keepdims=True)", {{"x", x}}, reference);
+  EXPECT_TRUE(allClose(p, want, kTol32, kTol32));
+  EXPECT_EQ(p.at({2, 0}), 1.0);
+  EXPECT_EQ(p.at({2, 1}), 0.0);
+  for (int64_t r = 0; r < 3; ++r)
+    EXPECT_NEAR(p.at({r, 0}) + p.at({r, 1}) + p.at({r, 2}), 1.0, 1e-6);
+  Array big = randomArray({4, 8, 16}, DType::f64, 9, 30.0);
+  EXPECT_TRUE(allClose(compiled(big), numpy("e / np.sum(e, axis=-1, keepdims=True)",
+                                            {{"x", big}},
+                                            "e = np.exp(x - np.max(x, axis=-1, keepdims=True))"),
+                       kTol64, kTol64));
+}
+
+TEST(Kernels, LayerNormWithConstantAndRandomRows) {
+  Array x = randomArray({6, 32}, DType::f32, 10, 3.0);
+  for (int64_t j = 0; j < 32; ++j) {
+    x.set({0, j}, 7.25);   // a constant row: variance 0, output = bias
+    x.set({3, j}, -1e3);
+  }
+  Array g = randomArray({32}, DType::f32, 11), b = randomArray({32}, DType::f32, 12);
+  auto compiled = jit([](const Tensor &x, const Tensor &g, const Tensor &b) {
+    return layerNorm(x, g, b);
+  });
+  Array y = compiled(x, g, b);
+  Array want = numpy("g * (x - np.mean(x, axis=-1, keepdims=True)) / "
+                     "np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) + b",
+                     {{"x", x}, {"g", g}, {"b", b}});
+  EXPECT_TRUE(allClose(y, want, kTol32, kTol32));
+  for (int64_t j = 0; j < 32; ++j)
+    EXPECT_FLOAT_EQ(static_cast<float>(y.at({0, j})), static_cast<float>(b.at({j})));
+}
+
+// --- Rank 0, constants, trees, aliasing ----------------------------------------------
+
+TEST(Jit, RankZeroInputsAndOutputs) {
+  Array s = Array::scalar(2.5, f32);
+  Array v = randomArray({5}, DType::f32, 13);
+  auto scale = jit([](const Tensor &a, const Tensor &x) { return a * x; });
+  EXPECT_TRUE(allClose(scale(s, v), numpy("a * x", {{"a", s}, {"x", v}}), kTol32, kTol32));
+  auto total = jit([](const Tensor &x) { return sum(x) * 2; });
+  Array t = total(v);
+  EXPECT_EQ(t.rank(), 0);
+  EXPECT_TRUE(allClose(t, numpy("np.sum(x) * 2", {{"x", v}}), kTol32, kTol32));
+  auto square = jit([](const Tensor &a) { return a * a + 1; });
+  Array r = square(s);
+  EXPECT_EQ(r.rank(), 0);
+  EXPECT_EQ(r.at({}), 7.25);
+}
+
+TEST(Jit, CapturedArraysAreLiftedToArgumentsNotBaked) {
+  Array table = Array::fromVector<float>({1, 2, 3, 4}, {4});
+  auto f = jit([table](const Tensor &x) { return x * table + table; });
+  Array x = Array::full({2, 4}, 2.0, f32);
+  Array first = f(x);
+  EXPECT_TRUE(allClose(first, numpy("x * t + t", {{"x", x}, {"t", table}}), 0, 0));
+  const Compiled c = f.compile(x);
+  // One input, one lifted constant (used twice, passed once), one output.
+  EXPECT_EQ(count(c.module(), "bufferization.to_tensor"), 2) << c.module();
+  EXPECT_EQ(c.module().find("dense<[1.0"), std::string::npos) << "constant values baked into IR";
+  // New values in the captured array are seen without recompiling.
+  static_cast<float *>(table.data())[0] = 10;
+  Array second = f(x);
+  EXPECT_EQ(second.at({1, 0}), 30.0);
+  EXPECT_EQ(f.stats().compilations, 1u);
+}
+
+struct Affine {
+  Tensor gain, bias;
+};
+TINYMLIR_FIELDS(Affine, gain, bias)
+
+TEST(Jit, ArgumentTreesAreTakenApartRecursively) {
+  Array x = randomArray({3, 4}, DType::f32, 14), g = randomArray({4}, DType::f32, 15),
+        b = randomArray({4}, DType::f32, 16);
+  auto f = jit([](const std::vector<Tensor> &xs, const std::map<std::string, Tensor> &named,
+                  const std::tuple<Affine, double> &rest) {
+    const auto &[affine, scale] = rest;
+    return (xs[0] + xs[1]) * affine.gain + affine.bias * named.at("k") * scale;
+  });
+  Array y = f(std::vector<Tensor>{x, x}, std::map<std::string, Tensor>{{"k", g}},
+              std::tuple<Affine, double>{Affine{g, b}, 3.0});
+  Array want = numpy("(x + x) * g + b * g * 3.0", {{"x", x}, {"g", g}, {"b", b}});
+  EXPECT_TRUE(allClose(y, want, kTol32, kTol32));
+  // The static double is part of the key: a new value compiles a new specialization.
+  f(std::vector<Tensor>{x, x}, std::map<std::string, Tensor>{{"k", g}},
+    std::tuple<Affine, double>{Affine{g, b}, 3.0});
+  EXPECT_EQ(f.stats().compilations, 1u);
+  f(std::vector<Tensor>{x, x}, std::map<std::string, Tensor>{{"k", g}},
+    std::tuple<Affine, double>{Affine{g, b}, 4.0});
+  EXPECT_EQ(f.stats().compilations, 2u);
+  // So is the tree's structure.
+  f(std::vector<Tensor>{x, x, x}, std::map<std::string, Tensor>{{"k", g}},
+    std::tuple<Affine, double>{Affine{g, b}, 4.0});
+  EXPECT_EQ(f.stats().compilations, 3u);
+}
+
+TEST(Jit, NestedJitInlinesWhileTracing) {
+  auto inner = jit([](const Tensor &x) { return tanh(x) * 2; });
+  auto outer = jit([&inner](const Tensor &x) { return inner(x) + inner(x * 3); });
+  Array x = randomArray({8}, DType::f64, 17);
+  EXPECT_TRUE(allClose(outer(x), numpy("np.tanh(x) * 2 + np.tanh(x * 3) * 2", {{"x", x}}), kTol64,
+                       kTol64));
+  EXPECT_EQ(inner.stats().compilations, 0u) << "the inner function was inlined, not compiled";
+  std::string module = outer.compile(x).module();
+  EXPECT_EQ(count(module, "func.func"), 1);
+  EXPECT_EQ(count(module, "math.tanh"), 2);
+}
+
+TEST(Jit, ReusedNodesAreEmittedOnce) {
+  auto f = jit([](const Tensor &x) {
+    Tensor e = exp(x);
+    return e * e + e;
+  });
+  std::string module = f.compile(Array::zeros({4}, f32)).module();
+  EXPECT_EQ(count(module, "math.exp"), 1) << module;
+}
+
+TEST(Jit, AliasingInputsAreCopied) {
+  Array x = Array::arange(12, f64);
+  auto f = jit([](const Tensor &a, const Tensor &b) { return a * 10 + b; });
+  // The same array twice.
+  EXPECT_TRUE(allClose(f(x, x), numpy("x * 10 + x", {{"x", x}}), 0, 0));
+  // Overlapping views of one buffer, at different offsets.
+  Array a = x.sliced(0, 0, 8), b = x.sliced(0, 4, 12);
+  EXPECT_TRUE(allClose(f(a, b), numpy("x[0:8] * 10 + x[4:12]", {{"x", x}}), 0, 0));
+  // A transposed (non-contiguous) view is made contiguous.
+  Array m = Array::arange(12, f64).reshaped({3, 4});
+  auto g = jit([](const Tensor &p, const Tensor &q) { return p - q; });
+  Array mt = m.transposed({1, 0});
+  Array want = numpy("m.T - m.T.copy()", {{"m", m}});
+  EXPECT_TRUE(allClose(g(mt, mt.copy()), want, 0, 0));
+}
+
+// --- Fusion --------------------------------------------------------------------------
+
+TEST(Fusion, AffineActivationFusesThreeGenericsIntoOne) {
+  auto f = [](const Tensor &x, const Tensor &gain, const Tensor &bias) {
+    return (x * gain + bias) * 0.5;
+  };
+  Array x = randomArray({16, 8}, DType::f32, 18), g = randomArray({8}, DType::f32, 19),
+        b = randomArray({8}, DType::f32, 20);
+  auto fused = jit(f);
+  JitOptions plain;
+  plain.optimize = false;
+  auto unfused = jit(f, plain);
+  Compiled c = fused.compile(x, g, b), u = unfused.compile(x, g, b);
+  EXPECT_EQ(count(c.module(), "linalg.generic"), 3) << c.module();
+  EXPECT_EQ(count(c.optimized(), "linalg.generic"), 1) << c.optimized();
+  EXPECT_EQ(count(u.optimized(), "linalg.generic"), 3);
+  Array y1 = fused(x, g, b), y2 = unfused(x, g, b);
+  EXPECT_TRUE(allClose(y1, y2, 0, 0));
+  EXPECT_TRUE(allClose(y1, numpy("(x * g + b) * 0.5", {{"x", x}, {"g", g}, {"b", b}}), kTol32,
+                       kTol32));
+  EXPECT_NE(c.lowered().find("llvm.func"), std::string::npos);
+  EXPECT_EQ(c.lowered().find("linalg."), std::string::npos);
+}
+
+TEST(Module, BoundaryFollowsTheContract) {
+  auto f = jit([](const Tensor &x) { return sum(x * 2, 0); });
+  std::string m = f.compile(Array::zeros({3, 4}, f32)).module();
+  EXPECT_NE(m.find("llvm.emit_c_interface"), std::string::npos);
+  EXPECT_NE(m.find("bufferization.to_tensor %arg0 restrict"), std::string::npos) << m;
+  EXPECT_NE(m.find("bufferization.materialize_in_destination"), std::string::npos);
+  EXPECT_NE(m.find("restrict writable %arg1"), std::string::npos) << m;
+  EXPECT_NE(m.find("linalg.fill"), std::string::npos);
+  EXPECT_NE(m.find("linalg.reduce"), std::string::npos);
+  EXPECT_NE(m.find("memref<3x4xf32>, %arg1: memref<4xf32>"), std::string::npos) << m;
+}
+
+// --- Errors ---------------------------------------------------------------------------
+
+template <class F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(Errors, CallTimeShapeAndDtypeMismatchesNameTheInput) {
+  auto f = jit([](const Tensor &x) { return x + 1; });
+  Compiled c = f.compile(Array::zeros({3, 7}, f32));
+  EXPECT_EQ(errorOf([&] { c.call({Array::zeros({3, 5}, f32)}); }),
+            "[call] input 0 is float32 (3, 5) but this specialization was compiled for float32 "
+            "(3, 7)");
+  EXPECT_NE(errorOf([&] { c.call({Array::zeros({3, 7}, f64)}); }).find("float64 (3, 7)"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { c.call({}); }).find("[call] expected 1 inputs, got 0"),
+            std::string::npos);
+}
+
+TEST(Errors, TracingErrorsNameTheOpAndShapes) {
+  auto badBroadcast = jit([](const Tensor &a, const Tensor &b) { return a + b; });
+  EXPECT_EQ(errorOf([&] { badBroadcast(Array::zeros({3, 7}, f32), Array::zeros({5}, f32)); }),
+            "[add] cannot broadcast shapes (3, 7) and (5,)");
+  auto badAxis = jit([](const Tensor &a) { return sum(a, 2); });
+  EXPECT_EQ(errorOf([&] { badAxis(Array::zeros({3, 7}, f32)); }),
+            "[sum] axis 2 is out of range for shape (3, 7)");
+  auto intTanh = jit([](const Tensor &a) { return tanh(a); });
+  EXPECT_NE(errorOf([&] { intTanh(Array::zeros({4}, i32)); })
+                .find("[tanh] requires a floating-point tensor, got int32 (4,)"),
+            std::string::npos);
+  auto intDiv = jit([](const Tensor &a, const Tensor &b) { return a / b; });
+  EXPECT_NE(errorOf([&] { intDiv(Array::zeros({4}, i32), Array::zeros({4}, i32)); })
+                .find("[div] requires floating-point operands"),
+            std::string::npos);
+  auto intMean = jit([](const Tensor &a) { return mean(a); });
+  EXPECT_NE(errorOf([&] { intMean(Array::zeros({4}, i32)); }).find("[mean]"), std::string::npos);
+  // Nothing was compiled for programs that failed to trace.
+  EXPECT_EQ(badBroadcast.stats().compilations, 0u);
+}
+
+// --- Cache and memory ---------------------------------------------------------------
+
+long residentKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6));
+  return -1;
+}
+
+TEST(Cache, CompilesOncePerSpecialization) {
+  auto f = jit(softmax);
+  Array a = randomArray({4, 8}, DType::f32, 21), b = randomArray({4, 8}, DType::f32, 22);
+  f(a);
+  f(b);
+  f(a);
+  EXPECT_EQ(f.stats().compilations, 1u);
+  EXPECT_EQ(f.stats().hits, 2u);
+  f(randomArray({5, 8}, DType::f32, 23)); // new shape
+  f(randomArray({4, 8}, DType::f64, 24)); // new dtype
+  EXPECT_EQ(f.stats().compilations, 3u);
+  EXPECT_EQ(f.stats().size, 3u);
+}
+
+TEST(Cache, RepeatedCallsKeepMemoryFlat) {
+  auto f = jit([](const Tensor &x, const Tensor &g, const Tensor &b) {
+    return layerNorm(x, g, b) + softmax(x);
+  });
+  Array x = randomArray({64, 256}, DType::f32, 25), g = randomArray({256}, DType::f32, 26),
+        b = randomArray({256}, DType::f32, 27);
+  for (int i = 0; i < 50; ++i)
+    f(x, g, b);
+  long before = residentKiB();
+  for (int i = 0; i < 1000; ++i)
+    f(x, g, b);
+  long after = residentKiB();
+  EXPECT_LT(after - before, 2048) << "resident memory grew from " << before << " KiB to " << after
+                                  << " KiB over 1000 calls";
+  EXPECT_EQ(f.stats().compilations, 1u);
+}
+
+TEST(Cache, LeastRecentlyUsedEvictionBoundsTheCache) {
+  JitOptions options;
+  options.cacheLimit = 2;
+  auto f = jit([](const Tensor &x) { return x * 2; }, options);
+  for (int64_t n = 1; n <= 5; ++n)
+    f(Array::zeros({n}, f32));
+  EXPECT_EQ(f.stats().size, 2u);
+  EXPECT_EQ(f.stats().evictions, 3u);
+  f(Array::zeros({5}, f32)); // most recent: still cached
+  EXPECT_EQ(f.stats().compilations, 5u);
+  f.clearCache();
+  EXPECT_EQ(f.stats().size, 0u);
+}
+
+TEST(Evaluate, EagerTensorsCompileOnDemand) {
+  Tensor a = Array::fromVector<double>({1, 2, 3}, {3});
+  Array r = evaluate(a * a + 1);
+  EXPECT_TRUE(allClose(r, Array::fromVector<double>({2, 5, 10}, {3}), 0, 0));
+}
+
+} // namespace

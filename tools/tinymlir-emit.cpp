@@ -1,0 +1,170 @@
+// tinymlir-emit: prints a named example program at a chosen compiler stage.
+//
+//   tinymlir-emit gelu --shape 4,8 --dtype float32 --stage optimized
+#include <tinymlir/tinymlir.h>
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+using namespace tinymlir;
+
+namespace {
+
+Shape parseShape(const std::string &text) {
+  Shape shape;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty())
+      shape.push_back(std::stoll(item));
+  return shape;
+}
+
+DType parseDType(const std::string &name) {
+  if (name == "float32" || name == "f32")
+    return DType::f32;
+  if (name == "float64" || name == "f64")
+    return DType::f64;
+  if (name == "int32" || name == "i32")
+    return DType::i32;
+  throw Error("[emit] unknown dtype '" + name + "' (float32, float64, int32)");
+}
+
+struct Example {
+  std::string description;
+  /// Builds the program: (inputs, their placeholders) -> result.
+  std::function<Tensor(const std::vector<Shape> &, DType, int64_t, std::vector<Tensor> &)> build;
+  std::vector<Shape> defaultShapes;
+};
+
+Tensor arg(std::vector<Tensor> &args, const Shape &shape, DType dtype) {
+  args.push_back(detail::placeholder(static_cast<int64_t>(args.size()), shape, dtype));
+  return args.back();
+}
+
+const Shape &shapeAt(const std::vector<Shape> &shapes, size_t i) { return shapes.at(i); }
+
+std::map<std::string, Example> examples() {
+  std::map<std::string, Example> m;
+  m["affine"] = {"(x * gain + bias) * 0.5",
+                 [](auto &s, DType d, int64_t, auto &a) {
+                   Tensor x = arg(a, shapeAt(s, 0), d);
+                   Tensor g = arg(a, {shapeAt(s, 0).back()}, d);
+                   Tensor b = arg(a, {shapeAt(s, 0).back()}, d);
+                   return (x * g + b) * 0.5;
+                 },
+                 {{16, 8}}};
+  m["gelu"] = {"GELU, tanh form (float64 result, as in the reference)",
+               [](auto &s, DType d, int64_t, auto &a) { return gelu(arg(a, shapeAt(s, 0), d)); },
+               {{4, 8}}};
+  m["softmax"] = {"softmax over the last axis",
+                  [](auto &s, DType d, int64_t, auto &a) {
+                    return softmax(arg(a, shapeAt(s, 0), d));
+                  },
+                  {{4, 8}}};
+  m["layer_norm"] = {"layer normalization over the last axis, eps 1e-5",
+                     [](auto &s, DType d, int64_t, auto &a) {
+                       Tensor x = arg(a, shapeAt(s, 0), d);
+                       Shape c{shapeAt(s, 0).back()};
+                       return layerNorm(x, arg(a, c, d), arg(a, c, d));
+                     },
+                     {{4, 8}}};
+  m["matmul"] = {"a @ b",
+                 [](auto &s, DType d, int64_t, auto &a) {
+                   Tensor x = arg(a, shapeAt(s, 0), d);
+                   return matmul(x, arg(a, shapeAt(s, 1), d));
+                 },
+                 {{16, 768}, {768, 2304}}};
+  auto block = [](bool attendBlock) {
+    return [attendBlock](auto &s, DType d, int64_t heads, auto &a) {
+      const Shape &x = shapeAt(s, 0);
+      int64_t C = x.back();
+      Tensor in = arg(a, x, d);
+      LayerNormParams ln{arg(a, {C}, d), arg(a, {C}, d)};
+      if (attendBlock) {
+        LinearParams qkv{arg(a, {C, 3 * C}, d), arg(a, {3 * C}, d)};
+        LinearParams out{arg(a, {C, C}, d), arg(a, {C}, d)};
+        return attend(in, ln, qkv, out, heads);
+      }
+      LinearParams up{arg(a, {C, 4 * C}, d), arg(a, {4 * C}, d)};
+      LinearParams down{arg(a, {4 * C, C}, d), arg(a, {C}, d)};
+      return feedforward(in, ln, up, down);
+    };
+  };
+  m["attention"] = {"causal multi-head attention (packed QKV), x: (T, C)",
+                    [](auto &s, DType d, int64_t heads, auto &a) {
+                      const Shape &x = shapeAt(s, 0);
+                      int64_t C = x.back();
+                      Tensor in = arg(a, x, d);
+                      LinearParams qkv{arg(a, {C, 3 * C}, d), arg(a, {3 * C}, d)};
+                      LinearParams out{arg(a, {C, C}, d), arg(a, {C}, d)};
+                      return attention(in, qkv, out, heads);
+                    },
+                    {{16, 768}}};
+  m["attend"] = {"x + attention(layer_norm(x)), x: (T, C)", block(true), {{16, 768}}};
+  m["feedforward"] = {"x + mlp(layer_norm(x)), x: (T, C)", block(false), {{16, 768}}};
+  return m;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"Print a tinymlir example program at a compiler stage."};
+  std::string name, stage = "module", dtypeName = "float32";
+  std::vector<std::string> shapes;
+  int64_t heads = 12;
+  bool list = false, noBlas = false;
+  app.add_option("example", name, "example to print (--list shows them)");
+  app.add_option("--stage", stage, "module | optimized | bufferized | lowered")
+      ->check(CLI::IsMember({"module", "optimized", "bufferized", "lowered"}));
+  app.add_option("--shape", shapes, "input shapes, e.g. --shape 16,768 (repeat for more inputs)");
+  app.add_option("--dtype", dtypeName, "float32 | float64 | int32");
+  app.add_option("--heads", heads, "attention heads (attention, attend)");
+  app.add_flag("--no-blas", noBlas, "keep matmuls as loops");
+  app.add_flag("--list", list, "list the examples");
+  CLI11_PARSE(app, argc, argv);
+
+  auto all = examples();
+  if (list || name.empty()) {
+    for (const auto &[key, example] : all)
+      std::cout << key << ": " << example.description << "\n";
+    return name.empty() && !list ? 1 : 0;
+  }
+  try {
+    auto it = all.find(name);
+    if (it == all.end())
+      throw Error("[emit] unknown example '" + name + "' (see --list)");
+    std::vector<Shape> inputShapes = it->second.defaultShapes;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (i < inputShapes.size())
+        inputShapes[i] = parseShape(shapes[i]);
+      else
+        inputShapes.push_back(parseShape(shapes[i]));
+    }
+    std::vector<Tensor> args;
+    Tensor result;
+    {
+      detail::TraceScope scope;
+      result = it->second.build(inputShapes, parseDType(dtypeName), heads, args);
+    }
+    JitOptions options;
+    options.blas = !noBlas;
+    Compiled compiled = compileGraph(result, args, options);
+    if (stage == "module")
+      std::cout << compiled.module();
+    else if (stage == "optimized")
+      std::cout << compiled.optimized();
+    else if (stage == "bufferized")
+      std::cout << compiled.bufferized();
+    else
+      std::cout << compiled.lowered();
+  } catch (const Error &e) {
+    std::cerr << "tinymlir-emit: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
