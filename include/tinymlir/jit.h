@@ -51,7 +51,7 @@ public:
   const std::string &module() const;
   /// After canonicalize, cse and elementwise fusion.
   const std::string &optimized() const;
-  /// After bufferization (and, on the CPU, the BLAS rewrite).
+  /// After bufferization (before the BLAS rewrite: matmuls still linalg).
   const std::string &bufferized() const;
   /// The LLVM dialect module given to the execution engine.
   const std::string &lowered() const;
@@ -66,6 +66,8 @@ public:
   DType resultDType() const;
   /// Seconds spent building, optimizing, lowering and JIT-compiling.
   double compileSeconds() const;
+  /// How many matrix products the BLAS rewrite replaced with GEMM calls.
+  int blasCalls() const;
 
   struct Impl;
   explicit Compiled(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}

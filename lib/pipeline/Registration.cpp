@@ -32,7 +32,7 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
   context->loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect,
                        mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect,
                        mlir::bufferization::BufferizationDialect, mlir::memref::MemRefDialect,
-                       mlir::math::MathDialect, mlir::scf::SCFDialect>();
+                       mlir::math::MathDialect, mlir::scf::SCFDialect, mlir::LLVM::LLVMDialect>();
   return context;
 }
 

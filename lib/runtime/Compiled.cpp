@@ -32,6 +32,7 @@ struct Compiled::Impl {
   /// Inputs that are gather ids: (input position, rows of the table).
   std::vector<std::pair<size_t, int64_t>> gatherIds;
   double seconds = 0;
+  int blasCalls = 0;
 };
 
 namespace {
@@ -130,11 +131,11 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   impl->optimized = detail::printModule(module);
 
   detail::runPipeline(module, detail::kBufferizePipeline, "bufferize");
+  impl->bufferized = detail::printModule(module);
   if (blasEnabled(options)) {
-    detail::rewriteMatmulsToBlas(module);
+    impl->blasCalls = detail::rewriteMatmulsToBlas(module);
     detail::verifyModule(module, "blas");
   }
-  impl->bufferized = detail::printModule(module);
 
   detail::runPipeline(module, detail::kLowerPipeline, "lower");
   impl->lowered = detail::printModule(module);
@@ -168,6 +169,7 @@ const std::vector<DType> &Compiled::inputDTypes() const { return impl_->inputDTy
 const Shape &Compiled::resultShape() const { return impl_->resultShape; }
 DType Compiled::resultDType() const { return impl_->resultDType; }
 double Compiled::compileSeconds() const { return impl_->seconds; }
+int Compiled::blasCalls() const { return impl_->blasCalls; }
 
 Array Compiled::call(const std::vector<Array> &inputs) const {
   Array output = Array::empty(impl_->resultShape, impl_->resultDType);

@@ -1,0 +1,231 @@
+// Matrix products, layout operations, gather, the causal mask, attention and
+// the BLAS rewrite, checked against NumPy.
+#include "numpy_ref.h"
+
+#include <tinymlir/tinymlir.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+using namespace tinymlir;
+using tinymlir::test::allClose;
+using tinymlir::test::numpy;
+using tinymlir::test::randomArray;
+
+namespace {
+
+constexpr double kTol32 = 2e-6;
+
+int count(const std::string &text, const std::string &needle) {
+  int n = 0;
+  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
+    ++n;
+  return n;
+}
+
+template <class F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+Tensor product(const Tensor &a, const Tensor &b) { return matmul(a, b); }
+
+JitOptions withoutBlas() {
+  JitOptions o;
+  o.blas = false;
+  return o;
+}
+
+TEST(Matmul, RectangularProductsMatchNumPy) {
+  auto blas = jit(product), loops = jit(product, withoutBlas());
+  struct Case {
+    Shape a, b;
+    DType da, db;
+  };
+  for (const Case &c : {Case{{3, 5}, {5, 7}, DType::f32, DType::f32},
+                        Case{{33, 70}, {70, 19}, DType::f32, DType::f32},
+                        Case{{64, 96}, {96, 80}, DType::f64, DType::f64},
+                        Case{{4, 3, 5}, {4, 5, 7}, DType::f32, DType::f32},
+                        Case{{3, 17, 9}, {3, 9, 2}, DType::f64, DType::f64},
+                        Case{{6, 10}, {10, 3}, DType::f32, DType::f64},
+                        Case{{2, 6, 10}, {2, 10, 3}, DType::f64, DType::f32}}) {
+    Array a = randomArray(c.a, c.da, 1), b = randomArray(c.b, c.db, 2);
+    Array want = numpy("a @ b", {{"a", a}, {"b", b}});
+    double tol = want.dtype() == DType::f32 ? kTol32 : 1e-12;
+    Array viaBlas = blas(a, b), viaLoops = loops(a, b);
+    EXPECT_TRUE(allClose(viaBlas, want, tol, tol)) << shapeString(c.a) << " @ " << shapeString(c.b);
+    EXPECT_TRUE(allClose(viaLoops, want, tol, tol)) << "without BLAS: " << shapeString(c.a);
+    EXPECT_EQ(blas.compile(a, b).blasCalls(), 1);
+    EXPECT_EQ(loops.compile(a, b).blasCalls(), 0);
+  }
+}
+
+TEST(Matmul, EnvironmentVariableSwitchesBlasOff) {
+  Array a = randomArray({8, 12}, DType::f32, 3), b = randomArray({12, 5}, DType::f32, 4);
+  setenv("TINYMLIR_BLAS", "0", 1);
+  Compiled c = jit(product).compile(a, b);
+  unsetenv("TINYMLIR_BLAS");
+  EXPECT_EQ(c.blasCalls(), 0);
+  EXPECT_EQ(c.lowered().find("cblas_"), std::string::npos);
+  EXPECT_TRUE(allClose(c.call({a, b}), numpy("a @ b", {{"a", a}, {"b", b}}), kTol32, kTol32));
+}
+
+TEST(Layout, SliceReshapeTransposeViewsAtOffsets) {
+  auto f = jit([](const Tensor &x, const Tensor &y) {
+    Tensor s = slice(x, {1, 4}, {5, 16});    // (4, 12) at a non-trivial offset
+    Tensor r = reshape(s, {6, 8});           // needs the slice's data contiguous
+    Tensor t = r.T();                        // (8, 6)
+    return matmul(t, y) + slice(x, {0, 0}, {8, 5}).sum(0, true);
+  });
+  Array x = randomArray({8, 16}, DType::f32, 5), y = randomArray({6, 5}, DType::f32, 6);
+  Array want = numpy("x[1:5, 4:16].reshape(6, 8).T @ y + x[0:8, 0:5].sum(axis=0, keepdims=True)",
+                     {{"x", x}, {"y", y}});
+  EXPECT_TRUE(allClose(f(x, y), want, 4 * kTol32, 4 * kTol32));
+  std::string m = f.compile(x, y).module();
+  EXPECT_NE(m.find("tensor.extract_slice"), std::string::npos);
+  EXPECT_NE(m.find("tensor.reshape"), std::string::npos);
+  EXPECT_NE(m.find("linalg.transpose"), std::string::npos);
+}
+
+TEST(Layout, SplitIntoEqualSections) {
+  auto f = jit([](const Tensor &x) {
+    std::vector<Tensor> p = split(x, 3, -1);
+    return p[0] - p[1] * 2 + p[2] * 3;
+  });
+  Array x = randomArray({4, 9}, DType::f64, 7);
+  EXPECT_TRUE(allClose(f(x), numpy("p[0] - p[1] * 2 + p[2] * 3", {{"x", x}},
+                                   "p = np.split(x, 3, axis=-1)"),
+                       1e-12, 1e-12));
+  auto rows = jit([](const Tensor &x) { return split(x, 2, 0)[1]; });
+  EXPECT_TRUE(allClose(rows(x), numpy("np.split(x, 2, axis=0)[1]", {{"x", x}}), 0, 0));
+}
+
+TEST(Gather, EmbeddingLookupAndIdChecks) {
+  auto f = jit([](const Tensor &table, const Tensor &ids) { return gather(table, ids); });
+  Array table = randomArray({10, 4}, DType::f32, 8);
+  Array ids = Array::fromVector<int32_t>({3, 0, 9, 3, 7}, {5});
+  EXPECT_TRUE(allClose(f(table, ids), numpy("t[i]", {{"t", table}, {"i", ids}}), 0, 0));
+  EXPECT_EQ(errorOf([&] { f(table, Array::fromVector<int32_t>({1, 10, 2, 0, 0}, {5})); }),
+            "[gather] id 10 at position 1 is outside the table of 10 rows");
+  EXPECT_EQ(errorOf([&] { f(table, Array::fromVector<int32_t>({1, 2, -1, 0, 0}, {5})); }),
+            "[gather] id -1 at position 2 is outside the table of 10 rows");
+  EXPECT_EQ(f.stats().compilations, 1u);
+}
+
+TEST(Mask, CausalMaskMatchesNumPy) {
+  for (DType d : {DType::f32, DType::f64}) {
+    Tensor m = causalMask(6, d);
+    Array got = evaluate(m);
+    Array want = numpy(std::string("(1 - np.tri(6, dtype=np.") + dtypeName(d) + ")) * -1e10");
+    EXPECT_TRUE(allClose(got, want, 0, 0)) << dtypeName(d);
+  }
+  EXPECT_NE(errorOf([] { causalMask(0, DType::f32); }).find("[causal_mask]"), std::string::npos);
+}
+
+// --- Attention ------------------------------------------------------------------------
+
+struct Block {
+  Array x, g, b, wqkv, bqkv, wo, bo, wup, bup, wdown, bdown;
+};
+Block randomBlock(int64_t T, int64_t C, uint64_t seed) {
+  Block k;
+  k.x = randomArray({T, C}, DType::f32, seed);
+  k.g = randomArray({C}, DType::f32, seed + 1);
+  k.b = randomArray({C}, DType::f32, seed + 2);
+  k.wqkv = randomArray({C, 3 * C}, DType::f32, seed + 3, 0.2);
+  k.bqkv = randomArray({3 * C}, DType::f32, seed + 4, 0.2);
+  k.wo = randomArray({C, C}, DType::f32, seed + 5, 0.2);
+  k.bo = randomArray({C}, DType::f32, seed + 6, 0.2);
+  k.wup = randomArray({C, 4 * C}, DType::f32, seed + 7, 0.2);
+  k.bup = randomArray({4 * C}, DType::f32, seed + 8, 0.2);
+  k.wdown = randomArray({4 * C, C}, DType::f32, seed + 9, 0.2);
+  k.bdown = randomArray({C}, DType::f32, seed + 10, 0.2);
+  return k;
+}
+
+const std::string kReference = "import sys\nsys.path.insert(0, '" TINYMLIR_SOURCE_DIR
+                               "/test/python')\nfrom gpt2_reference import mha, ffn, layer_norm\n";
+
+auto attendFn = [](const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
+                   const LinearParams &out, int64_t heads) {
+  return attend(x, ln, qkv, out, heads);
+};
+auto feedforwardFn = [](const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
+                        const LinearParams &down) { return feedforward(x, ln, up, down); };
+
+TEST(Attention, AttendAndFeedforwardMatchTheReference) {
+  Block k = randomBlock(7, 16, 40);
+  std::map<std::string, Array> in{{"x", k.x},     {"g", k.g},     {"b", k.b},
+                                  {"wqkv", k.wqkv}, {"bqkv", k.bqkv}, {"wo", k.wo},
+                                  {"bo", k.bo},   {"wup", k.wup}, {"bup", k.bup},
+                                  {"wdown", k.wdown}, {"bdown", k.bdown}};
+  auto a = jit(attendFn);
+  Array got = a(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
+                LinearParams{k.wo, k.bo}, int64_t{4});
+  Array want = numpy("x + mha(layer_norm(x, g, b), dict(w=wqkv, b=bqkv), dict(w=wo, b=bo), 4)", in,
+                     kReference);
+  EXPECT_EQ(got.dtype(), DType::f64);
+  EXPECT_TRUE(allClose(got, want, 1e-5, 1e-5));
+  auto f = jit(feedforwardFn);
+  Array ff = f(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wup, k.bup},
+               LinearParams{k.wdown, k.bdown});
+  Array wantFf = numpy("x + ffn(layer_norm(x, g, b), dict(w=wup, b=bup), dict(w=wdown, b=bdown))",
+                       in, kReference);
+  EXPECT_EQ(ff.dtype(), DType::f64);
+  EXPECT_TRUE(allClose(ff, wantFf, 1e-5, 1e-5));
+}
+
+TEST(Attention, IsCausal) {
+  Block k = randomBlock(6, 16, 60);
+  auto a = jit(attendFn);
+  auto run = [&](const Array &x) {
+    return a(x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv}, LinearParams{k.wo, k.bo},
+             int64_t{2});
+  };
+  Array before = run(k.x);
+  Array changed = k.x.copy();
+  for (int64_t t = 4; t < 6; ++t)
+    for (int64_t c = 0; c < 16; ++c)
+      changed.set({t, c}, changed.at({t, c}) * -3 + 1);
+  Array after = run(changed);
+  for (int64_t t = 0; t < 4; ++t)
+    for (int64_t c = 0; c < 16; ++c)
+      EXPECT_EQ(before.at({t, c}), after.at({t, c})) << "row " << t << " saw the future";
+  bool lastRowsDiffer = false;
+  for (int64_t c = 0; c < 16; ++c)
+    lastRowsDiffer = lastRowsDiffer || before.at({5, c}) != after.at({5, c});
+  EXPECT_TRUE(lastRowsDiffer);
+}
+
+TEST(Attention, MatmulsSurviveFusionAndBecomeBlasCalls) {
+  Block k = randomBlock(16, 32, 80);
+  auto a = jit(attendFn);
+  Compiled c = a.compile(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
+                         LinearParams{k.wo, k.bo}, int64_t{4});
+  EXPECT_EQ(count(c.optimized(), "linalg.matmul"), 2) << c.optimized();
+  EXPECT_EQ(count(c.optimized(), "linalg.batch_matmul"), 2);
+  EXPECT_EQ(count(c.bufferized(), "linalg.matmul"), 2) << c.bufferized();
+  EXPECT_EQ(count(c.bufferized(), "linalg.batch_matmul"), 2);
+  EXPECT_EQ(c.blasCalls(), 4);
+  // float32: the QKV projection and the scores; float64 (promoted by the
+  // float64 sqrt(depth)): weights @ values and the output projection.
+  EXPECT_EQ(count(c.lowered(), "llvm.call @cblas_sgemm"), 2) << c.lowered();
+  EXPECT_EQ(count(c.lowered(), "llvm.call @cblas_dgemm"), 2);
+  auto loops = jit(attendFn, withoutBlas());
+  auto args = std::make_tuple(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
+                              LinearParams{k.wo, k.bo}, int64_t{4});
+  Array viaBlas = std::apply(a, args), viaLoops = std::apply(loops, args);
+  EXPECT_EQ(count(loops.compile(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
+                                LinearParams{k.wo, k.bo}, int64_t{4})
+                      .lowered(),
+                  "cblas_"),
+            0);
+  EXPECT_TRUE(allClose(viaBlas, viaLoops, 1e-6, 1e-6));
+}
+
+} // namespace
