@@ -87,6 +87,8 @@ struct CacheStats {
   size_t compilations = 0;
   size_t evictions = 0;
   size_t size = 0;
+  /// Seconds spent compiling the specializations counted above.
+  double compileSeconds = 0;
 };
 
 namespace detail {

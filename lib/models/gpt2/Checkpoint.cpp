@@ -457,6 +457,7 @@ Weights loadCheckpoint(const std::string &dir) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #elif defined(__GNUC__)
+#pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
 #endif
 
@@ -545,6 +546,10 @@ void fillTensor(std::vector<float> &buf, const std::string &name, const Config &
 }
 
 } // namespace
+
+#if !defined(__clang__) && defined(__GNUC__)
+#pragma GCC pop_options
+#endif
 
 void writeRandomCheckpoint(const std::string &dir, const Config &config, uint64_t seed) {
   std::string path = joinPath(dir, "model.safetensors");

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Checks tinymlir-gpt2 against the NumPy GPT-2 reference, step by step.
+
+Runs both on the same checkpoint and prompt, then compares the embedding,
+every block's two residual outputs and the logits at every step (rtol = atol =
+3e-4, equal dtypes and shapes), the prompt ids, and the generated ids exactly.
+
+  verify_gpt2.py --binary build/tools/tinymlir-gpt2 --model DIR \
+      (--prompt TEXT | --prompt-ids 1,2,3) --tokens N [--expect 262,749,...]
+  # or make a random checkpoint first:
+  verify_gpt2.py --binary ... --maker build/tools/tinymlir-make-gpt2 \
+      --make "--layers 2 --heads 2 --embd 32 --vocab 100 --positions 64 --seed 1" ...
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+os.environ.setdefault("NPY_PROMOTION_STATE", "weak")
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RTOL = ATOL = 3e-4
+
+
+def run(cmd, **kw):
+    result = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if result.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--binary", required=True, help="path to tinymlir-gpt2")
+    ap.add_argument("--model", help="checkpoint directory (made with --maker if absent)")
+    ap.add_argument("--maker", help="path to tinymlir-make-gpt2")
+    ap.add_argument("--make", default="", help="arguments for the maker")
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--prompt")
+    g.add_argument("--prompt-ids")
+    ap.add_argument("--tokens", type=int, default=10)
+    ap.add_argument("--expect", help="expected generated ids, comma-separated")
+    ap.add_argument("--keep", action="store_true", help="keep the dumps")
+    a = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="tinymlir-verify-")
+    model = a.model
+    if model is None:
+        if not a.maker:
+            sys.exit("give --model, or --maker and --make to create one")
+        model = os.path.join(work, "model")
+        run([a.maker, "--out", model] + a.make.split())
+    prompt = ["--prompt", a.prompt] if a.prompt is not None else ["--prompt-ids", a.prompt_ids]
+    ours, ref = os.path.join(work, "ours"), os.path.join(work, "reference")
+    run([a.binary, "--model", model, *prompt, "--tokens", str(a.tokens), "--dump", ours,
+         "--json"])
+    run([sys.executable, os.path.join(HERE, "gpt2_reference.py"), "--model", model, *prompt,
+         "--tokens", str(a.tokens), "--dump", ref])
+
+    failures = []
+    names = sorted(f for f in os.listdir(ref) if f.endswith(".npy"))
+    if sorted(f for f in os.listdir(ours) if f.endswith(".npy")) != names:
+        failures.append("the two runs dumped different sets of arrays")
+    worst = 0.0
+    for name in names:
+        path = os.path.join(ours, name)
+        if not os.path.exists(path):
+            continue
+        x, y = np.load(path), np.load(os.path.join(ref, name))
+        if x.dtype != y.dtype or x.shape != y.shape:
+            failures.append(f"{name}: {x.dtype} {x.shape} vs reference {y.dtype} {y.shape}")
+            continue
+        if not np.allclose(x, y, rtol=RTOL, atol=ATOL):
+            diff = np.abs(x.astype(np.float64) - y)
+            failures.append(f"{name}: max abs difference {diff.max():.3g}")
+        worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y))) if x.size else 0.0)
+    with open(os.path.join(ours, "output_ids.json")) as f:
+        got = json.load(f)
+    with open(os.path.join(ref, "output_ids.json")) as f:
+        want = json.load(f)
+    if got["prompt_ids"] != want["prompt_ids"]:
+        failures.append(f"prompt ids {got['prompt_ids']} vs reference {want['prompt_ids']}")
+    if got["output_ids"] != want["output_ids"]:
+        failures.append(f"tokens {got['output_ids']} vs reference {want['output_ids']}")
+    if a.expect is not None:
+        expected = [int(t) for t in a.expect.split(",")]
+        if got["output_ids"] != expected:
+            failures.append(f"tokens {got['output_ids']} vs expected {expected}")
+
+    print(f"compared {len(names)} arrays over {a.tokens} steps; max abs difference {worst:.3g}; "
+          f"tokens {got['output_ids']}")
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"dumps kept in {work}")
+    if failures:
+        print("\n".join("MISMATCH " + f for f in failures))
+        sys.exit(1)
+    print("OK: identical tokens, all intermediates within rtol = atol = 3e-4, equal dtypes")
+
+
+if __name__ == "__main__":
+    main()

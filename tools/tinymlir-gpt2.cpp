@@ -1,0 +1,178 @@
+// tinymlir-gpt2: greedy GPT-2 generation from a Hugging Face checkpoint.
+//
+//   tinymlir-gpt2 --model DIR (--prompt TEXT | --prompt-ids 1,2,3) --tokens N
+//                 [--json] [--logits FILE.npy] [--threads N] [--dump DIR]
+//
+// Without --model it makes (once) a small random checkpoint under the user's
+// cache directory and uses it.
+#include "models/gpt2/Model.h"
+#include "models/gpt2/Tokenizer.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+using namespace tinymlir;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+fs::path cacheDir() {
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return fs::path(xdg) / "tinymlir";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".cache" / "tinymlir";
+  return fs::temp_directory_path() / "tinymlir";
+}
+
+/// The default model: a small random checkpoint with the real vocabulary.
+std::string defaultModel() {
+  fs::path dir = cacheDir() / "gpt2-default";
+  if (!fs::exists(dir / "model.safetensors") || !fs::exists(dir / "config.json")) {
+    std::cerr << "tinymlir-gpt2: no --model given; writing a small random checkpoint to " << dir
+              << " (once)\n";
+    gpt2::writeRandomCheckpoint(dir.string(), gpt2::Config::tiny(), /*seed=*/0);
+  }
+  return dir.string();
+}
+
+std::vector<int32_t> parseIds(const std::string &text) {
+  std::vector<int32_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || v < INT32_MIN || v > INT32_MAX)
+      throw Error("[gpt2] --prompt-ids: '" + item + "' is not a token id");
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  return ids;
+}
+
+void dumpTrace(const fs::path &dir, int64_t step, const gpt2::Trace &t) {
+  std::string prefix = (dir / ("step" + std::to_string(step))).string();
+  t.embed.saveNpy(prefix + "_embed.npy");
+  for (size_t i = 0; i < t.attn.size(); ++i) {
+    t.attn[i].saveNpy(prefix + "_block" + std::to_string(i) + "_attn.npy");
+    t.ffn[i].saveNpy(prefix + "_block" + std::to_string(i) + "_ffn.npy");
+  }
+  t.logits.saveNpy(prefix + "_logits.npy");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"Greedy GPT-2 generation with tinymlir."};
+  std::string model, prompt, promptIds, logitsFile, dumpDir;
+  int64_t tokens = 10;
+  int threads = 0;
+  bool json = false, noBlas = false;
+  app.add_option("--model", model, "directory with model.safetensors and config.json");
+  auto *textOpt = app.add_option("--prompt", prompt, "prompt text");
+  app.add_option("--prompt-ids", promptIds, "prompt as token ids, e.g. 1,2,3")->excludes(textOpt);
+  app.add_option("--tokens", tokens, "tokens to generate")->check(CLI::NonNegativeNumber);
+  app.add_flag("--json", json, "print one JSON object instead of streaming text");
+  app.add_option("--logits", logitsFile, "write each step's last-position logits, (steps, vocab)");
+  app.add_option("--threads", threads, "BLAS threads (default: OpenBLAS's choice)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dump", dumpDir, "write every step's intermediates as .npy (verification)");
+  app.add_flag("--no-blas", noBlas, "compile matmuls to loops instead of BLAS calls");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (prompt.empty() && promptIds.empty())
+      throw Error("[gpt2] give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
+    if (threads > 0)
+      openblas_set_num_threads(threads);
+    auto start = Clock::now();
+    gpt2::Tokenizer tokenizer = gpt2::Tokenizer::loadDefault();
+    std::vector<int32_t> ids = promptIds.empty() ? tokenizer.encode(prompt) : parseIds(promptIds);
+    gpt2::Weights weights = gpt2::loadCheckpoint(model.empty() ? defaultModel() : model);
+    if (weights.config.vocab_size > tokenizer.vocabSize() && !json && promptIds.empty())
+      std::cerr << "tinymlir-gpt2: note: the model's vocabulary is larger than the tokenizer's\n";
+    double loadSeconds = since(start);
+    JitOptions options;
+    options.blas = !noBlas;
+    gpt2::Model gpt(std::move(weights), options);
+    gpt.checkIds(ids);
+    if (!dumpDir.empty())
+      fs::create_directories(dumpDir);
+
+    const int64_t V = gpt.config().vocab_size;
+    Array lastLogits = Array::empty({tokens, V}, DType::f64);
+    std::vector<double> stepSeconds;
+    std::vector<int32_t> context = ids, output;
+    if (!json)
+      std::cout << (promptIds.empty() ? prompt : tokenizer.decode(ids)) << std::flush;
+    for (int64_t step = 0; step < tokens; ++step) {
+      auto t0 = Clock::now();
+      gpt2::Trace trace;
+      Array logits = gpt.forward(context, dumpDir.empty() ? nullptr : &trace);
+      int32_t next = gpt2::argmaxLast(logits);
+      stepSeconds.push_back(since(t0));
+      if (!dumpDir.empty())
+        dumpTrace(dumpDir, step, trace);
+      const int64_t T = logits.dim(0);
+      Array last = logits.sliced(0, T - 1, T).contiguous();
+      std::copy_n(last.data<double>(), V, lastLogits.data<double>() + step * V);
+      context.push_back(next);
+      output.push_back(next);
+      if (!json)
+        std::cout << (next < tokenizer.vocabSize() ? tokenizer.decodeToken(next)
+                                                   : "<" + std::to_string(next) + ">")
+                  << std::flush;
+    }
+    if (!json)
+      std::cout << "\n";
+    if (!logitsFile.empty())
+      lastLogits.saveNpy(logitsFile);
+    std::string text;
+    for (int32_t id : output)
+      text += id < tokenizer.vocabSize() ? tokenizer.decodeToken(id) : "";
+    nlohmann::json result = {{"prompt_ids", ids}, {"output_ids", output}, {"text", text}};
+    if (!dumpDir.empty())
+      std::ofstream(fs::path(dumpDir) / "output_ids.json")
+          << nlohmann::json{{"prompt_ids", ids}, {"output_ids", output}}.dump() << "\n";
+    if (json)
+      std::cout << result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+
+    // Timings on stderr: the first step includes compilation of its shapes.
+    double total = 0;
+    for (double s : stepSeconds)
+      total += s;
+    std::cerr << "tinymlir-gpt2: load " << loadSeconds << " s; " << tokens << " tokens in "
+              << total << " s (compile " << gpt.compileSeconds() << " s, "
+              << gpt.compilations() << " specializations)";
+    if (!stepSeconds.empty()) {
+      std::cerr << "; prompt step " << stepSeconds.front() << " s; per token:";
+      for (double s : stepSeconds)
+        std::cerr << " " << s;
+      double run = total - gpt.compileSeconds();
+      std::cerr << "; " << tokens / std::max(run, 1e-9) << " tokens/s excluding compilation";
+    }
+    std::cerr << "\n";
+  } catch (const Error &e) {
+    std::cerr << "tinymlir-gpt2: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
