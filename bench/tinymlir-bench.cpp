@@ -1,0 +1,178 @@
+// Benchmarks: compiled tinymlir functions against peers measured in the same
+// run (NumPy through bench/numpy_peers.py, OpenBLAS called directly). Medians
+// over repeats after warm-up; compile time reported separately.
+//
+//   tinymlir-bench [--only NAME] [--threads N] [--seconds S]
+#include <tinymlir/tinymlir.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <random>
+
+using namespace tinymlir;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+/// Median seconds of `f` over repeats filling about `budget` seconds.
+double median(const std::function<void()> &f, double budget) {
+  for (int i = 0; i < 3; ++i)
+    f();
+  std::vector<double> times;
+  auto start = Clock::now();
+  while (times.size() < 5 || (seconds(start, Clock::now()) < budget && times.size() < 500)) {
+    auto t0 = Clock::now();
+    f();
+    times.push_back(seconds(t0, Clock::now()));
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+Array randn(const Shape &shape, uint64_t seed, double scale = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, static_cast<float>(scale));
+  Array a = Array::empty(shape, DType::f32);
+  float *p = a.data<float>();
+  for (int64_t i = 0; i < a.size(); ++i)
+    p[i] = normal(rng);
+  return a;
+}
+
+std::map<std::string, double> numpyPeers(const std::string &source, const std::string &only) {
+  std::string command = "/usr/bin/python3 " + source + "/bench/numpy_peers.py";
+  if (!only.empty())
+    command += " --only " + only;
+  std::map<std::string, double> peers;
+  FILE *pipe = popen(command.c_str(), "r");
+  if (!pipe)
+    return peers;
+  char line[4096];
+  while (fgets(line, sizeof line, pipe)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("name"))
+      peers[j["name"]] = j["median_s"];
+  }
+  pclose(pipe);
+  return peers;
+}
+
+struct Row {
+  std::string name, peer;
+  double ours = 0, theirs = 0, compile = 0;
+};
+
+void print(const Row &r) {
+  std::printf("%-28s %12.3f ms %12.3f ms  %-10s %8.2fx  compile %8.1f ms\n", r.name.c_str(),
+              r.ours * 1e3, r.theirs * 1e3, r.peer.c_str(),
+              r.theirs > 0 ? r.theirs / r.ours : 0.0, r.compile * 1e3);
+  std::fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tinymlir benchmarks against NumPy and OpenBLAS, measured in the same run."};
+  std::string only;
+  int threads = 0;
+  double budget = 1.0;
+  app.add_option("--only", only, "run the benchmarks whose name starts with this");
+  app.add_option("--threads", threads, "OpenBLAS threads (NumPy's peer uses its default)");
+  app.add_option("--seconds", budget, "time budget per measurement");
+  CLI11_PARSE(app, argc, argv);
+  if (threads > 0)
+    openblas_set_num_threads(threads);
+  auto wanted = [&](const std::string &name) { return only.empty() || name.rfind(only, 0) == 0; };
+
+  std::cerr << "measuring NumPy peers...\n";
+  std::map<std::string, double> peers = numpyPeers(TINYMLIR_SOURCE_DIR, only);
+  std::printf("%-28s %15s %15s  %-10s %9s\n", "benchmark", "tinymlir", "peer", "peer is",
+              "speedup");
+
+  // Elementwise and reductions on (1024, 3072) float32.
+  Array x = randn({1024, 3072}, 1), g = randn({3072}, 2, 0.1), b = randn({3072}, 3, 0.1);
+  auto kernel = [&](const std::string &name, auto fn, auto... args) {
+    if (!wanted(name))
+      return;
+    auto f = jit(fn);
+    Compiled c = f.compile(args...);
+    std::vector<Array> inputs{args...};
+    Array out = Array::empty(c.resultShape(), c.resultDType());
+    Row r{name, "numpy", median([&] { c.callInto(inputs, out); }, budget), peers[name],
+          c.compileSeconds()};
+    print(r);
+  };
+  kernel("gelu_1024x3072_f32", [](const Tensor &t) { return gelu(t); }, x);
+  kernel("softmax_1024x3072_f32", [](const Tensor &t) { return softmax(t); }, x);
+  kernel("layer_norm_1024x3072_f32",
+         [](const Tensor &t, const Tensor &gain, const Tensor &bias) {
+           return layerNorm(t, gain, bias);
+         },
+         x, g, b);
+
+  // Matrix products through the JIT against cblas_sgemm called directly.
+  auto product = [&](int64_t m, int64_t k, int64_t n) {
+    std::string name =
+        "matmul_" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + "_f32";
+    if (!wanted(name))
+      return;
+    Array a = randn({m, k}, 4), w = randn({k, n}, 5);
+    auto f = jit([](const Tensor &p, const Tensor &q) { return matmul(p, q); });
+    Compiled c = f.compile(a, w);
+    Array out = Array::empty({m, n}, DType::f32);
+    std::vector<Array> inputs{a, w};
+    double ours = median([&] { c.callInto(inputs, out); }, budget);
+    Array ref = Array::empty({m, n}, DType::f32);
+    double blas = median(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data<float>(), k,
+                      w.data<float>(), n, 0.0f, ref.data<float>(), n);
+        },
+        budget);
+    print({name, "openblas", ours, blas, c.compileSeconds()});
+    print({name, "numpy", ours, peers[name], c.compileSeconds()});
+  };
+  product(768, 768, 768);
+  product(16, 768, 2304);
+
+  // GPT-2 124M sublayers.
+  const int64_t C = 768;
+  LayerNormParams ln{randn({C}, 6, 0.1), randn({C}, 7, 0.1)};
+  LinearParams qkv{randn({C, 3 * C}, 8, 0.02), randn({3 * C}, 9, 0.02)};
+  LinearParams out{randn({C, C}, 10, 0.02), randn({C}, 11, 0.02)};
+  LinearParams up{randn({C, 4 * C}, 12, 0.02), randn({4 * C}, 13, 0.02)};
+  LinearParams down{randn({4 * C, C}, 14, 0.02), randn({C}, 15, 0.02)};
+  for (int64_t T : {16, 256}) {
+    Array xt = randn({T, C}, 16);
+    std::string a = "attend_T" + std::to_string(T) + "_C768_H12";
+    if (wanted(a)) {
+      auto f = jit([](const Tensor &v, const LayerNormParams &l, const LinearParams &p,
+                      const LinearParams &o, int64_t h) { return attend(v, l, p, o, h); });
+      Compiled c = f.compile(xt, ln, qkv, out, int64_t{12});
+      print({a, "numpy", median([&] { f(xt, ln, qkv, out, int64_t{12}); }, budget), peers[a],
+             c.compileSeconds()});
+    }
+    std::string ff = "feedforward_T" + std::to_string(T) + "_C768";
+    if (wanted(ff)) {
+      auto f = jit([](const Tensor &v, const LayerNormParams &l, const LinearParams &u,
+                      const LinearParams &d) { return feedforward(v, l, u, d); });
+      Compiled c = f.compile(xt, ln, up, down);
+      print({ff, "numpy", median([&] { f(xt, ln, up, down); }, budget), peers[ff],
+             c.compileSeconds()});
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,356 @@
+// Graph -> MLIR: linalg on tensors inside a function of memrefs.
+//
+//   func.func @kernel(%in: memref<...>, ..., %out: memref<...>) {llvm.emit_c_interface}
+//     %t = bufferization.to_tensor %in restrict
+//     ... linalg.generic / linalg.reduce / linalg.matmul ... on tensors
+//     bufferization.materialize_in_destination %r in restrict writable %out
+#include "builder/MLIRGen.h"
+
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Bufferization/IR/Bufferization.h>
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/Dialect/Linalg/IR/Linalg.h>
+#include <mlir/Dialect/Math/IR/Math.h>
+#include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/Tensor/IR/Tensor.h>
+#include <mlir/IR/Builders.h>
+#include <mlir/IR/BuiltinTypes.h>
+
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+namespace tinymlir::detail {
+namespace {
+
+using namespace mlir;
+
+class ModuleBuilder {
+public:
+  ModuleBuilder(MLIRContext &context) : context_(context), b_(&context), loc_(b_.getUnknownLoc()) {}
+
+  BuiltModule build(const NodePtr &result, const std::vector<NodePtr> &args) {
+    collectConstants(result);
+    BuiltModule out;
+    out.module = ModuleOp::create(loc_);
+    b_.setInsertionPointToEnd(out.module->getBody());
+
+    SmallVector<Type> argTypes;
+    for (const NodePtr &a : args)
+      argTypes.push_back(memrefType(*a));
+    for (const NodePtr &c : constants_)
+      argTypes.push_back(memrefType(*c));
+    argTypes.push_back(memrefType(*result));
+    auto func = func::FuncOp::create(b_, loc_, kKernelName, b_.getFunctionType(argTypes, {}));
+    func->setAttr("llvm.emit_c_interface", b_.getUnitAttr());
+    Block *entry = func.addEntryBlock();
+    b_.setInsertionPointToStart(entry);
+
+    for (size_t i = 0; i < args.size(); ++i)
+      bindInput(args[i], entry->getArgument(i));
+    for (size_t i = 0; i < constants_.size(); ++i) {
+      bindInput(constants_[i], entry->getArgument(args.size() + i));
+      out.constants.push_back(constants_[i]->constant);
+    }
+    Value value = emit(result);
+    bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value,
+                                                      entry->getArguments().back(),
+                                                      /*restrict=*/true, /*writable=*/true);
+    func::ReturnOp::create(b_, loc_);
+    return out;
+  }
+
+private:
+  Type elementType(DType dtype) {
+    switch (dtype) {
+    case DType::f32:
+      return b_.getF32Type();
+    case DType::f64:
+      return b_.getF64Type();
+    case DType::i32:
+      return b_.getI32Type();
+    }
+    return {};
+  }
+  RankedTensorType tensorType(const Node &n) {
+    return RankedTensorType::get(n.shape, elementType(n.dtype));
+  }
+  MemRefType memrefType(const Node &n) { return MemRefType::get(n.shape, elementType(n.dtype)); }
+
+  /// Captured constants in first-use order; the same array view is one argument.
+  void collectConstants(const NodePtr &root) {
+    std::vector<const Node *> stack{root.get()};
+    std::unordered_map<const Node *, bool> seen;
+    std::vector<NodePtr> order;
+    // Depth-first, children in order, so argument order is deterministic.
+    std::function<void(const NodePtr &)> visit = [&](const NodePtr &n) {
+      if (seen[n.get()])
+        return;
+      seen[n.get()] = true;
+      for (const NodePtr &a : n->args)
+        visit(a);
+      if (n->op == Op::Constant)
+        order.push_back(n);
+    };
+    visit(root);
+    for (const NodePtr &c : order) {
+      auto sameView = [&](const NodePtr &other) {
+        const Array &x = c->constant, &y = other->constant;
+        return x.data() == y.data() && x.shape() == y.shape() && x.strides() == y.strides() &&
+               x.dtype() == y.dtype();
+      };
+      auto it = std::find_if(constants_.begin(), constants_.end(), sameView);
+      if (it == constants_.end())
+        constants_.push_back(c);
+      else
+        aliases_[c.get()] = it->get();
+    }
+  }
+
+  void bindInput(const NodePtr &n, Value memref) {
+    values_[n.get()] = bufferization::ToTensorOp::create(b_, loc_, tensorType(*n), memref,
+                                                         /*restrict=*/true, /*writable=*/false);
+  }
+
+  Value emptyLike(const Node &n) {
+    return tensor::EmptyOp::create(b_, loc_, n.shape, elementType(n.dtype));
+  }
+
+  Value scalarConstant(OpBuilder &b, DType dtype, double value) {
+    Type type = elementType(dtype);
+    if (dtype == DType::i32)
+      return arith::ConstantOp::create(b, loc_, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+    return arith::ConstantOp::create(b, loc_, b.getFloatAttr(type, value));
+  }
+
+  Value filled(const Node &n, double value) {
+    Value init = scalarConstant(b_, n.dtype, value);
+    return linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
+  }
+
+  Value emit(const NodePtr &n) {
+    const Node *key = n.get();
+    if (auto alias = aliases_.find(key); alias != aliases_.end())
+      key = alias->second;
+    if (auto it = values_.find(key); it != values_.end())
+      return it->second;
+    Value v = emitNew(*n);
+    values_[key] = v;
+    return v;
+  }
+
+  Value emitNew(const Node &n) {
+    if (isElementwise(n.op))
+      return emitElementwise(n);
+    switch (n.op) {
+    case Op::Scalar:
+      return filled(n, n.scalar);
+    case Op::Sum:
+    case Op::Max:
+      return emitReduction(n);
+    case Op::MatMul:
+      return emitMatmul(n);
+    case Op::Slice: {
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (size_t i = 0; i < n.shape.size(); ++i) {
+        offsets.push_back(b_.getIndexAttr(n.axes[i]));
+        sizes.push_back(b_.getIndexAttr(n.shape[i]));
+        strides.push_back(b_.getIndexAttr(1));
+      }
+      return tensor::ExtractSliceOp::create(b_, loc_, tensorType(n), emit(n.args[0]), offsets,
+                                            sizes, strides);
+    }
+    case Op::Reshape: {
+      // A shape operand (not expand/collapse_shape), so fusion cannot fold the
+      // reshape into a neighbouring matmul and turn it into a generic.
+      auto shapeType = RankedTensorType::get({static_cast<int64_t>(n.shape.size())}, b_.getI64Type());
+      Value shape = arith::ConstantOp::create(
+          b_, loc_, DenseIntElementsAttr::get(shapeType, ArrayRef<int64_t>(n.shape)));
+      return tensor::ReshapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), shape);
+    }
+    case Op::Transpose:
+      return linalg::TransposeOp::create(b_, loc_, emit(n.args[0]), emptyLike(n), n.axes)
+          .getResult()[0];
+    case Op::Gather:
+      return emitGather(n);
+    case Op::CausalMask:
+      return emitCausalMask(n);
+    default:
+      break;
+    }
+    throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");
+  }
+
+  /// (d0..dR) -> operand indices, broadcasting size-1 and missing leading dims.
+  AffineMap broadcastMap(const Shape &operand, const Shape &out) {
+    size_t rank = out.size(), lead = rank - operand.size();
+    SmallVector<AffineExpr> exprs;
+    for (size_t k = 0; k < operand.size(); ++k) {
+      if (operand[k] == 1 && out[lead + k] != 1)
+        exprs.push_back(b_.getAffineConstantExpr(0));
+      else
+        exprs.push_back(b_.getAffineDimExpr(lead + k));
+    }
+    return AffineMap::get(rank, 0, exprs, &context_);
+  }
+
+  Value emitElementwise(const Node &n) {
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    // Operand i of the region is either a block argument or an inline constant.
+    SmallVector<int> blockArg(n.args.size(), -1);
+    for (size_t i = 0; i < n.args.size(); ++i) {
+      if (n.args[i]->op == Op::Scalar)
+        continue;
+      blockArg[i] = static_cast<int>(inputs.size());
+      inputs.push_back(emit(n.args[i]));
+      maps.push_back(broadcastMap(n.args[i]->shape, n.shape));
+    }
+    maps.push_back(AffineMap::getMultiDimIdentityMap(n.shape.size(), &context_));
+    SmallVector<utils::IteratorType> iterators(n.shape.size(), utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b_, loc_, TypeRange{tensorType(n)}, inputs, ValueRange{emptyLike(n)}, maps, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange block) {
+          SmallVector<Value> operands;
+          for (size_t i = 0; i < n.args.size(); ++i)
+            operands.push_back(blockArg[i] >= 0 ? block[blockArg[i]]
+                                                : scalarConstant(b, n.args[i]->dtype,
+                                                                 n.args[i]->scalar));
+          linalg::YieldOp::create(b, loc, scalarOp(b, n, operands));
+        });
+    return generic.getResult(0);
+  }
+
+  Value scalarOp(OpBuilder &b, const Node &n, ArrayRef<Value> x) {
+    bool f = isFloat(n.dtype);
+    switch (n.op) {
+    case Op::Add:
+      return f ? Value(arith::AddFOp::create(b, loc_, x[0], x[1]))
+               : Value(arith::AddIOp::create(b, loc_, x[0], x[1]));
+    case Op::Sub:
+      return f ? Value(arith::SubFOp::create(b, loc_, x[0], x[1]))
+               : Value(arith::SubIOp::create(b, loc_, x[0], x[1]));
+    case Op::Mul:
+      return f ? Value(arith::MulFOp::create(b, loc_, x[0], x[1]))
+               : Value(arith::MulIOp::create(b, loc_, x[0], x[1]));
+    case Op::Div:
+      return arith::DivFOp::create(b, loc_, x[0], x[1]);
+    case Op::Pow:
+      return math::PowFOp::create(b, loc_, x[0], x[1]);
+    case Op::Maximum:
+      return f ? Value(arith::MaximumFOp::create(b, loc_, x[0], x[1]))
+               : Value(arith::MaxSIOp::create(b, loc_, x[0], x[1]));
+    case Op::Neg:
+      return f ? Value(arith::NegFOp::create(b, loc_, x[0]))
+               : Value(arith::SubIOp::create(b, loc_, scalarConstant(b, n.dtype, 0), x[0]));
+    case Op::Exp:
+      return math::ExpOp::create(b, loc_, x[0]);
+    case Op::Tanh:
+      return math::TanhOp::create(b, loc_, x[0]);
+    case Op::Sqrt:
+      return math::SqrtOp::create(b, loc_, x[0]);
+    case Op::Cast:
+      return castScalar(b, x[0], n.args[0]->dtype, n.dtype);
+    default:
+      throw Error(std::string("[build] '") + opName(n.op) + "' is not elementwise");
+    }
+  }
+
+  Value castScalar(OpBuilder &b, Value v, DType from, DType to) {
+    Type type = elementType(to);
+    if (from == to)
+      return v;
+    if (isFloat(from) && isFloat(to))
+      return dtypeSize(to) > dtypeSize(from) ? Value(arith::ExtFOp::create(b, loc_, type, v))
+                                             : Value(arith::TruncFOp::create(b, loc_, type, v));
+    if (isFloat(to))
+      return arith::SIToFPOp::create(b, loc_, type, v);
+    return arith::FPToSIOp::create(b, loc_, type, v);
+  }
+
+  Value emitReduction(const Node &n) {
+    const Node &in = *n.args[0];
+    double init = 0;
+    if (n.op == Op::Max)
+      init = isFloat(n.dtype) ? -std::numeric_limits<double>::infinity()
+                              : static_cast<double>(std::numeric_limits<int32_t>::min());
+    Value acc = filled(n, init);
+    auto reduce = linalg::ReduceOp::create(
+        b_, loc_, ValueRange{emit(n.args[0])}, ValueRange{acc}, n.axes,
+        [&](OpBuilder &b, Location loc, ValueRange block) {
+          Value r;
+          bool f = isFloat(in.dtype);
+          if (n.op == Op::Sum)
+            r = f ? Value(arith::AddFOp::create(b, loc, block[0], block[1]))
+                  : Value(arith::AddIOp::create(b, loc, block[0], block[1]));
+          else
+            r = f ? Value(arith::MaximumFOp::create(b, loc, block[0], block[1]))
+                  : Value(arith::MaxSIOp::create(b, loc, block[0], block[1]));
+          linalg::YieldOp::create(b, loc, r);
+        });
+    return reduce.getResult(0);
+  }
+
+  Value emitMatmul(const Node &n) {
+    Value a = emit(n.args[0]), bv = emit(n.args[1]);
+    Value acc = filled(n, 0.0);
+    if (n.shape.size() == 2)
+      return linalg::MatmulOp::create(b_, loc_, TypeRange{tensorType(n)}, ValueRange{a, bv},
+                                      ValueRange{acc})
+          .getResult(0);
+    return linalg::BatchMatmulOp::create(b_, loc_, TypeRange{tensorType(n)}, ValueRange{a, bv},
+                                         ValueRange{acc})
+        .getResult(0);
+  }
+
+  Value emitGather(const Node &n) {
+    // out[i, j] = table[ids[i], j]; ids were checked against the table at the call.
+    Value table = emit(n.args[0]), ids = emit(n.args[1]);
+    SmallVector<AffineMap> maps{
+        AffineMap::get(2, 0, {b_.getAffineDimExpr(0)}, &context_),
+        AffineMap::getMultiDimIdentityMap(2, &context_)};
+    SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b_, loc_, TypeRange{tensorType(n)}, ValueRange{ids}, ValueRange{emptyLike(n)}, maps,
+        iterators, [&](OpBuilder &b, Location loc, ValueRange block) {
+          Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), block[0]);
+          Value col = linalg::IndexOp::create(b, loc, 1);
+          Value v = tensor::ExtractOp::create(b, loc, table, ValueRange{row, col});
+          linalg::YieldOp::create(b, loc, v);
+        });
+    return generic.getResult(0);
+  }
+
+  Value emitCausalMask(const Node &n) {
+    SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(2, &context_)};
+    SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b_, loc_, TypeRange{tensorType(n)}, ValueRange{}, ValueRange{emptyLike(n)}, maps,
+        iterators, [&](OpBuilder &b, Location loc, ValueRange) {
+          Value i = linalg::IndexOp::create(b, loc, 0);
+          Value j = linalg::IndexOp::create(b, loc, 1);
+          Value future = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
+          Value masked = scalarConstant(b, n.dtype, -1e10);
+          Value zero = scalarConstant(b, n.dtype, 0.0);
+          linalg::YieldOp::create(b, loc,
+                                  Value(arith::SelectOp::create(b, loc, future, masked, zero)));
+        });
+    return generic.getResult(0);
+  }
+
+  MLIRContext &context_;
+  OpBuilder b_;
+  Location loc_;
+  std::vector<NodePtr> constants_;
+  std::unordered_map<const Node *, const Node *> aliases_;
+  std::unordered_map<const Node *, Value> values_;
+};
+
+} // namespace
+
+BuiltModule buildModule(MLIRContext &context, const NodePtr &result,
+                        const std::vector<NodePtr> &args) {
+  return ModuleBuilder(context).build(result, args);
+}
+
+} // namespace tinymlir::detail

@@ -1,0 +1,26 @@
+// Builds an MLIR module (linalg on tensors) from a traced graph.
+#pragma once
+
+#include "frontend/Graph.h"
+
+#include <mlir/IR/BuiltinOps.h>
+#include <mlir/IR/OwningOpRef.h>
+
+#include <vector>
+
+namespace tinymlir::detail {
+
+/// The name of the generated function; its C interface is _mlir_ciface_<name>.
+inline constexpr const char *kKernelName = "kernel";
+
+struct BuiltModule {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// Captured arrays lifted to trailing arguments, after the traced inputs.
+  std::vector<Array> constants;
+};
+
+/// func.func @kernel(inputs..., constants..., output) with the graph's body.
+BuiltModule buildModule(mlir::MLIRContext &context, const NodePtr &result,
+                        const std::vector<NodePtr> &args);
+
+} // namespace tinymlir::detail
