@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iostream>
 #include <regex>
 
 using namespace tinymlir;
@@ -389,7 +390,20 @@ TEST(Cache, CompilesOncePerSpecialization) {
   EXPECT_EQ(f.stats().size, 3u);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TINYMLIR_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define TINYMLIR_ASAN 1
+#endif
+
 TEST(Cache, RepeatedCallsKeepMemoryFlat) {
+#ifdef TINYMLIR_ASAN
+  GTEST_SKIP() << "AddressSanitizer's allocator quarantines and caches freed memory, so resident "
+                  "size says nothing here; LeakSanitizer checks for leaks in this build instead";
+#endif
   auto f = jit([](const Tensor &x, const Tensor &g, const Tensor &b) {
     return layerNorm(x, g, b) + softmax(x);
   });
@@ -401,7 +415,8 @@ TEST(Cache, RepeatedCallsKeepMemoryFlat) {
   for (int i = 0; i < 1000; ++i)
     f(x, g, b);
   long after = residentKiB();
-  EXPECT_LT(after - before, 2048) << "resident memory grew from " << before << " KiB to " << after
+  std::cout << "resident memory: " << before << " KiB before, " << after << " KiB after\n";
+  EXPECT_LT(after - before, 1024) << "resident memory grew from " << before << " KiB to " << after
                                   << " KiB over 1000 calls";
   EXPECT_EQ(f.stats().compilations, 1u);
 }
