@@ -278,13 +278,16 @@ private:
     auto reduce = linalg::ReduceOp::create(
         b_, loc_, ValueRange{emit(n.args[0])}, ValueRange{acc}, n.axes,
         [&](OpBuilder &b, Location loc, ValueRange block) {
+          // Accumulations may be reassociated (as NumPy's pairwise sums are):
+          // this lets LLVM vectorize them with several partial sums.
           Value r;
           bool f = isFloat(in.dtype);
+          auto reassoc = arith::FastMathFlags::reassoc;
           if (n.op == Op::Sum)
-            r = f ? Value(arith::AddFOp::create(b, loc, block[0], block[1]))
+            r = f ? Value(arith::AddFOp::create(b, loc, block[0], block[1], reassoc))
                   : Value(arith::AddIOp::create(b, loc, block[0], block[1]));
           else
-            r = f ? Value(arith::MaximumFOp::create(b, loc, block[0], block[1]))
+            r = f ? Value(arith::MaximumFOp::create(b, loc, block[0], block[1], reassoc))
                   : Value(arith::MaxSIOp::create(b, loc, block[0], block[1]));
           linalg::YieldOp::create(b, loc, r);
         });

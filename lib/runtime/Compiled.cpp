@@ -8,7 +8,9 @@
 #include <mlir/ExecutionEngine/ExecutionEngine.h>
 #include <mlir/ExecutionEngine/OptUtils.h>
 
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include <cblas.h>
 
@@ -83,6 +85,17 @@ void findGatherIds(const NodePtr &root, const std::vector<NodePtr> &args,
   }
 }
 
+std::unique_ptr<llvm::TargetMachine> hostTargetMachine(int level) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    throw Error("[compile] cannot detect the host CPU: " + llvm::toString(builder.takeError()));
+  builder->setCodeGenOptLevel(static_cast<llvm::CodeGenOptLevel>(level));
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    throw Error("[compile] no LLVM target for the host: " + llvm::toString(machine.takeError()));
+  return std::move(*machine);
+}
+
 std::string describe(DType dtype, const Shape &shape) {
   return std::string(dtypeName(dtype)) + " " + shapeString(shape);
 }
@@ -142,12 +155,15 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
 
   mlir::ExecutionEngineOptions engineOptions;
   int level = std::clamp(options.optLevel, 0, 3);
-  auto transformer = mlir::makeOptimizingTransformer(level, 0, nullptr);
+  // The host's target machine, so that LLVM's optimizer (the loop vectorizer
+  // in particular) knows the vector width and CPU features.
+  auto hostMachine = hostTargetMachine(level);
+  auto transformer = mlir::makeOptimizingTransformer(level, 0, hostMachine.get());
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enablePerfNotificationListener = false;
-  auto engine = mlir::ExecutionEngine::create(module, engineOptions);
+  auto engine = mlir::ExecutionEngine::create(module, engineOptions, hostTargetMachine(level));
   if (!engine)
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
   impl->engine = std::move(*engine);
