@@ -6,6 +6,7 @@
 #include <tinymlir/jit.h>
 
 #include <mlir/ExecutionEngine/ExecutionEngine.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/ExecutionEngine/OptUtils.h>
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -112,11 +113,29 @@ std::vector<int64_t> descriptor(const Array &a) {
   return d;
 }
 
+/// Per-stage compile times on stderr when TINYMLIR_TIMING is set.
+class StageTimer {
+public:
+  StageTimer() : enabled_(std::getenv("TINYMLIR_TIMING") != nullptr) {}
+  void operator()(const char *stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (enabled_)
+      std::fprintf(stderr, "tinymlir: %-10s %8.2f ms\n", stage,
+                   std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 } // namespace
 
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
                       const JitOptions &options) {
   auto start = std::chrono::steady_clock::now();
+  StageTimer stage;
   if (!result.valid())
     throw Error("[jit] the traced function returned an invalid (default-constructed) Tensor");
   if (options.target != Target::CPU)
@@ -138,23 +157,35 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   mlir::ModuleOp module = *built.module;
   detail::verifyModule(module, "build");
   impl->module = detail::printModule(module);
+  stage("build");
 
   if (options.optimize)
     detail::runPipeline(module, detail::kOptimizePipeline, "optimize");
   impl->optimized = detail::printModule(module);
+  stage("optimize");
 
   detail::runPipeline(module, detail::kBufferizePipeline, "bufferize");
   impl->bufferized = detail::printModule(module);
+  stage("bufferize");
   if (blasEnabled(options)) {
     impl->blasCalls = detail::rewriteMatmulsToBlas(module);
     detail::verifyModule(module, "blas");
   }
 
   detail::runPipeline(module, detail::kLowerPipeline, "lower");
+  // The C interface wrapper and the engine's packed wrappers each call the
+  // kernel: keep it out of line so LLVM optimizes and compiles its body once.
+  if (auto kernel = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(detail::kKernelName)) {
+    mlir::OpBuilder b(module.getContext());
+    kernel->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+  }
   impl->lowered = detail::printModule(module);
+  stage("lower");
 
   mlir::ExecutionEngineOptions engineOptions;
   int level = std::clamp(options.optLevel, 0, 3);
+  if (const char *env = std::getenv("TINYMLIR_OPT_LEVEL"); env && *env >= '0' && *env <= '3')
+    level = *env - '0';
   // The host's target machine, so that LLVM's optimizer (the loop vectorizer
   // in particular) knows the vector width and CPU features.
   auto hostMachine = hostTargetMachine(level);
@@ -172,6 +203,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   if (!entry)
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
   impl->entry = *entry;
+  stage("llvm-jit");
   impl->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Compiled(std::move(impl));
 }
