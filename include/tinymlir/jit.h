@@ -68,6 +68,10 @@ public:
   double compileSeconds() const;
   /// How many matrix products the BLAS rewrite replaced with GEMM calls.
   int blasCalls() const;
+  Target target() const;
+  /// GPU target: the module with kernels outlined, and the PTX for sm_90.
+  const std::string &gpuModule() const;
+  const std::string &ptx() const;
 
   struct Impl;
   explicit Compiled(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}

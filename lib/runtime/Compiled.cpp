@@ -1,6 +1,7 @@
 // compileGraph: graph -> MLIR -> optimized -> bufferized -> LLVM -> native code,
 // and the runtime boundary that calls it.
 #include "builder/MLIRGen.h"
+#include "gpu/GpuTarget.h"
 #include "pipeline/Pipeline.h"
 
 #include <tinymlir/jit.h>
@@ -36,6 +37,8 @@ struct Compiled::Impl {
   std::vector<std::pair<size_t, int64_t>> gatherIds;
   double seconds = 0;
   int blasCalls = 0;
+  Target target = Target::CPU;
+  std::string gpu, ptx; // GPU target only
 };
 
 namespace {
@@ -138,8 +141,6 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   StageTimer stage;
   if (!result.valid())
     throw Error("[jit] the traced function returned an invalid (default-constructed) Tensor");
-  if (options.target != Target::CPU)
-    throw Error("[jit] target 'gpu' is not available in this build");
   auto impl = std::make_shared<Compiled::Impl>();
   std::vector<NodePtr> argNodes;
   for (const Tensor &a : args) {
@@ -167,12 +168,19 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   detail::runPipeline(module, detail::kBufferizePipeline, "bufferize");
   impl->bufferized = detail::printModule(module);
   stage("bufferize");
-  if (blasEnabled(options)) {
+  impl->target = options.target;
+  if (options.target == Target::GPU) {
+    detail::GpuStages gpu = detail::lowerForGpu(module);
+    impl->gpu = std::move(gpu.gpu);
+    impl->ptx = std::move(gpu.ptx);
+    stage("gpu");
+  } else if (blasEnabled(options)) {
     impl->blasCalls = detail::rewriteMatmulsToBlas(module);
     detail::verifyModule(module, "blas");
   }
 
-  detail::runPipeline(module, detail::kLowerPipeline, "lower");
+  if (options.target == Target::CPU)
+    detail::runPipeline(module, detail::kLowerPipeline, "lower");
   // The C interface wrapper and the engine's packed wrappers each call the
   // kernel: keep it out of line so LLVM optimizes and compiles its body once.
   if (auto kernel = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(detail::kKernelName)) {
@@ -199,6 +207,8 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
   impl->engine = std::move(*engine);
   impl->engine->registerSymbols(runtimeSymbols);
+  if (options.target == Target::GPU)
+    impl->engine->registerSymbols(detail::gpuRuntimeSymbols);
   auto entry = impl->engine->lookupPacked(std::string("_mlir_ciface_") + detail::kKernelName);
   if (!entry)
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
@@ -218,6 +228,9 @@ const Shape &Compiled::resultShape() const { return impl_->resultShape; }
 DType Compiled::resultDType() const { return impl_->resultDType; }
 double Compiled::compileSeconds() const { return impl_->seconds; }
 int Compiled::blasCalls() const { return impl_->blasCalls; }
+Target Compiled::target() const { return impl_->target; }
+const std::string &Compiled::gpuModule() const { return impl_->gpu; }
+const std::string &Compiled::ptx() const { return impl_->ptx; }
 
 Array Compiled::call(const std::vector<Array> &inputs) const {
   Array output = Array::empty(impl_->resultShape, impl_->resultDType);
@@ -227,6 +240,8 @@ Array Compiled::call(const std::vector<Array> &inputs) const {
 
 void Compiled::callInto(const std::vector<Array> &inputs, Array &output) const {
   const Impl &c = *impl_;
+  if (c.target == Target::GPU)
+    detail::requireGpu();
   if (inputs.size() != c.inputShapes.size())
     throw Error("[call] expected " + std::to_string(c.inputShapes.size()) + " inputs, got " +
                 std::to_string(inputs.size()));
