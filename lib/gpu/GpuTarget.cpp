@@ -9,7 +9,7 @@ GpuStages lowerForGpu(mlir::ModuleOp) {
   throw Error("[gpu] the GPU target is not implemented yet");
 }
 
-llvm::orc::SymbolMap gpuRuntimeSymbols(llvm::orc::MangleAndInterner) { return {}; }
+llvm::orc::SymbolMap gpuRuntimeSymbols(llvm::orc::MangleAndInterner) { return llvm::orc::SymbolMap(); }
 
 void requireGpu() { throw Error("[gpu] the GPU target is not implemented yet"); }
 
