@@ -144,5 +144,10 @@ std::vector<Tensor> split(const Tensor &x, int64_t sections, int64_t axis);
 Tensor gather(const Tensor &table, const Tensor &ids);
 /// (n, n): 0 on and below the diagonal, -1e10 above.
 Tensor causalMask(int64_t n, DType dtype);
+/// (rows, columns) for rows that sit at positions start, start+1, ... of a
+/// sequence: column s is 0 where s <= start + row, -1e10 after. `start` is a
+/// rank-0 int32 tensor (a runtime value: one compiled function serves every
+/// position, as in incremental decoding).
+Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype);
 
 } // namespace tinymlir

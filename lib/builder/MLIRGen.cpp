@@ -25,6 +25,10 @@ namespace {
 
 using namespace mlir;
 
+/// Products with at most this many rows read float32 weights directly when
+/// the other operand is float64 (decoding: one row per step).
+constexpr int64_t kMixedPrecisionRows = 4;
+
 class ModuleBuilder {
 public:
   ModuleBuilder(MLIRContext &context) : context_(context), b_(&context), loc_(b_.getUnknownLoc()) {}
@@ -294,9 +298,37 @@ private:
     return reduce.getResult(0);
   }
 
+  /// A product of float64 rows with float32 weights (promoted by an explicit
+  /// Cast node, possibly of a transposed matrix) and only a few rows: a
+  /// mixed-precision linalg.matmul that reads the float32 weights directly and
+  /// accumulates in float64, instead of materializing float64 weights.
+  /// Returns the weights node (and whether it is transposed), or null.
+  static NodePtr mixedPrecisionWeights(const Node &n, bool &transposed) {
+    const Node &b = *n.args[1];
+    if (n.shape.size() != 2 || n.shape[0] > kMixedPrecisionRows || n.dtype != DType::f64 ||
+        b.op != Op::Cast || b.args[0]->dtype != DType::f32)
+      return nullptr;
+    const NodePtr &w = b.args[0];
+    transposed = w->op == Op::Transpose;
+    return transposed ? w->args[0] : w;
+  }
+
   Value emitMatmul(const Node &n) {
-    Value a = emit(n.args[0]), bv = emit(n.args[1]);
     Value acc = filled(n, 0.0);
+    bool transposed = false;
+    if (NodePtr w = mixedPrecisionWeights(n, transposed)) {
+      auto mm = linalg::MatmulOp::create(b_, loc_, TypeRange{tensorType(n)},
+                                         ValueRange{emit(n.args[0]), emit(w)}, ValueRange{acc});
+      if (transposed) {
+        AffineExpr i = b_.getAffineDimExpr(0), j = b_.getAffineDimExpr(1),
+                   k = b_.getAffineDimExpr(2);
+        mm.setIndexingMapsAttr(b_.getAffineMapArrayAttr(
+            {AffineMap::get(3, 0, {i, k}, &context_), AffineMap::get(3, 0, {j, k}, &context_),
+             AffineMap::get(3, 0, {i, j}, &context_)}));
+      }
+      return mm.getResult(0);
+    }
+    Value a = emit(n.args[0]), bv = emit(n.args[1]);
     if (n.shape.size() == 2)
       return linalg::MatmulOp::create(b_, loc_, TypeRange{tensorType(n)}, ValueRange{a, bv},
                                       ValueRange{acc})
@@ -325,6 +357,12 @@ private:
   }
 
   Value emitCausalMask(const Node &n) {
+    // mask[i, j] = j > i + start ? -1e10 : 0, start a runtime scalar (or 0).
+    Value start;
+    if (!n.args.empty()) {
+      Value t = tensor::ExtractOp::create(b_, loc_, emit(n.args[0]), ValueRange{});
+      start = arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), t);
+    }
     SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(2, &context_)};
     SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
@@ -332,6 +370,8 @@ private:
         iterators, [&](OpBuilder &b, Location loc, ValueRange) {
           Value i = linalg::IndexOp::create(b, loc, 0);
           Value j = linalg::IndexOp::create(b, loc, 1);
+          if (start)
+            i = arith::AddIOp::create(b, loc, i, start);
           Value future = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
           Value masked = scalarConstant(b, n.dtype, -1e10);
           Value zero = scalarConstant(b, n.dtype, 0.0);

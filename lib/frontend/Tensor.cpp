@@ -430,4 +430,16 @@ Tensor causalMask(int64_t n, DType dtype) {
   return Tensor(makeNode(Op::CausalMask, {n, n}, dtype));
 }
 
+Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype) {
+  NodePtr s = nodeOf(start, "causal_mask");
+  if (rows <= 0 || columns <= 0)
+    fail(Op::CausalMask, "sizes must be positive, got (" + std::to_string(rows) + ", " +
+                             std::to_string(columns) + ")");
+  if (!isFloat(dtype))
+    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype));
+  if (s->dtype != DType::i32 || !s->shape.empty() || s->weak)
+    fail(Op::CausalMask, "start must be a rank-0 int32 tensor, got " + describe(s));
+  return Tensor(makeNode(Op::CausalMask, {rows, columns}, dtype, {s}));
+}
+
 } // namespace tinymlir

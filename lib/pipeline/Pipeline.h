@@ -32,6 +32,11 @@ void verifyModule(mlir::ModuleOp module, const char *stage);
 /// cblas_sgemm / cblas_dgemm calls. Returns how many products it replaced.
 int rewriteMatmulsToBlas(mlir::ModuleOp module);
 
+/// Lowers the products with few rows that remain after the BLAS rewrite
+/// (float64 rows against float32 weights in decoding) to loops that stream the
+/// weights once. Returns how many it lowered.
+int lowerSmallProducts(mlir::ModuleOp module);
+
 std::string printModule(mlir::ModuleOp module);
 
 } // namespace tinymlir::detail

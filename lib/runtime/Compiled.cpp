@@ -179,8 +179,10 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
     detail::verifyModule(module, "blas");
   }
 
-  if (options.target == Target::CPU)
+  if (options.target == Target::CPU) {
+    detail::lowerSmallProducts(module);
     detail::runPipeline(module, detail::kLowerPipeline, "lower");
+  }
   // The C interface wrapper and the engine's packed wrappers each call the
   // kernel: keep it out of line so LLVM optimizes and compiles its body once.
   if (auto kernel = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(detail::kKernelName)) {

@@ -229,3 +229,39 @@ TEST(Attention, MatmulsSurviveFusionAndBecomeBlasCalls) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(MixedPrecision, FewRowsReadFloat32WeightsWithoutConverting) {
+  auto plain = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w); });
+  auto tied = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); });
+  Array x = randomArray({2, 64}, DType::f64, 90), w = randomArray({64, 300}, DType::f32, 91);
+  Array wt = randomArray({50, 64}, DType::f32, 92);
+  EXPECT_TRUE(allClose(plain(x, w), numpy("x @ w", {{"x", x}, {"w", w}}), 1e-12, 1e-12));
+  EXPECT_TRUE(allClose(tied(x, wt), numpy("x @ w.T", {{"x", x}, {"w", wt}}), 1e-12, 1e-12));
+  for (const Compiled &c : {plain.compile(x, w), tied.compile(x, wt)}) {
+    // One mixed-precision product, no float64 copy of the weights anywhere.
+    EXPECT_NE(c.optimized().find("linalg.matmul"), std::string::npos) << c.optimized();
+    EXPECT_NE(c.optimized().find("tensor<2x64xf64>, tensor<"), std::string::npos);
+    EXPECT_EQ(c.optimized().find("x64xf64>) outs"), std::string::npos) << c.optimized();
+    EXPECT_EQ(c.optimized().find("linalg.transpose"), std::string::npos);
+    EXPECT_EQ(c.blasCalls(), 0);
+  }
+  // Many rows: convert once, then BLAS (dgemm).
+  Array rows = randomArray({16, 64}, DType::f64, 93);
+  EXPECT_EQ(plain.compile(rows, w).blasCalls(), 1);
+  EXPECT_TRUE(allClose(plain(rows, w), numpy("x @ w", {{"x", rows}, {"w", w}}), 1e-12, 1e-12));
+}
+
+TEST(Mask, CausalMaskWithRuntimeStart) {
+  auto f = jit([](const Tensor &start) { return causalMask(3, 8, start, DType::f32); });
+  for (int32_t s : {0, 2, 5}) {
+    Array got = f(Array::scalar(s, i32));
+    Array want = numpy("np.where(np.arange(8)[None, :] > np.arange(3)[:, None] + " +
+                       std::to_string(s) + ", np.float32(-1e10), np.float32(0))");
+    EXPECT_TRUE(allClose(got, want, 0, 0)) << "start " << s;
+  }
+  EXPECT_EQ(f.stats().compilations, 1u);
+}
+
+} // namespace
