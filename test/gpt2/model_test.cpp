@@ -29,7 +29,7 @@ protected:
     c.n_layer = 1;
     c.n_head = 2;
     c.n_embd = 8;
-    c.n_positions = 6;
+    c.n_positions = 48;
     c.vocab_size = 20;
     gpt2::writeRandomCheckpoint(dir_.string(), c, 5);
   }
@@ -50,10 +50,13 @@ TEST_F(ModelTest, RejectsIdsOutsideTheVocabulary) {
 
 TEST_F(ModelTest, RejectsSequencesBeyondTheContext) {
   gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
-  EXPECT_EQ(errorOf([&] { model.forward({1, 2, 3, 4, 5, 6, 7}); }),
-            "[gpt2] 7 tokens exceed the context of 6 positions");
-  EXPECT_EQ(errorOf([&] { model.generate({1, 2, 3}, 4); }),
-            "[gpt2] a prompt of 3 tokens plus 4 new tokens exceeds the context of 6 positions");
+  std::vector<int32_t> long_(49, 1);
+  EXPECT_EQ(errorOf([&] { model.forward(long_); }),
+            "[gpt2] 49 tokens exceed the context of 48 positions");
+  EXPECT_EQ(errorOf([&] { model.generate({1, 2, 3}, 46); }),
+            "[gpt2] a prompt of 3 tokens plus 46 new tokens exceeds the context of 48 positions");
+  EXPECT_EQ(errorOf([&] { model.generateIncremental({1, 2, 3}, 46); }),
+            "[gpt2] a prompt of 3 tokens plus 46 new tokens exceeds the context of 48 positions");
 }
 
 TEST_F(ModelTest, ForwardGivesFloat64LogitsAndFloat64Residuals) {
@@ -69,6 +72,39 @@ TEST_F(ModelTest, ForwardGivesFloat64LogitsAndFloat64Residuals) {
   EXPECT_EQ(out.size(), 3u);
   for (int32_t id : out)
     EXPECT_TRUE(id >= 0 && id < 20);
+}
+
+TEST_F(ModelTest, IncrementalDecodingMatchesFullPrefixRecomputation) {
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
+  for (const std::vector<int32_t> &prompt :
+       {std::vector<int32_t>{7}, std::vector<int32_t>{3, 1, 4, 1, 5}}) {
+    std::vector<Array> full, cached;
+    auto keep = [](std::vector<Array> &into) {
+      return [&into](int64_t, int32_t, const Array &logits) {
+        const int64_t T = logits.dim(0);
+        into.push_back(logits.sliced(0, T - 1, T).contiguous());
+      };
+    };
+    std::vector<int32_t> a = model.generate(prompt, 12, keep(full));
+    std::vector<int32_t> b = model.generateIncremental(prompt, 12, keep(cached));
+    EXPECT_EQ(a, b);
+    ASSERT_EQ(full.size(), cached.size());
+    for (size_t s = 0; s < full.size(); ++s)
+      for (int64_t v = 0; v < 20; ++v)
+        EXPECT_NEAR(full[s].at({0, v}), cached[s].at({0, v}), 1e-9) << "step " << s;
+  }
+}
+
+TEST_F(ModelTest, DecodingCompilesNothingPerToken) {
+  auto compilationsFor = [&](int64_t tokens) {
+    gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
+    model.generateIncremental({3, 1, 4, 1, 5, 9, 2, 6}, tokens);
+    return model.compilations();
+  };
+  size_t four = compilationsFor(4), thirtyTwo = compilationsFor(32);
+  EXPECT_EQ(thirtyTwo, four) << "32 tokens compiled " << thirtyTwo << " specializations, 4 tokens "
+                             << four;
+  EXPECT_LE(four, 12u);
 }
 
 } // namespace

@@ -3,7 +3,9 @@
 
 Runs both on the same checkpoint and prompt, then compares the embedding,
 every block's two residual outputs and the logits at every step (rtol = atol =
-3e-4, equal dtypes and shapes), the prompt ids, and the generated ids exactly.
+3e-4, equal dtypes and shapes), the prompt ids, and the generated ids exactly,
+for tinymlir's full-prefix mode (--dump); and the tokens and each step's
+last-position logits of its default incremental (key/value cache) mode.
 
   verify_gpt2.py --binary build/tools/tinymlir-gpt2 --model DIR \
       (--prompt TEXT | --prompt-ids 1,2,3) --tokens N [--expect 262,749,...]
@@ -58,6 +60,9 @@ def main():
     ours, ref = os.path.join(work, "ours"), os.path.join(work, "reference")
     run([a.binary, "--model", model, *prompt, "--tokens", str(a.tokens), "--dump", ours,
          "--json"])
+    incremental = json.loads(run([a.binary, "--model", model, *prompt, "--tokens",
+                                  str(a.tokens), "--json", "--logits",
+                                  os.path.join(work, "incremental_logits.npy")]).stdout)
     run([sys.executable, os.path.join(HERE, "gpt2_reference.py"), "--model", model, *prompt,
          "--tokens", str(a.tokens), "--dump", ref])
 
@@ -86,6 +91,20 @@ def main():
         failures.append(f"prompt ids {got['prompt_ids']} vs reference {want['prompt_ids']}")
     if got["output_ids"] != want["output_ids"]:
         failures.append(f"tokens {got['output_ids']} vs reference {want['output_ids']}")
+    # Incremental decoding (the default mode): the same tokens, and each step's
+    # last-position logits within tolerance of the reference's.
+    if incremental["output_ids"] != want["output_ids"]:
+        failures.append(f"incremental tokens {incremental['output_ids']} vs reference "
+                        f"{want['output_ids']}")
+    inc = np.load(os.path.join(work, "incremental_logits.npy"))
+    last = np.stack([np.load(os.path.join(ref, f"step{s}_logits.npy"))[-1]
+                     for s in range(a.tokens)]) if a.tokens else inc
+    if inc.dtype != last.dtype or inc.shape != last.shape:
+        failures.append(f"incremental logits {inc.dtype} {inc.shape} vs {last.dtype} {last.shape}")
+    elif not np.allclose(inc, last, rtol=RTOL, atol=ATOL):
+        failures.append(f"incremental logits: max abs difference {np.abs(inc - last).max():.3g}")
+    else:
+        worst = max(worst, float(np.abs(inc - last).max()) if inc.size else 0.0)
     if a.expect is not None:
         expected = [int(t) for t in a.expect.split(",")]
         if got["output_ids"] != expected:
@@ -100,7 +119,8 @@ def main():
     if failures:
         print("\n".join("MISMATCH " + f for f in failures))
         sys.exit(1)
-    print("OK: identical tokens, all intermediates within rtol = atol = 3e-4, equal dtypes")
+    print("OK: identical tokens (full-prefix and incremental), all intermediates and logits "
+          "within rtol = atol = 3e-4, equal dtypes")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 #include "models/gpt2/Model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace tinymlir::gpt2 {
@@ -13,9 +15,33 @@ Tensor head(const Tensor &x, const LayerNormParams &ln, const Tensor &wte) {
   return matmul(layerNorm(x, ln.gain, ln.bias), wte.T()); // (T, C) @ (C, V) -> (T, V)
 }
 
+Tensor embedAt(const Tensor &wte, const Tensor &wpe, const Tensor &ids, const Tensor &positions) {
+  return gather(wte, ids) + gather(wpe, positions);       // (T, C)
+}
+
+Tensor qkvProjection(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv) {
+  return linear(layerNorm(x, ln.gain, ln.bias), qkv.w, qkv.b); // (T, 3C)
+}
+
+Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
+                      const Tensor &start, const LinearParams &out, const LayerNormParams &ln2,
+                      const LinearParams &up, const LinearParams &down, int64_t heads) {
+  const int64_t T = x.dim(0), C = x.dim(1), D = C / heads, P = values.dim(1);
+  Tensor q = transpose(reshape(slice(qkv, {0, 0}, {T, C}), {T, heads, D}), {1, 0, 2}); // (H, T, D)
+  // As the reference: float32 q @ k, then / float64 sqrt(depth) -> float64.
+  Tensor scores = matmul(q, keys) / f64(std::sqrt(static_cast<double>(D)));           // (H, T, P)
+  Tensor mask = causalMask(T, P, start, qkv.dtype());                                 // (T, P)
+  Tensor weighted = matmul(softmax(scores + mask), values);                           // (H, T, D)
+  Tensor merged = reshape(transpose(weighted, {1, 0, 2}), {T, C});                    // (T, C)
+  Tensor attended = x + linear(merged, out.w, out.b);
+  return feedforward(attended, ln2, up, down);
+}
+
 Model::Model(Weights weights, JitOptions options)
     : weights_(std::move(weights)), embed_(&gpt2::embed, options), attend_(&tinymlir::attend, options),
-      feedforward_(&tinymlir::feedforward, options), head_(&gpt2::head, options) {}
+      feedforward_(&tinymlir::feedforward, options), head_(&gpt2::head, options),
+      embedAt_(&gpt2::embedAt, options), qkv_(&gpt2::qkvProjection, options),
+      block_(&gpt2::blockFromCache, options) {}
 
 void Model::checkIds(const std::vector<int32_t> &ids) const {
   const Config &c = config();
@@ -86,14 +112,118 @@ Model::generate(std::vector<int32_t> ids, int64_t tokens,
   return out;
 }
 
+namespace {
+
+int64_t nextPowerOfTwo(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
+/// Keys (H, D, P) and values (H, P, D) of one layer, in the dtype of its qkv.
+struct LayerCache {
+  Array keys, values;
+};
+
+/// Copies rows [0, rows) of qkv (T, 3C), at positions start..., into the cache.
+template <class T>
+void storeRows(const Array &qkv, int64_t rows, int64_t start, int64_t heads, LayerCache &cache) {
+  const int64_t C = qkv.dim(1) / 3, D = C / heads, P = cache.values.dim(1);
+  const T *src = qkv.data<T>();
+  T *keys = cache.keys.data<T>(), *values = cache.values.data<T>();
+  for (int64_t t = 0; t < rows; ++t) {
+    const T *k = src + t * 3 * C + C, *v = src + t * 3 * C + 2 * C;
+    const int64_t pos = start + t;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t d = 0; d < D; ++d) {
+        keys[(h * D + d) * P + pos] = k[h * D + d];
+        values[(h * P + pos) * D + d] = v[h * D + d];
+      }
+  }
+}
+
+} // namespace
+
+std::vector<int32_t>
+Model::generateIncremental(std::vector<int32_t> ids, int64_t tokens,
+                           const std::function<void(int64_t, int32_t, const Array &)> &onToken) const {
+  checkIds(ids);
+  const Config &c = config();
+  const int64_t T = static_cast<int64_t>(ids.size());
+  if (T + tokens > c.n_positions)
+    throw Error("[gpt2] a prompt of " + std::to_string(T) + " tokens plus " +
+                std::to_string(tokens) + " new tokens exceeds the context of " +
+                std::to_string(c.n_positions) + " positions");
+  if (tokens <= 0)
+    return {};
+  const Weights &w = weights_;
+  const int64_t C = c.n_embd, H = c.n_head, D = C / H;
+  // Capacity and prompt buckets: few specializations for any lengths.
+  const int64_t capacity = std::min(c.n_positions, std::max<int64_t>(128, nextPowerOfTwo(T + tokens)));
+  const int64_t padded = std::min(capacity, std::max<int64_t>(16, nextPowerOfTwo(T)));
+
+  std::vector<LayerCache> caches;
+  auto runLayers = [&](Array x, int64_t rows, int64_t start) {
+    Array position = Array::scalar(static_cast<double>(start), DType::i32);
+    for (size_t l = 0; l < w.layers.size(); ++l) {
+      const LayerWeights &lw = w.layers[l];
+      Array qkv = qkv_(x, LayerNormParams{lw.ln_1_w, lw.ln_1_b}, LinearParams{lw.attn_w, lw.attn_b});
+      if (caches.size() <= l)
+        caches.push_back({Array::zeros({H, D, capacity}, qkv.dtype()),
+                          Array::zeros({H, capacity, D}, qkv.dtype())});
+      if (qkv.dtype() == DType::f32)
+        storeRows<float>(qkv, rows, start, H, caches[l]);
+      else
+        storeRows<double>(qkv, rows, start, H, caches[l]);
+      x = block_(x, qkv, caches[l].keys, caches[l].values, position,
+                 LinearParams{lw.proj_w, lw.proj_b}, LayerNormParams{lw.ln_2_w, lw.ln_2_b},
+                 LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b}, H);
+    }
+    return x;
+  };
+  auto nextToken = [&](const Array &lastRow) {
+    return head_(lastRow, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (1, V) float64
+  };
+
+  // Prefill: the prompt padded to a bucket (rows past the prompt are ignored:
+  // causal attention keeps them out of the prompt's rows).
+  std::vector<int32_t> paddedIds(padded, 0), positions(padded);
+  std::copy(ids.begin(), ids.end(), paddedIds.begin());
+  for (int64_t t = 0; t < padded; ++t)
+    positions[t] = static_cast<int32_t>(t);
+  Array x = embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>(paddedIds, {padded}),
+                     Array::fromVector<int32_t>(positions, {padded}));
+  x = runLayers(x, padded, 0);
+  Array logits = nextToken(x.sliced(0, T - 1, T).contiguous());
+
+  std::vector<int32_t> out;
+  for (int64_t step = 0;; ++step) {
+    int32_t next = argmaxLast(logits);
+    if (onToken)
+      onToken(step, next, logits);
+    out.push_back(next);
+    if (step + 1 == tokens)
+      break;
+    const int64_t position = T + step;
+    Array e = embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>({next}, {1}),
+                       Array::fromVector<int32_t>({static_cast<int32_t>(position)}, {1}));
+    logits = nextToken(runLayers(e, 1, position));
+  }
+  return out;
+}
+
 double Model::compileSeconds() const {
   return embed_.stats().compileSeconds + attend_.stats().compileSeconds +
-         feedforward_.stats().compileSeconds + head_.stats().compileSeconds;
+         feedforward_.stats().compileSeconds + head_.stats().compileSeconds +
+         embedAt_.stats().compileSeconds + qkv_.stats().compileSeconds +
+         block_.stats().compileSeconds;
 }
 
 size_t Model::compilations() const {
   return embed_.stats().compilations + attend_.stats().compilations +
-         feedforward_.stats().compilations + head_.stats().compilations;
+         feedforward_.stats().compilations + head_.stats().compilations +
+         embedAt_.stats().compilations + qkv_.stats().compilations + block_.stats().compilations;
 }
 
 } // namespace tinymlir::gpt2

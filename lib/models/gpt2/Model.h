@@ -27,6 +27,19 @@ Tensor embed(const Tensor &wte, const Tensor &wpe, const Tensor &ids);
 /// layer_norm(x) @ wte.T: (T, V), the tied output projection.
 Tensor head(const Tensor &x, const LayerNormParams &ln, const Tensor &wte);
 
+// Incremental decoding: the same formulas, split around a key/value cache.
+/// wte[ids] + wpe[positions]: (T, C).
+Tensor embedAt(const Tensor &wte, const Tensor &wpe, const Tensor &ids, const Tensor &positions);
+/// layer_norm(x) @ w_qkv + b_qkv: (T, 3C), whose keys and values go to the cache.
+Tensor qkvProjection(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv);
+/// The rest of a block for T rows at positions start..start+T-1: attention of
+/// their queries (from qkv) against the cached keys (H, D, P) and values
+/// (H, P, D) -- future and unused positions masked -- then the residual, and
+/// the feed-forward sublayer with its residual. (T, C).
+Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
+                      const Tensor &start, const LinearParams &out, const LayerNormParams &ln2,
+                      const LinearParams &up, const LinearParams &down, int64_t heads);
+
 class Model {
 public:
   explicit Model(Weights weights, JitOptions options = {});
@@ -42,6 +55,14 @@ public:
   generate(std::vector<int32_t> ids, int64_t tokens,
            const std::function<void(int64_t, int32_t, const Array &)> &onToken = {}) const;
 
+  /// Greedy decoding with a key/value cache: the prompt is computed once
+  /// (padded to a bucket of lengths), then each new token only at its own
+  /// position. The cache holds a bucket of capacity (a power of two, at least
+  /// 128, at most the context), so every step reuses the same compiled code.
+  std::vector<int32_t>
+  generateIncremental(std::vector<int32_t> ids, int64_t tokens,
+                      const std::function<void(int64_t, int32_t, const Array &)> &onToken = {}) const;
+
   /// Seconds spent compiling and the number of specializations compiled.
   double compileSeconds() const;
   size_t compilations() const;
@@ -54,12 +75,20 @@ private:
                                          const LinearParams &, const LinearParams &);
   using Embed = Tensor (*)(const Tensor &, const Tensor &, const Tensor &);
   using Head = Tensor (*)(const Tensor &, const LayerNormParams &, const Tensor &);
+  using EmbedAt = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
+  using QkvProjection = Tensor (*)(const Tensor &, const LayerNormParams &, const LinearParams &);
+  using BlockFromCache = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &,
+                                    const Tensor &, const LinearParams &, const LayerNormParams &,
+                                    const LinearParams &, const LinearParams &, int64_t);
 
   Weights weights_;
   Jit<Embed> embed_;
   Jit<SublayerAttend> attend_;
   Jit<SublayerFeedforward> feedforward_;
   Jit<Head> head_;
+  Jit<EmbedAt> embedAt_;
+  Jit<QkvProjection> qkv_;
+  Jit<BlockFromCache> block_;
 };
 
 /// Index of the largest value of the last row of (T, V) logits (first on ties).
