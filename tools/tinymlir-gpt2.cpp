@@ -100,6 +100,10 @@ int main(int argc, char **argv) {
   app.add_option("--dump", dumpDir,
                  "write every step's intermediates as .npy (verification; implies --recompute)");
   app.add_flag("--no-blas", noBlas, "compile matmuls to loops instead of BLAS calls");
+  bool noDiskCache = false;
+  std::string cacheDir;
+  app.add_flag("--no-disk-cache", noDiskCache, "do not read or write the persistent compile cache");
+  app.add_option("--cache-dir", cacheDir, "compile cache directory (default ~/.cache/tinymlir/kernels)");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -116,6 +120,8 @@ int main(int argc, char **argv) {
     double loadSeconds = since(start);
     JitOptions options;
     options.blas = !noBlas;
+    options.diskCache = !noDiskCache;
+    options.cacheDir = cacheDir;
     gpt2::Model gpt(std::move(weights), options);
     gpt.checkIds(ids);
     if (static_cast<int64_t>(ids.size()) + tokens > gpt.config().n_positions)
@@ -179,7 +185,8 @@ int main(int argc, char **argv) {
       total += s;
     std::cerr << "tinymlir-gpt2: load " << loadSeconds << " s; " << tokens << " tokens in "
               << total << " s (compile " << gpt.compileSeconds() << " s, "
-              << gpt.compilations() << " specializations)";
+              << gpt.compilations() << " specializations compiled, " << gpt.diskHits()
+              << " loaded from the disk cache)";
     if (!stepSeconds.empty()) {
       std::cerr << "; " << (recompute || !dumpDir.empty() ? "full-prefix" : "incremental")
                 << "; first token " << stepSeconds.front() << " s; per token:";

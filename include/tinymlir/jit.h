@@ -42,6 +42,12 @@ struct JitOptions {
   int optLevel = 3;
   /// Most specializations kept per function (0: no limit); least recently used go first.
   size_t cacheLimit = 0;
+  /// Keep compiled code in the persistent disk cache (CPU target), so another
+  /// process reuses it. TINYMLIR_CACHE=0 turns it off.
+  bool diskCache = true;
+  /// The disk cache's directory ("": $TINYMLIR_CACHE_DIR, else
+  /// ~/.cache/tinymlir/kernels). Setting it turns the disk cache on.
+  std::string cacheDir;
 };
 
 /// One compiled specialization: the modules of every stage and native code.
@@ -69,6 +75,8 @@ public:
   /// How many matrix products the BLAS rewrite replaced with GEMM calls.
   int blasCalls() const;
   Target target() const;
+  /// Whether the native code came from the disk cache (nothing was compiled).
+  bool fromDiskCache() const;
   /// GPU target: the module with kernels outlined, and the PTX for sm_90.
   const std::string &gpuModule() const;
   const std::string &ptx() const;
@@ -89,6 +97,8 @@ Array evaluate(const Tensor &result, const JitOptions &options = {});
 struct CacheStats {
   size_t hits = 0;
   size_t compilations = 0;
+  /// Specializations whose code came from the disk cache instead of compiling.
+  size_t diskHits = 0;
   size_t evictions = 0;
   size_t size = 0;
   /// Seconds spent compiling the specializations counted above.

@@ -3,6 +3,7 @@
 #include "builder/MLIRGen.h"
 #include "gpu/GpuTarget.h"
 #include "pipeline/Pipeline.h"
+#include "runtime/DiskCache.h"
 
 #include <tinymlir/jit.h>
 
@@ -10,7 +11,10 @@
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/ExecutionEngine/OptUtils.h>
 
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -19,6 +23,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 extern "C" void memrefCopy(int64_t elementSize, void *source, void *destination);
 
@@ -38,6 +45,8 @@ struct Compiled::Impl {
   double seconds = 0;
   int blasCalls = 0;
   Target target = Target::CPU;
+  std::unique_ptr<llvm::orc::LLJIT> loaded; // code from the disk cache
+  bool fromDisk = false;
   std::string gpu, ptx; // GPU target only
 };
 
@@ -116,6 +125,57 @@ std::vector<int64_t> descriptor(const Array &a) {
   return d;
 }
 
+/// The engine's object file (kernel and wrappers), or "" if unavailable.
+std::string dumpObject(mlir::ExecutionEngine &engine, const std::string &directory) {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  std::string path = (std::filesystem::path(directory) /
+                      ("object." + std::to_string(::getpid()) + ".tmp"))
+                         .string();
+  engine.dumpToObjectFile(path);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path, error);
+  return bytes;
+}
+
+/// Links a cached object into a fresh JIT; false if it cannot be used.
+bool loadObject(Compiled::Impl &impl, const std::string &object) {
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(llvm::cantFail(
+                     llvm::orc::JITTargetMachineBuilder::detectHost()))
+                 .create();
+  if (!jit) {
+    llvm::consumeError(jit.takeError());
+    return false;
+  }
+  llvm::orc::LLJIT &j = **jit;
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      j.getDataLayout().getGlobalPrefix());
+  if (!process) {
+    llvm::consumeError(process.takeError());
+    return false;
+  }
+  j.getMainJITDylib().addGenerator(std::move(*process));
+  llvm::orc::MangleAndInterner interner(j.getExecutionSession(), j.getDataLayout());
+  if (auto error = j.getMainJITDylib().define(llvm::orc::absoluteSymbols(runtimeSymbols(interner)))) {
+    llvm::consumeError(std::move(error));
+    return false;
+  }
+  if (auto error = j.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object))) {
+    llvm::consumeError(std::move(error));
+    return false;
+  }
+  auto symbol = j.lookup(std::string("_mlir__mlir_ciface_") + detail::kKernelName);
+  if (!symbol) {
+    llvm::consumeError(symbol.takeError());
+    return false;
+  }
+  impl.entry = symbol->toPtr<void (*)(void **)>();
+  impl.loaded = std::move(*jit);
+  return true;
+}
+
 /// Per-stage compile times on stderr when TINYMLIR_TIMING is set.
 class StageTimer {
 public:
@@ -160,6 +220,31 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   impl->module = detail::printModule(module);
   stage("build");
 
+  impl->target = options.target;
+  int level = std::clamp(options.optLevel, 0, 3);
+  if (const char *env = std::getenv("TINYMLIR_OPT_LEVEL"); env && *env >= '0' && *env <= '3')
+    level = *env - '0';
+
+  // The persistent cache (CPU code): the module as built, with the options,
+  // versions and host CPU, decides the code.
+  std::string cacheDir = options.target == Target::CPU ? detail::cacheDirectory(options) : "";
+  std::string key = cacheDir.empty() ? "" : detail::cacheKey(impl->module, options, level);
+  if (!cacheDir.empty()) {
+    if (auto cached = detail::loadEntry(cacheDir, key)) {
+      if (loadObject(*impl, cached->object)) {
+        impl->optimized = std::move(cached->optimized);
+        impl->bufferized = std::move(cached->bufferized);
+        impl->lowered = std::move(cached->lowered);
+        impl->blasCalls = cached->blasCalls;
+        impl->fromDisk = true;
+        stage("disk-cache");
+        impl->seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return Compiled(std::move(impl));
+      }
+    }
+  }
+
   if (options.optimize)
     detail::runPipeline(module, detail::kOptimizePipeline, "optimize");
   impl->optimized = detail::printModule(module);
@@ -168,7 +253,6 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   detail::runPipeline(module, detail::kBufferizePipeline, "bufferize");
   impl->bufferized = detail::printModule(module);
   stage("bufferize");
-  impl->target = options.target;
   if (options.target == Target::GPU) {
     detail::GpuStages gpu = detail::lowerForGpu(module);
     impl->gpu = std::move(gpu.gpu);
@@ -193,9 +277,6 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   stage("lower");
 
   mlir::ExecutionEngineOptions engineOptions;
-  int level = std::clamp(options.optLevel, 0, 3);
-  if (const char *env = std::getenv("TINYMLIR_OPT_LEVEL"); env && *env >= '0' && *env <= '3')
-    level = *env - '0';
   // The host's target machine, so that LLVM's optimizer (the loop vectorizer
   // in particular) knows the vector width and CPU features.
   auto hostMachine = hostTargetMachine(level);
@@ -204,6 +285,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enablePerfNotificationListener = false;
+  engineOptions.enableObjectDump = !cacheDir.empty();
   auto engine = mlir::ExecutionEngine::create(module, engineOptions, hostTargetMachine(level));
   if (!engine)
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
@@ -216,6 +298,16 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
   impl->entry = *entry;
   stage("llvm-jit");
+  if (!cacheDir.empty()) {
+    detail::CacheEntry fresh;
+    fresh.object = dumpObject(*impl->engine, cacheDir);
+    fresh.optimized = impl->optimized;
+    fresh.bufferized = impl->bufferized;
+    fresh.lowered = impl->lowered;
+    fresh.blasCalls = impl->blasCalls;
+    if (!fresh.object.empty())
+      detail::storeEntry(cacheDir, key, fresh);
+  }
   impl->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Compiled(std::move(impl));
 }
@@ -231,6 +323,7 @@ DType Compiled::resultDType() const { return impl_->resultDType; }
 double Compiled::compileSeconds() const { return impl_->seconds; }
 int Compiled::blasCalls() const { return impl_->blasCalls; }
 Target Compiled::target() const { return impl_->target; }
+bool Compiled::fromDiskCache() const { return impl_->fromDisk; }
 const std::string &Compiled::gpuModule() const { return impl_->gpu; }
 const std::string &Compiled::ptx() const { return impl_->ptx; }
 

@@ -59,7 +59,10 @@ std::optional<Compiled> Cache::find(const std::string &key) {
 
 void Cache::insert(const std::string &key, const Compiled &compiled, size_t limit) {
   std::lock_guard lock(mutex_);
-  ++stats_.compilations;
+  if (compiled.fromDiskCache())
+    ++stats_.diskHits;
+  else
+    ++stats_.compilations;
   stats_.compileSeconds += compiled.compileSeconds();
   entries_.insert_or_assign(key, Entry{compiled, ++clock_});
   while (limit > 0 && entries_.size() > limit) {

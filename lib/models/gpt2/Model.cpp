@@ -220,6 +220,12 @@ double Model::compileSeconds() const {
          block_.stats().compileSeconds;
 }
 
+size_t Model::diskHits() const {
+  return embed_.stats().diskHits + attend_.stats().diskHits + feedforward_.stats().diskHits +
+         head_.stats().diskHits + embedAt_.stats().diskHits + qkv_.stats().diskHits +
+         block_.stats().diskHits;
+}
+
 size_t Model::compilations() const {
   return embed_.stats().compilations + attend_.stats().compilations +
          feedforward_.stats().compilations + head_.stats().compilations +

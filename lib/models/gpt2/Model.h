@@ -66,6 +66,8 @@ public:
   /// Seconds spent compiling and the number of specializations compiled.
   double compileSeconds() const;
   size_t compilations() const;
+  /// Specializations whose code was loaded from the disk cache.
+  size_t diskHits() const;
   void checkIds(const std::vector<int32_t> &ids) const;
 
 private:
