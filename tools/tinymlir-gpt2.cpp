@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
   app.add_option("--tokens", tokens, "tokens to generate")->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json, "print one JSON object instead of streaming text");
   app.add_option("--logits", logitsFile, "write each step's last-position logits, (steps, vocab)");
-  app.add_option("--threads", threads, "BLAS threads (default: OpenBLAS's choice)")
+  app.add_option("--threads", threads, "threads for compiled loops and BLAS (default: all cores)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--recompute", recompute,
                "recompute the whole prefix for every token (the reference's way) instead of "
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     if (prompt.empty() && promptIds.empty())
       throw Error("[gpt2] give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
     if (threads > 0)
-      openblas_set_num_threads(threads);
+      setThreads(threads);
     auto start = Clock::now();
     gpt2::Tokenizer tokenizer = gpt2::Tokenizer::loadDefault();
     std::vector<int32_t> ids = promptIds.empty() ? tokenizer.encode(prompt) : parseIds(promptIds);

@@ -88,6 +88,10 @@ private:
   std::shared_ptr<const Impl> impl_;
 };
 
+/// Threads for compiled code (its parallel loops, via OpenMP) and for BLAS.
+/// 0: the runtime's default (all cores, or OMP_NUM_THREADS).
+void setThreads(int threads);
+
 /// Compiles `result` as a function of `args` (placeholders from tracing).
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
                       const JitOptions &options = {});

@@ -15,9 +15,10 @@ inline constexpr const char *kBufferizePipeline =
     "builtin.module(eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries},"
     "buffer-deallocation-pipeline,canonicalize)";
 inline constexpr const char *kLowerPipeline =
-    "builtin.module(convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
-    "convert-scf-to-cf,convert-math-to-libm,convert-math-to-llvm,convert-arith-to-llvm,"
-    "convert-func-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,reconcile-unrealized-casts)";
+    "builtin.module(convert-linalg-to-loops,convert-scf-to-openmp,canonicalize,expand-strided-metadata,"
+    "lower-affine,convert-scf-to-cf,convert-math-to-libm,convert-math-to-llvm,"
+    "convert-arith-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+    "finalize-memref-to-llvm,reconcile-unrealized-casts)";
 
 /// A context with every dialect, interface and translation the JIT needs.
 std::unique_ptr<mlir::MLIRContext> makeContext();

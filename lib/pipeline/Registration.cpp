@@ -7,6 +7,7 @@
 #include <mlir/InitAllPasses.h>
 #include <mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h>
 
 #include <llvm/Support/TargetSelect.h>
 
@@ -26,6 +27,7 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
     mlir::registerAllExtensions(*registry);
     mlir::registerBuiltinDialectTranslation(*registry);
     mlir::registerLLVMDialectTranslation(*registry);
+    mlir::registerOpenMPDialectTranslation(*registry);
   });
   auto context = std::make_unique<mlir::MLIRContext>(*registry,
                                                       mlir::MLIRContext::Threading::DISABLED);

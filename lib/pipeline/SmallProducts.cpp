@@ -19,7 +19,7 @@ namespace {
 using namespace mlir;
 
 constexpr int64_t kMaxRows = 4;
-constexpr int64_t kColumnBlock = 256;
+constexpr int64_t kColumnBlock = 128;
 
 Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices, Type type) {
   Value v = memref::LoadOp::create(b, loc, memref, indices);

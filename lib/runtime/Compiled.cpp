@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 extern "C" void memrefCopy(int64_t elementSize, void *source, void *destination);
+extern "C" void omp_set_num_threads(int threads);
+extern "C" int omp_get_num_procs();
 
 namespace tinymlir {
 
@@ -388,6 +390,12 @@ void Compiled::callInto(const std::vector<Array> &inputs, Array &output) const {
   for (void *&p : pointers)
     args.push_back(&p);
   c.entry(args.data());
+}
+
+void setThreads(int threads) {
+  int n = threads > 0 ? threads : omp_get_num_procs();
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
 }
 
 Array evaluate(const Tensor &result, const JitOptions &options) {
