@@ -17,6 +17,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <thread>
 
 using namespace tinymlir;
 using Clock = std::chrono::steady_clock;
@@ -89,13 +90,75 @@ int main(int argc, char **argv) {
   std::string only;
   int threads = 0;
   double budget = 1.0;
-  app.add_option("--only", only, "run the benchmarks whose name starts with this");
+  app.add_option("--only", only,
+                 "run the benchmarks whose name starts with this ('machine': bandwidth and sgemm)");
   app.add_option("--threads", threads, "OpenBLAS threads (NumPy's peer uses its default)");
   app.add_option("--seconds", budget, "time budget per measurement");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0)
     openblas_set_num_threads(threads);
   auto wanted = [&](const std::string &name) { return only.empty() || name.rfind(only, 0) == 0; };
+
+  if (only == "machine") {
+    // Memory read bandwidth (all threads) and sgemm throughput: the bounds the
+    // GPT-2 benchmarks (bench/gpt2_bench.py) are compared against.
+    const size_t n = size_t{1} << 27; // 512 MB of float32
+    std::vector<float> buffer(n, 1.0f);
+    volatile float sink = 0; // keeps the reads alive
+    int workers = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+    double read = median(
+        [&] {
+          std::vector<std::thread> pool;
+          std::vector<float> sums(workers);
+          for (int t = 0; t < workers; ++t)
+            pool.emplace_back([&, t] {
+              float s[8] = {};
+              size_t lo = n / workers * t, hi = n / workers * (t + 1);
+              for (size_t i = lo; i < hi; i += 8)
+                for (int l = 0; l < 8; ++l)
+                  s[l] += buffer[i + l];
+              sums[t] = s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+            });
+          for (auto &t : pool)
+            t.join();
+          for (float v : sums)
+            sink += v;
+        },
+        budget);
+    Array a = randn({256, 768}, 1), w = randn({768, 3072}, 2), c = Array::empty({256, 3072}, DType::f32);
+    double gemm = median(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 256, 3072, 768, 1.0f, a.data<float>(),
+                      768, w.data<float>(), 3072, 0.0f, c.data<float>(), 3072);
+        },
+        budget);
+    std::printf("{\"read_bandwidth_gbs\": %.3f, \"sgemm_gflops\": %.3f, \"threads\": %d}\n",
+                n * 4.0 / read / 1e9, 2.0 * 256 * 768 * 3072 / gemm / 1e9, workers);
+    return 0;
+  }
+
+  if (only.rfind("decode", 0) == 0) {
+    // Decoding's products: one float64 row against float32 weights (read
+    // directly, not converted), as GB/s of weights streamed.
+    auto report = [&](const std::string &name, auto fn, const Array &x, const Array &w) {
+      auto f = jit(fn);
+      Compiled c = f.compile(x, w);
+      std::vector<Array> inputs{x, w};
+      Array out = Array::empty(c.resultShape(), c.resultDType());
+      double t = median([&] { c.callInto(inputs, out); }, budget);
+      std::printf("%-34s %8.3f ms %8.2f GB/s of weights\n", name.c_str(), t * 1e3,
+                  w.nbytes() / t / 1e9);
+    };
+    auto plain = [](const Tensor &x, const Tensor &w) { return matmul(x, w); };
+    auto tied = [](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); };
+    Array x768 = randn({1, 768}, 1).astype(DType::f64), x3072 = randn({1, 3072}, 2).astype(DType::f64);
+    report("decode (1,768)@(768,2304)", plain, x768, randn({768, 2304}, 3));
+    report("decode (1,768)@(768,3072)", plain, x768, randn({768, 3072}, 4));
+    report("decode (1,3072)@(3072,768)", plain, x3072, randn({3072, 768}, 5));
+    report("decode (1,768)@(768,768)", plain, x768, randn({768, 768}, 6));
+    report("decode (1,768)@(50257,768).T", tied, x768, randn({50257, 768}, 7));
+    return 0;
+  }
 
   std::cerr << "measuring NumPy peers...\n";
   std::map<std::string, double> peers = numpyPeers(TINYMLIR_SOURCE_DIR, only);

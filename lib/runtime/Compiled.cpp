@@ -260,13 +260,12 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
     impl->gpu = std::move(gpu.gpu);
     impl->ptx = std::move(gpu.ptx);
     stage("gpu");
-  } else if (blasEnabled(options)) {
-    impl->blasCalls = detail::rewriteMatmulsToBlas(module);
-    detail::verifyModule(module, "blas");
-  }
-
-  if (options.target == Target::CPU) {
+  } else {
     detail::lowerSmallProducts(module);
+    if (blasEnabled(options)) {
+      impl->blasCalls = detail::rewriteMatmulsToBlas(module);
+      detail::verifyModule(module, "blas");
+    }
     detail::runPipeline(module, detail::kLowerPipeline, "lower");
   }
   // The C interface wrapper and the engine's packed wrappers each call the
@@ -286,15 +285,18 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
   engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enablePerfNotificationListener = false;
+  // TINYMLIR_PERF=1: tell perf about the generated code (perf record -k 1, perf inject --jit).
+  engineOptions.enablePerfNotificationListener = std::getenv("TINYMLIR_PERF") != nullptr;
   engineOptions.enableObjectDump = !cacheDir.empty();
   auto engine = mlir::ExecutionEngine::create(module, engineOptions, hostTargetMachine(level));
   if (!engine)
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
   impl->engine = std::move(*engine);
   impl->engine->registerSymbols(runtimeSymbols);
-  if (options.target == Target::GPU)
+  if (options.target == Target::GPU) {
     impl->engine->registerSymbols(detail::gpuRuntimeSymbols);
+    impl->engine->initialize(); // runs the constructors that register the kernel binaries
+  }
   auto entry = impl->engine->lookupPacked(std::string("_mlir_ciface_") + detail::kKernelName);
   if (!entry)
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
@@ -390,6 +392,8 @@ void Compiled::callInto(const std::vector<Array> &inputs, Array &output) const {
   for (void *&p : pointers)
     args.push_back(&p);
   c.entry(args.data());
+  if (c.target == Target::GPU)
+    detail::checkGpuErrors(); // CUDA errors recorded during the call
 }
 
 void setThreads(int threads) {

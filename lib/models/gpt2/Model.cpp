@@ -1,6 +1,10 @@
 #include "models/gpt2/Model.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <cmath>
 #include <string>
 
@@ -163,27 +167,48 @@ Model::generateIncremental(std::vector<int32_t> ids, int64_t tokens,
   const int64_t capacity = std::min(c.n_positions, std::max<int64_t>(128, nextPowerOfTwo(T + tokens)));
   const int64_t padded = std::min(capacity, std::max<int64_t>(16, nextPowerOfTwo(T)));
 
+  // TINYMLIR_PROFILE=1: seconds per part of the decoding loop, on stderr.
+  const bool profile = std::getenv("TINYMLIR_PROFILE") != nullptr;
+  std::map<std::string, double> seconds;
+  auto timed = [&](const char *part, auto &&call) {
+    if (!profile)
+      return call();
+    auto t0 = std::chrono::steady_clock::now();
+    auto result = call();
+    seconds[part] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return result;
+  };
+
   std::vector<LayerCache> caches;
   auto runLayers = [&](Array x, int64_t rows, int64_t start) {
     Array position = Array::scalar(static_cast<double>(start), DType::i32);
     for (size_t l = 0; l < w.layers.size(); ++l) {
       const LayerWeights &lw = w.layers[l];
-      Array qkv = qkv_(x, LayerNormParams{lw.ln_1_w, lw.ln_1_b}, LinearParams{lw.attn_w, lw.attn_b});
+      Array qkv = timed("qkv", [&] {
+        return qkv_(x, LayerNormParams{lw.ln_1_w, lw.ln_1_b}, LinearParams{lw.attn_w, lw.attn_b});
+      });
       if (caches.size() <= l)
         caches.push_back({Array::zeros({H, D, capacity}, qkv.dtype()),
                           Array::zeros({H, capacity, D}, qkv.dtype())});
-      if (qkv.dtype() == DType::f32)
-        storeRows<float>(qkv, rows, start, H, caches[l]);
-      else
-        storeRows<double>(qkv, rows, start, H, caches[l]);
-      x = block_(x, qkv, caches[l].keys, caches[l].values, position,
-                 LinearParams{lw.proj_w, lw.proj_b}, LayerNormParams{lw.ln_2_w, lw.ln_2_b},
-                 LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b}, H);
+      timed("cache", [&] {
+        if (qkv.dtype() == DType::f32)
+          storeRows<float>(qkv, rows, start, H, caches[l]);
+        else
+          storeRows<double>(qkv, rows, start, H, caches[l]);
+        return 0;
+      });
+      x = timed("block", [&] {
+        return block_(x, qkv, caches[l].keys, caches[l].values, position,
+                      LinearParams{lw.proj_w, lw.proj_b}, LayerNormParams{lw.ln_2_w, lw.ln_2_b},
+                      LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b}, H);
+      });
     }
     return x;
   };
   auto nextToken = [&](const Array &lastRow) {
-    return head_(lastRow, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (1, V) float64
+    return timed("head", [&] {
+      return head_(lastRow, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (1, V) float64
+    });
   };
 
   // Prefill: the prompt padded to a bucket (rows past the prompt are ignored:
@@ -205,11 +230,17 @@ Model::generateIncremental(std::vector<int32_t> ids, int64_t tokens,
     out.push_back(next);
     if (step + 1 == tokens)
       break;
+    if (step == 0 && profile)
+      seconds.clear(); // from here on: decoding steps only
     const int64_t position = T + step;
     Array e = embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>({next}, {1}),
                        Array::fromVector<int32_t>({static_cast<int32_t>(position)}, {1}));
     logits = nextToken(runLayers(e, 1, position));
   }
+  if (profile)
+    for (const auto &[part, total] : seconds)
+      std::fprintf(stderr, "tinymlir-gpt2: %-6s %8.3f ms per decoded token\n", part.c_str(),
+                   total * 1e3 / std::max<int64_t>(1, tokens - 1));
   return out;
 }
 
