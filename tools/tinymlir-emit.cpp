@@ -1,6 +1,7 @@
 // tinymlir-emit: prints a named example program at a chosen compiler stage.
 //
 //   tinymlir-emit gelu --shape 4,8 --dtype float32 --stage optimized
+//   tinymlir-emit matmul --gpu --stage ptx
 #include <tinymlir/tinymlir.h>
 
 #include <CLI/CLI.hpp>
@@ -117,14 +118,18 @@ int main(int argc, char **argv) {
   std::string name, stage = "module", dtypeName = "float32";
   std::vector<std::string> shapes;
   int64_t heads = 12;
-  bool list = false, noBlas = false;
+  bool list = false, noBlas = false, gpu = false;
   app.add_option("example", name, "example to print (--list shows them)");
-  app.add_option("--stage", stage, "module | optimized | bufferized | lowered")
-      ->check(CLI::IsMember({"module", "optimized", "bufferized", "lowered"}));
+  app.add_option("--stage", stage, "module | optimized | bufferized | gpu | lowered | ptx")
+      ->check(CLI::IsMember({"module", "optimized", "bufferized", "gpu", "lowered", "ptx"}));
   app.add_option("--shape", shapes, "input shapes, e.g. --shape 16,768 (repeat for more inputs)");
   app.add_option("--dtype", dtypeName, "float32 | float64 | int32");
   app.add_option("--heads", heads, "attention heads (attention, attend)");
   app.add_flag("--no-blas", noBlas, "keep matmuls as loops");
+  // --- GPU target (lib/gpu) ---
+  app.add_flag("--gpu", gpu,
+               "compile for the NVIDIA GPU (stages gpu: kernels outlined, ptx: PTX for sm_90)");
+  // --- end GPU target ---
   app.add_flag("--list", list, "list the examples");
   CLI11_PARSE(app, argc, argv);
 
@@ -153,6 +158,12 @@ int main(int argc, char **argv) {
     }
     JitOptions options;
     options.blas = !noBlas;
+    // --- GPU target (lib/gpu) ---
+    if (gpu)
+      options.target = Target::GPU;
+    else if (stage == "gpu" || stage == "ptx")
+      throw Error("[emit] stage '" + stage + "' exists only for the GPU target (add --gpu)");
+    // --- end GPU target ---
     Compiled compiled = compileGraph(result, args, options);
     if (stage == "module")
       std::cout << compiled.module();
@@ -160,6 +171,10 @@ int main(int argc, char **argv) {
       std::cout << compiled.optimized();
     else if (stage == "bufferized")
       std::cout << compiled.bufferized();
+    else if (stage == "gpu") // GPU target
+      std::cout << compiled.gpuModule();
+    else if (stage == "ptx") // GPU target
+      std::cout << compiled.ptx();
     else
       std::cout << compiled.lowered();
   } catch (const Error &e) {

@@ -1,7 +1,10 @@
 // The NVIDIA GPU target: lowering of a bufferized module to a host module that
-// launches PTX kernels, and the CUDA runtime (driver API, loaded at run time)
-// that the host module calls.
+// launches PTX kernels (GpuTarget.cpp and GpuPasses.h), and the CUDA runtime
+// (driver API, loaded at run time) that the host module calls
+// (CudaRuntime.cpp, GpuRuntime.h).
 #pragma once
+
+#include "gpu/GpuRuntime.h"
 
 #include <mlir/IR/BuiltinOps.h>
 
@@ -14,18 +17,17 @@ namespace tinymlir::detail {
 
 struct GpuStages {
   std::string gpu; ///< after mapping to blocks/threads and kernel outlining
-  std::string ptx; ///< the PTX text for sm_90
+  std::string ptx; ///< the PTX text for sm_90 (the first target chip)
 };
 
 /// Lowers a bufferized module (matmuls still linalg) in place: tiled
 /// shared-memory matmul kernels, other loops on blocks and threads, outlined
-/// kernels serialized to PTX/cubin, a host module in the LLVM dialect.
+/// kernels serialized to PTX, a host module in the LLVM dialect.
 GpuStages lowerForGpu(mlir::ModuleOp module);
 
-/// The runtime functions the host module calls (mgpu*), for the execution engine.
+/// The runtime functions the host module calls (mgpu*, tinymlirGpu*), for the
+/// execution engine. The engine must be initialize()d (its global constructors
+/// register the kernel binaries; loading them waits for the first launch).
 llvm::orc::SymbolMap gpuRuntimeSymbols(llvm::orc::MangleAndInterner interner);
-
-/// Throws a clear tinymlir::Error unless a CUDA driver and a device are usable.
-void requireGpu();
 
 } // namespace tinymlir::detail

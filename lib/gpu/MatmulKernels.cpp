@@ -17,12 +17,17 @@
 // strided layout works.
 #include "gpu/GpuPasses.h"
 
+#include <tinymlir/array.h>
+
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/GPU/IR/GPUDialect.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace tinymlir::detail {
 namespace {
@@ -39,8 +44,17 @@ struct Shape3 {
   int64_t batch, m, n, k;
 };
 
-/// Outputs per thread along rows (tm) and columns (tn).
+/// Outputs per thread along rows (tm) and columns (tn). TINYMLIR_GPU_MATMUL_TILE
+/// ("2x4": 1, 2 or 4 each) overrides the choice (tests, tuning).
 std::pair<int64_t, int64_t> chooseTiling(const Shape3 &s) {
+  if (const char *env = std::getenv("TINYMLIR_GPU_MATMUL_TILE"); env && *env) {
+    int tm = 0, tn = 0;
+    auto ok = [](int v) { return v == 1 || v == 2 || v == 4; };
+    if (std::sscanf(env, "%dx%d", &tm, &tn) != 2 || !ok(tm) || !ok(tn))
+      throw Error(std::string("[gpu] TINYMLIR_GPU_MATMUL_TILE='") + env +
+                  "': expected TMxTN with 1, 2 or 4 each, e.g. 4x4");
+    return {tm, tn};
+  }
   int64_t tm = 4, tn = 4;
   while (tm > 1 && kThreads * tm / 2 >= s.m)
     tm /= 2;

@@ -14,8 +14,11 @@ inline constexpr const char *kOptimizePipeline =
 inline constexpr const char *kBufferizePipeline =
     "builtin.module(eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries},"
     "buffer-deallocation-pipeline,canonicalize)";
+/// linalg to loops: scf.parallel for parallel dimensions (see
+/// serializeSmallParallelLoops), scf.for for reductions.
+inline constexpr const char *kLoopsPipeline = "builtin.module(convert-linalg-to-parallel-loops)";
 inline constexpr const char *kLowerPipeline =
-    "builtin.module(convert-linalg-to-loops,convert-scf-to-openmp,canonicalize,expand-strided-metadata,"
+    "builtin.module(convert-scf-to-openmp,canonicalize,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,convert-math-to-libm,convert-math-to-llvm,"
     "convert-arith-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
     "finalize-memref-to-llvm,reconcile-unrealized-casts)";
@@ -37,6 +40,14 @@ int rewriteMatmulsToBlas(mlir::ModuleOp module);
 /// (float64 rows against float32 weights in decoding) to loops that stream the
 /// weights once. Returns how many it lowered.
 int lowerSmallProducts(mlir::ModuleOp module);
+
+/// linalg.reduce -> parallel loops over the kept dimensions around sequential
+/// accumulations held in registers (vectorizable).
+int lowerReductions(mlir::ModuleOp module);
+
+/// Parallel loops with less work than `minimumWork` iterations (and parallel
+/// loops nested in another) become sequential loops; the rest get threads.
+int serializeSmallParallelLoops(mlir::ModuleOp module, int64_t minimumWork);
 
 std::string printModule(mlir::ModuleOp module);
 

@@ -9,6 +9,11 @@
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h>
 
+// --- GPU target (lib/gpu): gpu.binary / gpu.launch_func and NVVM to LLVM IR ---
+#include <mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h>
+// --- end GPU target ---
+
 #include <llvm/Support/TargetSelect.h>
 
 #include <mutex>
@@ -27,6 +32,11 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
     mlir::registerAllExtensions(*registry);
     mlir::registerBuiltinDialectTranslation(*registry);
     mlir::registerLLVMDialectTranslation(*registry);
+    // --- GPU target (lib/gpu) ---
+    mlir::registerGPUDialectTranslation(*registry);
+    mlir::registerNVVMDialectTranslation(*registry);
+    mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(*registry);
+    // --- end GPU target ---
     mlir::registerOpenMPDialectTranslation(*registry);
   });
   auto context = std::make_unique<mlir::MLIRContext>(*registry,

@@ -57,6 +57,10 @@ namespace {
 using detail::Node;
 using detail::NodePtr;
 
+/// Parallel loops with fewer iterations (all nested loops counted) run on one
+/// thread: below this, an OpenMP fork costs more than it saves.
+constexpr int64_t kMinimumParallelWork = 1 << 16;
+
 bool blasEnabled(const JitOptions &options) {
   const char *env = std::getenv("TINYMLIR_BLAS");
   if (env && (std::strcmp(env, "0") == 0 || std::strcmp(env, "off") == 0))
@@ -266,6 +270,9 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
       impl->blasCalls = detail::rewriteMatmulsToBlas(module);
       detail::verifyModule(module, "blas");
     }
+    detail::lowerReductions(module);
+    detail::runPipeline(module, detail::kLoopsPipeline, "loops");
+    detail::serializeSmallParallelLoops(module, kMinimumParallelWork);
     detail::runPipeline(module, detail::kLowerPipeline, "lower");
   }
   // The C interface wrapper and the engine's packed wrappers each call the

@@ -1,0 +1,348 @@
+// The NVIDIA GPU target. Without a GPU (every CI run):
+//  - GpuLowering: for elementwise, reduction, softmax, layer norm, matmul,
+//    batch matmul and attention programs, the host function of the `gpu` stage
+//    is launches only (gpu.launch_func; no scf., linalg., host memref.alloc or
+//    direct loads/stores), matmul kernels stage tiles in workgroup memory with
+//    gpu.barrier, and the lowered module launches PTX from a gpu.binary;
+//  - GpuPtx: every program's PTX is accepted by ptxas (sm_90, and sm_75 for the
+//    second target), or the test says why it skips;
+//  - GpuEmulation: the same kernels, run on the CPU by the emulator
+//    (TINYMLIR_GPU_EMULATE=1, one OpenMP thread per GPU thread), match the
+//    CPU target, ragged shapes included;
+//  - GpuRuntime: asking for the GPU without a driver is a clear Error.
+// With a GPU (GpuDevice, skipped otherwise): GPU results match the CPU target
+// within 2e-5, and resident weights are uploaded once.
+#include "numpy_ref.h"
+
+#include "gpu/GpuRuntime.h"
+
+#include <tinymlir/tinymlir.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+
+using namespace tinymlir;
+using tinymlir::test::allClose;
+using tinymlir::test::randomArray;
+
+namespace {
+
+constexpr const char *kPtxas = "/usr/local/cuda/bin/ptxas";
+
+JitOptions gpuOptions() {
+  JitOptions o;
+  o.target = Target::GPU;
+  return o;
+}
+
+int count(const std::string &text, const std::string &needle) {
+  int n = 0;
+  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
+    ++n;
+  return n;
+}
+
+/// The `gpu` stage split into the host part and the kernels (gpu.module).
+struct Split {
+  std::string host, kernels;
+};
+Split split(const std::string &gpuStage) {
+  Split s;
+  std::istringstream in(gpuStage);
+  std::string line;
+  bool inKernels = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("  gpu.module @", 0) == 0)
+      inKernels = true;
+    (inKernels ? s.kernels : s.host) += line + "\n";
+    if (inKernels && line == "  }")
+      inKernels = false;
+  }
+  return s;
+}
+
+template <class F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+/// Sets an environment variable for a scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+/// A program: compiled for a target from its example inputs.
+struct Program {
+  std::string name;
+  std::function<Compiled(const JitOptions &)> compile;
+  std::vector<Array> inputs;
+  int products = 0;     // matmul / batch_matmul ops
+  bool emulate = true;  // small enough for the emulator
+};
+
+Tensor elementwise(const Tensor &x, const Tensor &g) { return gelu(x * g + 1); }
+Tensor rowSum(const Tensor &x) { return sum(x, 1); }
+Tensor columnMax(const Tensor &x) { return max(x, 0); }
+Tensor total(const Tensor &x) { return sum(x); }
+Tensor softmaxOf(const Tensor &x) { return softmax(x); }
+Tensor layerNormOf(const Tensor &x, const Tensor &g, const Tensor &b) { return layerNorm(x, g, b); }
+Tensor product(const Tensor &a, const Tensor &b) { return matmul(a, b); }
+Tensor attentionOf(const Tensor &x, const LinearParams &qkv, const LinearParams &out) {
+  return attention(x, qkv, out, 4);
+}
+
+std::vector<Program> programs() {
+  std::vector<Program> p;
+  // `tile`: outputs per thread of the matmul kernels ("" = the compiler's choice).
+  auto add = [&](std::string name, auto f, std::vector<Array> in, int products,
+                 std::string tile = "", bool emulate = true) {
+    auto call = [f, in, tile](const JitOptions &o) {
+      std::optional<ScopedEnv> forced;
+      if (!tile.empty())
+        forced.emplace("TINYMLIR_GPU_MATMUL_TILE", tile.c_str());
+      auto j = jit(f, o);
+      if constexpr (std::is_same_v<decltype(f), decltype(&attentionOf)>)
+        return j.compile(in[0], LinearParams{in[1], in[2]}, LinearParams{in[3], in[4]});
+      else if constexpr (std::is_invocable_v<decltype(f), Tensor>)
+        return j.compile(in[0]);
+      else if constexpr (std::is_invocable_v<decltype(f), Tensor, Tensor>)
+        return j.compile(in[0], in[1]);
+      else
+        return j.compile(in[0], in[1], in[2]);
+    };
+    p.push_back({name, call, in, products, emulate});
+  };
+  auto f32 = [](const Shape &s, uint64_t seed, double scale = 1.0) {
+    return randomArray(s, DType::f32, seed, scale);
+  };
+  add("elementwise", &elementwise, {f32({37, 50}, 1), f32({50}, 2)}, 0);
+  add("row_sum", &rowSum, {f32({33, 70}, 3)}, 0);
+  add("column_max", &columnMax, {randomArray({33, 70}, DType::f64, 4)}, 0);
+  add("total", &total, {f32({3, 5, 7}, 5)}, 0);
+  add("softmax", &softmaxOf, {f32({7, 300}, 6)}, 0);
+  add("layer_norm", &layerNormOf, {f32({9, 48}, 7), f32({48}, 8), f32({48}, 9)}, 0);
+  // Ragged M, N and K everywhere (K tiles of 16).
+  add("matmul", &product, {f32({33, 70}, 10), f32({70, 19}, 11)}, 1);
+  add("matmul_2x2", &product, {f32({45, 40}, 12), f32({40, 70}, 13)}, 1, "2x2");
+  add("matmul_4x4", &product, {f32({70, 20}, 14), f32({20, 130}, 15)}, 1, "4x4");
+  add("matmul_4x1", &product, {f32({70, 36}, 16), f32({36, 20}, 17)}, 1, "4x1");
+  add("matmul_f64", &product,
+      {randomArray({17, 40}, DType::f64, 18), randomArray({40, 23}, DType::f64, 19)}, 1);
+  add("batch_matmul", &product, {f32({3, 17, 9}, 20), f32({3, 9, 21}, 21)}, 1);
+  add("batch_matmul_2x2", &product, {f32({2, 40, 9}, 22), f32({2, 9, 50}, 23)}, 1, "2x2");
+  add("attention", &attentionOf,
+      {f32({7, 32}, 24), f32({32, 96}, 25, 0.2), f32({96}, 26), f32({32, 32}, 27, 0.2),
+       f32({32}, 28)},
+      4);
+  // Large enough for the compiler to choose 4x4 outputs per thread: too many
+  // blocks for the emulator (one OS thread per GPU thread).
+  add("matmul_large", &product, {f32({1030, 20}, 29), f32({20, 1100}, 30)}, 1, "", false);
+  return p;
+}
+
+std::optional<std::string> runPtxas(const std::string &ptx, const std::string &arch,
+                                    const std::string &name) {
+  auto dir = std::filesystem::temp_directory_path() / "tinymlir-gpu-test";
+  std::filesystem::create_directories(dir);
+  auto file = dir / (name + "-" + arch + ".ptx");
+  std::ofstream(file) << ptx;
+  auto log = dir / (name + "-" + arch + ".log");
+  std::string cmd = std::string(kPtxas) + " -arch=" + arch + " " + file.string() + " -o " +
+                    (dir / (name + ".cubin")).string() + " > " + log.string() + " 2>&1";
+  if (std::system(cmd.c_str()) == 0)
+    return std::nullopt;
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool haveGpu(std::string *why) {
+  try {
+    detail::requireGpu();
+    return true;
+  } catch (const Error &e) {
+    *why = e.what();
+    return false;
+  }
+}
+
+} // namespace
+
+TEST(GpuLowering, HostFunctionIsLaunchesOnly) {
+  for (const Program &p : programs()) {
+    SCOPED_TRACE(p.name);
+    Compiled c = p.compile(gpuOptions());
+    ASSERT_EQ(c.target(), Target::GPU);
+    Split s = split(c.gpuModule());
+    ASSERT_FALSE(s.kernels.empty()) << c.gpuModule();
+    EXPECT_GE(count(s.host, "gpu.launch_func"), 1) << s.host;
+    for (const char *banned : {"scf.", "linalg.", "affine.", "memref.alloc", "memref.load",
+                               "memref.store", "memref.copy"})
+      EXPECT_EQ(count(s.host, banned), 0) << banned << " in\n" << s.host;
+    EXPECT_GE(count(s.host, "tinymlirGpuInput"), 1);
+    EXPECT_EQ(count(s.host, "call @tinymlirGpuCopyOut"), 1);
+    // The lowered host module: LLVM dialect, launches of one PTX binary.
+    EXPECT_EQ(count(c.lowered(), "gpu.binary @kernels"), 1);
+    EXPECT_GE(count(c.lowered(), "gpu.launch_func"), 1);
+    EXPECT_EQ(count(c.lowered(), "func.func"), 0);
+    EXPECT_EQ(count(c.lowered(), "scf."), 0);
+  }
+}
+
+TEST(GpuLowering, MatmulKernelsUseWorkgroupMemoryAndBarriers) {
+  for (const Program &p : programs()) {
+    SCOPED_TRACE(p.name);
+    Compiled c = p.compile(gpuOptions());
+    Split s = split(c.gpuModule());
+    // One kernel per product with two tiles in workgroup memory.
+    EXPECT_EQ(count(s.kernels, ") workgroup(%"), p.products) << s.kernels;
+    EXPECT_EQ(count(s.kernels, "#gpu.address_space<workgroup>>, %"), p.products);
+    if (p.products > 0)
+      EXPECT_GE(count(s.kernels, "gpu.barrier"), 2 * p.products);
+    else
+      EXPECT_EQ(count(s.kernels, "gpu.barrier"), 0);
+    EXPECT_EQ(count(c.gpuModule(), "linalg.matmul"), 0);
+    EXPECT_EQ(count(c.gpuModule(), "linalg.batch_matmul"), 0);
+  }
+}
+
+TEST(GpuLowering, TargetIsPartOfTheCacheKey) {
+  auto f = jit(product);
+  Array a = randomArray({4, 6}, DType::f32, 1), b = randomArray({6, 5}, DType::f32, 2);
+  Compiled cpu = f.compile(a, b);
+  auto g = jit(product, gpuOptions());
+  Compiled gpu = g.compile(a, b);
+  EXPECT_EQ(cpu.target(), Target::CPU);
+  EXPECT_EQ(gpu.target(), Target::GPU);
+  EXPECT_TRUE(cpu.ptx().empty());
+  EXPECT_FALSE(gpu.ptx().empty());
+  EXPECT_EQ(count(cpu.lowered(), "gpu."), 0);
+}
+
+TEST(GpuPtx, EveryProgramAssemblesForSm90AndSm75) {
+  if (!std::filesystem::exists(kPtxas))
+    GTEST_SKIP() << kPtxas << " is absent (CUDA toolkit not installed): PTX not assembled";
+  for (const Program &p : programs()) {
+    SCOPED_TRACE(p.name);
+    Compiled c = p.compile(gpuOptions());
+    ASSERT_NE(c.ptx().find(".target sm_90"), std::string::npos);
+    auto failure = runPtxas(c.ptx(), "sm_90", p.name);
+    EXPECT_FALSE(failure) << *failure;
+    if (p.products > 0)
+      EXPECT_NE(c.ptx().find(".shared"), std::string::npos);
+  }
+  // The second, older target: its PTX is the ptx stage when listed first.
+  ScopedEnv chips("TINYMLIR_GPU_CHIPS", "sm_75,sm_90");
+  for (const Program &p : programs()) {
+    SCOPED_TRACE(p.name);
+    Compiled c = p.compile(gpuOptions());
+    ASSERT_NE(c.ptx().find(".target sm_75"), std::string::npos);
+    auto failure = runPtxas(c.ptx(), "sm_75", p.name);
+    EXPECT_FALSE(failure) << *failure;
+  }
+}
+
+TEST(GpuPtx, MathUsesLibdevice) {
+  Compiled c = jit(elementwise, gpuOptions())
+                   .compile(randomArray({4, 8}, DType::f32, 1), randomArray({8}, DType::f32, 2));
+  // tanh comes from libdevice, linked and inlined: no external calls remain.
+  EXPECT_EQ(c.ptx().find(".extern .func"), std::string::npos) << c.ptx();
+  EXPECT_EQ(c.ptx().find("__nv_"), std::string::npos);
+}
+
+TEST(GpuRuntime, NoDriverIsAClearError) {
+  std::string why;
+  if (haveGpu(&why))
+    GTEST_SKIP() << "a CUDA device is present: " << detail::gpuDescription();
+  EXPECT_NE(why.find("[gpu] no CUDA"), std::string::npos) << why;
+  auto f = jit(product, gpuOptions());
+  Array a = randomArray({4, 6}, DType::f32, 1), b = randomArray({6, 5}, DType::f32, 2);
+  std::string error = errorOf([&] { Array r = f(a, b); });
+  EXPECT_NE(error.find("[gpu] no CUDA"), std::string::npos) << error;
+  // The CPU target is unaffected.
+  Array viaCpu = jit(product)(a, b);
+  EXPECT_EQ(viaCpu.shape(), (Shape{4, 5}));
+}
+
+TEST(GpuEmulation, KernelsMatchTheCpuTarget) {
+  ScopedEnv emulate("TINYMLIR_GPU_EMULATE", "1");
+  for (const Program &p : programs()) {
+    if (!p.emulate)
+      continue;
+    SCOPED_TRACE(p.name);
+    Compiled gpu = p.compile(gpuOptions());
+    JitOptions cpuOptions;
+    cpuOptions.blas = false;
+    Compiled cpu = p.compile(cpuOptions);
+    // Emulated: no launches left; kernels with barriers run as OpenMP teams.
+    EXPECT_EQ(count(gpu.lowered(), "gpu.launch_func"), 0);
+    EXPECT_EQ(count(gpu.lowered(), "omp.parallel") > 0, p.products > 0);
+    Array want = cpu.call(p.inputs);
+    Array got = gpu.call(p.inputs);
+    double tol = got.dtype() == DType::f64 ? 1e-12 : 2e-5;
+    EXPECT_TRUE(allClose(got, want, tol, tol));
+  }
+}
+
+TEST(GpuDevice, ResultsMatchTheCpuTarget) {
+  std::string why;
+  if (!haveGpu(&why))
+    GTEST_SKIP() << "no CUDA driver/device: " << why;
+  for (const Program &p : programs()) {
+    SCOPED_TRACE(p.name);
+    Compiled gpu = p.compile(gpuOptions());
+    Compiled cpu = p.compile(JitOptions{});
+    Array want = cpu.call(p.inputs);
+    Array got = gpu.call(p.inputs);
+    EXPECT_TRUE(allClose(got, want, 2e-5, 2e-5));
+  }
+}
+
+TEST(GpuDevice, ResidentWeightsAreUploadedOnce) {
+  std::string why;
+  if (!haveGpu(&why))
+    GTEST_SKIP() << "no CUDA driver/device: " << why;
+  Array w = randomArray({64, 96}, DType::f32, 30);
+  gpuKeepResident(w);
+  auto f = jit(product, gpuOptions());
+  auto cpu = jit(product);
+  GpuTransferStats before = gpuTransferStats();
+  for (int step = 0; step < 3; ++step) {
+    Array x = randomArray({5, 64}, DType::f32, 31 + step);
+    Array got = f(x, w), want = cpu(x, w);
+    EXPECT_TRUE(allClose(got, want, 2e-5, 2e-5));
+  }
+  GpuTransferStats after = gpuTransferStats();
+  EXPECT_EQ(after.residentUploads - before.residentUploads, 1u);
+  EXPECT_EQ(after.residentHits - before.residentHits, 2u);
+  EXPECT_EQ(after.transientUploads - before.transientUploads, 3u); // x at each step
+  gpuReleaseResident(w);
+  EXPECT_EQ(gpuTransferStats().residentBytes, before.residentBytes);
+}
