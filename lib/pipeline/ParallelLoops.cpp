@@ -44,7 +44,12 @@ int64_t work(scf::ParallelOp op) {
   return total;
 }
 
-void serialize(scf::ParallelOp op) {
+/// Rewrites `op` as a loop nest in the same order, where dimension `parallel`
+/// (or none, if -1) stays an scf.parallel and every other one is an scf.for.
+/// One parallel dimension keeps the threads' ranges contiguous and the inner
+/// loops plain (OpenMP's collapsed multi-dimensional loops would recompute
+/// the indices with divisions and defeat vectorization).
+void rewriteNest(scf::ParallelOp op, int64_t parallel) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   IRMapping mapping;
@@ -54,8 +59,17 @@ void serialize(scf::ParallelOp op) {
         b.clone(inner, mapping);
       return;
     }
-    scf::ForOp::create(b, loc, op.getLowerBound()[dim], op.getUpperBound()[dim], op.getStep()[dim],
-                       ValueRange{}, [&](OpBuilder &b, Location, Value iv, ValueRange) {
+    Value l = op.getLowerBound()[dim], u = op.getUpperBound()[dim], s = op.getStep()[dim];
+    if (static_cast<int64_t>(dim) == parallel) {
+      scf::ParallelOp::create(b, loc, ValueRange{l}, ValueRange{u}, ValueRange{s},
+                              [&](OpBuilder &b, Location, ValueRange ivs) {
+                                mapping.map(op.getInductionVars()[dim], ivs[0]);
+                                nest(b, dim + 1);
+                              });
+      return;
+    }
+    scf::ForOp::create(b, loc, l, u, s, ValueRange{},
+                       [&](OpBuilder &b, Location, Value iv, ValueRange) {
                          mapping.map(op.getInductionVars()[dim], iv);
                          nest(b, dim + 1);
                          scf::YieldOp::create(b, loc);
@@ -138,18 +152,30 @@ int lowerReductions(ModuleOp module) {
 }
 
 int serializeSmallParallelLoops(ModuleOp module, int64_t minimumWork) {
-  SmallVector<scf::ParallelOp> small;
+  SmallVector<std::pair<scf::ParallelOp, int64_t>> rewrites;
   module.walk([&](scf::ParallelOp op) {
     if (op.getNumReductions() != 0)
       return;
-    if (op->getParentOfType<scf::ParallelOp>() || work(op) < minimumWork)
-      small.push_back(op);
+    if (op->getParentOfType<scf::ParallelOp>() || work(op) < minimumWork) {
+      rewrites.push_back({op, -1});
+      return;
+    }
+    // Threads over the first dimension with more than one iteration.
+    int64_t parallel = -1;
+    for (size_t d = 0; d < op.getNumLoops() && parallel < 0; ++d)
+      if (tripCount(op.getLowerBound()[d], op.getUpperBound()[d], op.getStep()[d]).value_or(2) > 1)
+        parallel = static_cast<int64_t>(d);
+    if (op.getNumLoops() > 1 || parallel < 0)
+      rewrites.push_back({op, parallel});
   });
   // The walk is post-order: inner loops are rewritten before the loops that
   // contain them, whose bodies (already rewritten) are then cloned.
-  for (scf::ParallelOp op : small)
-    serialize(op);
-  return static_cast<int>(small.size());
+  int serialized = 0;
+  for (auto [op, parallel] : rewrites) {
+    rewriteNest(op, parallel);
+    serialized += parallel < 0;
+  }
+  return serialized;
 }
 
 } // namespace tinymlir::detail
