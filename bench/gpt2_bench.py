@@ -1,27 +1,35 @@
 #!/usr/bin/python3
-"""GPT-2 generation: tinymlir-gpt2 against the NumPy reference, same checkpoint, same run.
+"""GPT-2 generation benchmarks: tinymlir-gpt2 against the NumPy reference and
+against this machine's bounds, all measured in the same run.
 
-  bench/gpt2_bench.py --build build [--model DIR] [--tokens 10] [--threads N]
+  bench/gpt2_bench.py --build build [--model DIR] [--threads 2]
 
 Without --model it writes a random GPT-2 124M checkpoint (about 500 MB) to a
-temporary directory. Prompt: 10 token ids. Reports wall time, tokens/s and
-tinymlir's compile time (from its stderr report).
+temporary directory. Reports:
+  - machine: memory read bandwidth and sgemm throughput (tinymlir-bench --only machine);
+  - full-prefix mode (--recompute), 10-token prompt + 10 new tokens, against the
+    NumPy reference (compile time included, disk cache warm);
+  - incremental decoding: steady-state tokens/s against the bandwidth bound
+    (weight bytes per token / read bandwidth);
+  - prefill of a 256-token prompt: tokens/s against the sgemm-bound rate;
+  - time to first token with a cold and with a warm disk cache.
 """
 import argparse
 import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROMPT = "36235,39141,18765,1143,326,9061,561,530,1110,1716"
+PROMPT10 = "36235,39141,18765,1143,326,9061,561,530,1110,1716"
 
 
-def timed(cmd, env=None):
+def run(cmd, env=None):
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t0
@@ -30,46 +38,77 @@ def timed(cmd, env=None):
     return dt, r
 
 
+def per_token(stderr):
+    m = re.search(r"per token:([^;]*)", stderr)
+    return [float(x) for x in m.group(1).split()] if m else []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--model")
-    ap.add_argument("--tokens", type=int, default=10)
-    ap.add_argument("--threads", type=int)
-    ap.add_argument("--extra", default="", help="extra tinymlir-gpt2 arguments")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--decode-tokens", type=int, default=64)
     a = ap.parse_args()
-    work = None
+    tools = os.path.join(a.build, "tools")
+    work = tempfile.mkdtemp(prefix="tinymlir-gpt2-bench-")
+    cache = os.path.join(work, "cache")
     model = a.model
     if model is None:
-        work = tempfile.mkdtemp(prefix="tinymlir-gpt2-bench-")
         model = os.path.join(work, "gpt2-124M")
-        subprocess.run([os.path.join(a.build, "tools", "tinymlir-make-gpt2"), "--out", model,
-                        "--preset", "124M", "--seed", "0"], check=True, capture_output=True)
-    ours = [os.path.join(a.build, "tools", "tinymlir-gpt2"), "--model", model, "--prompt-ids",
-            PROMPT, "--tokens", str(a.tokens), "--json"] + a.extra.split()
-    if a.threads:
-        ours += ["--threads", str(a.threads)]
-    env = dict(os.environ)
-    if a.threads:
-        env["OPENBLAS_NUM_THREADS"] = str(a.threads)
-    ref = ["/usr/bin/python3", os.path.join(HERE, "..", "test", "python", "gpt2_reference.py"),
-           "--model", model, "--prompt-ids", PROMPT, "--tokens", str(a.tokens), "--json"]
-    t_ours, r_ours = timed(ours, env)
-    t_ref, r_ref = timed(ref, env)
+        run([os.path.join(tools, "tinymlir-make-gpt2"), "--out", model, "--preset", "124M"])
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
+    gpt2 = [os.path.join(tools, "tinymlir-gpt2"), "--model", model, "--threads", str(a.threads),
+            "--cache-dir", cache, "--json"]
+    config = json.load(open(os.path.join(model, "config.json")))
+    C, L, V, P = config["n_embd"], config["n_layer"], config["vocab_size"], config["n_positions"]
+    weights = (V * C + L * (12 * C * C + 13 * C) + 2 * C) * 4  # every weight but wpe, float32
+
+    _, r = run([os.path.join(a.build, "bench", "tinymlir-bench"), "--only", "machine",
+                "--threads", str(a.threads)], env)
+    machine = json.loads(r.stdout)
+    bandwidth, sgemm = machine["read_bandwidth_gbs"] * 1e9, machine["sgemm_gflops"] * 1e9
+    print(f"machine: {a.threads} threads, read bandwidth {bandwidth / 1e9:.1f} GB/s, "
+          f"sgemm {sgemm / 1e9:.0f} GFLOP/s")
+
+    # Time to first token: cold disk cache, then warm.
+    cold, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", "1"], env)
+    warm, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", "1"], env)
+    print(f"time to first token (10-token prompt, whole process): cold cache {cold:.2f} s, "
+          f"warm cache {warm:.2f} s")
+
+    # Full-prefix mode against the NumPy reference (10 + 10 tokens).
+    run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"], env)  # warm the cache
+    t_ours, r_ours = run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"], env)
+    t_ref, r_ref = run(["/usr/bin/python3", os.path.join(HERE, "..", "test", "python",
+                                                         "gpt2_reference.py"),
+                        "--model", model, "--prompt-ids", PROMPT10, "--tokens", "10", "--json"],
+                       env)
     same = json.loads(r_ours.stdout)["output_ids"] == json.loads(r_ref.stdout)["output_ids"]
-    m = re.search(r"compile ([0-9.e-]+) s, (\d+) specializations", r_ours.stderr)
-    compile_s = float(m.group(1)) if m else float("nan")
-    print(f"model {model}, prompt 10 tokens, {a.tokens} new tokens, same tokens: {same}")
-    print(f"tinymlir: {t_ours:.2f} s wall ({a.tokens / t_ours:.2f} tokens/s), of which compile "
-          f"{compile_s:.2f} s in {m.group(2) if m else '?'} specializations; "
-          f"{a.tokens / max(t_ours - compile_s, 1e-9):.2f} tokens/s without compilation")
-    print(f"numpy:    {t_ref:.2f} s wall ({a.tokens / t_ref:.2f} tokens/s)")
-    print(f"speedup (wall, compile included): {t_ref / t_ours:.2f}x")
-    print("tinymlir stderr:", r_ours.stderr.strip())
-    if work:
-        shutil.rmtree(work, ignore_errors=True)
+    print(f"full prefix, 10 + 10 tokens: tinymlir {t_ours:.2f} s, numpy {t_ref:.2f} s "
+          f"(whole processes, warm disk cache): {t_ref / t_ours:.2f}x; same tokens: {same}")
+
+    # Incremental decoding against the bandwidth bound.
+    _, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", str(a.decode_tokens)], env)
+    steady = statistics.median(per_token(r.stderr)[3:])
+    bound = weights / bandwidth
+    print(f"decode: {1 / steady:.1f} tokens/s ({steady * 1e3:.1f} ms/token); bound "
+          f"{weights / 1e6:.0f} MB / {bandwidth / 1e9:.1f} GB/s = {1 / bound:.1f} tokens/s; "
+          f"{bound / steady * 100:.0f}% of the bound")
+
+    # Prefill of 256 tokens against the sgemm-bound rate.
+    prompt256 = ",".join(str((i * 7919) % V) for i in range(256))
+    run(gpt2 + ["--prompt-ids", prompt256, "--tokens", "1"], env)  # warm the cache
+    _, r = run(gpt2 + ["--prompt-ids", prompt256, "--tokens", "1"], env)
+    first = per_token(r.stderr)[0]
+    flops = 2 * L * 12 * C * C + 2 * C * V / 256  # per prompt token (head: last row only)
+    rate, bound_rate = 256 / first, sgemm / flops
+    print(f"prefill 256 tokens: {rate:.0f} tokens/s ({first:.3f} s); sgemm-bound "
+          f"{bound_rate:.0f} tokens/s; {rate / bound_rate * 100:.0f}%")
+
+    shutil.rmtree(work, ignore_errors=True)
     if not same:
-        sys.exit("the two runs generated different tokens")
+        sys.exit("full-prefix tokens differ from the reference")
 
 
 if __name__ == "__main__":
