@@ -435,6 +435,30 @@ TEST(Cache, LeastRecentlyUsedEvictionBoundsTheCache) {
   EXPECT_EQ(f.stats().size, 0u);
 }
 
+TEST(Cache, MemoryStaysFlatOverAStreamOfShapes) {
+#ifdef TINYMLIR_ASAN
+  GTEST_SKIP() << "AddressSanitizer's allocator quarantines and caches freed memory, so resident "
+                  "size says nothing here; LeakSanitizer checks for leaks in this build instead";
+#endif
+  JitOptions options;
+  options.cacheLimit = 4;
+  auto f = jit([](const Tensor &x) { return softmax(x) * 2; }, options);
+  auto stream = [&](int64_t from, int64_t to) {
+    for (int64_t n = from; n < to; ++n)
+      f(Array::full({3, n}, 1.0, f32));
+  };
+  stream(1, 21);
+  long before = residentKiB();
+  stream(21, 81);
+  long after = residentKiB();
+  std::cout << "resident memory: " << before << " KiB after 20 shapes, " << after
+            << " KiB after 80\n";
+  EXPECT_EQ(f.stats().size, 4u);
+  EXPECT_EQ(f.stats().compilations, 80u);
+  EXPECT_LT(after - before, 16 * 1024) << "resident memory grew by " << (after - before)
+                                       << " KiB over 60 evicted specializations";
+}
+
 TEST(Evaluate, EagerTensorsCompileOnDemand) {
   Tensor a = Array::fromVector<double>({1, 2, 3}, {3});
   Array r = evaluate(a * a + 1);
