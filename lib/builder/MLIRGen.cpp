@@ -26,8 +26,9 @@ namespace {
 using namespace mlir;
 
 /// Products with at most this many rows read float32 weights directly when
-/// the other operand is float64 (decoding: one row per step).
-constexpr int64_t kMixedPrecisionRows = 4;
+/// the other operand is float64 (decoding: one row, or the prefix's rows);
+/// lowered by lowerSmallProducts, whose limit is the same.
+constexpr int64_t kMixedPrecisionRows = 32;
 
 class ModuleBuilder {
 public:

@@ -20,7 +20,9 @@ namespace {
 
 using namespace mlir;
 
-constexpr int64_t kMaxRows = 4;
+/// Mixed-precision products with up to this many rows stream the float32
+/// weights once (full-prefix decoding's rows); more rows convert once, then BLAS.
+constexpr int64_t kMaxRows = 32;
 constexpr int64_t kColumnBlocks = 4;
 constexpr int64_t kRowChunks = 4;
 
@@ -84,15 +86,18 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB) {
             forLoop(b, loc, index(b, 0), index(b, N), 1, [&](OpBuilder &b, Location loc, Value j) {
               memref::StoreOp::create(b, loc, zeroAcc, partial, ValueRange{chunk, i, j});
             });
-            // Four rows per pass: the partial row is loaded and stored once per
-            // four rows; the additions stay in k order.
-            forLoop(b, loc, k0, kEnd, 4, [&](OpBuilder &b, Location loc, Value k) {
-              SmallVector<Value> as, ks;
-              for (int64_t u = 0; u < 4; ++u) {
-                Value ku = u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u)));
-                ks.push_back(ku);
-                as.push_back(loadAs(b, loc, A, {i, ku}, acc));
-              }
+          });
+          // Four rows of B per pass, used by every row of A while they are in
+          // cache; each partial row is loaded and stored once per pass. The
+          // additions stay in k order.
+          forLoop(b, loc, k0, kEnd, 4, [&](OpBuilder &b, Location loc, Value k) {
+            SmallVector<Value> ks;
+            for (int64_t u = 0; u < 4; ++u)
+              ks.push_back(u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u))));
+            forLoop(b, loc, index(b, 0), index(b, M), 1, [&](OpBuilder &b, Location loc, Value i) {
+              SmallVector<Value> as;
+              for (int64_t u = 0; u < 4; ++u)
+                as.push_back(loadAs(b, loc, A, {i, ks[u]}, acc));
               forLoop(b, loc, index(b, 0), index(b, N), 1, [&](OpBuilder &b, Location loc, Value j) {
                 Value c = memref::LoadOp::create(b, loc, partial, ValueRange{chunk, i, j});
                 for (int64_t u = 0; u < 4; ++u) {

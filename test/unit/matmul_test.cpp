@@ -203,7 +203,9 @@ TEST(Attention, IsCausal) {
 }
 
 TEST(Attention, MatmulsSurviveFusionAndBecomeBlasCalls) {
-  Block k = randomBlock(16, 32, 80);
+  // 40 rows: more than the mixed-precision streaming kernel takes (32), so
+  // every product is a GEMM.
+  Block k = randomBlock(40, 32, 80);
   auto a = jit(attendFn);
   Compiled c = a.compile(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
                          LinearParams{k.wo, k.bo}, int64_t{4});
@@ -236,6 +238,9 @@ TEST(MixedPrecision, FewRowsReadFloat32WeightsWithoutConverting) {
   auto plain = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w); });
   auto tied = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); });
   Array x = randomArray({2, 64}, DType::f64, 90), w = randomArray({64, 300}, DType::f32, 91);
+  Array x19 = randomArray({19, 64}, DType::f64, 94);
+  EXPECT_TRUE(allClose(plain(x19, w), numpy("x @ w", {{"x", x19}, {"w", w}}), 1e-12, 1e-12));
+  EXPECT_EQ(plain.compile(x19, w).blasCalls(), 0);
   Array wt = randomArray({50, 64}, DType::f32, 92);
   EXPECT_TRUE(allClose(plain(x, w), numpy("x @ w", {{"x", x}, {"w", w}}), 1e-12, 1e-12));
   EXPECT_TRUE(allClose(tied(x, wt), numpy("x @ w.T", {{"x", x}, {"w", wt}}), 1e-12, 1e-12));
@@ -248,7 +253,7 @@ TEST(MixedPrecision, FewRowsReadFloat32WeightsWithoutConverting) {
     EXPECT_EQ(c.blasCalls(), 0);
   }
   // Many rows: convert once, then BLAS (dgemm).
-  Array rows = randomArray({16, 64}, DType::f64, 93);
+  Array rows = randomArray({40, 64}, DType::f64, 93);
   EXPECT_EQ(plain.compile(rows, w).blasCalls(), 1);
   EXPECT_TRUE(allClose(plain(rows, w), numpy("x @ w", {{"x", rows}, {"w", w}}), 1e-12, 1e-12));
 }
