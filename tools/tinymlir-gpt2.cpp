@@ -100,7 +100,8 @@ int main(int argc, char **argv) {
   app.add_option("--dump", dumpDir,
                  "write every step's intermediates as .npy (verification; implies --recompute)");
   app.add_flag("--no-blas", noBlas, "compile matmuls to loops instead of BLAS calls");
-  bool noDiskCache = false;
+  bool noDiskCache = false, gpu = false;
+  app.add_flag("--gpu", gpu, "run on the NVIDIA GPU (weights stay resident on the device)");
   std::string cacheDir;
   app.add_flag("--no-disk-cache", noDiskCache, "do not read or write the persistent compile cache");
   app.add_option("--cache-dir", cacheDir, "compile cache directory (default ~/.cache/tinymlir/kernels)");
@@ -122,6 +123,8 @@ int main(int argc, char **argv) {
     options.blas = !noBlas;
     options.diskCache = !noDiskCache;
     options.cacheDir = cacheDir;
+    if (gpu)
+      options.target = Target::GPU;
     gpt2::Model gpt(std::move(weights), options);
     gpt.checkIds(ids);
     if (static_cast<int64_t>(ids.size()) + tokens > gpt.config().n_positions)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <tinymlir/array.h>
+#include <tinymlir/gpu.h>
 #include <tinymlir/jit.h>
 #include <tinymlir/kernels.h>
 #include <tinymlir/tensor.h>

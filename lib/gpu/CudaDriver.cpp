@@ -57,6 +57,8 @@ std::string loadApi(void *lib, Api &a) {
   resolve(lib, a.cuMemFreeAsync, "cuMemFreeAsync", optional);
   resolve(lib, a.cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", optional);
   resolve(lib, a.cuMemPoolSetAttribute, "cuMemPoolSetAttribute", optional);
+  if (!resolve(lib, a.cuEventElapsedTime, "cuEventElapsedTime_v2", optional)) // for profiling
+    resolve(lib, a.cuEventElapsedTime, "cuEventElapsedTime", optional);
   return missing;
 }
 

@@ -71,6 +71,7 @@ struct Api {
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
   CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
   CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent); // profiling
 };
 
 struct Device {
@@ -103,6 +104,10 @@ struct Counters {
   std::atomic<size_t> bytesUploaded{0}, bytesDownloaded{0}, launches{0};
 };
 Counters &counters();
+
+/// Adds this thread's timed launches (TINYMLIR_GPU_PROFILE) to the profile;
+/// call after the stream is synchronized.
+void collectKernelTimes();
 
 /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
 std::string errorText(CUresult result);

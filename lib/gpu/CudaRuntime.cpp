@@ -26,6 +26,8 @@
 //    dependency the async tokens express.
 //  - Plain device memory (the device's stream-ordered pool), explicit copies;
 //    host-shared (managed) allocations are refused.
+//  - TINYMLIR_GPU_PROFILE=1: device time per kernel (gpuKernelProfile), from
+//    timing events around each launch.
 //  - Never throws (this runs inside JIT-compiled frames): the first failure is
 //    recorded for the thread and raised by checkGpuErrors after the call; later
 //    steps of a failed call are skipped where their inputs are missing.
@@ -36,6 +38,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -131,6 +135,33 @@ void load(KernelModule &m) {
   }
 }
 
+// --- kernel profiling (TINYMLIR_GPU_PROFILE=1) ----------------------------------
+// Timing events around each launch, read when the call synchronizes.
+
+struct TimedLaunch {
+  CUfunction function;
+  CUevent start, end;
+};
+thread_local std::vector<TimedLaunch> timedLaunches;
+
+struct Profile {
+  std::mutex mutex;
+  std::unordered_map<CUfunction, std::string> names;
+  std::map<std::string, std::pair<size_t, double>> kernels; // name -> (launches, seconds)
+};
+Profile &profile() {
+  static Profile p;
+  return p;
+}
+
+bool profiling() {
+  static const bool on = [] {
+    const char *env = std::getenv("TINYMLIR_GPU_PROFILE");
+    return env && *env && std::strcmp(env, "0") != 0;
+  }();
+  return on;
+}
+
 // --- modules and kernels ----------------------------------------------------
 
 void *mgpuModuleLoadJIT(void *data, int optLevel) {
@@ -178,6 +209,10 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   if (!check(current()->api.cuModuleGetFunction(&f, m->module, name), "cuModuleGetFunction"))
     return nullptr;
   m->functions.emplace(name, f);
+  if (profiling()) {
+    std::lock_guard<std::mutex> names(profile().mutex);
+    profile().names[f] = name;
+  }
   return f;
 }
 
@@ -188,11 +223,20 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
   if (!function || !d || gridX <= 0 || gridY <= 0 || gridZ <= 0)
     return; // failed earlier (recorded), or nothing to do
   CUstream s = stream ? static_cast<CUstream>(stream) : threadStream();
+  TimedLaunch timed{static_cast<CUfunction>(function), nullptr, nullptr};
+  if (profiling() && d->api.cuEventElapsedTime &&
+      check(d->api.cuEventCreate(&timed.start, 0), "cuEventCreate") &&
+      check(d->api.cuEventCreate(&timed.end, 0), "cuEventCreate"))
+    check(d->api.cuEventRecord(timed.start, s), "cuEventRecord");
   check(d->api.cuLaunchKernel(static_cast<CUfunction>(function), unsigned(gridX), unsigned(gridY),
                               unsigned(gridZ), unsigned(blockX), unsigned(blockY),
                               unsigned(blockZ), unsigned(sharedBytes), s, params, extra),
         "cuLaunchKernel");
   ++counters().launches;
+  if (timed.end) {
+    check(d->api.cuEventRecord(timed.end, s), "cuEventRecord");
+    timedLaunches.push_back(timed);
+  }
 }
 
 // --- streams and events -----------------------------------------------------
@@ -275,10 +319,43 @@ void mgpuSetDefaultDevice(int32_t) {}
 
 } // namespace
 
+namespace cuda {
+
+void collectKernelTimes() {
+  const Device *d = device();
+  if (timedLaunches.empty() || !d)
+    return;
+  Profile &p = profile();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  for (const TimedLaunch &t : timedLaunches) {
+    float ms = 0;
+    check(d->api.cuEventElapsedTime(&ms, t.start, t.end), "cuEventElapsedTime");
+    auto &entry = p.kernels[p.names[t.function]];
+    entry.first += 1;
+    entry.second += ms * 1e-3;
+    d->api.cuEventDestroy(t.start);
+    d->api.cuEventDestroy(t.end);
+  }
+  timedLaunches.clear();
+}
+
+} // namespace cuda
+
+std::vector<GpuKernelTime> gpuKernelProfile(bool reset) {
+  Profile &p = profile();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  std::vector<GpuKernelTime> out;
+  for (const auto &[name, entry] : p.kernels)
+    out.push_back({name, entry.first, entry.second});
+  if (reset)
+    p.kernels.clear();
+  return out;
+}
+
 namespace detail {
 
 llvm::orc::SymbolMap gpuRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
-  if (gpuEmulation())
+  if (detail::gpuEmulation())
     return gpuEmulationSymbols(interner);
   llvm::orc::SymbolMap symbols;
   auto add = [&](const char *name, auto *address) {
@@ -311,23 +388,27 @@ llvm::orc::SymbolMap gpuRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
   return symbols;
 }
 
-void requireGpu() {
-  if (gpuEmulation())
-    return checkGpuErrors();
-  std::string why;
-  if (!cuda::device(&why))
-    throw Error(why);
-  if (!cuda::current() || !cuda::threadStream())
-    throw Error(cuda::takeError());
-  checkGpuErrors();
-}
-
 void checkGpuErrors() {
   if (std::string e = cuda::takeError(); !e.empty())
     throw Error(e);
 }
 
+} // namespace detail
+
+void requireGpu() {
+  if (detail::gpuEmulation())
+    return detail::checkGpuErrors();
+  std::string why;
+  if (!cuda::device(&why))
+    throw Error(why);
+  if (!cuda::current() || !cuda::threadStream())
+    throw Error(cuda::takeError());
+  detail::checkGpuErrors();
+}
+
 std::string gpuDescription() {
+  if (detail::gpuEmulation())
+    return "emulated on the CPU (TINYMLIR_GPU_EMULATE)";
   std::string why;
   const Device *d = cuda::device(&why);
   if (!d)
@@ -336,5 +417,4 @@ std::string gpuDescription() {
          std::to_string(d->totalMemory >> 20) + " MiB)";
 }
 
-} // namespace detail
 } // namespace tinymlir

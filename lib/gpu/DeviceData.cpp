@@ -264,6 +264,7 @@ extern "C" void tinymlirGpuCopyOut(int64_t host, int64_t device, int64_t bytes) 
         "cuMemcpyDtoHAsync");
   check(d->api.cuStreamSynchronize(s), "cuStreamSynchronize");
   counters().bytesDownloaded += static_cast<size_t>(bytes);
+  collectKernelTimes();
 }
 
 extern "C" void tinymlirGpuCallEnd() {

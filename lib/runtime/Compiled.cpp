@@ -347,7 +347,7 @@ Array Compiled::call(const std::vector<Array> &inputs) const {
 void Compiled::callInto(const std::vector<Array> &inputs, Array &output) const {
   const Impl &c = *impl_;
   if (c.target == Target::GPU)
-    detail::requireGpu();
+    requireGpu();
   if (inputs.size() != c.inputShapes.size())
     throw Error("[call] expected " + std::to_string(c.inputShapes.size()) + " inputs, got " +
                 std::to_string(inputs.size()));

@@ -14,7 +14,6 @@
 // within 2e-5, and resident weights are uploaded once.
 #include "numpy_ref.h"
 
-#include "gpu/GpuRuntime.h"
 
 #include <tinymlir/tinymlir.h>
 
@@ -110,9 +109,12 @@ Tensor elementwise(const Tensor &x, const Tensor &g) { return gelu(x * g + 1); }
 Tensor rowSum(const Tensor &x) { return sum(x, 1); }
 Tensor columnMax(const Tensor &x) { return max(x, 0); }
 Tensor total(const Tensor &x) { return sum(x); }
+Tensor rank4(const Tensor &x) { return sum(x * 2, 1) + max(x, 1); } // (3,4,5,6) -> (3,5,6)
 Tensor softmaxOf(const Tensor &x) { return softmax(x); }
 Tensor layerNormOf(const Tensor &x, const Tensor &g, const Tensor &b) { return layerNorm(x, g, b); }
 Tensor product(const Tensor &a, const Tensor &b) { return matmul(a, b); }
+Tensor productTA(const Tensor &a, const Tensor &b) { return matmul(a.T(), b); }
+Tensor productTB(const Tensor &a, const Tensor &b) { return matmul(a, b.T()); }
 Tensor attentionOf(const Tensor &x, const LinearParams &qkv, const LinearParams &out) {
   return attention(x, qkv, out, 4);
 }
@@ -145,6 +147,8 @@ std::vector<Program> programs() {
   add("row_sum", &rowSum, {f32({33, 70}, 3)}, 0);
   add("column_max", &columnMax, {randomArray({33, 70}, DType::f64, 4)}, 0);
   add("total", &total, {f32({3, 5, 7}, 5)}, 0);
+  // Rank 4: the outermost dimension runs sequentially in each thread.
+  add("rank4", &rank4, {f32({3, 4, 5, 6}, 35)}, 0);
   add("softmax", &softmaxOf, {f32({7, 300}, 6)}, 0);
   add("layer_norm", &layerNormOf, {f32({9, 48}, 7), f32({48}, 8), f32({48}, 9)}, 0);
   // Ragged M, N and K everywhere (K tiles of 16).
@@ -152,8 +156,14 @@ std::vector<Program> programs() {
   add("matmul_2x2", &product, {f32({45, 40}, 12), f32({40, 70}, 13)}, 1, "2x2");
   add("matmul_4x4", &product, {f32({70, 20}, 14), f32({20, 130}, 15)}, 1, "4x4");
   add("matmul_4x1", &product, {f32({70, 36}, 16), f32({36, 20}, 17)}, 1, "4x1");
+  // Transposed operands: read through a view, loaded along their unit stride.
+  add("matmul_ta", &productTA, {f32({40, 33}, 31), f32({40, 19}, 32)}, 1, "2x2");
+  add("matmul_tb", &productTB, {f32({7, 48}, 33), f32({70, 48}, 34)}, 1, "1x2");
   add("matmul_f64", &product,
       {randomArray({17, 40}, DType::f64, 18), randomArray({40, 23}, DType::f64, 19)}, 1);
+  // float64 rows against float32 weights: one product, the weights widened as loaded.
+  add("matmul_mixed", &product,
+      {randomArray({5, 40}, DType::f64, 36), f32({40, 23}, 37)}, 1, "1x2");
   add("batch_matmul", &product, {f32({3, 17, 9}, 20), f32({3, 9, 21}, 21)}, 1);
   add("batch_matmul_2x2", &product, {f32({2, 40, 9}, 22), f32({2, 9, 50}, 23)}, 1, "2x2");
   add("attention", &attentionOf,
@@ -185,7 +195,7 @@ std::optional<std::string> runPtxas(const std::string &ptx, const std::string &a
 
 bool haveGpu(std::string *why) {
   try {
-    detail::requireGpu();
+    requireGpu();
     return true;
   } catch (const Error &e) {
     *why = e.what();
@@ -228,6 +238,8 @@ TEST(GpuLowering, MatmulKernelsUseWorkgroupMemoryAndBarriers) {
       EXPECT_GE(count(s.kernels, "gpu.barrier"), 2 * p.products);
     else
       EXPECT_EQ(count(s.kernels, "gpu.barrier"), 0);
+    if (p.name == "matmul_ta" || p.name == "matmul_tb") // no transposition kernel
+      EXPECT_EQ(count(c.gpuModule(), "memref.transpose"), 1) << c.gpuModule();
     EXPECT_EQ(count(c.gpuModule(), "linalg.matmul"), 0);
     EXPECT_EQ(count(c.gpuModule(), "linalg.batch_matmul"), 0);
   }
@@ -280,7 +292,7 @@ TEST(GpuPtx, MathUsesLibdevice) {
 TEST(GpuRuntime, NoDriverIsAClearError) {
   std::string why;
   if (haveGpu(&why))
-    GTEST_SKIP() << "a CUDA device is present: " << detail::gpuDescription();
+    GTEST_SKIP() << "a CUDA device is present: " << gpuDescription();
   EXPECT_NE(why.find("[gpu] no CUDA"), std::string::npos) << why;
   auto f = jit(product, gpuOptions());
   Array a = randomArray({4, 6}, DType::f32, 1), b = randomArray({6, 5}, DType::f32, 2);

@@ -1,5 +1,7 @@
 #include "models/gpt2/Model.h"
 
+#include <tinymlir/gpu.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -45,7 +47,28 @@ Model::Model(Weights weights, JitOptions options)
     : weights_(std::move(weights)), embed_(&gpt2::embed, options), attend_(&tinymlir::attend, options),
       feedforward_(&tinymlir::feedforward, options), head_(&gpt2::head, options),
       embedAt_(&gpt2::embedAt, options), qkv_(&gpt2::qkvProjection, options),
-      block_(&gpt2::blockFromCache, options) {}
+      block_(&gpt2::blockFromCache, options) {
+  resident_ = options.target == Target::GPU;
+  if (resident_)
+    for (const Array *a : allWeights())
+      gpuKeepResident(*a);
+}
+
+Model::~Model() {
+  if (resident_)
+    for (const Array *a : allWeights())
+      gpuReleaseResident(*a);
+}
+
+std::vector<const Array *> Model::allWeights() const {
+  const Weights &w = weights_;
+  std::vector<const Array *> all{&w.wte, &w.wpe, &w.ln_f_w, &w.ln_f_b};
+  for (const LayerWeights &l : w.layers)
+    for (const Array *a : {&l.ln_1_w, &l.ln_1_b, &l.attn_w, &l.attn_b, &l.proj_w, &l.proj_b,
+                           &l.ln_2_w, &l.ln_2_b, &l.fc_w, &l.fc_b, &l.fc_proj_w, &l.fc_proj_b})
+      all.push_back(a);
+  return all;
+}
 
 void Model::checkIds(const std::vector<int32_t> &ids) const {
   const Config &c = config();

@@ -42,7 +42,12 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
 
 class Model {
 public:
+  /// With the GPU target, the weights are kept resident on the device
+  /// (gpuKeepResident) for the model's lifetime.
   explicit Model(Weights weights, JitOptions options = {});
+  ~Model();
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
 
   const Config &config() const { return weights_.config; }
   /// Logits of every position, (T, V) float64. Ids are checked against the
@@ -83,7 +88,11 @@ private:
                                     const Tensor &, const LinearParams &, const LayerNormParams &,
                                     const LinearParams &, const LinearParams &, int64_t);
 
+  /// Every weight array (for device residency).
+  std::vector<const Array *> allWeights() const;
+
   Weights weights_;
+  bool resident_ = false;
   Jit<Embed> embed_;
   Jit<SublayerAttend> attend_;
   Jit<SublayerFeedforward> feedforward_;
