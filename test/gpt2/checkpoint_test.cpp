@@ -1,5 +1,6 @@
 // Tests for GPT-2 checkpoint loading (config.json + model.safetensors) and the
 // random checkpoint writer, checked against an independent NumPy parse.
+#include "test_util.h"
 #include "models/gpt2/Checkpoint.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 
 using namespace tinymlir;
 using namespace tinymlir::gpt2;
+using tinymlir::test::errorOf;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -55,14 +57,6 @@ void writeBytes(const std::string &path, const std::string &bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-template <class Fn> std::string errorOf(Fn &&fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 bool hasNumpy() {
   static const bool ok = std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;

@@ -1,5 +1,6 @@
 // The GPT-2 model's input checks (numerics are checked against the NumPy
 // reference by test/python/verify_gpt2.py, run from CTest).
+#include "test_util.h"
 #include "models/gpt2/Model.h"
 
 #include <gtest/gtest.h>
@@ -8,18 +9,11 @@
 #include <unistd.h>
 
 using namespace tinymlir;
+using tinymlir::test::errorOf;
 namespace fs = std::filesystem;
 
 namespace {
 
-template <class F> std::string errorOf(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 class ModelTest : public ::testing::Test {
 protected:

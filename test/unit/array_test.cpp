@@ -1,4 +1,5 @@
 // Tests for the host Array API and .npy reading/writing (checked against NumPy).
+#include "test_util.h"
 #include "tinymlir/array.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <random>
 
 using namespace tinymlir;
+using tinymlir::test::errorOf;
 namespace fs = std::filesystem;
 
 namespace {
@@ -35,14 +37,6 @@ private:
   fs::path path_;
 };
 
-template <class Fn> std::string errorOf(Fn &&fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 bool hasNumpy() {
   static const bool ok = std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;

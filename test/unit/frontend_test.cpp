@@ -1,22 +1,16 @@
 // Type rules of the tracing frontend (no compilation involved).
+#include "test_util.h"
 #include <tinymlir/tinymlir.h>
 
 #include <gtest/gtest.h>
 
 using namespace tinymlir;
+using tinymlir::test::errorOf;
 
 namespace {
 
 Tensor input(const Shape &shape, DType dtype) { return detail::placeholder(0, shape, dtype); }
 
-template <class F> std::string errorOf(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 TEST(Frontend, BroadcastShapes) {
   EXPECT_EQ((input({3, 7}, f32) + input({7}, f32)).shape(), (Shape{3, 7}));

@@ -12,6 +12,7 @@
 //  - GpuRuntime: asking for the GPU without a driver is a clear Error.
 // With a GPU (GpuDevice, skipped otherwise): GPU results match the CPU target
 // within 2e-5, and resident weights are uploaded once.
+#include "test_util.h"
 #include "numpy_ref.h"
 
 
@@ -28,6 +29,8 @@
 #include <sstream>
 
 using namespace tinymlir;
+using tinymlir::test::errorOf;
+using tinymlir::test::count;
 using tinymlir::test::allClose;
 using tinymlir::test::randomArray;
 
@@ -41,12 +44,6 @@ JitOptions gpuOptions() {
   return o;
 }
 
-int count(const std::string &text, const std::string &needle) {
-  int n = 0;
-  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
-    ++n;
-  return n;
-}
 
 /// The `gpu` stage split into the host part and the kernels (gpu.module).
 struct Split {
@@ -67,14 +64,6 @@ Split split(const std::string &gpuStage) {
   return s;
 }
 
-template <class F> std::string errorOf(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 /// Sets an environment variable for a scope.
 class ScopedEnv {

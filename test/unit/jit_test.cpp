@@ -1,4 +1,5 @@
 // The core compiler end to end: traced programs compiled and checked against NumPy.
+#include "test_util.h"
 #include "numpy_ref.h"
 
 #include <tinymlir/tinymlir.h>
@@ -10,6 +11,8 @@
 #include <regex>
 
 using namespace tinymlir;
+using tinymlir::test::errorOf;
+using tinymlir::test::count;
 using tinymlir::test::allClose;
 using tinymlir::test::numpy;
 using tinymlir::test::randomArray;
@@ -20,12 +23,6 @@ constexpr double kTol32 = 2e-6;
 constexpr double kTol64 = 1e-12;
 double tol(DType d) { return d == DType::f32 ? kTol32 : kTol64; }
 
-int count(const std::string &text, const std::string &needle) {
-  int n = 0;
-  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
-    ++n;
-  return n;
-}
 
 Tensor mixed(const Tensor &x, const Tensor &y) { return x * y + x / (y * y + 3) - y; }
 
@@ -323,14 +320,6 @@ TEST(Module, BoundaryFollowsTheContract) {
 
 // --- Errors ---------------------------------------------------------------------------
 
-template <class F> std::string errorOf(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 TEST(Errors, CallTimeShapeAndDtypeMismatchesNameTheInput) {
   auto f = jit([](const Tensor &x) { return x + 1; });

@@ -1,5 +1,6 @@
 // Matrix products, layout operations, gather, the causal mask, attention and
 // the BLAS rewrite, checked against NumPy.
+#include "test_util.h"
 #include "numpy_ref.h"
 
 #include <tinymlir/tinymlir.h>
@@ -9,6 +10,8 @@
 #include <cstdlib>
 
 using namespace tinymlir;
+using tinymlir::test::errorOf;
+using tinymlir::test::count;
 using tinymlir::test::allClose;
 using tinymlir::test::numpy;
 using tinymlir::test::randomArray;
@@ -17,21 +20,7 @@ namespace {
 
 constexpr double kTol32 = 2e-6;
 
-int count(const std::string &text, const std::string &needle) {
-  int n = 0;
-  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
-    ++n;
-  return n;
-}
 
-template <class F> std::string errorOf(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 Tensor product(const Tensor &a, const Tensor &b) { return matmul(a, b); }
 
