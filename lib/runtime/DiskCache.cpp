@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 namespace tinymlir::detail {
@@ -65,6 +66,21 @@ bool getString(const std::string &in, size_t &pos, std::string &s) {
   return true;
 }
 
+/// A fingerprint of this build of tinymlir: the contents of the shared library
+/// that holds this code (any change to the compiler, its passes or its
+/// pipelines changes the code it generates, so it invalidates the cache).
+std::string buildFingerprint() {
+  static const std::string fingerprint = [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&fnv1a), &info) == 0 || !info.dli_fname)
+      return std::string("unknown-build");
+    std::ifstream file(info.dli_fname, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    return hex(fnv1a(bytes.data(), bytes.size())) + "-" + std::to_string(bytes.size());
+  }();
+  return fingerprint;
+}
+
 std::string hostDescription() {
   std::string text = std::string("cpu=") + llvm::sys::getHostCPUName().str() + " features=";
   auto features = llvm::sys::getHostCPUFeatures();
@@ -99,7 +115,7 @@ std::string cacheDirectory(const JitOptions &options) {
 
 std::string cacheKey(const std::string &module, const JitOptions &options, int optLevel) {
   std::ostringstream key;
-  key << kVersion << "\nllvm " << LLVM_VERSION_STRING << "\n"
+  key << kVersion << " build " << buildFingerprint() << "\nllvm " << LLVM_VERSION_STRING << "\n"
       << hostDescription() << "\ntarget=" << targetName(options.target)
       << " blas=" << options.blas << " optimize=" << options.optimize << " O" << optLevel << "\n"
       << module;

@@ -2,8 +2,9 @@
 // disk, so that a second process starts without compiling.
 //
 // An entry is keyed by everything that decides the code: the module as built
-// (program and specialization), the compile options, the tinymlir and LLVM
-// versions, and the host CPU's name and features. Each file holds a header
+// (program and specialization), the compile options, the tinymlir build (a
+// fingerprint of its library) and the LLVM version, and the host CPU's name
+// and features. Each file holds a header
 // (magic, format, checksum, size) and the key itself; an entry whose checksum,
 // size or key does not match is stale or corrupt: it is ignored, removed and
 // replaced, never loaded.
