@@ -31,13 +31,16 @@ Tensor qkvProjection(const Tensor &x, const LayerNormParams &ln, const LinearPar
 
 Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
                       const Tensor &start, const LinearParams &out, const LayerNormParams &ln2,
-                      const LinearParams &up, const LinearParams &down, int64_t heads) {
-  const int64_t T = x.dim(0), C = x.dim(1), D = C / heads, P = values.dim(1);
+                      const LinearParams &up, const LinearParams &down, int64_t heads,
+                      int64_t columns) {
+  const int64_t T = x.dim(0), C = x.dim(1), D = C / heads, P = columns;
   Tensor q = transpose(reshape(slice(qkv, {0, 0}, {T, C}), {T, heads, D}), {1, 0, 2}); // (H, T, D)
+  Tensor k = slice(keys, {0, 0, 0}, {heads, D, P});                                   // (H, D, P)
+  Tensor v = slice(values, {0, 0, 0}, {heads, P, D});                                 // (H, P, D)
   // As the reference: float32 q @ k, then / float64 sqrt(depth) -> float64.
-  Tensor scores = matmul(q, keys) / f64(std::sqrt(static_cast<double>(D)));           // (H, T, P)
+  Tensor scores = matmul(q, k) / f64(std::sqrt(static_cast<double>(D)));              // (H, T, P)
   Tensor mask = causalMask(T, P, start, qkv.dtype());                                 // (T, P)
-  Tensor weighted = matmul(softmax(scores + mask), values);                           // (H, T, D)
+  Tensor weighted = matmul(softmax(scores + mask), v);                                // (H, T, D)
   Tensor merged = reshape(transpose(weighted, {1, 0, 2}), {T, C});                    // (T, C)
   Tensor attended = x + linear(merged, out.w, out.b);
   return feedforward(attended, ln2, up, down);
@@ -204,6 +207,8 @@ Model::generateIncremental(std::vector<int32_t> ids, int64_t tokens,
 
   std::vector<LayerCache> caches;
   auto runLayers = [&](Array x, int64_t rows, int64_t start) {
+    // The prompt (from position 0) attends to its own rows; a step, to the cache.
+    const int64_t columns = rows > 1 ? rows : capacity;
     Array position = Array::scalar(static_cast<double>(start), DType::i32);
     for (size_t l = 0; l < w.layers.size(); ++l) {
       const LayerWeights &lw = w.layers[l];
@@ -223,7 +228,8 @@ Model::generateIncremental(std::vector<int32_t> ids, int64_t tokens,
       x = timed("block", [&] {
         return block_(x, qkv, caches[l].keys, caches[l].values, position,
                       LinearParams{lw.proj_w, lw.proj_b}, LayerNormParams{lw.ln_2_w, lw.ln_2_b},
-                      LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b}, H);
+                      LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b}, H,
+                      columns);
       });
     }
     return x;

@@ -33,12 +33,15 @@ Tensor embedAt(const Tensor &wte, const Tensor &wpe, const Tensor &ids, const Te
 /// layer_norm(x) @ w_qkv + b_qkv: (T, 3C), whose keys and values go to the cache.
 Tensor qkvProjection(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv);
 /// The rest of a block for T rows at positions start..start+T-1: attention of
-/// their queries (from qkv) against the cached keys (H, D, P) and values
-/// (H, P, D) -- future and unused positions masked -- then the residual, and
-/// the feed-forward sublayer with its residual. (T, C).
+/// their queries (from qkv) against the first `columns` cached keys (H, D, P)
+/// and values (H, P, D) -- future and unused positions masked -- then the
+/// residual, and the feed-forward sublayer with its residual. (T, C).
+/// Decoding attends to the whole capacity (columns = P, one compiled function
+/// for every position); the prompt, at positions 0..T-1, needs only T columns.
 Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
                       const Tensor &start, const LinearParams &out, const LayerNormParams &ln2,
-                      const LinearParams &up, const LinearParams &down, int64_t heads);
+                      const LinearParams &up, const LinearParams &down, int64_t heads,
+                      int64_t columns);
 
 class Model {
 public:
@@ -86,7 +89,7 @@ private:
   using QkvProjection = Tensor (*)(const Tensor &, const LayerNormParams &, const LinearParams &);
   using BlockFromCache = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &,
                                     const Tensor &, const LinearParams &, const LayerNormParams &,
-                                    const LinearParams &, const LinearParams &, int64_t);
+                                    const LinearParams &, const LinearParams &, int64_t, int64_t);
 
   /// Every weight array (for device residency).
   std::vector<const Array *> allWeights() const;
