@@ -14,6 +14,8 @@
 #include <cblas.h>
 
 #include <chrono>
+#include <climits>
+#include <malloc.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -81,6 +83,11 @@ void dumpTrace(const fs::path &dir, int64_t step, const gpt2::Trace &t) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Keep freed buffers in the heap: every step allocates the same large
+  // temporaries, and fresh mmap'd pages cost a page fault each (measured:
+  // prefill of 256 tokens 1.1 s -> 0.9 s).
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
   CLI::App app{"Greedy GPT-2 generation with tinymlir."};
   std::string model, prompt, promptIds, logitsFile, dumpDir;
   int64_t tokens = 10;
