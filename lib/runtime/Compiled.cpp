@@ -4,6 +4,7 @@
 #include "gpu/GpuTarget.h"
 #include "pipeline/Pipeline.h"
 #include "runtime/DiskCache.h"
+#include "runtime/Optimizer.h"
 
 #include <tinymlir/jit.h>
 
@@ -153,6 +154,7 @@ std::string dumpObject(mlir::ExecutionEngine &engine, const std::string &directo
 
 /// Links a cached object into a fresh JIT; false if it cannot be used.
 bool loadObject(Compiled::Impl &impl, const std::string &object) {
+  detail::vectorMathAvailable(); // the object may call libmvec
   auto jit = llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(llvm::cantFail(
                      llvm::orc::JITTargetMachineBuilder::detectHost()))
@@ -294,7 +296,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   // The host's target machine, so that LLVM's optimizer (the loop vectorizer
   // in particular) knows the vector width and CPU features.
   auto hostMachine = hostTargetMachine(level);
-  auto transformer = mlir::makeOptimizingTransformer(level, 0, hostMachine.get());
+  auto transformer = detail::makeOptimizer(level, hostMachine.get());
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
   engineOptions.enableGDBNotificationListener = false;

@@ -1,4 +1,5 @@
 #include "runtime/DiskCache.h"
+#include "runtime/Optimizer.h"
 
 #include <llvm/Config/llvm-config.h>
 #include <llvm/TargetParser/Host.h>
@@ -117,7 +118,8 @@ std::string cacheKey(const std::string &module, const JitOptions &options, int o
   std::ostringstream key;
   key << kVersion << " build " << buildFingerprint() << "\nllvm " << LLVM_VERSION_STRING << "\n"
       << hostDescription() << "\ntarget=" << targetName(options.target)
-      << " blas=" << options.blas << " optimize=" << options.optimize << " O" << optLevel << "\n"
+      << " blas=" << options.blas << " optimize=" << options.optimize << " O" << optLevel
+      << " vector-math=" << vectorMathAvailable() << "\n"
       << module;
   return key.str();
 }
