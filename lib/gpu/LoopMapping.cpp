@@ -11,6 +11,7 @@
 // which is what makes ragged shapes launch at all (with min/max bounds the
 // thread count is not a constant and convert-parallel-loops-to-gpu gives up).
 #include "gpu/GpuPasses.h"
+#include "pipeline/Pipeline.h"
 
 #include <tinymlir/array.h>
 
@@ -86,12 +87,10 @@ void reshapesToViews(ModuleOp module) {
 }
 
 /// Named ops -> linalg.generic with the parallel dimensions first, so that the
-/// outermost loop nest is one scf.parallel (reductions become inner scf.for,
-/// built here with register accumulators: reductionToLoops). Ops without a
-/// parallel dimension (rank 0, full reductions) are wrapped in a one-trip
-/// scf.parallel: they run as a one-thread kernel instead of on the host.
-bool reductionToLoops(linalg::GenericOp op);
-
+/// outermost loop nest is one scf.parallel (reductions become inner scf.for
+/// with register accumulators: reductionToLoops, shared with the CPU). Ops
+/// without a parallel dimension (rank 0, full reductions) are wrapped in a
+/// one-trip scf.parallel: they run as a one-thread kernel instead of on the host.
 void shapeLinalgOps(ModuleOp module) {
   IRRewriter rewriter(module.getContext());
   for (linalg::LinalgOp op : hostOps<linalg::LinalgOp>(module)) {
@@ -139,114 +138,6 @@ void shapeLinalgOps(ModuleOp module) {
   }
 }
 
-/// The indices `map` gives for the loop induction variables.
-SmallVector<Value> indices(OpBuilder &b, Location loc, AffineMap map, ValueRange ivs) {
-  SmallVector<Value> out;
-  for (AffineExpr e : map.getResults()) {
-    if (auto d = dyn_cast<AffineDimExpr>(e))
-      out.push_back(ivs[d.getPosition()]);
-    else if (auto c = dyn_cast<AffineConstantExpr>(e))
-      out.push_back(arith::ConstantIndexOp::create(b, loc, c.getValue()));
-    else {
-      // Dimensions without a value yet (reductions, for outputs) do not occur in e.
-      SmallVector<Value> operands(ivs.begin(), ivs.end());
-      while (operands.size() < map.getNumDims())
-        operands.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-      out.push_back(
-          affine::AffineApplyOp::create(b, loc, AffineMap::get(map.getNumDims(), 0, e), operands));
-    }
-  }
-  return out;
-}
-
-/// A linalg.generic with reductions (parallel dimensions first) as loops that
-/// keep the accumulators in registers: an scf.parallel over the parallel
-/// dimensions (none: at the op's place, inside its one-trip wrapper) holding
-/// an scf.for nest over the reductions with the outputs as iteration values,
-/// loaded before and stored after. convert-linalg-to-parallel-loops would
-/// load and store the output element in every iteration instead.
-/// Returns false (op untouched) for shapes this does not handle.
-bool reductionToLoops(linalg::GenericOp op) {
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto iterators = op.getIteratorTypesArray();
-  size_t parallel = 0;
-  while (parallel < iterators.size() && iterators[parallel] == utils::IteratorType::parallel)
-    ++parallel;
-  if (parallel == iterators.size() || llvm::any_of(ranges, ShapedType::isDynamic))
-    return false;
-  for (OpOperand &init : op.getDpsInitsMutable())
-    for (AffineExpr e : op.getMatchingIndexingMap(&init).getResults())
-      for (unsigned d = parallel; d < iterators.size(); ++d)
-        if (e.isFunctionOfDim(d))
-          return false; // outputs must not move along a reduction
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto bound = [&](OpBuilder &ob, int64_t n) { return arith::ConstantIndexOp::create(ob, loc, n); };
-
-  auto body = [&](OpBuilder &pb, ValueRange parallelIvs) {
-    SmallVector<Value> ivs(parallelIvs.begin(), parallelIvs.end());
-    SmallVector<Value> inits;
-    for (OpOperand &init : op.getDpsInitsMutable())
-      inits.push_back(memref::LoadOp::create(
-          pb, loc, init.get(),
-          indices(pb, loc, op.getMatchingIndexingMap(&init), ivs))); // maps ignore reductions
-    // The reduction nest, innermost body built last.
-    std::function<SmallVector<Value>(OpBuilder &, size_t, ValueRange)> nest =
-        [&](OpBuilder &fb, size_t d, ValueRange acc) -> SmallVector<Value> {
-      if (d == iterators.size()) {
-        IRMapping map;
-        Block &block = op.getRegion().front();
-        for (OpOperand *in : op.getDpsInputOperands()) {
-          Value v = in->get();
-          if (isa<MemRefType>(v.getType()))
-            v = memref::LoadOp::create(fb, loc, v,
-                                       indices(fb, loc, op.getMatchingIndexingMap(in), ivs));
-          map.map(block.getArgument(in->getOperandNumber()), v);
-        }
-        for (auto [k, a] : llvm::enumerate(acc))
-          map.map(block.getArgument(op.getNumDpsInputs() + k), a);
-        SmallVector<Value> results;
-        for (Operation &inner : block) {
-          if (auto index = dyn_cast<linalg::IndexOp>(inner))
-            map.map(index.getResult(), ivs[index.getDim()]);
-          else if (auto yield = dyn_cast<linalg::YieldOp>(inner))
-            for (Value v : yield.getValues())
-              results.push_back(map.lookupOrDefault(v));
-          else
-            fb.clone(inner, map);
-        }
-        return results;
-      }
-      auto loop = scf::ForOp::create(fb, loc, zero, bound(fb, ranges[d]), one, acc,
-                                     [&](OpBuilder &lb, Location, Value iv, ValueRange carried) {
-                                       ivs.push_back(iv);
-                                       SmallVector<Value> r = nest(lb, d + 1, carried);
-                                       ivs.pop_back();
-                                       scf::YieldOp::create(lb, loc, r);
-                                     });
-      return SmallVector<Value>(loop.getResults());
-    };
-    SmallVector<Value> results = nest(pb, parallel, inits);
-    for (auto [k, init] : llvm::enumerate(op.getDpsInitsMutable()))
-      memref::StoreOp::create(pb, loc, results[k], init.get(),
-                              indices(pb, loc, op.getMatchingIndexingMap(&init), ivs));
-  };
-
-  if (parallel == 0) {
-    body(b, ValueRange{});
-  } else {
-    SmallVector<Value> lower(parallel, zero), steps(parallel, one), upper;
-    for (size_t d = 0; d < parallel; ++d)
-      upper.push_back(bound(b, ranges[d]));
-    scf::ParallelOp::create(b, loc, lower, upper, steps,
-                            [&](OpBuilder &pb, Location, ValueRange ivs) { body(pb, ivs); });
-  }
-  op->erase();
-  return true;
-}
-
 int64_t pow2Ceil(int64_t n) {
   int64_t p = 1;
   while (p < n)
@@ -255,12 +146,7 @@ int64_t pow2Ceil(int64_t n) {
 }
 
 std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned d) {
-  auto lb = getConstantIntValue(loop.getLowerBound()[d]);
-  auto ub = getConstantIntValue(loop.getUpperBound()[d]);
-  auto step = getConstantIntValue(loop.getStep()[d]);
-  if (!lb || !ub || !step || *step <= 0)
-    return std::nullopt;
-  return std::max<int64_t>(0, (*ub - *lb + *step - 1) / *step);
+  return constantTripCount(loop.getLowerBound()[d], loop.getUpperBound()[d], loop.getStep()[d]);
 }
 
 /// Which hardware dimension loop dimension d of a rank-r loop maps to: the

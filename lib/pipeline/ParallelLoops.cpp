@@ -5,8 +5,7 @@
 #include "pipeline/Pipeline.h"
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
-#include <mlir/Dialect/Linalg/IR/Linalg.h>
-#include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/Utils/StaticValueUtils.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/IRMapping.h>
@@ -16,29 +15,16 @@ namespace {
 
 using namespace mlir;
 
-std::optional<int64_t> constantIndex(Value v) {
-  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
-    return c.value();
-  return std::nullopt;
-}
-
-std::optional<int64_t> tripCount(Value lower, Value upper, Value step) {
-  auto l = constantIndex(lower), u = constantIndex(upper), s = constantIndex(step);
-  if (!l || !u || !s || *s <= 0)
-    return std::nullopt;
-  return std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
-}
-
 /// Iterations of the loop times those of every loop inside it (an upper
 /// bound of its work; unknown trip counts count as large).
 int64_t work(scf::ParallelOp op) {
   constexpr int64_t kLarge = int64_t{1} << 20, kCap = int64_t{1} << 40;
   int64_t total = 1;
   for (auto [l, u, s] : llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep()))
-    total = std::min(total * tripCount(l, u, s).value_or(kLarge), kCap);
+    total = std::min(total * constantTripCount(l, u, s).value_or(kLarge), kCap);
   op.getBody()->walk([&](scf::ForOp f) {
     total = std::min(
-        total * tripCount(f.getLowerBound(), f.getUpperBound(), f.getStep()).value_or(kLarge),
+        total * constantTripCount(f.getLowerBound(), f.getUpperBound(), f.getStep()).value_or(kLarge),
         kCap);
   });
   return total;
@@ -79,76 +65,13 @@ void rewriteNest(scf::ParallelOp op, int64_t parallel) {
   op->erase();
 }
 
-/// linalg.reduce on memrefs -> scf.parallel over the kept dimensions, with an
-/// scf.for per reduced dimension carrying the accumulator in a register (not
-/// through memory), so that LLVM vectorizes the (reassociable) accumulation.
-void lowerReduce(linalg::ReduceOp op) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  Value input = op.getInputs()[0], init = op.getInits()[0];
-  auto inputType = cast<MemRefType>(input.getType());
-  ArrayRef<int64_t> reduced = op.getDimensions();
-  SmallVector<int64_t> kept;
-  for (int64_t d = 0; d < inputType.getRank(); ++d)
-    if (!llvm::is_contained(reduced, d))
-      kept.push_back(d);
-  auto index = [&](OpBuilder &bb, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(bb, loc, v);
-  };
-  auto body = [&](OpBuilder &b, Location loc, ValueRange outer) {
-    Value start = memref::LoadOp::create(b, loc, init, outer);
-    SmallVector<Value> indices(inputType.getRank());
-    for (auto [k, d] : llvm::enumerate(kept))
-      indices[d] = outer[k];
-    std::function<Value(OpBuilder &, size_t, Value)> nest = [&](OpBuilder &b, size_t r,
-                                                                Value acc) -> Value {
-      if (r == reduced.size()) {
-        Value x = memref::LoadOp::create(b, loc, input, indices);
-        IRMapping mapping;
-        Block &combiner = op.getCombiner().front();
-        mapping.map(combiner.getArgument(0), x);
-        mapping.map(combiner.getArgument(1), acc);
-        for (Operation &inner : combiner.without_terminator())
-          b.clone(inner, mapping);
-        return mapping.lookup(combiner.getTerminator()->getOperand(0));
-      }
-      int64_t d = reduced[r];
-      auto loop = scf::ForOp::create(
-          b, loc, index(b, 0), index(b, inputType.getDimSize(d)), index(b, 1), ValueRange{acc},
-          [&](OpBuilder &b, Location loc, Value iv, ValueRange carried) {
-            indices[d] = iv;
-            scf::YieldOp::create(b, loc, nest(b, r + 1, carried[0]));
-          });
-      return loop.getResult(0);
-    };
-    memref::StoreOp::create(b, loc, nest(b, 0, start), init, outer);
-  };
-  if (kept.empty()) {
-    body(b, loc, ValueRange{});
-  } else {
-    SmallVector<Value> lower, upper, step;
-    for (int64_t d : kept) {
-      lower.push_back(index(b, 0));
-      upper.push_back(index(b, inputType.getDimSize(d)));
-      step.push_back(index(b, 1));
-    }
-    scf::ParallelOp::create(b, loc, lower, upper, step, body);
-  }
-  op->erase();
-}
-
 } // namespace
 
-int lowerReductions(ModuleOp module) {
-  SmallVector<linalg::ReduceOp> reductions;
-  module.walk([&](linalg::ReduceOp op) {
-    if (op.hasPureBufferSemantics() && op.getInputs().size() == 1 &&
-        cast<MemRefType>(op.getInputs()[0].getType()).hasStaticShape())
-      reductions.push_back(op);
-  });
-  for (linalg::ReduceOp op : reductions)
-    lowerReduce(op);
-  return static_cast<int>(reductions.size());
+std::optional<int64_t> constantTripCount(Value lower, Value upper, Value step) {
+  auto l = getConstantIntValue(lower), u = getConstantIntValue(upper), s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0)
+    return std::nullopt;
+  return std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
 }
 
 int serializeSmallParallelLoops(ModuleOp module, int64_t minimumWork) {
@@ -163,7 +86,7 @@ int serializeSmallParallelLoops(ModuleOp module, int64_t minimumWork) {
     // Threads over the first dimension with more than one iteration.
     int64_t parallel = -1;
     for (size_t d = 0; d < op.getNumLoops() && parallel < 0; ++d)
-      if (tripCount(op.getLowerBound()[d], op.getUpperBound()[d], op.getStep()[d]).value_or(2) > 1)
+      if (constantTripCount(op.getLowerBound()[d], op.getUpperBound()[d], op.getStep()[d]).value_or(2) > 1)
         parallel = static_cast<int64_t>(d);
     if (op.getNumLoops() > 1 || parallel < 0)
       rewrites.push_back({op, parallel});

@@ -4,7 +4,12 @@
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/MLIRContext.h>
 
+namespace mlir::linalg {
+class GenericOp;
+}
+
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tinymlir::detail {
@@ -41,9 +46,15 @@ int rewriteMatmulsToBlas(mlir::ModuleOp module);
 /// weights once. Returns how many it lowered.
 int lowerSmallProducts(mlir::ModuleOp module);
 
-/// linalg.reduce -> parallel loops over the kept dimensions around sequential
-/// accumulations held in registers (vectorizable).
+/// A linalg.generic on memrefs with its parallel dimensions first and
+/// reductions after, as an scf.parallel over the parallel dimensions (none: at
+/// the op's place) around an scf.for nest that carries the outputs in
+/// registers. Returns false (op untouched) for shapes it does not handle.
+bool reductionToLoops(mlir::linalg::GenericOp op);
+/// Every static linalg.reduce on memrefs through reductionToLoops.
 int lowerReductions(mlir::ModuleOp module);
+/// The trip count of a loop with constant bounds, if they are.
+std::optional<int64_t> constantTripCount(mlir::Value lower, mlir::Value upper, mlir::Value step);
 
 /// Parallel loops with less work than `minimumWork` iterations (and parallel
 /// loops nested in another) become sequential loops; the rest get threads.
