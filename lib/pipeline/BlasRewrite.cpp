@@ -1,7 +1,8 @@
 // After bufferization: linalg.matmul / linalg.batch_matmul on row-major
-// memrefs become cblas_sgemm / cblas_dgemm calls (a batch becomes an scf.for
-// over GEMMs). Pointers, offsets and leading dimensions come from each memref's
-// strided metadata; beta = 1 because linalg accumulates into its output.
+// memrefs become calls of tinymlir_sgemm / tinymlir_dgemm (lib/runtime/Gemm.h:
+// OpenBLAS on the OpenMP team, a batch in one call). Pointers, offsets, leading
+// dimensions and batch strides come from each memref's strided metadata; the
+// product accumulates into C because linalg does.
 #include "pipeline/Pipeline.h"
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
@@ -9,15 +10,12 @@
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
-#include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
 
 namespace tinymlir::detail {
 namespace {
 
 using namespace mlir;
-
-constexpr int kRowMajor = 101, kNoTrans = 111;
 
 /// A memref operand of a GEMM, as base pointer + offset + row stride (+ batch stride).
 struct Operand {
@@ -56,66 +54,66 @@ public:
     return o;
   }
 
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b_, loc_, v); }
 
-  /// !llvm.ptr to element (offset + batch * batchStride).
-  Value pointer(OpBuilder &b, const Operand &o, Value batch, int64_t elementBytes) {
-    Value elements = o.offset;
-    if (batch)
-      elements = arith::AddIOp::create(b, loc_, elements,
-                                       arith::MulIOp::create(b, loc_, batch, o.batchStride));
-    Value bytes = arith::MulIOp::create(b, loc_, elements,
+  /// !llvm.ptr to the first element.
+  Value pointer(OpBuilder &b, const Operand &o, int64_t elementBytes) {
+    Value bytes = arith::MulIOp::create(b, loc_, o.offset,
                                         arith::ConstantIndexOp::create(b, loc_, elementBytes));
     Value address = arith::AddIOp::create(b, loc_, o.aligned, bytes);
     Value asInt = arith::IndexCastOp::create(b, loc_, b.getI64Type(), address);
     return LLVM::IntToPtrOp::create(b, loc_, LLVM::LLVMPointerType::get(b.getContext()), asInt);
   }
 
-  Value i32(OpBuilder &b, Value indexValue) {
-    return arith::IndexCastOp::create(b, loc_, b.getI32Type(), indexValue);
+  Value i64(OpBuilder &b, Value indexValue) {
+    return arith::IndexCastOp::create(b, loc_, b.getI64Type(), indexValue);
   }
-  Value i32(OpBuilder &b, int64_t v) {
-    return arith::ConstantIntOp::create(b, loc_, b.getI32Type(), v);
+  Value i64(OpBuilder &b, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc_, b.getI64Type(), v);
   }
 
   /// Leading dimension: the row stride, at least the row length (BLAS requires
   /// it even when there is a single row, whose stride is then arbitrary).
   Value leading(OpBuilder &b, Value rowStride, int64_t columns) {
-    return i32(b, arith::MaxSIOp::create(b, loc_, rowStride,
+    return i64(b, arith::MaxSIOp::create(b, loc_, rowStride,
                                          arith::ConstantIndexOp::create(b, loc_, columns)));
   }
 
   func::FuncOp declare(Type element) {
-    const char *name = element.isF32() ? "cblas_sgemm" : "cblas_dgemm";
+    const char *name = element.isF32() ? "tinymlir_sgemm" : "tinymlir_dgemm";
     if (auto f = module_.lookupSymbol<func::FuncOp>(name))
       return f;
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(module_.getBody());
-    Type i32 = b_.getI32Type(), ptr = LLVM::LLVMPointerType::get(b_.getContext());
+    Type i64 = b_.getI64Type(), ptr = LLVM::LLVMPointerType::get(b_.getContext());
     auto type = b_.getFunctionType(
-        {i32, i32, i32, i32, i32, i32, element, ptr, i32, ptr, i32, element, ptr, i32}, {});
+        {i64, i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, i64}, {});
     auto f = func::FuncOp::create(b_, loc_, name, type);
     f.setPrivate();
     return f;
   }
 
-  /// C[MxN] += A[MxK] @ B[KxN], one GEMM call.
-  void call(OpBuilder &b, Type element, int64_t m, int64_t n, int64_t k, const Operand &A,
-            const Operand &B, const Operand &C, Value batch) {
+  /// C[b] += A[b] @ B[b] for b < batch (C += A @ B when batch is 1), one call.
+  void call(Type element, int64_t batch, int64_t m, int64_t n, int64_t k, const Operand &A,
+            const Operand &B, const Operand &C) {
+    OpBuilder &b = b_;
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
-    Value one = arith::ConstantOp::create(b, loc_, b.getFloatAttr(element, 1.0));
-    SmallVector<Value> args{i32(b, kRowMajor),      i32(b, kNoTrans),
-                            i32(b, kNoTrans),       i32(b, m),
-                            i32(b, n),              i32(b, k),
-                            one,                    pointer(b, A, batch, bytes),
-                            leading(b, A.rowStride, k), pointer(b, B, batch, bytes),
-                            leading(b, B.rowStride, n), one,
-                            pointer(b, C, batch, bytes), leading(b, C.rowStride, n)};
+    auto stride = [&](const Operand &o) { return o.batchStride ? i64(b, o.batchStride) : i64(b, 0); };
+    SmallVector<Value> args{i64(b, batch),
+                            i64(b, m),
+                            i64(b, n),
+                            i64(b, k),
+                            pointer(b, A, bytes),
+                            leading(b, A.rowStride, k),
+                            stride(A),
+                            pointer(b, B, bytes),
+                            leading(b, B.rowStride, n),
+                            stride(B),
+                            pointer(b, C, bytes),
+                            leading(b, C.rowStride, n),
+                            stride(C)};
     func::CallOp::create(b, loc_, declare(element), args);
   }
 
-  OpBuilder &builder() { return b_; }
-  Location loc() const { return loc_; }
 
 private:
   OpBuilder b_;
@@ -160,16 +158,7 @@ int rewriteMatmulsToBlas(ModuleOp module) {
     size_t rank = ta.getRank();
     int64_t m = ta.getDimSize(rank - 2), k = ta.getDimSize(rank - 1), n = tb.getDimSize(rank - 1);
     Operand A = g.operand(a), B = g.operand(bm), C = g.operand(c);
-    if (rank == 2) {
-      g.call(g.builder(), element, m, n, k, A, B, C, Value());
-    } else {
-      Value lower = g.index(0), upper = g.index(ta.getDimSize(0)), step = g.index(1);
-      scf::ForOp::create(g.builder(), g.loc(), lower, upper, step, ValueRange{},
-                         [&](OpBuilder &b, Location loc, Value batch, ValueRange) {
-                           g.call(b, element, m, n, k, A, B, C, batch);
-                           scf::YieldOp::create(b, loc);
-                         });
-    }
+    g.call(element, rank == 3 ? ta.getDimSize(0) : 1, m, n, k, A, B, C);
     op->erase();
   }
   return static_cast<int>(products.size());

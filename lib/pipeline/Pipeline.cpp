@@ -3,10 +3,12 @@
 
 #include <tinymlir/array.h>
 
+#include <mlir/Dialect/Math/Transforms/Passes.h>
 #include <mlir/IR/Diagnostics.h>
 #include <mlir/IR/Verifier.h>
 #include <mlir/Pass/PassManager.h>
 #include <mlir/Pass/PassRegistry.h>
+#include <mlir/Transforms/GreedyPatternRewriteDriver.h>
 
 #include <llvm/Support/raw_ostream.h>
 
@@ -56,6 +58,13 @@ void runPipeline(mlir::ModuleOp module, const std::string &pipeline, const char 
   if (mlir::failed(pm.run(module)))
     throw Error(std::string("[compile] stage '") + stage + "' failed:" + diags.text());
   verifyModule(module, stage);
+}
+
+void simplifyMath(mlir::ModuleOp module) {
+  mlir::RewritePatternSet patterns(module.getContext());
+  mlir::populateMathAlgebraicSimplificationPatterns(patterns);
+  if (mlir::failed(mlir::applyPatternsGreedily(module, std::move(patterns))))
+    throw Error("[compile] math simplification did not converge");
 }
 
 std::string printModule(mlir::ModuleOp module) {

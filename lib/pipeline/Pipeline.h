@@ -60,6 +60,11 @@ std::optional<int64_t> constantTripCount(mlir::Value lower, mlir::Value upper, m
 /// loops nested in another) become sequential loops; the rest get threads.
 int serializeSmallParallelLoops(mlir::ModuleOp module, int64_t minimumWork);
 
+/// Strength reduction of math ops with constant operands (MLIR's algebraic
+/// simplification): powf(x, 2 or 3) becomes products, powf(x, 0.5) sqrt...
+/// The GELU's cube then costs two multiplications instead of a pow call.
+void simplifyMath(mlir::ModuleOp module);
+
 std::string printModule(mlir::ModuleOp module);
 
 } // namespace tinymlir::detail

@@ -4,6 +4,7 @@
 #include "gpu/GpuTarget.h"
 #include "pipeline/Pipeline.h"
 #include "runtime/DiskCache.h"
+#include "runtime/Gemm.h"
 #include "runtime/Optimizer.h"
 
 #include <tinymlir/jit.h>
@@ -81,8 +82,8 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
     symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
                                llvm::JITSymbolFlags::Exported};
   };
-  add("cblas_sgemm", &cblas_sgemm);
-  add("cblas_dgemm", &cblas_dgemm);
+  add("tinymlir_sgemm", &tinymlir_sgemm);
+  add("tinymlir_dgemm", &tinymlir_dgemm);
   add("memrefCopy", &memrefCopy);
   return symbols;
 }
@@ -259,8 +260,10 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
     }
   }
 
-  if (options.optimize)
+  if (options.optimize) {
     detail::runPipeline(module, detail::kOptimizePipeline, "optimize");
+    detail::simplifyMath(module);
+  }
   impl->optimized = detail::printModule(module);
   stage("optimize");
 

@@ -1,0 +1,68 @@
+// Products for generated code on one thread pool (see Gemm.h).
+//
+// Measured on a 256-token GPT-2 prefill with 2 threads: with OpenBLAS's own
+// threads next to OpenMP's, each pool's idle workers spin (sched_yield) on the
+// cores the other needs; column blocks on the OpenMP team remove that.
+#include "runtime/Gemm.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+extern "C" int omp_get_max_threads();
+extern "C" int omp_in_parallel();
+
+namespace {
+
+/// Below this many floating-point operations a product runs as one call:
+/// splitting it costs more than it saves.
+constexpr double kSplitFlops = 8e6;
+/// Column blocks are at least this wide (a multiple of a cache line of float64).
+constexpr int64_t kMinBlock = 64;
+
+template <typename T, typename Blas>
+void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,
+          int64_t strideA, const T *b, int64_t ldb, int64_t strideB, T *c, int64_t ldc,
+          int64_t strideC) {
+  auto one = [&](int64_t i, int64_t j0, int64_t width) {
+    blas(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(width),
+         static_cast<int>(k), T(1), a + i * strideA, static_cast<int>(lda), b + i * strideB + j0,
+         static_cast<int>(ldb), T(1), c + i * strideC + j0, static_cast<int>(ldc));
+  };
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const double flops = 2.0 * static_cast<double>(batch) * m * n * k;
+  if (threads <= 1 || flops < kSplitFlops) {
+    for (int64_t i = 0; i < batch; ++i)
+      one(i, 0, n);
+    return;
+  }
+  // Enough tasks for every thread: whole products when the batch has them,
+  // else column blocks of each.
+  int64_t blocks = batch >= threads ? 1 : (threads + batch - 1) / batch;
+  blocks = std::max<int64_t>(1, std::min(blocks, n / kMinBlock));
+  const int64_t width = ((n + blocks - 1) / blocks + 15) / 16 * 16;
+  blocks = (n + width - 1) / width;
+  const int64_t tasks = batch * blocks;
+  const int saved = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::min<int64_t>(threads, tasks)))
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t j0 = (t % blocks) * width;
+    one(t / blocks, j0, std::min(width, n - j0));
+  }
+  openblas_set_num_threads(saved);
+}
+
+} // namespace
+
+extern "C" void tinymlir_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a,
+                               int64_t lda, int64_t strideA, const float *b, int64_t ldb,
+                               int64_t strideB, float *c, int64_t ldc, int64_t strideC) {
+  gemm<float>(cblas_sgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC);
+}
+
+extern "C" void tinymlir_dgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const double *a,
+                               int64_t lda, int64_t strideA, const double *b, int64_t ldb,
+                               int64_t strideB, double *c, int64_t ldc, int64_t strideC) {
+  gemm<double>(cblas_dgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC);
+}

@@ -1,0 +1,18 @@
+// The BLAS entry points of generated code. A product (or a batch of them) is
+// split into column blocks run by one OpenMP team, each block a
+// single-threaded OpenBLAS call: the generated loops and BLAS then share one
+// pool of threads instead of two that take the cores from each other.
+//
+//   C[b] += A[b] @ B[b]   for b < batch; row-major, unit inner stride
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+void tinymlir_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                    int64_t strideA, const float *b, int64_t ldb, int64_t strideB, float *c,
+                    int64_t ldc, int64_t strideC);
+void tinymlir_dgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+                    int64_t strideA, const double *b, int64_t ldb, int64_t strideB, double *c,
+                    int64_t ldc, int64_t strideC);
+}
