@@ -3,6 +3,8 @@
 
 #include <tinymlir/array.h>
 
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Math/IR/Math.h>
 #include <mlir/Dialect/Math/Transforms/Passes.h>
 #include <mlir/IR/Diagnostics.h>
 #include <mlir/IR/Verifier.h>
@@ -65,6 +67,31 @@ void simplifyMath(mlir::ModuleOp module) {
   mlir::populateMathAlgebraicSimplificationPatterns(patterns);
   if (mlir::failed(mlir::applyPatternsGreedily(module, std::move(patterns))))
     throw Error("[compile] math simplification did not converge");
+}
+
+int guardExpUnderflow(mlir::ModuleOp module) {
+  using namespace mlir;
+  SmallVector<math::ExpOp> exps;
+  module.walk([&](math::ExpOp op) {
+    if (op.getType().isF32() || op.getType().isF64())
+      exps.push_back(op);
+  });
+  for (math::ExpOp op : exps) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    // Below these, exp(x) is under half the least subnormal: it rounds to +0.
+    const double limit = type.isF64() ? -745.2 : -104.0;
+    Value x = op.getOperand();
+    Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
+    Value under = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                        arith::ConstantOp::create(b, loc, b.getFloatAttr(type, limit)));
+    Value safe = arith::SelectOp::create(b, loc, under, zero, x);
+    Value e = math::ExpOp::create(b, loc, safe, op.getFastmathAttr());
+    op.replaceAllUsesWith(arith::SelectOp::create(b, loc, under, zero, e).getResult());
+    op.erase();
+  }
+  return static_cast<int>(exps.size());
 }
 
 std::string printModule(mlir::ModuleOp module) {

@@ -65,6 +65,12 @@ int serializeSmallParallelLoops(mlir::ModuleOp module, int64_t minimumWork);
 /// The GELU's cube then costs two multiplications instead of a pow call.
 void simplifyMath(mlir::ModuleOp module);
 
+/// exp(x) for x below the underflow threshold is 0 without calling exp: the
+/// vector exp (libmvec) sends such lanes one by one to the scalar exp's slow
+/// path (errno), and the causal mask's -1e10 scores are such lanes. Exact:
+/// exp rounds to +0 there. Returns how many exps it guarded.
+int guardExpUnderflow(mlir::ModuleOp module);
+
 std::string printModule(mlir::ModuleOp module);
 
 } // namespace tinymlir::detail

@@ -282,6 +282,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
       detail::verifyModule(module, "blas");
     }
     detail::lowerReductions(module);
+    detail::guardExpUnderflow(module);
     detail::runPipeline(module, detail::kLoopsPipeline, "loops");
     detail::serializeSmallParallelLoops(module, kMinimumParallelWork);
     detail::runPipeline(module, detail::kLowerPipeline, "lower");

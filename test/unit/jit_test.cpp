@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -160,6 +162,36 @@ TEST(Kernels, SoftmaxIsStableAndMatchesNumPy) {
                                             {{"x", big}},
                                             "e = np.exp(x - np.max(x, axis=-1, keepdims=True))"),
                        kTol64, kTol64));
+}
+
+TEST(Kernels, ExpAroundTheUnderflowThreshold) {
+  // exp below the threshold is computed as 0 without calling exp (the masked
+  // scores' path); around it, exp itself: subnormal results, NaN and the
+  // infinities as NumPy has them. 16 values so that vector lanes are used.
+  const double inf = std::numeric_limits<double>::infinity(),
+               nan = std::numeric_limits<double>::quiet_NaN();
+  auto ex = jit([](const Tensor &x) { return exp(x); });
+  Array x64 = Array::fromVector<double>({-1e10, -inf, -746.0, -745.2, -745.13, -745.0, -744.0,
+                                         -708.5, -700.0, 0.0, 1.0, 709.0, 710.0, inf, nan, -1e300},
+                                        {16});
+  // NaN as NaN, infinities, 0 and subnormals exactly, the rest within `rel`.
+  auto expectSame = [](const Array &got, const Array &want, const Array &x, double rel) {
+    for (int64_t i = 0; i < x.shape()[0]; ++i) {
+      double g = got.at({i}), w = want.at({i});
+      if (std::isnan(w))
+        EXPECT_TRUE(std::isnan(g)) << "exp(" << x.at({i}) << ")";
+      else if (std::isinf(w) || w < 1e-300)
+        EXPECT_EQ(g, w) << "exp(" << x.at({i}) << ")";
+      else
+        EXPECT_NEAR(g, w, std::abs(w) * rel) << "exp(" << x.at({i}) << ")";
+    }
+  };
+  expectSame(ex(x64), numpy("np.exp(x)", {{"x", x64}}), x64, 1e-15);
+  Array x32 = Array::fromVector<float>({-1e10f, -104.5f, -104.0f, -103.9f, -103.0f, -87.5f, 0.0f,
+                                        88.0f, 89.0f, -1e30f, 1.0f, -50.0f, -105.0f, -200.0f,
+                                        -103.97f, 2.0f},
+                                       {16});
+  expectSame(ex(x32), numpy("np.exp(x)", {{"x", x32}}), x32, 1e-6);
 }
 
 TEST(Kernels, LayerNormWithConstantAndRandomRows) {
