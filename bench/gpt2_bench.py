@@ -49,6 +49,7 @@ def main():
     ap.add_argument("--model")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--decode-tokens", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=5, help="measurement rounds (median reported)")
     a = ap.parse_args()
     tools = os.path.join(a.build, "tools")
     work = tempfile.mkdtemp(prefix="tinymlir-gpt2-bench-")
@@ -64,11 +65,20 @@ def main():
     C, L, V, P = config["n_embd"], config["n_layer"], config["vocab_size"], config["n_positions"]
     weights = (V * C + L * (12 * C * C + 13 * C) + 2 * C) * 4  # every weight but wpe, float32
 
-    _, r = run([os.path.join(a.build, "bench", "tinymlir-bench"), "--only", "machine",
-                "--threads", str(a.threads)], env)
-    machine = json.loads(r.stdout)
-    bandwidth, sgemm = machine["read_bandwidth_gbs"] * 1e9, machine["sgemm_gflops"] * 1e9
-    dgemm = machine["dgemm_gflops"] * 1e9
+    def machine():
+        _, r = run([os.path.join(a.build, "bench", "tinymlir-bench"), "--only", "machine",
+                    "--threads", str(a.threads), "--seconds", "0.5"], env)
+        m = json.loads(r.stdout)
+        return m["read_bandwidth_gbs"] * 1e9, m["sgemm_gflops"] * 1e9, m["dgemm_gflops"] * 1e9
+
+    def spread(values, fmt):
+        return f"median {fmt(statistics.median(values))}, range {fmt(min(values))} to {fmt(max(values))}"
+
+    # This machine's memory bandwidth changes by up to 1.7x from one second to
+    # the next (neighbours): every ratio pairs a measurement with its peer
+    # measured in the same round, right before and after, and the report gives
+    # the median over rounds with the range.
+    bandwidth, sgemm, dgemm = machine()
     print(f"machine: {a.threads} threads, read bandwidth {bandwidth / 1e9:.1f} GB/s, "
           f"sgemm {sgemm / 1e9:.0f} GFLOP/s, dgemm {dgemm / 1e9:.0f} GFLOP/s")
 
@@ -78,36 +88,54 @@ def main():
     print(f"time to first token (10-token prompt, whole process): cold cache {cold:.2f} s, "
           f"warm cache {warm:.2f} s")
 
-    # Full-prefix mode against the NumPy reference (10 + 10 tokens).
+    # Full-prefix mode against the NumPy reference (10 + 10 tokens), alternating.
     run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"], env)  # warm the cache
-    t_ours, r_ours = run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"], env)
-    t_ref, r_ref = run(["/usr/bin/python3", os.path.join(HERE, "..", "test", "python",
-                                                         "gpt2_reference.py"),
-                        "--model", model, "--prompt-ids", PROMPT10, "--tokens", "10", "--json"],
-                       env)
-    same = json.loads(r_ours.stdout)["output_ids"] == json.loads(r_ref.stdout)["output_ids"]
-    print(f"full prefix, 10 + 10 tokens: tinymlir {t_ours:.2f} s, numpy {t_ref:.2f} s "
-          f"(whole processes, warm disk cache): {t_ref / t_ours:.2f}x; same tokens: {same}")
+    speedups, same = [], True
+    for _ in range(a.rounds):
+        t_ours, r_ours = run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"],
+                             env)
+        t_ref, r_ref = run(["/usr/bin/python3", os.path.join(HERE, "..", "test", "python",
+                                                             "gpt2_reference.py"),
+                            "--model", model, "--prompt-ids", PROMPT10, "--tokens", "10", "--json"],
+                           env)
+        same = same and json.loads(r_ours.stdout)["output_ids"] == json.loads(r_ref.stdout)["output_ids"]
+        speedups.append(t_ref / t_ours)
+    print(f"full prefix, 10 + 10 tokens, whole processes (warm disk cache) against NumPy: "
+          f"{spread(speedups, lambda v: f'{v:.2f}x')}; same tokens: {same}")
 
-    # Incremental decoding against the bandwidth bound.
-    _, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", str(a.decode_tokens)], env)
-    steady = statistics.median(per_token(r.stderr)[3:])
-    bound = weights / bandwidth
-    print(f"decode: {1 / steady:.1f} tokens/s ({steady * 1e3:.1f} ms/token); bound "
-          f"{weights / 1e6:.0f} MB / {bandwidth / 1e9:.1f} GB/s = {1 / bound:.1f} tokens/s; "
-          f"{bound / steady * 100:.0f}% of the bound")
+    # Incremental decoding against the bandwidth bound, bandwidth measured
+    # before and after each decoding run.
+    rates, ratios = [], []
+    for _ in range(a.rounds):
+        before, _, _ = machine()
+        _, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", str(a.decode_tokens)], env)
+        after, _, _ = machine()
+        steady = statistics.median(per_token(r.stderr)[3:])
+        bound = weights / ((before + after) / 2)
+        rates.append(1 / steady)
+        ratios.append(bound / steady)
+        print(f"  decode round: {1 / steady:.1f} tokens/s, bandwidth {before / 1e9:.1f} and "
+              f"{after / 1e9:.1f} GB/s, {bound / steady * 100:.0f}% of the bound")
+    print(f"decode ({weights / 1e6:.0f} MB of weights per token): tokens/s "
+          f"{spread(rates, lambda v: f'{v:.1f}')}; against the bandwidth bound "
+          f"{spread(ratios, lambda v: f'{v * 100:.0f}%')}")
 
-    # Prefill of 256 tokens against the sgemm-bound rate.
+    # Prefill of 256 tokens against the sgemm-bound rate, measured in each round.
     prompt256 = ",".join(str((i * 7919) % V) for i in range(256))
     run(gpt2 + ["--prompt-ids", prompt256, "--tokens", "1"], env)  # warm the cache
-    _, r = run(gpt2 + ["--prompt-ids", prompt256, "--tokens", "1"], env)
-    first = per_token(r.stderr)[0]
     flops = 2 * L * 12 * C * C + 2 * C * V / 256  # per prompt token (head: last row only)
-    rate, bound_rate = 256 / first, sgemm / flops
-    print(f"prefill 256 tokens: {rate:.0f} tokens/s ({first:.3f} s); sgemm-bound "
-          f"{bound_rate:.0f} tokens/s; {rate / bound_rate * 100:.0f}% (the reference's float64 "
-          f"products bound it at dgemm's {dgemm / flops:.0f} tokens/s: "
-          f"{rate / (dgemm / flops) * 100:.0f}% of that)")
+    prefill, of_sgemm, of_dgemm = [], [], []
+    for _ in range(a.rounds):
+        _, sgemm, dgemm = machine()
+        _, r = run(gpt2 + ["--prompt-ids", prompt256, "--tokens", "1"], env)
+        rate = 256 / per_token(r.stderr)[0]
+        prefill.append(rate)
+        of_sgemm.append(rate / (sgemm / flops))
+        of_dgemm.append(rate / (dgemm / flops))
+    print(f"prefill 256 tokens: tokens/s {spread(prefill, lambda v: f'{v:.0f}')}; against the "
+          f"sgemm-bound rate {spread(of_sgemm, lambda v: f'{v * 100:.0f}%')}; against the "
+          f"dgemm-bound rate (the reference's float64 products) "
+          f"{spread(of_dgemm, lambda v: f'{v * 100:.0f}%')}")
 
     shutil.rmtree(work, ignore_errors=True)
     if not same:
