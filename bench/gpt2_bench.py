@@ -65,11 +65,17 @@ def main():
     C, L, V, P = config["n_embd"], config["n_layer"], config["vocab_size"], config["n_positions"]
     weights = (V * C + L * (12 * C * C + 13 * C) + 2 * C) * 4  # every weight but wpe, float32
 
-    def machine():
-        _, r = run([os.path.join(a.build, "bench", "tinymlir-bench"), "--only", "machine",
+    def measure(what):
+        _, r = run([os.path.join(a.build, "bench", "tinymlir-bench"), "--only", what,
                     "--threads", str(a.threads), "--seconds", "0.5"], env)
-        m = json.loads(r.stdout)
+        return json.loads(r.stdout)
+
+    def machine():
+        m = measure("machine")
         return m["read_bandwidth_gbs"] * 1e9, m["sgemm_gflops"] * 1e9, m["dgemm_gflops"] * 1e9
+
+    def bandwidth_now():
+        return measure("bandwidth")["read_bandwidth_gbs"] * 1e9
 
     def spread(values, fmt):
         return f"median {fmt(statistics.median(values))}, range {fmt(min(values))} to {fmt(max(values))}"
@@ -107,9 +113,9 @@ def main():
     # before and after each decoding run.
     rates, ratios = [], []
     for _ in range(a.rounds):
-        before, _, _ = machine()
+        before = bandwidth_now()
         _, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", str(a.decode_tokens)], env)
-        after, _, _ = machine()
+        after = bandwidth_now()
         steady = statistics.median(per_token(r.stderr)[3:])
         bound = weights / ((before + after) / 2)
         rates.append(1 / steady)

@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
   int threads = 0;
   double budget = 1.0;
   app.add_option("--only", only,
-                 "run the benchmarks whose name starts with this ('machine': bandwidth and sgemm)");
+                 "run the benchmarks whose name starts with this ('machine': bandwidth, sgemm and "
+                 "dgemm; 'bandwidth': bandwidth alone)");
   app.add_option("--threads", threads, "OpenBLAS threads (NumPy's peer uses its default)");
   app.add_option("--seconds", budget, "time budget per measurement");
   CLI11_PARSE(app, argc, argv);
@@ -99,7 +100,7 @@ int main(int argc, char **argv) {
     openblas_set_num_threads(threads);
   auto wanted = [&](const std::string &name) { return only.empty() || name.rfind(only, 0) == 0; };
 
-  if (only == "machine") {
+  if (only == "machine" || only == "bandwidth") {
     // Memory read bandwidth (all threads) and sgemm throughput: the bounds the
     // GPT-2 benchmarks (bench/gpt2_bench.py) are compared against.
     const size_t n = size_t{1} << 28; // 1 GB of float32: far more than any cache
@@ -125,6 +126,10 @@ int main(int argc, char **argv) {
             sink += v;
         },
         budget);
+    if (only == "bandwidth") {
+      std::printf("{\"read_bandwidth_gbs\": %.3f, \"threads\": %d}\n", n * 4.0 / read / 1e9, workers);
+      return 0;
+    }
     Array a = randn({256, 768}, 1), w = randn({768, 3072}, 2), c = Array::empty({256, 3072}, DType::f32);
     double gemm = median(
         [&] {
@@ -162,7 +167,7 @@ int main(int argc, char **argv) {
       const size_t copies = std::max<size_t>(2, (size_t{256} << 20) / w.nbytes() + 1);
       std::vector<std::vector<Array>> rotating;
       for (size_t i = 0; i < copies; ++i)
-        rotating.push_back({x, w.astype(w.dtype())});
+        rotating.push_back({x, w.copy()});
       size_t next = 0;
       double cold = median([&] { c.callInto(rotating[next++ % copies], out); }, budget);
       std::printf("%-34s %8.3f ms %8.2f GB/s of weights in cache, %8.2f GB/s from memory\n",

@@ -54,7 +54,6 @@ public:
     return o;
   }
 
-
   /// !llvm.ptr to the first element.
   Value pointer(OpBuilder &b, const Operand &o, int64_t elementBytes) {
     Value bytes = arith::MulIOp::create(b, loc_, o.offset,
@@ -113,7 +112,6 @@ public:
                             stride(C)};
     func::CallOp::create(b, loc_, declare(element), args);
   }
-
 
 private:
   OpBuilder b_;
