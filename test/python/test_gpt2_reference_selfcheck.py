@@ -63,7 +63,15 @@ def test_causality():
 def test_prefix_consistency():
     a, _ = run_traced(PROMPT)
     b, _ = run_traced(PROMPT[:3])
-    np.testing.assert_allclose(a[:3], b, rtol=1e-10, atol=1e-12)
+    # The two runs differ only in rounding: NumPy's BLAS may block the float32
+    # products of 3 and 6 rows differently. Each product of at most
+    # K = 4 * n_embd = 64 terms is within gamma_K (K * u32) of the exact value
+    # relative to magnitudes below 4; both runs err (factor 2) and two blocks
+    # and the unembedding amplify by less than 8. A leak from a future
+    # position changes these rows by far more (see test_causality).
+    K, u32 = 4 * 16, 2.0 ** -24
+    tol = 2 * 8 * 4 * K * u32
+    np.testing.assert_allclose(a[:3], b, rtol=tol, atol=tol)
 
 
 def test_formulas():

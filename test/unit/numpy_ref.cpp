@@ -102,4 +102,88 @@ Array randomArray(const Shape &shape, DType dtype, uint64_t seed, double scale) 
          << ": " << a[first] << " vs expected " << e[first] << " (max abs diff " << worst << ")";
 }
 
+double unitRoundoff(DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return std::ldexp(1.0, -24);
+  case DType::f64:
+    return std::ldexp(1.0, -53);
+  case DType::i32:
+    return 0; // integer arithmetic is exact
+  }
+  return 0;
+}
+
+double gamma(int64_t n, DType dtype) {
+  double nu = static_cast<double>(n) * unitRoundoff(dtype);
+  return nu / (1 - nu);
+}
+
+::testing::AssertionResult withinBound(const Array &actual, const Array &expected,
+                                       const Array &bound) {
+  if (actual.dtype() != expected.dtype())
+    return ::testing::AssertionFailure() << "dtype " << dtypeName(actual.dtype()) << " != expected "
+                                         << dtypeName(expected.dtype());
+  if (actual.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "shape " << shapeString(actual.shape())
+                                         << " != expected " << shapeString(expected.shape());
+  std::vector<double> a = actual.toDoubles(), e = expected.toDoubles(), b = bound.toDoubles();
+  if (b.size() != 1 && b.size() != a.size())
+    return ::testing::AssertionFailure() << "bound of " << b.size() << " elements for "
+                                         << a.size();
+  int64_t bad = 0, first = -1;
+  double worstRatio = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double limit = b.size() == 1 ? b[0] : b[i];
+    bool ok;
+    if (std::isnan(e[i]))
+      ok = std::isnan(a[i]);
+    else if (std::isinf(e[i]))
+      ok = a[i] == e[i];
+    else {
+      double diff = std::fabs(a[i] - e[i]);
+      ok = diff <= limit;
+      if (limit > 0)
+        worstRatio = std::max(worstRatio, diff / limit);
+      else if (diff > 0)
+        worstRatio = INFINITY;
+    }
+    if (!ok && first < 0)
+      first = static_cast<int64_t>(i);
+    bad += !ok;
+  }
+  if (bad == 0)
+    return ::testing::AssertionSuccess();
+  double limit = b.size() == 1 ? b[0] : b[first];
+  return ::testing::AssertionFailure()
+         << bad << " of " << a.size() << " elements outside the error bound; first at flat index "
+         << first << ": " << a[first] << " vs expected " << e[first] << " (diff "
+         << std::fabs(a[first] - e[first]) << ", bound " << limit << "; worst diff/bound "
+         << worstRatio << ")";
+}
+
+Array productBound(const Array &a, const Array &b) {
+  DType dtype = a.dtype() == DType::f64 || b.dtype() == DType::f64 ? DType::f64 : DType::f32;
+  int64_t k = a.shape().back();
+  double factor = 2 * (gamma(k, dtype) + unitRoundoff(dtype));
+  std::ostringstream f;
+  f << std::setprecision(17) << factor * (1 + 1e-9);
+  return numpy("np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64) * " + f.str(),
+               {{"a", a}, {"b", b}});
+}
+
+Array unitsBound(double units, DType dtype, const std::string &magnitude,
+                 const std::map<std::string, Array> &inputs) {
+  std::ostringstream factor;
+  factor << std::setprecision(17) << units * unitRoundoff(dtype) * (1 + 1e-9);
+  return numpy("np.asarray(" + magnitude + ", dtype=np.float64) * " + factor.str(), inputs);
+}
+
+::testing::AssertionResult matchesNumPy(const Array &actual, const std::string &expression,
+                                        const std::map<std::string, Array> &inputs,
+                                        double units, const std::string &magnitude) {
+  Array want = numpy(expression, inputs);
+  return withinBound(actual, want, unitsBound(units, want.dtype(), magnitude, inputs));
+}
+
 } // namespace tinymlir::test
