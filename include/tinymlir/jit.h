@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,11 @@ struct JitOptions {
   /// The disk cache's directory ("": $TINYMLIR_CACHE_DIR, else
   /// ~/.cache/tinymlir/kernels). Setting it turns the disk cache on.
   std::string cacheDir;
+  /// The CPU to generate code for, by LLVM's name: "x86-64-v3" (AVX2, FMA),
+  /// "x86-64-v4" (AVX-512), "znver3", "skylake-avx512"... "" (the default):
+  /// $TINYMLIR_CPU if set, else the host CPU with all its features. A CPU
+  /// needing features the host lacks is an error (its code could not run).
+  std::string cpu;
 };
 
 /// One compiled specialization: the modules of every stage and native code.
@@ -111,6 +117,10 @@ struct CacheStats {
 
 namespace detail {
 
+/// The CPU code is generated for: options.cpu, else $TINYMLIR_CPU, else ""
+/// (the host's own CPU and features).
+std::string codegenCpu(const JitOptions &options);
+
 /// Whether a function is being traced on this thread.
 bool tracing();
 class TraceScope {
@@ -128,6 +138,11 @@ class Cache {
 public:
   std::optional<Compiled> find(const std::string &key);
   void insert(const std::string &key, const Compiled &compiled, size_t limit);
+  /// The entry for `key`, or `compile()`'s result, inserted. Threads asking
+  /// for a key being compiled wait for that compilation (once per key); if it
+  /// throws, each waiter gets the error and the next call compiles again.
+  Compiled findOrCompile(const std::string &key, size_t limit,
+                         const std::function<Compiled()> &compile);
   CacheStats stats() const;
   void clear();
 
@@ -138,6 +153,7 @@ private:
   };
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;
+  std::map<std::string, std::shared_future<Compiled>> inFlight_;
   uint64_t clock_ = 0;
   CacheStats stats_;
 };
@@ -266,20 +282,19 @@ private:
     detail::walk(params, flat);
     leaves = std::move(flat.leaves);
     std::string key = flat.key + "@" + targetName(options_.target) + (options_.blas ? "+blas" : "") +
-                      (options_.optimize ? "+opt" : "") + std::to_string(options_.optLevel);
-    if (auto hit = cache_->find(key))
-      return *hit;
-    Params traced = params;
-    detail::Placer placer;
-    detail::walk(traced, placer);
-    Tensor result;
-    {
-      detail::TraceScope scope;
-      result = std::apply(f_, traced);
-    }
-    Compiled compiled = compileGraph(result, placer.args, options_);
-    cache_->insert(key, compiled, options_.cacheLimit);
-    return compiled;
+                      (options_.optimize ? "+opt" : "") + std::to_string(options_.optLevel) +
+                      "cpu=" + detail::codegenCpu(options_);
+    return cache_->findOrCompile(key, options_.cacheLimit, [&] {
+      Params traced = params;
+      detail::Placer placer;
+      detail::walk(traced, placer);
+      Tensor result;
+      {
+        detail::TraceScope scope;
+        result = std::apply(f_, traced);
+      }
+      return compileGraph(result, placer.args, options_);
+    });
   }
 
   F f_;

@@ -138,6 +138,9 @@ Tensor slice(const Tensor &x, const std::vector<int64_t> &begin, const std::vect
 /// New shape with the same element count; one entry may be -1.
 Tensor reshape(const Tensor &x, const Shape &shape);
 Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
+/// The tensors joined along `axis` (negative allowed), as np.concatenate: equal
+/// ranks, equal sizes on the other axes, dtypes promoted as by arithmetic.
+Tensor concatenate(const std::vector<Tensor> &parts, int64_t axis);
 /// `sections` equal parts along `axis`, as np.split.
 std::vector<Tensor> split(const Tensor &x, int64_t sections, int64_t axis);
 /// Rows of a rank-2 `table` picked by rank-1 int32 `ids`: table[ids].

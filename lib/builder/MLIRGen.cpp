@@ -173,6 +173,23 @@ private:
           b_, loc_, DenseIntElementsAttr::get(shapeType, ArrayRef<int64_t>(n.shape)));
       return tensor::ReshapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), shape);
     }
+    case Op::Concat: {
+      // Each part inserted into one destination; eliminate-empty-tensors lets
+      // the producers write into their slice of it directly.
+      Value out = emptyLike(n);
+      int64_t axis = n.axes[0], offset = 0;
+      for (const NodePtr &part : n.args) {
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        for (size_t i = 0; i < n.shape.size(); ++i) {
+          offsets.push_back(b_.getIndexAttr(static_cast<int64_t>(i) == axis ? offset : 0));
+          sizes.push_back(b_.getIndexAttr(part->shape[i]));
+          strides.push_back(b_.getIndexAttr(1));
+        }
+        out = tensor::InsertSliceOp::create(b_, loc_, emit(part), out, offsets, sizes, strides);
+        offset += part->shape[axis];
+      }
+      return out;
+    }
     case Op::Transpose:
       return linalg::TransposeOp::create(b_, loc_, emit(n.args[0]), emptyLike(n), n.axes)
           .getResult()[0];

@@ -110,6 +110,8 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
     dy = resolveWeak(*y, dx);
   }
   DType result = promote(dx, dy);
+  if (op == Op::Div && !isFloat(result))
+    result = DType::f64; // true division, as NumPy's: int32 / int32 is float64
   if (requiresFloat(op) && !isFloat(result))
     fail(op, "requires floating-point operands, got " + describe(x) + " and " + describe(y) +
                  "; cast one to float32 or float64 first");
@@ -121,6 +123,8 @@ Tensor unary(Op op, const Tensor &a) {
   NodePtr x = nodeOf(a, opName(op));
   if (x->weak)
     x = convert(x, x->integral ? DType::i32 : DType::f64);
+  if (requiresFloat(op) && !isFloat(x->dtype))
+    x = convert(x, DType::f64); // as NumPy's: np.exp(int32) is float64
   if (requiresFloat(op) && !isFloat(x->dtype))
     fail(op, "requires a floating-point tensor, got " + describe(x) +
                  "; cast it to float32 or float64 first");
@@ -390,6 +394,40 @@ Tensor transpose(const Tensor &t, const std::vector<int64_t> &perm) {
     return t;
   auto node = makeNode(Op::Transpose, shape, x->dtype, {x});
   node->axes = axes;
+  return Tensor(node);
+}
+
+Tensor concatenate(const std::vector<Tensor> &parts, int64_t axis) {
+  if (parts.empty())
+    fail(Op::Concat, "needs at least one tensor");
+  std::vector<NodePtr> nodes;
+  for (const Tensor &p : parts) {
+    nodes.push_back(nodeOf(p, "concatenate"));
+    if (nodes.back()->weak || nodes.back()->shape.empty())
+      fail(Op::Concat, "operands must have rank 1 or more, got " + describe(nodes.back()));
+  }
+  const Shape &first = nodes[0]->shape;
+  int64_t a = normalizeAxis("concatenate", axis, first);
+  Shape shape = first;
+  shape[a] = 0;
+  DType dtype = nodes[0]->dtype;
+  for (const NodePtr &n : nodes) {
+    bool same = n->shape.size() == first.size();
+    for (size_t i = 0; same && i < first.size(); ++i)
+      same = static_cast<int64_t>(i) == a || n->shape[i] == first[i];
+    if (!same)
+      fail(Op::Concat, "shapes " + shapeString(first) + " and " + shapeString(n->shape) +
+                           " differ outside axis " + std::to_string(axis));
+    shape[a] += n->shape[a];
+    dtype = promote(dtype, n->dtype);
+  }
+  if (nodes.size() == 1)
+    return parts[0];
+  std::vector<NodePtr> args;
+  for (const NodePtr &n : nodes)
+    args.push_back(convert(n, dtype));
+  auto node = makeNode(Op::Concat, shape, dtype, std::move(args));
+  node->axes = {a};
   return Tensor(node);
 }
 

@@ -19,6 +19,8 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/X86TargetParser.h>
 
 #include <cblas.h>
 
@@ -112,12 +114,39 @@ void findGatherIds(const NodePtr &root, const std::vector<NodePtr> &args,
   }
 }
 
-std::unique_ptr<llvm::TargetMachine> hostTargetMachine(int level) {
+/// The JIT's target machine builder: the host's CPU and features, or a named
+/// CPU with that CPU's features (checked against the host's, so that the
+/// code runs here).
+llvm::orc::JITTargetMachineBuilder targetMachineBuilder(const std::string &cpu) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     throw Error("[compile] cannot detect the host CPU: " + llvm::toString(builder.takeError()));
-  builder->setCodeGenOptLevel(static_cast<llvm::CodeGenOptLevel>(level));
-  auto machine = builder->createTargetMachine();
+  if (cpu.empty())
+    return std::move(*builder);
+  const llvm::Triple &triple = builder->getTargetTriple();
+  if (triple.isX86()) {
+    if (llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) == llvm::X86::CK_None)
+      throw Error("[compile] unknown CPU '" + cpu +
+                  "' for x86-64 (examples: x86-64-v2, x86-64-v3, x86-64-v4, haswell, znver3)");
+    llvm::SmallVector<llvm::StringRef, 64> needed;
+    llvm::X86::getFeaturesForCPU(cpu, needed, /*NeedPlus=*/false);
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    std::string missing;
+    for (llvm::StringRef f : needed)
+      if (auto it = host.find(f); it != host.end() && !it->second)
+        missing += (missing.empty() ? "" : ", ") + f.str();
+    if (!missing.empty())
+      throw Error("[compile] CPU '" + cpu + "' needs features this host lacks: " + missing);
+  }
+  llvm::orc::JITTargetMachineBuilder named(triple);
+  named.setCPU(cpu);
+  return named;
+}
+
+std::unique_ptr<llvm::TargetMachine> hostTargetMachine(int level, const std::string &cpu) {
+  auto builder = targetMachineBuilder(cpu);
+  builder.setCodeGenOptLevel(static_cast<llvm::CodeGenOptLevel>(level));
+  auto machine = builder.createTargetMachine();
   if (!machine)
     throw Error("[compile] no LLVM target for the host: " + llvm::toString(machine.takeError()));
   return std::move(*machine);
@@ -140,12 +169,16 @@ std::vector<int64_t> descriptor(const Array &a) {
 }
 
 /// The engine's object file (kernel and wrappers), or "" if unavailable.
+/// The engine only writes it to a file: each call gets its own (mkstemp), so
+/// that threads compiling at once never read each other's object.
 std::string dumpObject(mlir::ExecutionEngine &engine, const std::string &directory) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
-  std::string path = (std::filesystem::path(directory) /
-                      ("object." + std::to_string(::getpid()) + ".tmp"))
-                         .string();
+  std::string path = (std::filesystem::path(directory) / "object.XXXXXX").string();
+  int fd = ::mkstemp(path.data());
+  if (fd < 0)
+    return "";
+  ::close(fd);
   engine.dumpToObjectFile(path);
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -154,12 +187,9 @@ std::string dumpObject(mlir::ExecutionEngine &engine, const std::string &directo
 }
 
 /// Links a cached object into a fresh JIT; false if it cannot be used.
-bool loadObject(Compiled::Impl &impl, const std::string &object) {
+bool loadObject(Compiled::Impl &impl, const std::string &object, const std::string &cpu) {
   detail::vectorMathAvailable(); // the object may call libmvec
-  auto jit = llvm::orc::LLJITBuilder()
-                 .setJITTargetMachineBuilder(llvm::cantFail(
-                     llvm::orc::JITTargetMachineBuilder::detectHost()))
-                 .create();
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(targetMachineBuilder(cpu)).create();
   if (!jit) {
     llvm::consumeError(jit.takeError());
     return false;
@@ -240,13 +270,14 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   if (const char *env = std::getenv("TINYMLIR_OPT_LEVEL"); env && *env >= '0' && *env <= '3')
     level = *env - '0';
 
+  const std::string cpu = options.target == Target::CPU ? detail::codegenCpu(options) : "";
   // The persistent cache (CPU code): the module as built, with the options,
   // versions and host CPU, decides the code.
   std::string cacheDir = options.target == Target::CPU ? detail::cacheDirectory(options) : "";
   std::string key = cacheDir.empty() ? "" : detail::cacheKey(impl->module, options, level);
   if (!cacheDir.empty()) {
     if (auto cached = detail::loadEntry(cacheDir, key)) {
-      if (loadObject(*impl, cached->object)) {
+      if (loadObject(*impl, cached->object, cpu)) {
         impl->optimized = std::move(cached->optimized);
         impl->bufferized = std::move(cached->bufferized);
         impl->lowered = std::move(cached->lowered);
@@ -299,7 +330,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   mlir::ExecutionEngineOptions engineOptions;
   // The host's target machine, so that LLVM's optimizer (the loop vectorizer
   // in particular) knows the vector width and CPU features.
-  auto hostMachine = hostTargetMachine(level);
+  auto hostMachine = hostTargetMachine(level, cpu);
   auto transformer = detail::makeOptimizer(level, hostMachine.get());
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
@@ -307,7 +338,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   // TINYMLIR_PERF=1: tell perf about the generated code (perf record -k 1, perf inject --jit).
   engineOptions.enablePerfNotificationListener = std::getenv("TINYMLIR_PERF") != nullptr;
   engineOptions.enableObjectDump = !cacheDir.empty();
-  auto engine = mlir::ExecutionEngine::create(module, engineOptions, hostTargetMachine(level));
+  auto engine = mlir::ExecutionEngine::create(module, engineOptions, hostTargetMachine(level, cpu));
   if (!engine)
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
   impl->engine = std::move(*engine);

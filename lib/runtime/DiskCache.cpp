@@ -117,7 +117,8 @@ std::string cacheDirectory(const JitOptions &options) {
 std::string cacheKey(const std::string &module, const JitOptions &options, int optLevel) {
   std::ostringstream key;
   key << kVersion << " build " << buildFingerprint() << "\nllvm " << LLVM_VERSION_STRING << "\n"
-      << hostDescription() << "\ntarget=" << targetName(options.target)
+      << hostDescription() << "\ncodegen-cpu=" << codegenCpu(options)
+      << "\ntarget=" << targetName(options.target)
       << " blas=" << options.blas << " optimize=" << options.optimize << " O" << optLevel
       << " vector-math=" << vectorMathAvailable() << "\n"
       << module;

@@ -4,6 +4,7 @@
 #include <tinymlir/jit.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace tinymlir {
 
@@ -15,6 +16,13 @@ thread_local int traceDepth = 0;
 } // namespace
 
 bool tracing() { return traceDepth > 0; }
+
+std::string codegenCpu(const JitOptions &options) {
+  if (!options.cpu.empty())
+    return options.cpu;
+  const char *env = std::getenv("TINYMLIR_CPU");
+  return env ? env : "";
+}
 TraceScope::TraceScope() { ++traceDepth; }
 TraceScope::~TraceScope() { --traceDepth; }
 
@@ -72,6 +80,38 @@ void Cache::insert(const std::string &key, const Compiled &compiled, size_t limi
         oldest = it;
     entries_.erase(oldest);
     ++stats_.evictions;
+  }
+}
+
+Compiled Cache::findOrCompile(const std::string &key, size_t limit,
+                              const std::function<Compiled()> &compile) {
+  std::unique_lock lock(mutex_);
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    it->second.lastUse = ++clock_;
+    ++stats_.hits;
+    return it->second.compiled;
+  }
+  if (auto it = inFlight_.find(key); it != inFlight_.end()) {
+    std::shared_future<Compiled> pending = it->second;
+    ++stats_.hits; // served by the compilation under way
+    lock.unlock();
+    return pending.get(); // rethrows the compiler's error
+  }
+  std::promise<Compiled> promise;
+  inFlight_.emplace(key, promise.get_future().share());
+  lock.unlock();
+  try {
+    Compiled compiled = compile();
+    insert(key, compiled, limit);
+    promise.set_value(compiled);
+    std::lock_guard done(mutex_);
+    inFlight_.erase(key);
+    return compiled;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard failed(mutex_);
+    inFlight_.erase(key);
+    throw;
   }
 }
 

@@ -410,7 +410,17 @@ TEST(Checkpoint, IgnoresMaskBuffersOfAnyDTypeAndExtraTensors) {
   writeRandomCheckpoint(tmp.sub("base"), smallConfig(), 9);
   Weights base = loadCheckpoint(tmp.sub("base"));
   copyEdited(tmp.sub("base"), tmp.sub("extra"), [](Parts &p) {
+    int pads = 0;
     auto add = [&](const std::string &name, const char *dtype, Shape shape, size_t bytes) {
+      // Aligned for its dtype: bytes before it, if needed, as an extra U8 tensor.
+      size_t gap = (safetensorsDTypeSize(dtype) - p.data.size() % safetensorsDTypeSize(dtype)) %
+                   safetensorsDTypeSize(dtype);
+      if (gap > 0) {
+        uint64_t at = p.data.size();
+        p.data.append(gap, '\x02');
+        p.header["pad." + std::to_string(pads++)] = {
+            {"dtype", "U8"}, {"shape", {gap}}, {"data_offsets", {at, at + gap}}};
+      }
       uint64_t begin = p.data.size();
       p.data.append(bytes, '\x01');
       p.header[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {begin, begin + bytes}}};
@@ -495,9 +505,8 @@ TEST(Checkpoint, RejectsCorruptFiles) {
   expectRejected(headerOnly("{\"a\": \"\xff\xfe\"}"), "header is not valid JSON"); // invalid UTF-8
   expectRejected(edited([](Parts &p) {
                    auto &e = p.header["wte.weight"];
-                   e["dtype"] = "F16";
-                   uint64_t begin = e["data_offsets"][0];
-                   e["data_offsets"][1] = begin + 11 * 8 * 2;
+                   e["dtype"] = "F16"; // the same bytes, as twice as many halves
+                   e["shape"] = {11, 16};
                  }),
                  "tensor 'wte.weight' has dtype F16, expected F32");
   expectRejected(edited([](Parts &p) { p.header["wte.weight"]["shape"] = {8, 11}; }),
@@ -518,8 +527,27 @@ TEST(Checkpoint, RejectsCorruptFiles) {
                    p.header["ln_f.bias"]["data_offsets"][1] = begin + 28;
                  }),
                  "tensor 'ln_f.bias': shape (8,) of F32 needs 32 bytes but data_offsets");
-  expectRejected(edited([](Parts &p) { p.header.erase("h.1.mlp.c_fc.bias"); }),
+  expectRejected(edited([](Parts &p) {
+                   p.header["h.1.mlp.c_fc.bias_renamed"] = p.header["h.1.mlp.c_fc.bias"];
+                   p.header.erase("h.1.mlp.c_fc.bias");
+                 }),
                  "missing tensor 'h.1.mlp.c_fc.bias'");
+  // The data section is covered exactly, each tensor aligned for its dtype.
+  expectRejected(edited([](Parts &p) {
+                   p.header["extra"] = {{"dtype", "U8"}, {"shape", {512}}, {"data_offsets", {3, 515}}};
+                 }),
+                 "tensor 'extra' data [3, 515) overlaps tensor '");
+  expectRejected(edited([](Parts &p) {
+                   p.header["extra"] = {{"dtype", "F32"}, {"shape", {128}},
+                                        {"data_offsets", {3, 515}}};
+                 }),
+                 "tensor 'extra' (F32) starts at byte 3 of the data section, not a multiple of its "
+                 "4-byte elements");
+  expectRejected(edited([](Parts &p) { p.header.erase("h.1.mlp.c_fc.bias"); }),
+                 "of the data section belong to no tensor (holes are not allowed)");
+  expectRejected(edited([](Parts &p) { p.data.append(8, '\0'); }),
+                 "bytes [" + std::to_string(dataSize) + ", " + std::to_string(dataSize + 8) +
+                     ") of the data section belong to no tensor");
   expectRejected(good.substr(0, good.size() - 100), "lies outside the data section");
   expectRejected(good.substr(0, 5), "too short");
   expectRejected("", "too short");
@@ -547,7 +575,12 @@ TEST(Checkpoint, RejectsCorruptFiles) {
   expectRejected(edited([](Parts &p) { p.header["wte.weight"] = "F32"; }), "entry is not a JSON object");
   expectRejected(edited([](Parts &p) { p.header["__metadata__"] = {{"format", 1}}; }), "'__metadata__' value");
   expectRejected(edited([](Parts &p) { p.header["__metadata__"] = 3; }), "'__metadata__' is not a JSON object");
-  expectRejected(edited([](Parts &p) { p.header["h.2.ln_1.weight"] = p.header["h.1.ln_1.weight"]; }),
+  expectRejected(edited([](Parts &p) {
+                   uint64_t at = p.data.size();
+                   p.data.append(32, '\0');
+                   p.header["h.2.ln_1.weight"] = {{"dtype", "F32"}, {"shape", {8}},
+                                                  {"data_offsets", {at, at + 32}}};
+                 }),
                  "tensor 'h.2.ln_1.weight' belongs to a layer beyond n_layer = 2");
   {
     Parts p = split(good);

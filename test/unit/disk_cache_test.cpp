@@ -6,14 +6,19 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <latch>
+#include <thread>
 #include <unistd.h>
 
 using namespace tinymlir;
 namespace fs = std::filesystem;
 using tinymlir::test::allClose;
 using tinymlir::test::randomArray;
+using tinymlir::test::matchesNumPy;
+using tinymlir::test::kMathUlps;
 
 namespace {
 
@@ -115,6 +120,75 @@ TEST_F(DiskCache, CanBeSwitchedOff) {
   unsetenv("TINYMLIR_CACHE_DIR");
   EXPECT_TRUE(entries().empty());
   EXPECT_EQ(f.stats().compilations, 1u);
+}
+
+// Several programs compiled at once by several threads, each stored in the
+// disk cache; a second process (this binary again) loads every entry and
+// checks every result against NumPy. A kernel stored under another's key
+// gives another program's numbers there.
+constexpr int kPrograms = 8;
+Tensor numbered(const Tensor &x, const Tensor &w, int k) {
+  return tanh(matmul(x, w) * static_cast<double>(k) / 8) + static_cast<double>(k);
+}
+Array numberedX() { return randomArray({24, 40}, DType::f32, 50); }
+Array numberedW() { return randomArray({40, 36}, DType::f32, 51); }
+
+/// Checks program k's result: the product (gamma_40 of |x| @ |w|, scaled by
+/// k / 8 <= 1 and tanh's slope <= 1), tanh kMathUlps, the scaling and the sum.
+::testing::AssertionResult numberedMatches(const Array &got, int k) {
+  return matchesNumPy(got, "np.tanh(x @ w * int(k) / 8) + int(k)", {{"x", numberedX()}, {"w", numberedW()},
+                      {"k", Array::scalar(k, i32)}}, 2 * (40 + kMathUlps + 4),
+                      "np.abs(x) @ np.abs(w) + 1 + int(k)");
+}
+
+TEST_F(DiskCache, ThreadsCompilingAtOnceStoreEachKernelUnderItsOwnKey) {
+  Array x = numberedX(), w = numberedW();
+  std::vector<Array> results(kPrograms);
+  std::latch start(kPrograms);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kPrograms; ++k)
+    threads.emplace_back([&, k] {
+      auto f = jit(numbered, options_); // one Jit each: nothing shared but the disk cache
+      start.arrive_and_wait();
+      results[k] = f(x, w, k);
+    });
+  for (auto &t : threads)
+    t.join();
+  for (int k = 0; k < kPrograms; ++k)
+    EXPECT_TRUE(numberedMatches(results[k], k)) << "program " << k << " in the compiling process";
+  ASSERT_EQ(entries().size(), static_cast<size_t>(kPrograms));
+  for (const auto &e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().extension(), ".kernel") << "a temporary file was left: " << e.path();
+
+  // The second process: every program from the disk cache, none compiled.
+  std::string command = "TINYMLIR_SECOND_PROCESS_DIR='" + dir_.string() + "' /proc/" +
+                        std::to_string(::getpid()) +
+                        "/exe --gtest_filter=DiskCacheSecondProcess.* 2>&1";
+  FILE *pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe))
+    output.append(buffer, n);
+  EXPECT_EQ(pclose(pipe), 0) << output;
+  EXPECT_NE(output.find("[  PASSED  ] 1 test"), std::string::npos) << output;
+}
+
+TEST(DiskCacheSecondProcess, LoadsEveryEntryAndChecksItAgainstNumPy) {
+  const char *dir = std::getenv("TINYMLIR_SECOND_PROCESS_DIR");
+  if (!dir)
+    GTEST_SKIP() << "runs only as the second process of "
+                    "DiskCache.ThreadsCompilingAtOnceStoreEachKernelUnderItsOwnKey";
+  JitOptions options;
+  options.cacheDir = dir;
+  Array x = numberedX(), w = numberedW();
+  for (int k = 0; k < kPrograms; ++k) {
+    auto f = jit(numbered, options);
+    Array got = f(x, w, k);
+    EXPECT_EQ(f.stats().diskHits, 1u) << "program " << k << " was not in the disk cache";
+    EXPECT_EQ(f.stats().compilations, 0u);
+    EXPECT_TRUE(numberedMatches(got, k)) << "program " << k << " loaded from the disk cache";
+  }
 }
 
 } // namespace

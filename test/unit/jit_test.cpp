@@ -10,7 +10,9 @@
 
 #include <fstream>
 #include <iostream>
+#include <latch>
 #include <regex>
+#include <thread>
 
 using namespace tinymlir;
 using tinymlir::test::errorOf;
@@ -426,13 +428,9 @@ TEST(Errors, TracingErrorsNameTheOpAndShapes) {
   auto badAxis = jit([](const Tensor &a) { return sum(a, 2); });
   EXPECT_EQ(errorOf([&] { badAxis(Array::zeros({3, 7}, f32)); }),
             "[sum] axis 2 is out of range for shape (3, 7)");
-  auto intTanh = jit([](const Tensor &a) { return tanh(a); });
-  EXPECT_NE(errorOf([&] { intTanh(Array::zeros({4}, i32)); })
-                .find("[tanh] requires a floating-point tensor, got int32 (4,)"),
-            std::string::npos);
-  auto intDiv = jit([](const Tensor &a, const Tensor &b) { return a / b; });
-  EXPECT_NE(errorOf([&] { intDiv(Array::zeros({4}, i32), Array::zeros({4}, i32)); })
-                .find("[div] requires floating-point operands"),
+  auto intPow = jit([](const Tensor &a) { return pow(a, 2); });
+  EXPECT_NE(errorOf([&] { intPow(Array::zeros({4}, i32)); })
+                .find("[pow] requires floating-point operands, got int32 (4,)"),
             std::string::npos);
   auto intMean = jit([](const Tensor &a) { return mean(a); });
   EXPECT_NE(errorOf([&] { intMean(Array::zeros({4}, i32)); }).find("[mean]"), std::string::npos);
@@ -538,6 +536,167 @@ TEST(Evaluate, EagerTensorsCompileOnDemand) {
   Tensor a = Array::fromVector<double>({1, 2, 3}, {3});
   Array r = evaluate(a * a + 1);
   EXPECT_TRUE(allClose(r, Array::fromVector<double>({2, 5, 10}, {3}), 0, 0));
+}
+
+} // namespace
+
+// --- Threads, named CPUs, special values, empty shapes, int32, broadcasting ----------
+
+namespace {
+
+TEST(Jit, ThreadsCallingWhileItCompilesShareOneCompilation) {
+  auto f = jit([](const Tensor &x) { return tanh(x) * 3 + x; });
+  Array x = randomArray({64, 33}, DType::f32, 40);
+  constexpr int kThreads = 4;
+  std::latch start(kThreads);
+  std::vector<Array> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait(); // all call at once, before any compilation is done
+      results[t] = f(x);
+    });
+  for (auto &t : threads)
+    t.join();
+  for (const Array &r : results)
+    // tanh kMathUlps, the product and the sum: a side.
+    EXPECT_TRUE(matchesNumPy(r, "np.tanh(x) * 3 + x", {{"x", x}}, 2 * (kMathUlps + 2),
+                             "3 * np.abs(np.tanh(x)) + np.abs(x)"));
+  EXPECT_EQ(f.stats().compilations, 1u) << "each thread compiled its own copy";
+  EXPECT_EQ(f.stats().hits, static_cast<size_t>(kThreads - 1));
+}
+
+TEST(Jit, ACompileErrorReachesEveryWaitingThreadAndIsNotCached) {
+  auto f = jit([](const Tensor &a, const Tensor &b) { return matmul(a, b); });
+  Array a = randomArray({3, 5}, DType::f32, 1), b = randomArray({4, 7}, DType::f32, 2);
+  std::latch start(3);
+  std::vector<std::string> errors(3);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      errors[t] = errorOf([&] { f(a, b); });
+    });
+  for (auto &t : threads)
+    t.join();
+  for (const std::string &e : errors)
+    EXPECT_EQ(e, "[matmul] inner dimensions differ: (3, 5) @ (4, 7)");
+  EXPECT_EQ(f.stats().size, 0u);
+}
+
+TEST(Jit, CodeForANamedCpu) {
+  auto f = [](const Tensor &x, const Tensor &w) { return exp(matmul(x, w) * 0.1) + x.sum(1, true); };
+  Array x = randomArray({40, 64}, DType::f32, 41), w = randomArray({64, 48}, DType::f32, 42);
+  JitOptions baseline;
+  baseline.cpu = "x86-64-v3"; // AVX2 + FMA: every x86-64 machine this project runs on
+  auto named = jit(f, baseline);
+  // Per side: the product (gamma_64, scaled by 0.1, then exp's slope e^y),
+  // exp kMathUlps, the row sum gamma_64, one sum.
+  EXPECT_TRUE(matchesNumPy(named(x, w), "np.exp(x @ w * 0.1) + x.sum(axis=1, keepdims=True)",
+                           {{"x", x}, {"w", w}}, 2 * (64 + kMathUlps + 64 + 3),
+                           "np.exp(x @ w * 0.1) * (1 + 0.1 * (np.abs(x) @ np.abs(w))) + "
+                           "np.abs(x).sum(axis=1, keepdims=True)"));
+  // The environment gives the default, as the test suite's AVX2 run uses it.
+  const char *old = std::getenv("TINYMLIR_CPU");
+  std::string saved = old ? old : "";
+  setenv("TINYMLIR_CPU", "x86-64-v2", 1);
+  EXPECT_EQ(detail::codegenCpu(JitOptions{}), "x86-64-v2");
+  EXPECT_EQ(detail::codegenCpu(baseline), "x86-64-v3");
+  if (old)
+    setenv("TINYMLIR_CPU", saved.c_str(), 1);
+  else
+    unsetenv("TINYMLIR_CPU");
+
+  JitOptions unknown;
+  unknown.cpu = "pentium-9000";
+  EXPECT_NE(errorOf([&] { jit(f, unknown)(x, w); }).find("[compile] unknown CPU 'pentium-9000'"),
+            std::string::npos);
+  // Sapphire Rapids has AMX, which no AMD CPU (and no AVX2-only CPU) has.
+  JitOptions future;
+  future.cpu = "sapphirerapids";
+  std::string error = errorOf([&] { jit(f, future)(x, w); });
+  if (error == "<no error>")
+    SUCCEED() << "this host has every Sapphire Rapids feature";
+  else
+    EXPECT_NE(error.find("[compile] CPU 'sapphirerapids' needs features this host lacks: "),
+              std::string::npos)
+        << error;
+}
+
+TEST(SpecialValues, NanAndInfinitiesFollowNumPy) {
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
+  // Rows: a NaN, +inf, -inf, all -inf (a fully masked row), mixed infinities, finite.
+  Array x = Array::fromVector<float>({1, nan, 2, 0,      //
+                                      1, inf, 2, 0,      //
+                                      1, -inf, 2, 0,     //
+                                      -inf, -inf, -inf, -inf, //
+                                      inf, -inf, 1, 0,   //
+                                      0.5, -1, 2, 0.25},
+                                     {6, 4});
+  Array g = Array::fromVector<float>({1, 2, 0.5, -1}, {4}), b = Array::fromVector<float>({0, 1, -1, 2}, {4});
+  auto rowMax = jit([](const Tensor &t) { return max(t, -1); });
+  EXPECT_TRUE(allClose(rowMax(x), numpy("np.max(x, axis=-1)", {{"x", x}}), 0, 0));
+  auto sm = jit(softmax);
+  Array p = sm(x);
+  Array want = numpy("e / np.sum(e, axis=-1, keepdims=True)", {{"x", x}},
+                     "import warnings\nwarnings.simplefilter('ignore')\n"
+                     "e = np.exp(x - np.max(x, axis=-1, keepdims=True))");
+  // Special rows exactly (NaN where NumPy has NaN); the finite row within
+  // the softmax bound of 2 * (kMathUlps + 2 + 1.4 n) units of p (1 + |x - max|),
+  // |x - max| <= 3 here.
+  EXPECT_TRUE(allClose(p, want, 2 * (kMathUlps + 2 + 1.4 * 4) * 4 * unitRoundoff(DType::f32), 0));
+  auto ln = jit([](const Tensor &x, const Tensor &g, const Tensor &b) { return layerNorm(x, g, b); });
+  Array y = ln(x, g, b);
+  Array wantLn = numpy("g * (x - np.mean(x, axis=-1, keepdims=True)) / "
+                       "np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) + b",
+                       {{"x", x}, {"g", g}, {"b", b}}, "import warnings\nwarnings.simplefilter('ignore')");
+  // Rows with a NaN or an infinity are NaN throughout, as in NumPy; the
+  // finite row within the layer-norm bound (2 (n + 9) units, magnitudes below 8).
+  EXPECT_TRUE(allClose(y, wantLn, 0, 2 * (4 + 9) * 8 * unitRoundoff(DType::f32)));
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      EXPECT_TRUE(std::isnan(y.at({i, j}))) << i << ", " << j;
+}
+
+TEST(Shapes, ZeroSizeDimensionsAreAClearError) {
+  auto f = jit([](const Tensor &x) { return x * 2; });
+  EXPECT_EQ(errorOf([&] { f(Array::zeros({3, 0}, f32)); }),
+            "[tensor] arrays with zero elements cannot be traced: shape (3, 0)");
+  auto empty = jit([](const Tensor &x) { return slice(x, {0, 2}, {3, 2}); });
+  EXPECT_NE(errorOf([&] { empty(Array::zeros({3, 4}, f32)); }).find("[slice]"), std::string::npos);
+}
+
+TEST(Int32, ArithmeticIsExactAndDivisionIsTrueDivision) {
+  Array x = randomArray({5, 6}, DType::i32, 43), y = randomArray({6}, DType::i32, 44);
+  for (int64_t j = 0; j < 6; ++j)
+    if (y.at({j}) == 0)
+      y.set({j}, 3);
+  auto arith = jit([](const Tensor &a, const Tensor &b) { return a * b - a + 3 - (-b); });
+  Array got = arith(x, y);
+  EXPECT_EQ(got.dtype(), DType::i32);
+  EXPECT_TRUE(allClose(got, numpy("x * y - x + 3 - (-y)", {{"x", x}, {"y", y}}), 0, 0));
+  auto divide = jit([](const Tensor &a, const Tensor &b) { return a / b; });
+  // int32 / int32 is float64 in NumPy: exact conversions, one correctly rounded division.
+  EXPECT_TRUE(allClose(divide(x, y), numpy("x / y", {{"x", x}, {"y", y}}), 0, 0));
+  auto big = jit([](const Tensor &a, const Tensor &b) { return maximum(a, b); });
+  EXPECT_TRUE(allClose(big(x, y), numpy("np.maximum(x, y)", {{"x", x}, {"y", y}}), 0, 0));
+}
+
+TEST(Broadcasting, MaximumAndTwoSidedRankThree) {
+  // (4, 1, 6) against (1, 5, 1): both sides stretch, to (4, 5, 6).
+  Array a = randomArray({4, 1, 6}, DType::f32, 45), b = randomArray({1, 5, 1}, DType::f64, 46);
+  auto f = jit([](const Tensor &x, const Tensor &y) { return maximum(x, y) * (x - y); });
+  Array got = f(a, b);
+  EXPECT_EQ(got.shape(), (Shape{4, 5, 6}));
+  // float64 (promoted): the difference and the product round once each.
+  EXPECT_TRUE(matchesNumPy(got, "np.maximum(a, b) * (a - b)", {{"a", a}, {"b", b}}, 2 * 2,
+                           "np.abs(np.maximum(a, b) * (a - b))"));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Array p = Array::fromVector<float>({1, nan, -2, 0}, {4}), q = Array::fromVector<float>({nan, 3, -1, -0.0f}, {4});
+  auto m = jit([](const Tensor &x, const Tensor &y) { return maximum(x, y); });
+  EXPECT_TRUE(allClose(m(p, q), numpy("np.maximum(p, q)", {{"p", p}, {"q", q}}), 0, 0))
+      << "np.maximum propagates NaN";
 }
 
 } // namespace

@@ -285,8 +285,38 @@ std::map<std::string, TensorInfo> parseSafetensorsHeader(const uint8_t *data, si
       fail(path, what + ": shape " + shapeString(info.shape) + " of " + info.dtype + " needs " +
                      std::to_string(bytes) + " bytes but data_offsets " + offsetsString(info.begin, info.end) +
                      " hold " + std::to_string(info.end - info.begin));
+    if (info.begin % elemSize != 0)
+      fail(path, what + " (" + info.dtype + ") starts at byte " + std::to_string(info.begin) +
+                     " of the data section, not a multiple of its " + std::to_string(elemSize) +
+                     "-byte elements");
     out.emplace(name, std::move(info));
   }
+
+  // The tensors cover the data section exactly, in some order: no byte is
+  // shared by two tensors, and none belongs to no tensor (the format forbids
+  // holes, so that a file cannot carry hidden data).
+  std::vector<std::pair<const std::string *, const TensorInfo *>> spans;
+  for (const auto &[name, info] : out)
+    if (info.end > info.begin) spans.emplace_back(&name, &info);
+  std::sort(spans.begin(), spans.end(), [](const auto &a, const auto &b) {
+    return std::pair(a.second->begin, a.second->end) < std::pair(b.second->begin, b.second->end);
+  });
+  uint64_t covered = 0;
+  const std::string *previous = nullptr;
+  for (const auto &[name, info] : spans) {
+    if (info->begin < covered)
+      fail(path, "tensor " + inQuotes(*name) + " data " + offsetsString(info->begin, info->end) +
+                     " overlaps tensor " + inQuotes(*previous) + " data " +
+                     offsetsString(out.at(*previous).begin, covered));
+    if (info->begin > covered)
+      fail(path, "bytes " + offsetsString(covered, info->begin) +
+                     " of the data section belong to no tensor (holes are not allowed)");
+    covered = info->end;
+    previous = name;
+  }
+  if (covered != dataSize)
+    fail(path, "bytes " + offsetsString(covered, dataSize) +
+                   " of the data section belong to no tensor (holes are not allowed)");
   return out;
 }
 
@@ -525,7 +555,8 @@ private:
   bool hasSpare_ = false;
 };
 
-void fillTensor(std::vector<float> &buf, const std::string &name, const Config &c, uint64_t seed) {
+void fillTensor(std::vector<float> &buf, const std::string &name, const Config &c, uint64_t seed,
+                double weightScale) {
   uint64_t mix = seed;
   uint64_t streamSeed = splitmix64(mix) ^ fnv1a(name);
   NormalGenerator gen(streamSeed);
@@ -533,14 +564,14 @@ void fillTensor(std::vector<float> &buf, const std::string &name, const Config &
     size_t n = std::strlen(suffix);
     return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
   };
-  double offset = 0, scale = 0.02;
+  double offset = 0, scale = weightScale;
   if (endsWith("ln_1.weight") || endsWith("ln_2.weight") || endsWith("ln_f.weight")) {
     offset = 1;
     scale = 0.05;
   } else if (endsWith("ln_1.bias") || endsWith("ln_2.bias") || endsWith("ln_f.bias")) {
     scale = 0.05;
   } else if (endsWith("c_proj.weight")) {
-    scale = 0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer));
+    scale = weightScale / std::sqrt(2.0 * static_cast<double>(c.n_layer));
   }
   for (float &x : buf) x = static_cast<float>(offset + scale * gen.next());
 }
@@ -551,9 +582,12 @@ void fillTensor(std::vector<float> &buf, const std::string &name, const Config &
 #pragma GCC pop_options
 #endif
 
-void writeRandomCheckpoint(const std::string &dir, const Config &config, uint64_t seed) {
+void writeRandomCheckpoint(const std::string &dir, const Config &config, uint64_t seed,
+                           double weightScale) {
   std::string path = joinPath(dir, "model.safetensors");
   validateConfig(config, path);
+  if (!(weightScale > 0 && weightScale <= 10))
+    fail(path, "weight scale must be in (0, 10], got " + std::to_string(weightScale));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) fail(dir, "cannot create directory: " + ec.message());
@@ -591,7 +625,7 @@ void writeRandomCheckpoint(const std::string &dir, const Config &config, uint64_
   std::vector<float> buf;
   for (const std::string &name : names) {
     buf.resize(static_cast<size_t>(numElements(expectedShape(config, name))));
-    fillTensor(buf, name, config, seed);
+    fillTensor(buf, name, config, seed, weightScale);
     writeOrFail(buf.data(), buf.size() * sizeof(float));
   }
   if (std::fclose(f) != 0) {
