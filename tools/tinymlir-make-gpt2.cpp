@@ -31,6 +31,12 @@ int main(int argc, char **argv) {
   app.add_option("--vocab", vocab, "Vocabulary size (vocab_size)")->check(CLI::PositiveNumber);
   app.add_option("--positions", positions, "Maximum context length (n_positions)")->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "Random seed")->capture_default_str();
+  double scale = 0.02;
+  app.add_option("--scale", scale,
+                 "Standard deviation of the weights and linear biases (GPT-2's initialization: "
+                 "0.02; 0.2-0.5 make attention peaked and GELU non-linear, for verification)")
+      ->check(CLI::Range(1e-6, 10.0))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   gpt2::Config config = preset == "124M" ? gpt2::Config::gpt2_124M() : gpt2::Config::tiny();
@@ -42,7 +48,7 @@ int main(int argc, char **argv) {
 
   try {
     auto start = std::chrono::steady_clock::now();
-    gpt2::writeRandomCheckpoint(out, config, seed);
+    gpt2::writeRandomCheckpoint(out, config, seed, scale);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::string model = (std::filesystem::path(out) / "model.safetensors").string();
     std::string cfg = (std::filesystem::path(out) / "config.json").string();

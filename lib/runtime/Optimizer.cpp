@@ -10,7 +10,10 @@
 #include <llvm/IR/SystemLibraries.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Target/TargetMachine.h>
+
+#include <string_view>
 
 #include <array>
 #include <cstdlib>
@@ -33,8 +36,12 @@ bool vectorMathAvailable() {
 namespace {
 
 /// libmvec entry points LLVM's LIBMVEC table lacks: tanh, and the AVX-512
-/// ("e", 8 doubles / 16 floats) variants.
-void addMissingVectorFunctions(llvm::TargetLibraryInfoImpl &tli) {
+/// ("e", 8 doubles / 16 floats) variants. Each variant takes its arguments in
+/// registers of its ISA: "d" needs AVX2, "e" AVX-512 in the code that calls
+/// it, else an AVX2 caller passes 8 doubles in two ymm registers to a callee
+/// that reads one zmm (wrong numbers), or an AVX2 CPU meets an AVX-512
+/// instruction. Only the variants the target machine has are added.
+void addMissingVectorFunctions(llvm::TargetLibraryInfoImpl &tli, bool avx512) {
   struct Entry {
     const char *scalar, *vector;
     unsigned lanes;
@@ -60,7 +67,8 @@ void addMissingVectorFunctions(llvm::TargetLibraryInfoImpl &tli) {
   }};
   std::vector<llvm::VecDesc> descs;
   for (const Entry &e : entries)
-    descs.emplace_back(e.scalar, e.vector, llvm::ElementCount::getFixed(e.lanes), false, e.abi,
+    if (avx512 || std::string_view(e.vector).substr(0, 5) != "_ZGVe")
+      descs.emplace_back(e.scalar, e.vector, llvm::ElementCount::getFixed(e.lanes), false, e.abi,
                        std::nullopt);
   tli.addVectorizableFunctions(descs);
 }
@@ -85,9 +93,14 @@ std::function<llvm::Error(llvm::Module *)> makeOptimizer(int level,
 
     llvm::Triple triple(module->getTargetTriple());
     llvm::TargetLibraryInfoImpl tli(triple);
-    if (vectorMathAvailable() && triple.getArch() == llvm::Triple::x86_64) {
+    // LLVM's LIBMVEC table has SSE ("b") and AVX2 ("d") variants: vector
+    // math only for targets with AVX2, the AVX-512 variants only with it.
+    const llvm::MCSubtargetInfo *cpu = machine ? machine->getMCSubtargetInfo() : nullptr;
+    const bool avx2 = cpu && cpu->checkFeatures("+avx2,+fma");
+    const bool avx512 = cpu && cpu->checkFeatures("+avx512f");
+    if (vectorMathAvailable() && triple.getArch() == llvm::Triple::x86_64 && avx2) {
       tli.addVectorizableFunctionsFromVecLib(llvm::VectorLibrary::LIBMVEC, triple);
-      addMissingVectorFunctions(tli);
+      addMissingVectorFunctions(tli, avx512);
     }
     fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tli); });
 

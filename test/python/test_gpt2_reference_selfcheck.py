@@ -183,18 +183,12 @@ def test_cli_dump():
 
 
 def test_prompt_tokenizer_hookup():
-    # --prompt goes through test/python/bpe_reference.py; skipped (counted as
-    # passed) when that module or its data/regex dependency is unavailable.
+    # --prompt goes through test/python/bpe_reference.py, which needs the
+    # tokenizer data and python3-regex (both dependencies: a failure, not a skip).
     data = ref.default_tokenizer_dir(MODEL)
-    if not os.path.exists(os.path.join(HERE, "bpe_reference.py")) or \
-            not os.path.exists(os.path.join(data, "encoder.json")):
-        print("skip test_prompt_tokenizer_hookup: no tokenizer reference/data")
-        return
-    try:
-        import regex  # noqa: F401
-    except ImportError:
-        print("skip test_prompt_tokenizer_hookup: python3-regex missing")
-        return
+    assert os.path.exists(os.path.join(HERE, "bpe_reference.py"))
+    assert os.path.exists(os.path.join(data, "encoder.json")), data
+    import regex  # noqa: F401
     ids = ref.encode_text("The quick brown fox jumps over the lazy dog.", data)
     assert ids == [464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13], ids
 

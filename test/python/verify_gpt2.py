@@ -47,6 +47,10 @@ def main():
     ap.add_argument("--tokens", type=int, default=10)
     ap.add_argument("--expect", help="expected generated ids, comma-separated")
     ap.add_argument("--keep", action="store_true", help="keep the dumps")
+    ap.add_argument("--min-distinct", type=int, default=0,
+                    help="fail unless the reference generates at least this many distinct "
+                         "tokens (a checkpoint whose greedy output repeats one token tells "
+                         "little apart)")
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="tinymlir-verify-")
@@ -58,10 +62,12 @@ def main():
         run([a.maker, "--out", model] + a.make.split())
     prompt = ["--prompt", a.prompt] if a.prompt is not None else ["--prompt-ids", a.prompt_ids]
     ours, ref = os.path.join(work, "ours"), os.path.join(work, "reference")
+    # Compiled kernels go to this run's own cache directory, never ~/.cache.
+    cache = ["--cache-dir", os.path.join(work, "kernels")]
     run([a.binary, "--model", model, *prompt, "--tokens", str(a.tokens), "--dump", ours,
-         "--json"])
+         "--json", *cache])
     incremental = json.loads(run([a.binary, "--model", model, *prompt, "--tokens",
-                                  str(a.tokens), "--json", "--logits",
+                                  str(a.tokens), "--json", *cache, "--logits",
                                   os.path.join(work, "incremental_logits.npy")]).stdout)
     run([sys.executable, os.path.join(HERE, "gpt2_reference.py"), "--model", model, *prompt,
          "--tokens", str(a.tokens), "--dump", ref])
@@ -105,6 +111,10 @@ def main():
         failures.append(f"incremental logits: max abs difference {np.abs(inc - last).max():.3g}")
     else:
         worst = max(worst, float(np.abs(inc - last).max()) if inc.size else 0.0)
+    if len(set(want["output_ids"])) < a.min_distinct:
+        failures.append(f"the reference generated only {len(set(want['output_ids']))} distinct "
+                        f"tokens {want['output_ids']}, fewer than --min-distinct "
+                        f"{a.min_distinct}: choose another checkpoint or prompt")
     if a.expect is not None:
         expected = [int(t) for t in a.expect.split(",")]
         if got["output_ids"] != expected:

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -603,13 +604,31 @@ std::string Tokenizer::defaultDataDir() {
   };
   if (const char *env = std::getenv("TINYMLIR_GPT2_DATA"); env && *env)
     return env; // explicit choice: load() reports what is wrong with it
-#ifdef TINYMLIR_DATA_DIR
-  tried.push_back(std::string(TINYMLIR_DATA_DIR) + "/gpt2");
+  // Installed: <prefix>/share/tinymlir/gpt2, found from where this code was
+  // loaded from (<prefix>/bin/tinymlir-gpt2 or <prefix>/lib/libtinymlir...),
+  // so that a moved prefix still works; then the prefix given at build time;
+  // then the source tree (a build that was not installed).
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(&Tokenizer::defaultDataDir), &info) != 0 && info.dli_fname) {
+    std::error_code ec;
+    std::filesystem::path self = std::filesystem::canonical(info.dli_fname, ec);
+    if (!ec) {
+      const std::filesystem::path up = self.parent_path().parent_path();
+      // <prefix>/share/tinymlir/gpt2, or the Python package's data/gpt2.
+      for (const std::filesystem::path &d : {up / "share" / "tinymlir" / "gpt2", up / "data" / "gpt2"}) {
+        tried.push_back(d.string());
+        if (has(tried.back()))
+          return tried.back();
+      }
+    }
+  }
+#ifdef TINYMLIR_INSTALL_DATA_DIR
+  tried.push_back(std::string(TINYMLIR_INSTALL_DATA_DIR) + "/gpt2");
   if (has(tried.back()))
     return tried.back();
 #endif
-#ifdef TINYMLIR_INSTALL_DATA_DIR
-  tried.push_back(std::string(TINYMLIR_INSTALL_DATA_DIR) + "/gpt2");
+#ifdef TINYMLIR_DATA_DIR
+  tried.push_back(std::string(TINYMLIR_DATA_DIR) + "/gpt2");
   if (has(tried.back()))
     return tried.back();
 #endif

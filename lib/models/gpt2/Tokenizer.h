@@ -31,9 +31,10 @@ public:
   /// single-byte token, a merge line without exactly two symbols, a merge symbol
   /// (or the merged symbol) not in the vocabulary, a duplicate merge.
   static Tokenizer load(const std::string &dir);
-  /// The files shipped with the project: $TINYMLIR_GPT2_DATA if set, else the
-  /// source tree's data/gpt2, else the installed share/tinymlir/gpt2 (when
-  /// TINYMLIR_INSTALL_DATA_DIR was defined at build time).
+  /// The files shipped with the project: $TINYMLIR_GPT2_DATA if set, else
+  /// share/tinymlir/gpt2 next to the installed binary or library (<prefix>/bin
+  /// or <prefix>/lib), else the configured install prefix's, else the source
+  /// tree's data/gpt2.
   static Tokenizer loadDefault();
   /// The directory loadDefault() would use; throws if none has the files.
   static std::string defaultDataDir();
