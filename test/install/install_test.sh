@@ -2,9 +2,11 @@
 # An installed tinymlir works: install the build to a temporary prefix, build
 # a consumer with find_package(tinymlir), and run the installed CLI from
 # another directory, checking that it reads the installed tokenizer files.
-# Usage: install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER [CONSUMER_FLAGS]
+# (CONSUMER_FLAGS: compile and link flags the consumer needs, e.g. the
+# sanitizers of a sanitized build.)
 set -euo pipefail
-build=$1 source=$2 cxx=$3
+build=$1 source=$2 cxx=$3 flags=${4:-}
 work=$(mktemp -d /tmp/tinymlir-install-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -18,8 +20,9 @@ mkdir "$work/consumer"
 cp "$source/test/install/consumer.cpp" "$work/consumer/"
 cp "$source/test/install/CMakeLists.txt.in" "$work/consumer/CMakeLists.txt"
 cmake -S "$work/consumer" -B "$work/consumer/build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
-  -DCMAKE_PREFIX_PATH="$prefix" > "$work/consumer.log"
-cmake --build "$work/consumer/build" >> "$work/consumer.log"
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
+  > "$work/consumer.log"
+cmake --build "$work/consumer/build" >> "$work/consumer.log" || { cat "$work/consumer.log"; exit 1; }
 TINYMLIR_CACHE_DIR="$work/kernels" "$work/consumer/build/consumer"
 
 # The installed CLI, run from an unrelated directory.

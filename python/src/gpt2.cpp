@@ -1,0 +1,135 @@
+// tinymlir._tinymlir.gpt2: the C++ GPT-2 (incremental decoder) and its tokenizer.
+#include "binding.h"
+
+#include "models/gpt2/Checkpoint.h"
+#include "models/gpt2/Model.h"
+#include "models/gpt2/Tokenizer.h"
+
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tinymlir::python {
+
+namespace {
+
+nb::dict configDict(const gpt2::Config &c) {
+  nb::dict d;
+  d["n_layer"] = c.n_layer;
+  d["n_head"] = c.n_head;
+  d["n_embd"] = c.n_embd;
+  d["n_positions"] = c.n_positions;
+  d["vocab_size"] = c.vocab_size;
+  d["layer_norm_epsilon"] = c.layer_norm_epsilon;
+  return d;
+}
+
+using TokenCallback = std::function<void(int64_t, int32_t)>;
+
+} // namespace
+
+void registerGpt2(nb::module_ &parent) {
+  nb::module_ m = parent.def_submodule("gpt2", "GPT-2 on the C++ core");
+
+  nb::class_<gpt2::Tokenizer>(m, "Tokenizer")
+      .def_static(
+          "load",
+          [](const std::string &dir) {
+            nb::gil_scoped_release release;
+            return gpt2::Tokenizer::load(dir);
+          },
+          "dir"_a)
+      .def("encode", [](const gpt2::Tokenizer &t, const std::string &text) { return t.encode(text); },
+           "text"_a)
+      .def(
+          "decode_bytes",
+          [](const gpt2::Tokenizer &t, const std::vector<int32_t> &ids) {
+            std::string bytes = t.decode(ids);
+            return nb::bytes(bytes.data(), bytes.size());
+          },
+          "ids"_a)
+      .def_prop_ro("vocab_size", &gpt2::Tokenizer::vocabSize)
+      .def_prop_ro("end_of_text", &gpt2::Tokenizer::endOfTextId);
+
+  nb::class_<gpt2::Model>(m, "Model")
+      .def(
+          "__init__",
+          [](gpt2::Model *self, const std::string &dir, const std::string &target, bool blas,
+             bool diskCache, const std::string &cacheDir) {
+            JitOptions o;
+            if (target == "gpu")
+              o.target = Target::GPU;
+            else if (target != "cpu")
+              throw nb::value_error(("target must be 'cpu' or 'gpu', not '" + target + "'").c_str());
+            o.blas = blas;
+            o.diskCache = diskCache;
+            o.cacheDir = cacheDir;
+            nb::gil_scoped_release release;
+            new (self) gpt2::Model(gpt2::loadCheckpoint(dir), o);
+          },
+          "dir"_a, "target"_a = "cpu", "blas"_a = true, "disk_cache"_a = true,
+          "cache_dir"_a = "")
+      .def_prop_ro("config", [](const gpt2::Model &g) { return configDict(g.config()); })
+      .def(
+          "forward",
+          [](const gpt2::Model &g, const std::vector<int32_t> &ids) {
+            Array logits;
+            {
+              nb::gil_scoped_release release;
+              logits = g.forward(ids);
+            }
+            return toNumPy(std::move(logits));
+          },
+          "ids"_a, "Logits of every position, (T, V) float64.")
+      .def(
+          "generate",
+          [](const gpt2::Model &g, std::vector<int32_t> ids, int64_t tokens, bool incremental,
+             const TokenCallback &onToken) {
+            if (tokens < 0)
+              throw nb::value_error("max_new_tokens must be non-negative");
+            g.checkIds(ids);
+            if (static_cast<int64_t>(ids.size()) + tokens > g.config().n_positions)
+              throw Error("[gpt2] a prompt of " + std::to_string(ids.size()) + " tokens plus " +
+                          std::to_string(tokens) + " new tokens exceeds the context of " +
+                          std::to_string(g.config().n_positions) + " positions");
+            auto each = [&](int64_t step, int32_t id, const Array &) {
+              if (onToken) {
+                nb::gil_scoped_acquire gil;
+                onToken(step, id);
+              }
+            };
+            nb::gil_scoped_release release;
+            return incremental ? g.generateIncremental(std::move(ids), tokens, each)
+                               : g.generate(std::move(ids), tokens, each);
+          },
+          "ids"_a, "max_new_tokens"_a, "incremental"_a = true, "on_token"_a = nb::none(),
+          "Greedy decoding; on_token(step, id) is called (with the GIL) as each token is made.")
+      .def_prop_ro("compile_seconds", &gpt2::Model::compileSeconds)
+      .def_prop_ro("compilations", &gpt2::Model::compilations)
+      .def_prop_ro("disk_hits", &gpt2::Model::diskHits);
+
+  m.def(
+      "write_random_checkpoint",
+      [](const std::string &dir, int64_t layers, int64_t heads, int64_t embd, int64_t vocab,
+         int64_t positions, uint64_t seed) {
+        gpt2::Config c;
+        c.n_layer = layers;
+        c.n_head = heads;
+        c.n_embd = embd;
+        c.vocab_size = vocab;
+        c.n_positions = positions;
+        gpt2::validateConfig(c, dir);
+        nb::gil_scoped_release release;
+        gpt2::writeRandomCheckpoint(dir, c, seed);
+      },
+      "dir"_a, "n_layer"_a, "n_head"_a, "n_embd"_a, "vocab_size"_a, "n_positions"_a, "seed"_a = 0,
+      "Writes a random GPT-2 checkpoint (model.safetensors + config.json), as tinymlir-make-gpt2.");
+  m.def(
+      "load_config", [](const std::string &dir) { return configDict(gpt2::loadConfig(dir)); },
+      "dir"_a);
+}
+
+} // namespace tinymlir::python

@@ -1,0 +1,297 @@
+// The Python module tinymlir._tinymlir: a thin nanobind layer over the C++ core.
+//
+// Tracing happens in the C++ Tensor graph: Python's traced values hold a
+// tinymlir::Tensor, and every operation here is one call of the C++ frontend
+// (its type rules, broadcasting and NEP 50 promotion). compileGraph and the
+// calls of compiled code run with the GIL released. NumPy arrays cross the
+// boundary without copies: C-contiguous inputs are viewed, outputs are NumPy
+// arrays that own the native buffer.
+#include "binding.h"
+
+#include <tinymlir/jit.h>
+#include <tinymlir/tensor.h>
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tinymlir::python {
+
+DType parseDType(const std::string &name) {
+  if (name == "float32")
+    return DType::f32;
+  if (name == "float64")
+    return DType::f64;
+  if (name == "int32")
+    return DType::i32;
+  throw nb::type_error(("tinymlir supports float32, float64 and int32, not " + name).c_str());
+}
+
+namespace {
+
+nb::dlpack::dtype dlpackDType(DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return nb::dtype<float>();
+  case DType::f64:
+    return nb::dtype<double>();
+  case DType::i32:
+    return nb::dtype<int32_t>();
+  }
+  return nb::dtype<float>();
+}
+
+std::string dlpackName(nb::dlpack::dtype d) {
+  const char *kind = d.code == uint8_t(nb::dlpack::dtype_code::Float)  ? "float"
+                     : d.code == uint8_t(nb::dlpack::dtype_code::Int)  ? "int"
+                     : d.code == uint8_t(nb::dlpack::dtype_code::UInt) ? "uint"
+                     : d.code == uint8_t(nb::dlpack::dtype_code::Bool) ? "bool"
+                                                                       : "other";
+  if (d.code == uint8_t(nb::dlpack::dtype_code::Bool))
+    return "bool";
+  return std::string(kind) + std::to_string(d.bits);
+}
+
+DType fromDLPack(nb::dlpack::dtype d, const char *what) {
+  if (d.lanes == 1) {
+    if (d == nb::dtype<float>())
+      return DType::f32;
+    if (d == nb::dtype<double>())
+      return DType::f64;
+    if (d == nb::dtype<int32_t>())
+      return DType::i32;
+  }
+  throw nb::type_error((std::string(what) + " has dtype " + dlpackName(d) +
+                        "; tinymlir supports float32, float64 and int32 (convert with .astype)")
+                           .c_str());
+}
+
+} // namespace
+
+Array viewOf(const InArray &a, const char *what) {
+  Shape shape(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i)
+    shape[i] = static_cast<int64_t>(a.shape(i));
+  DType dtype = fromDLPack(a.dtype(), what);
+  if (reinterpret_cast<uintptr_t>(a.data()) % dtypeSize(dtype) != 0) {
+    // Misaligned (a view into a byte buffer): an aligned copy.
+    Array copy = Array::empty(shape, dtype);
+    std::memcpy(copy.data(), a.data(), copy.nbytes());
+    return copy;
+  }
+  return Array::view(const_cast<void *>(a.data()), shape, dtype);
+}
+
+nb::object toNumPy(Array array) {
+  // The NumPy array owns the native buffer through a capsule holding the Array.
+  auto *held = new Array(std::move(array));
+  nb::capsule owner(held, [](void *p) noexcept { delete static_cast<Array *>(p); });
+  std::vector<size_t> shape(held->shape().begin(), held->shape().end());
+  nb::ndarray<nb::numpy> out(held->data(), shape.size(), shape.data(), owner, nullptr,
+                             dlpackDType(held->dtype()));
+  return out.cast();
+}
+
+namespace {
+
+/// A captured array: a borrowed view whose owner keeps the NumPy array alive.
+Tensor constantTensor(const InArray &a) {
+  Array view = viewOf(a, "a captured array");
+  auto *keep = new InArray(a);
+  std::shared_ptr<void> owner(keep, [](void *p) {
+    nb::gil_scoped_acquire gil;
+    delete static_cast<InArray *>(p);
+  });
+  Array held = Array::view(view.data(), view.shape(), view.dtype(), {}, std::move(owner));
+  return Tensor(held);
+}
+
+thread_local std::vector<std::unique_ptr<detail::TraceScope>> traceScopes;
+
+nb::tuple shapeTuple(const Shape &shape) {
+  nb::list out;
+  for (int64_t d : shape)
+    out.append(d);
+  return nb::tuple(out);
+}
+
+JitOptions makeOptions(const std::string &target, bool blas, bool optimize, int optLevel,
+                       bool diskCache, const std::string &cacheDir) {
+  JitOptions o;
+  if (target == "cpu")
+    o.target = Target::CPU;
+  else if (target == "gpu")
+    o.target = Target::GPU;
+  else
+    throw nb::value_error(("target must be 'cpu' or 'gpu', not '" + target + "'").c_str());
+  o.blas = blas;
+  o.optimize = optimize;
+  o.optLevel = optLevel;
+  o.diskCache = diskCache;
+  o.cacheDir = cacheDir;
+  return o;
+}
+
+/// Which Python exception a tinymlir::Error becomes: TypeError for dtype
+/// problems, ValueError for everything else (shapes, axes, compilation).
+bool isTypeProblem(const std::string &m) {
+  static const char *markers[] = {"requires floating-point", "requires a floating-point",
+                                  "must be int32", "dtype must be", "int32 sums",
+                                  "must be a rank-0 int32"};
+  for (const char *k : markers)
+    if (m.find(k) != std::string::npos)
+      return true;
+  // [call] input N is float64 (3,) but ... compiled for float32 (3,): a dtype mismatch.
+  if (m.rfind("[call] input ", 0) == 0) {
+    auto is = m.find(" is "), but = m.find(" but this specialization was compiled for ");
+    if (is != std::string::npos && but != std::string::npos) {
+      std::string got = m.substr(is + 4, m.find(' ', is + 4) - (is + 4));
+      std::string want = m.substr(but + 42, m.find(' ', but + 42) - (but + 42));
+      return got != want;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+} // namespace tinymlir::python
+
+using namespace tinymlir;
+using namespace tinymlir::python;
+
+NB_MODULE(_tinymlir, m) {
+  m.doc() = "tinymlir's C++ core (use the tinymlir package, not this module)";
+
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const tinymlir::Error &e) {
+      if (isTypeProblem(e.what()))
+        PyErr_SetString(PyExc_TypeError, e.what());
+      else
+        PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  nb::class_<Tensor>(m, "Tensor")
+      .def_prop_ro("shape", [](const Tensor &t) { return shapeTuple(t.shape()); })
+      .def_prop_ro("dtype", [](const Tensor &t) { return std::string(dtypeName(t.dtype())); })
+      .def_prop_ro("ndim", &Tensor::rank)
+      .def_prop_ro("is_concrete", &Tensor::isConcrete);
+
+  m.def("constant", &constantTensor, "array"_a.noconvert(),
+        "A tensor holding a NumPy array (borrowed, kept alive): a captured constant.");
+  m.def("weak_scalar", &weakScalar, "value"_a, "integral"_a,
+        "A Python number: takes the dtype of the tensor it meets (NEP 50 'weak').");
+  m.def(
+      "typed_scalar", [](double v, const std::string &dtype) { return ScalarType{parseDType(dtype)}(v); },
+      "value"_a, "dtype"_a, "A NumPy scalar: strong, promotes like an array.");
+  m.def(
+      "placeholder",
+      [](int64_t index, const std::vector<int64_t> &shape, const std::string &dtype) {
+        return detail::placeholder(index, shape, parseDType(dtype));
+      },
+      "index"_a, "shape"_a, "dtype"_a);
+
+  // Elementwise.
+  m.def("add", [](const Tensor &a, const Tensor &b) { return a + b; });
+  m.def("sub", [](const Tensor &a, const Tensor &b) { return a - b; });
+  m.def("mul", [](const Tensor &a, const Tensor &b) { return a * b; });
+  m.def("div", [](const Tensor &a, const Tensor &b) { return a / b; });
+  m.def("pow", [](const Tensor &a, const Tensor &b) { return tinymlir::pow(a, b); });
+  m.def("maximum", [](const Tensor &a, const Tensor &b) { return tinymlir::maximum(a, b); });
+  m.def("neg", [](const Tensor &a) { return -a; });
+  m.def("exp", [](const Tensor &a) { return tinymlir::exp(a); });
+  m.def("tanh", [](const Tensor &a) { return tinymlir::tanh(a); });
+  m.def("sqrt", [](const Tensor &a) { return tinymlir::sqrt(a); });
+  m.def("cast", [](const Tensor &a, const std::string &dtype) { return cast(a, parseDType(dtype)); });
+  // Reductions.
+  m.def("sum", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });
+  m.def("max", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return max(a, axis, keep); });
+  m.def("mean", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return mean(a, axis, keep); });
+  m.def("var", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return var(a, axis, keep); });
+  // Products and layout.
+  m.def("matmul", &matmul);
+  m.def("slice", &slice, "x"_a, "begin"_a, "end"_a);
+  m.def("reshape", [](const Tensor &a, const std::vector<int64_t> &s) { return reshape(a, s); });
+  m.def("transpose", [](const Tensor &a, const std::vector<int64_t> &p) { return transpose(a, p); });
+  m.def("split", &split, "x"_a, "sections"_a, "axis"_a);
+  m.def("concatenate", &concatenate, "parts"_a, "axis"_a);
+  m.def("gather", &gather, "table"_a, "ids"_a);
+  m.def("causal_mask", [](int64_t n, const std::string &dtype) { return causalMask(n, parseDType(dtype)); });
+
+  // Tracing state of this thread (the C++ core's, so that its checks agree).
+  m.def("trace_enter", [] { traceScopes.push_back(std::make_unique<detail::TraceScope>()); });
+  m.def("trace_exit", [] {
+    if (!traceScopes.empty())
+      traceScopes.pop_back();
+  });
+  m.def("tracing", &detail::tracing);
+
+  nb::class_<Compiled>(m, "Compiled")
+      .def_prop_ro("module", &Compiled::module)
+      .def_prop_ro("optimized", &Compiled::optimized)
+      .def_prop_ro("bufferized", &Compiled::bufferized)
+      .def_prop_ro("lowered", &Compiled::lowered)
+      .def_prop_ro("gpu_module", &Compiled::gpuModule)
+      .def_prop_ro("ptx", &Compiled::ptx)
+      .def_prop_ro("input_shapes",
+                   [](const Compiled &c) {
+                     nb::list out;
+                     for (const Shape &s : c.inputShapes())
+                       out.append(shapeTuple(s));
+                     return out;
+                   })
+      .def_prop_ro("input_dtypes",
+                   [](const Compiled &c) {
+                     nb::list out;
+                     for (DType d : c.inputDTypes())
+                       out.append(dtypeName(d));
+                     return out;
+                   })
+      .def_prop_ro("result_shape", [](const Compiled &c) { return shapeTuple(c.resultShape()); })
+      .def_prop_ro("result_dtype", [](const Compiled &c) { return std::string(dtypeName(c.resultDType())); })
+      .def_prop_ro("compile_seconds", &Compiled::compileSeconds)
+      .def_prop_ro("blas_calls", &Compiled::blasCalls)
+      .def_prop_ro("from_disk_cache", &Compiled::fromDiskCache)
+      .def_prop_ro("target", [](const Compiled &c) { return std::string(targetName(c.target())); })
+      .def(
+          "__call__",
+          [](const Compiled &c, const std::vector<InArray> &inputs) {
+            std::vector<Array> views;
+            views.reserve(inputs.size());
+            for (const InArray &a : inputs)
+              views.push_back(viewOf(a, "an input"));
+            Array out;
+            {
+              nb::gil_scoped_release release;
+              out = c.call(views);
+            }
+            return toNumPy(std::move(out));
+          },
+          "inputs"_a);
+
+  m.def(
+      "compile_graph",
+      [](const Tensor &result, const std::vector<Tensor> &args, const std::string &target,
+         bool blas, bool optimize, int optLevel, bool diskCache, const std::string &cacheDir) {
+        JitOptions o = makeOptions(target, blas, optimize, optLevel, diskCache, cacheDir);
+        nb::gil_scoped_release release;
+        return compileGraph(result, args, o);
+      },
+      "result"_a, "args"_a, "target"_a = "cpu", "blas"_a = true, "optimize"_a = true,
+      "opt_level"_a = 3, "disk_cache"_a = true, "cache_dir"_a = "");
+
+  m.def("set_threads", [](int n) {
+    nb::gil_scoped_release release;
+    setThreads(n);
+  });
+
+  registerGpt2(m);
+}

@@ -1,0 +1,49 @@
+"""tinymlir: a small tensor JIT on MLIR 22, from Python.
+
+    import numpy as np
+    from tinymlir import jit, tanh
+
+    @jit
+    def scale_bias(x, bias):
+        return x * 2.0 + bias
+
+    scale_bias(np.arange(8, dtype=np.float32), np.ones(8, dtype=np.float32))
+
+The C++ core is the compiler: Python traces into its Tensor graph (NumPy
+broadcasting and NumPy 2 promotion), and it builds, optimizes, bufferizes,
+lowers and runs the code. Unmodified NumPy code traces too: NumPy's ufuncs and
+a table of array functions dispatch to traced values.
+"""
+
+import os as _os
+import sys as _sys
+
+# Generated code calls the OpenMP runtime (and libm/BLAS entry points) that the
+# C++ core links: the JIT resolves them among the process's global symbols, so the
+# core and its libraries are loaded RTLD_GLOBAL (Python loads extensions RTLD_LOCAL).
+_flags = _sys.getdlopenflags()
+_sys.setdlopenflags(_flags | _os.RTLD_GLOBAL)
+try:
+    from . import _tinymlir  # noqa: E402
+finally:
+    _sys.setdlopenflags(_flags)
+
+from ._jit import CacheStats, JitFunction, Specialization, jit
+from ._ops import (astype, attention, causal_mask, cast, concatenate, exp, gather, gelu,
+                   layer_norm, linear, matmul, max, maximum, mean, pow, reshape, slice,
+                   softmax, split, sqrt, sum, tanh, transpose, var)
+from ._trace import Traced, TracingError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "jit", "JitFunction", "Specialization", "CacheStats", "Traced", "TracingError",
+    "tanh", "exp", "sqrt", "pow", "maximum", "cast", "astype", "sum", "max", "mean", "var",
+    "matmul", "slice", "reshape", "transpose", "split", "concatenate", "gather",
+    "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",
+]
+
+
+def set_threads(n: int) -> None:
+    """Threads for compiled loops (OpenMP) and BLAS; 0: all cores."""
+    _tinymlir.set_threads(int(n))

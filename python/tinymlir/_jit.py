@@ -1,0 +1,355 @@
+"""``jit``: specialize a Python function of arrays, compile it with the C++ core, run it.
+
+Specialization is keyed by the tree structure of the positional arguments
+(tuples, lists, dicts, named tuples, dataclasses), the shape and dtype of each
+array leaf, the static (non-array) values in the tree, the static keyword
+arguments and the target. The first call of a specialization traces the
+function with placeholders into the C++ graph and compiles it (GIL released);
+later calls run the native code directly.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from . import _tinymlir as _core
+from ._trace import TraceContext, Traced, dtype_name, to_tensor, tracing
+
+_STATIC_TYPES = (bool, int, float, complex, str, bytes, type(None))
+_SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32))
+
+
+# --- Argument trees --------------------------------------------------------------
+
+class _Leaf:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "*"
+
+
+LEAF = _Leaf()
+
+
+def flatten(x, leaves: list):
+    """Appends the array leaves of `x` to `leaves`; returns a hashable tree definition
+    (structure and static values)."""
+    t = type(x)
+    if t is np.ndarray or t is Traced:
+        leaves.append(x)
+        return LEAF
+    if t is tuple or t is list:
+        return (t, tuple(flatten(c, leaves) for c in x))
+    if t is dict:
+        keys = tuple(x)
+        return (dict, keys, tuple(flatten(x[k], leaves) for k in keys))
+    if t in _STATIC_TYPES:
+        return ("static", t, x)
+    if isinstance(x, np.generic):  # a NumPy scalar: a strong rank-0 input
+        leaves.append(np.asarray(x))
+        return LEAF
+    if isinstance(x, tuple) and hasattr(t, "_fields"):  # a named tuple
+        return (t, tuple(flatten(c, leaves) for c in x))
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        names = tuple(f.name for f in dataclasses.fields(x))
+        return (t, names, tuple(flatten(getattr(x, n), leaves) for n in names))
+    if isinstance(x, np.ndarray) or isinstance(x, Traced):
+        leaves.append(x)
+        return LEAF
+    raise TypeError(
+        f"tinymlir.jit: an argument of type {t.__name__} is not supported: use NumPy arrays, "
+        "numbers, strings, and tuples, lists, dicts, named tuples or dataclasses of them")
+
+
+def unflatten(treedef, leaves):
+    """Rebuilds the tree `treedef` with the values of the iterator `leaves`."""
+    if treedef is LEAF:
+        return next(leaves)
+    kind = treedef[0]
+    if kind == "static":
+        return treedef[2]
+    if kind is tuple:
+        return tuple(unflatten(c, leaves) for c in treedef[1])
+    if kind is list:
+        return [unflatten(c, leaves) for c in treedef[1]]
+    if kind is dict:
+        return {k: unflatten(c, leaves) for k, c in zip(treedef[1], treedef[2])}
+    if len(treedef) == 2:  # a named tuple
+        return kind(*(unflatten(c, leaves) for c in treedef[1]))
+    values = {n: unflatten(c, leaves) for n, c in zip(treedef[1], treedef[2])}
+    obj = kind.__new__(kind)
+    for n, v in values.items():
+        object.__setattr__(obj, n, v)
+    return obj
+
+
+def _leaf_paths(treedef, prefix):
+    if treedef is LEAF:
+        yield prefix
+        return
+    kind = treedef[0]
+    if kind == "static":
+        return
+    if kind is dict or (len(treedef) == 3 and kind not in (tuple, list)):
+        for k, c in zip(treedef[1], treedef[2]):
+            yield from _leaf_paths(c, f"{prefix}[{k!r}]" if kind is dict else f"{prefix}.{k}")
+    else:
+        for i, c in enumerate(treedef[1]):
+            yield from _leaf_paths(c, f"{prefix}[{i}]")
+
+
+# --- Cache ------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CacheStats:
+    """As the C++ CacheStats: hits, compilations, disk hits, evictions, size, seconds."""
+    hits: int = 0
+    compilations: int = 0
+    disk_hits: int = 0
+    evictions: int = 0
+    size: int = 0
+    compile_seconds: float = 0.0
+
+
+class Specialization:
+    """One compiled specialization: ``.module``, ``.optimized``, ``.bufferized``,
+    ``.lowered`` (and ``.ptx`` / ``.gpu_module`` on the GPU target) as text, the input
+    and output types, and the native code (call it with the flattened arrays)."""
+
+    def __init__(self, compiled, n_inputs, hidden, out_tree, out_specs, packed_dtype):
+        self._compiled = compiled
+        self._n_inputs = n_inputs
+        self._hidden = hidden          # constant gather ids: extra inputs after the leaves
+        self._out_tree = out_tree      # None: one array
+        self._out_specs = out_specs    # [(shape, dtype, offset, size)]
+        self._packed_dtype = packed_dtype
+
+    module = property(lambda self: self._compiled.module)
+    optimized = property(lambda self: self._compiled.optimized)
+    bufferized = property(lambda self: self._compiled.bufferized)
+    lowered = property(lambda self: self._compiled.lowered)
+    ptx = property(lambda self: self._compiled.ptx)
+    gpu_module = property(lambda self: self._compiled.gpu_module)
+    compile_seconds = property(lambda self: self._compiled.compile_seconds)
+    blas_calls = property(lambda self: self._compiled.blas_calls)
+    from_disk_cache = property(lambda self: self._compiled.from_disk_cache)
+    target = property(lambda self: self._compiled.target)
+
+    @property
+    def input_types(self):
+        """(shape, dtype) of each array argument, in flattened order."""
+        c = self._compiled
+        return [(s, np.dtype(d)) for s, d in
+                zip(c.input_shapes[:self._n_inputs], c.input_dtypes[:self._n_inputs])]
+
+    @property
+    def output_types(self):
+        """(shape, dtype) of each output, in flattened order."""
+        if self._out_tree is None:
+            return [(self._compiled.result_shape, np.dtype(self._compiled.result_dtype))]
+        return [(s, np.dtype(d)) for s, d, _, _ in self._out_specs]
+
+    def run(self, leaves):
+        if self._hidden:
+            leaves = leaves + self._hidden
+        flat = self._compiled(leaves)
+        if self._out_tree is None:
+            return flat
+        outs = []
+        for shape, dtype, offset, size in self._out_specs:
+            part = flat[offset:offset + size].reshape(shape)
+            outs.append(part if dtype == self._packed_dtype else part.astype(dtype))
+        return unflatten(self._out_tree, iter(outs))
+
+    def __repr__(self):
+        ins = ", ".join(f"{d}{list(s)}" for s, d in self.input_types)
+        outs = ", ".join(f"{d}{list(s)}" for s, d in self.output_types)
+        return f"<tinymlir specialization ({ins}) -> ({outs}) on {self.target}>"
+
+
+# --- jit --------------------------------------------------------------------------
+
+_TARGETS = ("cpu", "gpu")
+
+
+class JitFunction:
+    """A jitted function. Call it with arrays (runs compiled code, compiling a new
+    specialization when needed) or, while another function is traced, with traced
+    values (inlined)."""
+
+    def __init__(self, fn, *, target="cpu", blas=True, optimize=True, opt_level=3,
+                 cache_limit=0, disk_cache=True, cache_dir=""):
+        if target not in _TARGETS:
+            raise ValueError(f"target must be 'cpu' or 'gpu', not {target!r}")
+        self.fn = fn
+        self.target = target
+        self.blas = bool(blas)
+        self.optimize = bool(optimize)
+        self.opt_level = int(opt_level)
+        self.disk_cache = bool(disk_cache)
+        self.cache_dir = str(cache_dir)
+        self._limit = int(cache_limit)
+        self._entries = OrderedDict()
+        self._lock = threading.Lock()
+        self._compiling = {}
+        self._hits = self._compilations = self._disk_hits = self._evictions = 0
+        self._seconds = 0.0
+        functools.update_wrapper(self, fn)
+
+    # The cache.
+    @property
+    def cache_limit(self):
+        return self._limit
+
+    @cache_limit.setter
+    def cache_limit(self, limit):
+        with self._lock:
+            self._limit = int(limit)
+            self._evict()
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            return CacheStats(self._hits, self._compilations, self._disk_hits, self._evictions,
+                              len(self._entries), self._seconds)
+
+    def clear_cache(self):
+        with self._lock:
+            self._entries.clear()
+
+    def _evict(self):
+        while self._limit > 0 and len(self._entries) > self._limit:
+            self._entries.popitem(last=False)
+            self._evictions += 1
+
+    # Calls.
+    def __call__(self, *args, target=None, **static):
+        if tracing():
+            return self.fn(*args, **static)  # inlined into the function being traced
+        leaves = []
+        treedef = flatten(args, leaves)
+        entry = self._specialization(treedef, leaves, static, target)
+        return entry.run(leaves)
+
+    def compile(self, *args, target=None, **static) -> Specialization:
+        """The specialization for these arguments, compiled if not cached yet."""
+        leaves = []
+        treedef = flatten(args, leaves)
+        return self._specialization(treedef, leaves, static, target)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def _specialization(self, treedef, leaves, static, target):
+        target = self.target if target is None else target
+        try:
+            key = (treedef, tuple((a.shape, a.dtype) for a in leaves),
+                   tuple(sorted(static.items())) if static else (), target)
+            hash(key)
+        except TypeError:
+            raise TypeError("tinymlir.jit: static keyword arguments must be hashable "
+                            f"(numbers, strings, tuples), got {static!r}") from None
+        entry = self._entries.get(key)
+        if entry is not None:
+            with self._lock:
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+                self._hits += 1
+            return entry
+        return self._miss(key, treedef, leaves, static, target)
+
+    def _miss(self, key, treedef, leaves, static, target):
+        if target not in _TARGETS:
+            raise ValueError(f"target must be 'cpu' or 'gpu', not {target!r}")
+        for i, a in enumerate(leaves):
+            if isinstance(a, Traced):
+                raise TypeError("tinymlir.jit: a traced value was passed outside of tracing")
+            if a.dtype not in _SUPPORTED_DTYPES:
+                path = list(_leaf_paths(treedef, "args"))[i]
+                dtype_name(a.dtype, f"argument {path}")
+            if a.size == 0:
+                path = list(_leaf_paths(treedef, "args"))[i]
+                raise ValueError(f"argument {path} has zero elements (shape {a.shape})")
+        # One compilation per key at a time; other keys compile concurrently.
+        with self._lock:
+            event = self._compiling.get(key)
+            owner = event is None
+            if owner:
+                event = self._compiling[key] = threading.Event()
+        if not owner:
+            event.wait()
+            entry = self._entries.get(key)
+            if entry is not None:
+                with self._lock:
+                    self._hits += 1
+                return entry
+            return self._miss(key, treedef, leaves, static, target)
+        try:
+            entry = self._build(treedef, leaves, static, target)
+            with self._lock:
+                if entry.from_disk_cache:
+                    self._disk_hits += 1
+                else:
+                    self._compilations += 1
+                self._seconds += entry.compile_seconds
+                self._entries[key] = entry
+                self._evict()
+            return entry
+        finally:
+            with self._lock:
+                del self._compiling[key]
+            event.set()
+
+    def _build(self, treedef, leaves, static, target):
+        n = len(leaves)
+        placeholders = [_core.placeholder(i, list(a.shape), dtype_name(a.dtype))
+                        for i, a in enumerate(leaves)]
+        with TraceContext(n) as ctx:
+            args = unflatten(treedef, iter(Traced(p) for p in placeholders))
+            result = self.fn(*args, **static)
+            outs = []
+            out_tree = flatten(result, outs)
+            if not outs:
+                raise TypeError(f"tinymlir.jit: {self.__name__} returned no arrays "
+                                f"({type(result).__name__})")
+            tensors = [to_tensor(o, "an output") for o in outs]
+            specs, packed_dtype = [], None
+            if out_tree is LEAF:
+                out_tree = None
+                final = tensors[0]
+            else:
+                # Several outputs: one compiled function whose result is their
+                # concatenation (flattened; cast to float64 if dtypes differ, which
+                # float32 and int32 values survive exactly), split again on return.
+                dtypes = {t.dtype for t in tensors}
+                packed_dtype = dtypes.pop() if len(dtypes) == 1 else "float64"
+                flat, offset = [], 0
+                for t in tensors:
+                    size = int(np.prod(t.shape, dtype=np.int64))
+                    specs.append((tuple(t.shape), np.dtype(t.dtype), offset, size))
+                    offset += size
+                    f = _core.reshape(t, [size])
+                    flat.append(f if t.dtype == packed_dtype else _core.cast(f, packed_dtype))
+                final = _core.concatenate(flat, 0)
+                packed_dtype = np.dtype(packed_dtype)
+            hidden = list(ctx.hidden)
+            args_t = placeholders + list(ctx.hidden_tensors)
+        compiled = _core.compile_graph(final, args_t, target=target, blas=self.blas,
+                                       optimize=self.optimize, opt_level=self.opt_level,
+                                       disk_cache=self.disk_cache, cache_dir=self.cache_dir)
+        return Specialization(compiled, n, hidden, out_tree, specs, packed_dtype)
+
+    def __repr__(self):
+        return f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} on {self.target}>"
+
+
+def jit(fn=None, **options):
+    """``@jit`` or ``@jit(target="gpu", cache_limit=8, ...)`` on a function of arrays."""
+    if fn is None:
+        return lambda f: JitFunction(f, **options)
+    return JitFunction(fn, **options)

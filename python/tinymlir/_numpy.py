@@ -1,0 +1,258 @@
+"""NumPy's dispatch protocols on traced values.
+
+``__array_ufunc__`` maps NumPy's elementwise ufuncs (and ``matmul``) to the C++
+frontend; ``__array_function__`` maps a table of array functions. Anything
+else raises a ``TracingError`` (a ``TypeError``) that names the NumPy function:
+nothing is ever converted to a constant silently.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _tinymlir as _core
+from ._trace import Traced, TracingError, _reduce, dtype_name, to_tensor, true_divide
+
+_UNARY = {
+    np.negative: _core.neg,
+    np.exp: _core.exp,
+    np.tanh: _core.tanh,
+    np.sqrt: _core.sqrt,
+}
+_BINARY = {
+    np.add: _core.add,
+    np.subtract: _core.sub,
+    np.multiply: _core.mul,
+    np.divide: true_divide,
+    np.power: _core.pow,
+    np.maximum: _core.maximum,
+    np.matmul: _core.matmul,
+}
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    name = f"numpy.{ufunc.__name__}"
+    if method != "__call__":
+        raise TracingError(f"tinymlir cannot trace {name}.{method} (only plain ufunc calls)")
+    for key, value in kwargs.items():
+        if key == "out" and value is not None:
+            raise TracingError(f"tinymlir cannot trace {name}(out=...): traced values are "
+                               "immutable")
+        if key == "dtype" and value is not None:
+            raise TracingError(f"tinymlir cannot trace {name}(dtype=...); use .astype")
+        if key not in ("out", "dtype", "casting") and not (key == "where" and value is True):
+            raise TracingError(f"tinymlir cannot trace {name} with {key}=...")
+    if ufunc is np.positive:
+        return Traced(to_tensor(inputs[0], f"{name}'s operand"))
+    if ufunc in _UNARY:
+        return Traced(_UNARY[ufunc](to_tensor(inputs[0], f"{name}'s operand")))
+    if ufunc in _BINARY:
+        a = to_tensor(inputs[0], f"{name}'s first operand")
+        b = to_tensor(inputs[1], f"{name}'s second operand")
+        return Traced(_BINARY[ufunc](a, b))
+    if ufunc is np.square:
+        t = to_tensor(inputs[0], f"{name}'s operand")
+        return Traced(_core.mul(t, t))
+    raise TracingError(
+        f"tinymlir cannot trace {name}: it is not among the traced NumPy functions "
+        "(add, subtract, multiply, divide, power, negative, positive, square, exp, tanh, "
+        "sqrt, maximum, matmul)")
+
+
+# --- Array functions ----------------------------------------------------------------
+
+_FUNCTIONS = {}
+
+
+def _implements(*funcs):
+    def register(fn):
+        for f in funcs:
+            _FUNCTIONS[f] = fn
+        return fn
+    return register
+
+
+def _traced(x, what):
+    return x if isinstance(x, Traced) else Traced(to_tensor(x, what))
+
+
+def _check(name, **unsupported):
+    for key, value in unsupported.items():
+        if value is not None and value is not False and value != 0:
+            raise TracingError(f"tinymlir cannot trace numpy.{name} with {key}={value!r}")
+
+
+@_implements(np.sum)
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _check("sum", dtype=dtype, out=out, initial=initial, where=where)
+    return _reduce("sum", _traced(a, "numpy.sum's operand"), axis, keepdims)
+
+
+@_implements(np.max, np.amax)
+def _max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _check("max", out=out, initial=initial, where=where)
+    return _reduce("max", _traced(a, "numpy.max's operand"), axis, keepdims)
+
+
+@_implements(np.mean)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    _check("mean", dtype=dtype, out=out, where=where)
+    return _reduce("mean", _traced(a, "numpy.mean's operand"), axis, keepdims)
+
+
+@_implements(np.var)
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
+         correction=None):
+    _check("var", dtype=dtype, out=out, ddof=ddof, where=where, mean=mean, correction=correction)
+    return _reduce("var", _traced(a, "numpy.var's operand"), axis, keepdims)
+
+
+@_implements(np.reshape)
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if shape is None:
+        shape = newshape
+    if isinstance(shape, int):
+        shape = (shape,)
+    return _traced(a, "numpy.reshape's operand").reshape(tuple(shape), order=order)
+
+
+@_implements(np.transpose)
+def _transpose(a, axes=None):
+    t = _traced(a, "numpy.transpose's operand")
+    return t.transpose() if axes is None else t.transpose(tuple(axes))
+
+
+@_implements(np.swapaxes)
+def _swapaxes(a, axis1, axis2):
+    t = _traced(a, "numpy.swapaxes's operand")
+    perm = list(range(t.ndim))
+    i, j = operator.index(axis1) % t.ndim, operator.index(axis2) % t.ndim
+    perm[i], perm[j] = perm[j], perm[i]
+    return t.transpose(tuple(perm))
+
+
+@_implements(np.expand_dims)
+def _expand_dims(a, axis):
+    t = _traced(a, "numpy.expand_dims's operand")
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    rank = t.ndim + len(axes)
+    axes = sorted(operator.index(x) % rank for x in axes)
+    shape = list(t.shape)
+    for x in axes:
+        shape.insert(x, 1)
+    return t.reshape(tuple(shape))
+
+
+@_implements(np.squeeze)
+def _squeeze(a, axis=None):
+    t = _traced(a, "numpy.squeeze's operand")
+    if axis is None:
+        axes = [i for i, d in enumerate(t.shape) if d == 1]
+    else:
+        axes = [operator.index(x) % t.ndim
+                for x in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+        for x in axes:
+            if t.shape[x] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 "equal to one")
+    return t.reshape(tuple(d for i, d in enumerate(t.shape) if i not in axes))
+
+
+@_implements(np.split)
+def _split(ary, indices_or_sections, axis=0):
+    t = _traced(ary, "numpy.split's operand")
+    if isinstance(indices_or_sections, (int, np.integer)):
+        return [Traced(p) for p in _core.split(t._t, int(indices_or_sections), int(axis))]
+    n = t.shape[operator.index(axis)]
+    bounds = [0] + [operator.index(i) for i in indices_or_sections] + [n]
+    parts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        index = [slice(None)] * t.ndim
+        index[operator.index(axis)] = slice(lo, hi)
+        parts.append(t[tuple(index)])
+    return parts
+
+
+@_implements(np.concatenate)
+def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    _check("concatenate", out=out, dtype=dtype)
+    if axis is None:
+        raise TracingError("tinymlir cannot trace numpy.concatenate with axis=None")
+    tensors = [to_tensor(a, "numpy.concatenate's operand") for a in arrays]
+    return Traced(_core.concatenate(tensors, operator.index(axis)))
+
+
+@_implements(np.hstack)
+def _hstack(tup, *, dtype=None, casting="same_kind"):
+    _check("hstack", dtype=dtype)
+    tensors = [to_tensor(a, "numpy.hstack's operand") for a in tup]
+    axis = 0 if tensors and len(tensors[0].shape) == 1 else 1
+    return Traced(_core.concatenate(tensors, axis))
+
+
+def _tri_mask(shape, k, upper, dtype):
+    rows, cols = shape[-2], shape[-1]
+    mask = np.tri(rows, cols, k - 1 if upper else k, dtype=dtype)
+    return (1 - mask) if upper else mask
+
+
+@_implements(np.triu)
+def _triu(m, k=0):
+    # x * mask with a 0/1 mask (a captured constant): exact for finite values
+    # (a non-finite value below the diagonal gives nan, not 0).
+    t = _traced(m, "numpy.triu's operand")
+    if t.ndim < 2:
+        raise TracingError("tinymlir traces numpy.triu of rank 2 or more")
+    return t * _tri_mask(t.shape, operator.index(k), True, t.dtype)
+
+
+@_implements(np.tril)
+def _tril(m, k=0):
+    t = _traced(m, "numpy.tril's operand")
+    if t.ndim < 2:
+        raise TracingError("tinymlir traces numpy.tril of rank 2 or more")
+    return t * _tri_mask(t.shape, operator.index(k), False, t.dtype)
+
+
+def _ones_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
+    t = _traced(a, "numpy.ones_like's operand")
+    return np.ones(t.shape if shape is None else shape, dtype=t.dtype if dtype is None else dtype)
+
+
+def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
+    t = _traced(a, "numpy.zeros_like's operand")
+    return np.zeros(t.shape if shape is None else shape, dtype=t.dtype if dtype is None else dtype)
+
+
+_FUNCTIONS[np.ones_like] = _ones_like  # constants of a traced value's shape: NumPy arrays,
+_FUNCTIONS[np.zeros_like] = _zeros_like  # captured when they meet traced values
+
+
+@_implements(np.shape)
+def _shape(a):
+    return a.shape
+
+
+@_implements(np.ndim)
+def _ndim(a):
+    return a.ndim
+
+
+@_implements(np.size)
+def _size(a, axis=None):
+    return a.size if axis is None else a.shape[axis]
+
+
+def array_function(func, types, args, kwargs):
+    impl = _FUNCTIONS.get(func)
+    if impl is None:
+        module = getattr(func, "__module__", "numpy") or "numpy"
+        module = "numpy" if module.startswith("numpy") else module
+        raise TracingError(
+            f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
+            "functions (sum, max/amax, mean, var, reshape, transpose, swapaxes, expand_dims, "
+            "squeeze, split, concatenate, hstack, triu, tril, ones_like, zeros_like, shape, "
+            "ndim, size, and the ufuncs)")
+    return impl(*args, **kwargs)

@@ -1,0 +1,160 @@
+"""The frontend's functions, and kernels written with them (as in the seeds).
+
+On traced values they build graph nodes. Called with NumPy arrays outside of
+tracing, they are compiled and run like any jitted function (no NumPy
+fallback): ``tinymlir.tanh(np.ones(3, np.float32))`` runs native code.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import operator
+
+import numpy as np
+
+from . import _tinymlir as _core
+from ._jit import JitFunction
+from ._trace import Traced, _reduce, dtype_name, to_tensor, tracing
+
+
+def _frontend(fn):
+    eager = JitFunction(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if tracing() or builtins.any(isinstance(a, Traced) for a in args):
+            return fn(*args, **kwargs)
+        return eager(*args, **kwargs)
+    call.eager = eager
+    return call
+
+
+def _t(x):
+    return to_tensor(x)
+
+
+@_frontend
+def tanh(x):
+    return Traced(_core.tanh(_t(x)))
+
+
+@_frontend
+def exp(x):
+    return Traced(_core.exp(_t(x)))
+
+
+@_frontend
+def sqrt(x):
+    return Traced(_core.sqrt(_t(x)))
+
+
+@_frontend
+def pow(x, y):
+    return Traced(_core.pow(_t(x), _t(y)))
+
+
+@_frontend
+def maximum(x, y):
+    return Traced(_core.maximum(_t(x), _t(y)))
+
+
+@_frontend
+def matmul(a, b):
+    return Traced(_core.matmul(_t(a), _t(b)))
+
+
+@_frontend
+def cast(x, dtype):
+    return Traced(_core.cast(_t(x), dtype_name(dtype, "cast's dtype")))
+
+
+astype = cast
+
+
+@_frontend
+def sum(x, axis=None, keepdims=False):
+    return _reduce("sum", Traced(_t(x)), axis, keepdims)
+
+
+@_frontend
+def max(x, axis=None, keepdims=False):
+    return _reduce("max", Traced(_t(x)), axis, keepdims)
+
+
+@_frontend
+def mean(x, axis=None, keepdims=False):
+    return _reduce("mean", Traced(_t(x)), axis, keepdims)
+
+
+@_frontend
+def var(x, axis=None, keepdims=False):
+    return _reduce("var", Traced(_t(x)), axis, keepdims)
+
+
+@_frontend
+def slice(x, begin, end):
+    return Traced(_core.slice(_t(x), list(begin), list(end)))
+
+
+@_frontend
+def reshape(x, shape):
+    return Traced(_core.reshape(_t(x), [operator.index(d) for d in shape]))
+
+
+@_frontend
+def transpose(x, perm):
+    return Traced(_core.transpose(_t(x), [operator.index(d) for d in perm]))
+
+
+@_frontend
+def split(x, sections, axis=0):
+    return [Traced(p) for p in _core.split(_t(x), operator.index(sections), operator.index(axis))]
+
+
+@_frontend
+def concatenate(parts, axis=0):
+    return Traced(_core.concatenate([_t(p) for p in parts], operator.index(axis)))
+
+
+@_frontend
+def gather(table, ids):
+    return Traced(_core.gather(_t(table), _t(ids)))
+
+
+def causal_mask(n, dtype=np.float32):
+    """(n, n): 0 on and below the diagonal, -1e10 above (built in the kernel)."""
+    return Traced(_core.causal_mask(operator.index(n), dtype_name(dtype, "causal_mask's dtype")))
+
+
+# --- Kernels: library functions written with the frontend (the seeds' formulas) ----
+
+def gelu(x):
+    return 0.5 * x * (1 + tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def softmax(x):
+    numerator = exp(x - x.max(axis=-1, keepdims=True))
+    return numerator / numerator.sum(axis=-1, keepdims=True)
+
+
+def layer_norm(x, gain, bias, eps=1e-5):
+    centered = x - x.mean(axis=-1, keepdims=True)
+    variance = (centered * centered).mean(axis=-1, keepdims=True)
+    return gain * centered / sqrt(variance + eps) + bias
+
+
+def linear(x, weight, bias):
+    return x @ weight + bias
+
+
+def attention(x, qkv_weight, qkv_bias, out_weight, out_bias, heads):
+    packed = linear(x, qkv_weight, qkv_bias)
+    length, width = x.shape
+    depth = width // heads
+    q, k, v = [packed[:, i * width:(i + 1) * width].reshape((length, heads, depth))
+               .transpose((1, 0, 2)) for i in range(3)]
+    scores = (q @ k.transpose((0, 2, 1))) / np.sqrt(depth)
+    probabilities = softmax(scores + causal_mask(length, packed.dtype))
+    context = (probabilities @ v).transpose((1, 0, 2)).reshape((length, width))
+    return linear(context, out_weight, out_bias)

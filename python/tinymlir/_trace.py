@@ -1,0 +1,421 @@
+"""Traced values: a Python face over the C++ core's Tensor graph.
+
+A ``Traced`` wraps a ``_tinymlir.Tensor`` (a node of the C++ graph). Its
+operators, methods and NumPy's two dispatch protocols (``__array_ufunc__`` and
+``__array_function__``) each call one function of the C++ frontend, which
+checks shapes, broadcasts and promotes (NumPy 2, NEP 50). Anything that cannot
+be traced raises while tracing, naming what was called.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+import threading
+
+import numpy as np
+
+from . import _tinymlir as _core
+
+_SUPPORTED = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
+              np.dtype(np.int32): "int32"}
+
+
+class TracingError(TypeError):
+    """Something that cannot be traced was used on a traced value."""
+
+
+def dtype_name(dtype, what="an array") -> str:
+    name = _SUPPORTED.get(np.dtype(dtype))
+    if name is None:
+        raise TypeError(f"{what} has dtype {np.dtype(dtype)}; tinymlir supports float32, "
+                        "float64 and int32 (convert with .astype)")
+    return name
+
+
+# --- The tracing context of this thread ------------------------------------------
+
+class _State(threading.local):
+    def __init__(self):
+        self.contexts = []
+
+
+_state = _State()
+
+
+class TraceContext:
+    """Active while a function is traced on this thread. Collects hidden inputs:
+    constant index arrays used for gathers (gather ids must be runtime inputs so
+    that they are checked against the table before each call)."""
+
+    def __init__(self, first_hidden_index: int):
+        self.first_hidden = first_hidden_index
+        self.hidden = []          # arrays, in placeholder order
+        self.hidden_tensors = []  # their placeholders
+
+    def hidden_input(self, array: np.ndarray) -> "Traced":
+        index = self.first_hidden + len(self.hidden)
+        t = _core.placeholder(index, list(array.shape), dtype_name(array.dtype))
+        self.hidden.append(array)
+        self.hidden_tensors.append(t)
+        return Traced(t)
+
+    def __enter__(self):
+        _core.trace_enter()
+        _state.contexts.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _state.contexts.pop()
+        _core.trace_exit()
+        return False
+
+
+def tracing() -> bool:
+    return bool(_state.contexts)
+
+
+def current_context() -> TraceContext | None:
+    return _state.contexts[-1] if _state.contexts else None
+
+
+# --- Conversions -----------------------------------------------------------------
+
+def to_tensor(x, what="an operand"):
+    """The C++ tensor for an operand: traced values as they are, Python numbers
+    as weak scalars, NumPy scalars as strong typed scalars, NumPy arrays as
+    captured constants (lifted to trailing inputs of the compiled function)."""
+    if isinstance(x, Traced):
+        return x._t
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{what} is a bool; tinymlir has no boolean dtype")
+    if isinstance(x, np.generic):  # before int/float: np.float64 subclasses float
+        return _core.typed_scalar(float(x), dtype_name(x.dtype, f"{what} (a NumPy scalar)"))
+    if isinstance(x, int):
+        if not -2**31 <= x < 2**31:
+            raise OverflowError(f"Python integer {x} is out of bounds for int32")
+        return _core.weak_scalar(float(x), True)
+    if isinstance(x, float):
+        return _core.weak_scalar(x, False)
+    if isinstance(x, np.ndarray):
+        dtype_name(x.dtype, f"{what} (a captured array)")
+        if x.size == 0:
+            raise ValueError(f"{what} is an array with zero elements: shape {x.shape}")
+        if not x.flags.c_contiguous or not x.flags.aligned:
+            x = np.ascontiguousarray(x)
+        return _core.constant(x)
+    if isinstance(x, (list, tuple)):
+        return to_tensor(np.asarray(x), what)
+    raise TypeError(f"{what} of type {type(x).__name__} cannot be used in a traced "
+                    "computation (arrays, traced values and numbers can)")
+
+
+def _wrap(t):
+    return Traced(t)
+
+
+def _axis_tuple(axis, ndim):
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        axes = [operator.index(a) for a in axis]
+    else:
+        axes = [operator.index(axis)]
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis in {axis}")
+    return sorted(out)
+
+
+def _reduce(name, x, axis=None, keepdims=False):
+    t = to_tensor(x)
+    fn = getattr(_core, name)
+    if axis is None or not isinstance(axis, (tuple, list)):
+        return _wrap(fn(t, None if axis is None else operator.index(axis), bool(keepdims)))
+    axes = _axis_tuple(axis, len(t.shape))
+    if len(axes) == 1:
+        return _wrap(fn(t, axes[0], bool(keepdims)))
+    if len(axes) == 0:
+        return _wrap(t)  # NumPy: reducing over no axes leaves the values as they are
+    if name in ("sum", "max"):
+        r = t
+        for a in reversed(axes):  # highest first, so the lower axes keep their numbers
+            r = fn(r, a, True)
+        if not keepdims:
+            r = _core.reshape(r, [d for i, d in enumerate(t.shape) if i not in axes])
+        return _wrap(r)
+    count = 1
+    for a in axes:
+        count *= t.shape[a]
+    if name == "mean":
+        return _reduce("sum", x, axes, keepdims) / count
+    # var: centered, as the C++ core and NumPy compute it
+    centered = Traced(t) - _reduce("mean", x, axes, True)
+    return _reduce("mean", centered * centered, axes, keepdims)
+
+
+# --- Indexing --------------------------------------------------------------------
+
+def _getitem(x: "Traced", index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    shape = list(x.shape)
+    # Expand the ellipsis.
+    if sum(1 for i in index if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if any(i is Ellipsis for i in index):
+        k = next(n for n, i in enumerate(index) if i is Ellipsis)
+        used = sum(1 for i in index if i is not None and i is not Ellipsis)
+        index = index[:k] + (slice(None),) * (len(shape) - used) + index[k + 1:]
+    # A gather: table[ids] with a rank-2 table and rank-1 int ids.
+    first = index[0]
+    if isinstance(first, (list, np.ndarray, Traced)) and not isinstance(first, bool):
+        rest = index[1:]
+        if any(not (isinstance(r, slice) and r == slice(None)) for r in rest):
+            raise IndexError("tinymlir: an index array must be the only index (table[ids], "
+                             "optionally followed by ':')")
+        return _gather(x, first)
+    if sum(1 for i in index if i is not None) > len(shape):
+        raise IndexError(f"too many indices for a traced array of rank {len(shape)}")
+    begin, end, out_shape, axis = [], [], [], 0
+    for i in index:
+        if i is None:
+            out_shape.append(1)
+            continue
+        n = shape[axis]
+        if isinstance(i, range):
+            if i.step != 1:
+                raise IndexError(f"tinymlir: only unit-step ranges are supported, got {i}")
+            i = slice(i.start, i.stop)
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step != 1:
+                raise IndexError(f"tinymlir: only unit-step slices are supported, got step {step}")
+            if stop <= start:
+                raise IndexError(f"tinymlir: the slice {i} of axis {axis} (size {n}) is empty")
+            begin.append(start)
+            end.append(stop)
+            out_shape.append(stop - start)
+        elif isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, (bool, np.bool_)):
+            k = operator.index(i)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+            k %= n
+            begin.append(k)
+            end.append(k + 1)
+        elif isinstance(i, Traced):
+            raise IndexError("tinymlir: a traced index must be the only index (table[ids])")
+        else:
+            raise IndexError(f"tinymlir cannot index a traced array with {type(i).__name__} "
+                             f"{i!r} (static ints, slices, ranges, or int ids for a gather)")
+        axis += 1
+    out_shape.extend(shape[axis:])
+    t = x._t
+    if begin:
+        t = _core.slice(t, begin, end)
+    if list(t.shape) != out_shape:
+        t = _core.reshape(t, out_shape) if out_shape else _core.reshape(t, [])
+    return Traced(t)
+
+
+def _gather(table: "Traced", ids):
+    if isinstance(ids, Traced):
+        return Traced(_core.gather(table._t, ids._t))
+    array = np.asarray(ids)
+    if array.dtype.kind not in "iu" or array.ndim != 1:
+        raise IndexError(f"tinymlir: index arrays must be rank-1 integers, got {array.dtype} "
+                         f"with shape {array.shape}")
+    if array.size and (array.min() < -2**31 or array.max() >= 2**31):
+        raise IndexError("tinymlir: index out of the int32 range")
+    ids32 = np.ascontiguousarray(array, dtype=np.int32)
+    ctx = current_context()
+    if ctx is None:
+        raise TypeError("tinymlir: gathers are only traced inside a jitted function")
+    return Traced(_core.gather(table._t, ctx.hidden_input(ids32)._t))
+
+
+# --- The traced value ------------------------------------------------------------
+
+def true_divide(a, b):
+    """a / b: integers divide as float64, as in NumPy (int32 / int32 is float64)."""
+    if a.dtype == "int32" and b.dtype == "int32":
+        a, b = _core.cast(a, "float64"), _core.cast(b, "float64")
+    return _core.div(a, b)
+
+
+def _binary(fn, swap=False):
+    def method(self, other):
+        if isinstance(other, (str, bytes, dict, set)) or other is None:
+            return NotImplemented
+        a, b = (other, self) if swap else (self, other)
+        return Traced(fn(to_tensor(a), to_tensor(b)))
+    return method
+
+
+def _refuse(what):
+    def method(self, *args, **kwargs):
+        raise TracingError(f"tinymlir cannot trace {what} on a traced value")
+    return method
+
+
+class Traced:
+    """A value being traced: shape and dtype are known, its data is not."""
+
+    __slots__ = ("_t", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, tensor):
+        self._t = tensor
+
+    # Types.
+    @property
+    def shape(self):
+        return self._t.shape
+
+    @property
+    def dtype(self):
+        return np.dtype(self._t.dtype)
+
+    @property
+    def ndim(self):
+        return self._t.ndim
+
+    @property
+    def size(self):
+        n = 1
+        for d in self._t.shape:
+            n *= d
+        return n
+
+    def __len__(self):
+        if not self._t.shape:
+            raise TypeError("len() of a rank-0 traced array")
+        return self._t.shape[0]
+
+    def __repr__(self):
+        return f"Traced(shape={self.shape}, dtype={self._t.dtype})"
+
+    # Arithmetic.
+    __add__ = _binary(_core.add)
+    __radd__ = _binary(_core.add, swap=True)
+    __sub__ = _binary(_core.sub)
+    __rsub__ = _binary(_core.sub, swap=True)
+    __mul__ = _binary(_core.mul)
+    __rmul__ = _binary(_core.mul, swap=True)
+    __truediv__ = _binary(true_divide)
+    __rtruediv__ = _binary(true_divide, swap=True)
+    __pow__ = _binary(_core.pow)
+    __rpow__ = _binary(_core.pow, swap=True)
+    __matmul__ = _binary(_core.matmul)
+    __rmatmul__ = _binary(_core.matmul, swap=True)
+
+    def __neg__(self):
+        return Traced(_core.neg(self._t))
+
+    def __pos__(self):
+        return self
+
+    __floordiv__ = __rfloordiv__ = _refuse("// (floor division)")
+    __mod__ = __rmod__ = _refuse("% (modulo)")
+    __abs__ = _refuse("abs()")
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _refuse("bitwise operators")
+    __invert__ = _refuse("~")
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse("comparisons")
+    __eq__ = __ne__ = _refuse("== / != (elementwise comparison)")
+    __hash__ = object.__hash__
+
+    def __setitem__(self, key, value):
+        raise TracingError("tinymlir cannot trace item assignment: traced values are immutable; "
+                           "build a new value instead")
+
+    def __bool__(self):
+        raise TypeError(
+            "the truth value of a traced array is not known while tracing: data-dependent "
+            "control flow (if/while on array values) cannot be compiled; branch on static "
+            "values (shapes, Python numbers, static keyword arguments) instead")
+
+    def __float__(self):
+        raise TypeError("a traced array has no value while tracing: float() cannot be traced")
+
+    __int__ = __index__ = __complex__ = __float__
+
+    def __iter__(self):
+        if not self._t.shape:
+            raise TypeError("iteration over a rank-0 traced array")
+        return (self[i] for i in range(self._t.shape[0]))
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "a traced array cannot be converted to a NumPy array: its values are not known "
+            "while tracing (a NumPy function that is not traced, or np.asarray, was called on "
+            "it)")
+
+    def __getitem__(self, index):
+        return _getitem(self, index)
+
+    # Methods, NumPy style.
+    @property
+    def T(self):
+        return Traced(_core.transpose(self._t, list(range(self.ndim))[::-1]))
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise ValueError("mT needs rank 2 or more")
+        perm = list(range(self.ndim))
+        perm[-1], perm[-2] = perm[-2], perm[-1]
+        return Traced(_core.transpose(self._t, perm))
+
+    def reshape(self, *shape, order="C"):
+        if order != "C":
+            raise ValueError("tinymlir reshapes in C order only")
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return Traced(_core.reshape(self._t, [operator.index(d) for d in shape]))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = axes[0]
+        if len(axes) == 0 or axes == (None,):
+            axes = list(range(self.ndim))[::-1]
+        return Traced(_core.transpose(self._t, [operator.index(a) for a in axes]))
+
+    def astype(self, dtype, copy=True):
+        return Traced(_core.cast(self._t, dtype_name(dtype, "astype's dtype")))
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_dtype_out("sum", dtype, out)
+        return _reduce("sum", self, axis, keepdims)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        _no_dtype_out("max", None, out)
+        return _reduce("max", self, axis, keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_dtype_out("mean", dtype, out)
+        return _reduce("mean", self, axis, keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        _no_dtype_out("var", dtype, out)
+        if ddof != 0:
+            raise TracingError("tinymlir traces var with ddof=0 only (population variance)")
+        return _reduce("var", self, axis, keepdims)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ._numpy import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from ._numpy import array_function
+        return array_function(func, types, args, kwargs)
+
+
+def _no_dtype_out(name, dtype, out):
+    if out is not None:
+        raise TracingError(f"tinymlir cannot trace {name}(out=...): traced values are immutable")
+    if dtype is not None:
+        raise TracingError(f"tinymlir cannot trace {name}(dtype=...); use .astype first")

@@ -1,0 +1,153 @@
+"""GPT-2 on the C++ core: the incremental decoder and tokenizer of ``tinymlir-gpt2``.
+
+    model = tinymlir.gpt2.load("/path/to/gpt2")      # model.safetensors + config.json
+    for token in model.generate("Alan Turing theorized that", max_new_tokens=10):
+        print(model.decode([token]), end="", flush=True)
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from pathlib import Path
+
+from . import _tinymlir
+
+_core = _tinymlir.gpt2
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def data_dir() -> str:
+    """The tokenizer files (encoder.json, vocab.bpe): $TINYMLIR_GPT2_DATA, else the
+    copy installed with the package."""
+    env = os.environ.get("TINYMLIR_GPT2_DATA")
+    return env if env else str(_PACKAGE / "data" / "gpt2")
+
+
+def tool(name: str) -> str:
+    """Path of a command-line tool installed with the package (tinymlir-gpt2,
+    tinymlir-make-gpt2)."""
+    path = _PACKAGE / "bin" / name
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is not installed")
+    return str(path)
+
+
+_tokenizer = None
+_tokenizer_lock = threading.Lock()
+
+
+def tokenizer() -> "_core.Tokenizer":
+    """GPT-2's byte-level BPE tokenizer (the CLI's, loaded once)."""
+    global _tokenizer
+    with _tokenizer_lock:
+        if _tokenizer is None:
+            _tokenizer = _core.Tokenizer.load(data_dir())
+        return _tokenizer
+
+
+def encode(text: str) -> list[int]:
+    return tokenizer().encode(text)
+
+
+def decode(ids) -> str:
+    """The text of `ids` (invalid UTF-8, e.g. a partial character, as U+FFFD)."""
+    return tokenizer().decode_bytes([int(i) for i in ids]).decode("utf-8", errors="replace")
+
+
+def decode_bytes(ids) -> bytes:
+    return tokenizer().decode_bytes([int(i) for i in ids])
+
+
+def write_random(dir, *, n_layer=2, n_head=4, n_embd=64, vocab_size=50257, n_positions=128,
+                 seed=0) -> str:
+    """Writes a random GPT-2 checkpoint (as ``tinymlir-make-gpt2``); returns `dir`."""
+    _core.write_random_checkpoint(str(dir), n_layer, n_head, n_embd, vocab_size, n_positions,
+                                  seed)
+    return str(dir)
+
+
+class _Stop(Exception):
+    pass
+
+
+class Model:
+    """A loaded checkpoint on the C++ GPT-2 (``tinymlir-gpt2``'s model)."""
+
+    def __init__(self, dir, *, target="cpu", blas=True, disk_cache=True, cache_dir=""):
+        self.dir = str(dir)
+        self._model = _core.Model(self.dir, target=target, blas=blas, disk_cache=disk_cache,
+                                  cache_dir=str(cache_dir))
+
+    @property
+    def config(self) -> dict:
+        return self._model.config
+
+    def encode(self, text: str) -> list[int]:
+        return encode(text)
+
+    def decode(self, ids) -> str:
+        return decode(ids)
+
+    def forward(self, ids):
+        """Logits of every position, (T, V) float64."""
+        return self._model.forward([int(i) for i in ids])
+
+    def _ids(self, prompt):
+        if isinstance(prompt, str):
+            return encode(prompt)
+        return [int(i) for i in prompt]
+
+    def generate(self, prompt, max_new_tokens: int, *, incremental: bool = True):
+        """Greedy decoding of `prompt` (text or token ids): yields each new token id as it
+        is made. ``incremental=False`` recomputes the whole prefix per token (the
+        reference's way; ``--recompute``)."""
+        ids = self._ids(prompt)
+        n = int(max_new_tokens)
+        tokens: queue.Queue = queue.Queue()
+        stop = threading.Event()
+
+        def on_token(step, token):
+            if stop.is_set():
+                raise _Stop()
+            tokens.put(("token", token))
+
+        def run():
+            try:
+                self._model.generate(ids, n, incremental, on_token)
+                tokens.put(("done", None))
+            except _Stop:
+                tokens.put(("done", None))
+            except BaseException as e:  # handed to the consumer
+                tokens.put(("error", e))
+
+        worker = threading.Thread(target=run, name="tinymlir-gpt2", daemon=True)
+        worker.start()
+        try:
+            while True:
+                kind, value = tokens.get()
+                if kind == "token":
+                    yield value
+                elif kind == "error":
+                    raise value
+                else:
+                    break
+        finally:
+            stop.set()
+            worker.join()
+
+    def generate_ids(self, prompt, max_new_tokens: int, *, incremental: bool = True) -> list[int]:
+        """All the new token ids at once (no thread)."""
+        return list(self._model.generate(self._ids(prompt), int(max_new_tokens), incremental,
+                                         None))
+
+    @property
+    def compile_seconds(self) -> float:
+        return self._model.compile_seconds
+
+
+def load(dir, **options) -> Model:
+    """Loads `dir`/config.json and `dir`/model.safetensors (Hugging Face layout)."""
+    return Model(dir, **options)

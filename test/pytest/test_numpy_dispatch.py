@@ -1,0 +1,199 @@
+"""Unmodified NumPy code on traced values: operators, methods, __array_ufunc__,
+__array_function__, indexing; and the errors for what cannot be traced."""
+
+import numpy as np
+import pytest
+
+import tinymlir
+from conftest import assert_close, eps
+from tinymlir import jit
+
+E32 = eps(np.float32)
+
+
+@pytest.fixture
+def x(rng):
+    return (rng.normal(size=(4, 6)) + 2).astype(np.float32)
+
+
+def exact(fn, *args):
+    """Ops that round once (or not at all) in float32: equal to NumPy within 1 ulp."""
+    got = jit(fn)(*args)
+    want = fn(*args)
+    assert_close(got, want, 2 * E32 * np.abs(want) + 1e-38, getattr(fn, "__name__", ""))
+    return got
+
+
+def test_operators(x):
+    y = x[::-1].copy()
+    for fn in (lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b,
+               lambda a, b: 2 + a, lambda a, b: 2 - a, lambda a, b: 2 * a, lambda a, b: 2 / a,
+               lambda a, b: -a, lambda a, b: +a, lambda a, b: a ** 2, lambda a, b: 2.0 ** a,
+               lambda a, b: b - 1.5):
+        if fn(x, y).dtype == np.float32 and "**" not in str(fn):
+            exact(fn, x, y)
+    # pow: a few ulp (exp/log based)
+    got = jit(lambda a: 2.0 ** a)(x)
+    assert_close(got, 2.0 ** x, 4 * E32 * np.abs(2.0 ** x) * (1 + np.abs(x)))
+    a = x
+    b = x.T.copy()
+    assert_close(jit(lambda a, b: a @ b)(a, b), a @ b, 2 * 6 * E32 * (np.abs(a) @ np.abs(b)))
+    # NumPy arrays on the left dispatch to __array_ufunc__ (reflected operations).
+    c = np.full((4, 6), 3.0, dtype=np.float32)
+    exact(lambda a: c - a, x)
+    assert_close(jit(lambda t: b @ t)(a), b @ a, 2 * 4 * E32 * (np.abs(b) @ np.abs(a)))
+
+
+def test_methods_and_attributes(x):
+    seen = {}
+
+    def f(t):
+        seen.update(shape=t.shape, dtype=t.dtype, ndim=t.ndim, len=len(t))
+        return (t.T.reshape(2, 12).transpose().astype(np.float64).reshape((-1,)),
+                t.sum(axis=1), t.max(axis=0, keepdims=True), t.mean(), t.var(axis=-1),
+                t.sum(axis=(0, 1)), t.mT)
+
+    out = jit(f)(x)
+    assert seen == dict(shape=(4, 6), dtype=np.dtype(np.float32), ndim=2, len=4)
+    np.testing.assert_array_equal(out[0], x.T.reshape(2, 12).transpose().astype(np.float64).reshape(-1))
+    assert_close(out[1], x.sum(axis=1), 6 * E32 * np.abs(x).sum(axis=1))
+    np.testing.assert_array_equal(out[2], x.max(axis=0, keepdims=True))
+    assert_close(out[3], np.asarray(x.mean()), np.asarray(30 * E32 * np.abs(x).mean()))
+    assert_close(out[4], x.var(axis=-1), 20 * E32 * (x * x).mean(axis=-1))
+    assert_close(out[5], np.asarray(x.sum(axis=(0, 1))), np.asarray(30 * E32 * np.abs(x).sum()))
+    np.testing.assert_array_equal(out[6], x.T)
+
+
+def test_ufuncs(x):
+    y = x[::-1].copy()
+    for fn in (np.add, np.subtract, np.multiply, np.divide, np.maximum):
+        exact(fn, x, y)
+    exact(np.negative, x)
+    exact(np.sqrt, np.abs(x) + 0.1)
+    exact(np.square, x)
+    for fn in (np.exp, np.tanh):
+        got, want = jit(fn)(x), fn(x)
+        assert_close(got, want, 4 * E32 * np.abs(want))
+    got = jit(lambda a: np.power(a, 3))(x)
+    assert_close(got, np.power(x, 3), 4 * E32 * np.abs(x) ** 3)
+    a, b = x, x.T.copy()
+    assert_close(jit(np.matmul)(a, b), np.matmul(a, b), 2 * 6 * E32 * (np.abs(a) @ np.abs(b)))
+
+
+def test_array_functions(x):
+    parts = jit(lambda t: np.split(t, 3, axis=-1))(x)
+    for got, want in zip(parts, np.split(x, 3, axis=-1)):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(jit(lambda t: np.split(t, [1, 3], axis=0))(x)[1], x[1:3])
+    np.testing.assert_array_equal(jit(lambda t: np.reshape(t, (3, 8)))(x), x.reshape(3, 8))
+    np.testing.assert_array_equal(jit(lambda t: np.transpose(t))(x), x.T)
+    np.testing.assert_array_equal(jit(lambda t: np.hstack([t[:, :2], t, t[:, 1:3]]))(x),
+                                  np.hstack([x[:, :2], x, x[:, 1:3]]))
+    np.testing.assert_array_equal(jit(lambda t: np.concatenate([t, 2 * t], axis=-1))(x),
+                                  np.concatenate([x, 2 * x], axis=-1))
+    np.testing.assert_array_equal(jit(lambda t: np.concatenate([t, t[:1]], axis=0))(x),
+                                  np.concatenate([x, x[:1]], axis=0))
+    np.testing.assert_array_equal(jit(lambda t: np.hstack([t[0], t[1]]))(x), np.hstack([x[0], x[1]]))
+    np.testing.assert_array_equal(jit(lambda t: np.max(t, axis=1))(x), np.max(x, axis=1))
+    np.testing.assert_array_equal(jit(lambda t: np.amax(t, axis=0, keepdims=True))(x),
+                                  np.amax(x, axis=0, keepdims=True))
+    assert_close(jit(lambda t: np.sum(t, axis=0))(x), np.sum(x, axis=0), 8 * E32 * np.abs(x).sum(0))
+    assert_close(jit(lambda t: np.mean(t, axis=-1, keepdims=True))(x),
+                 np.mean(x, axis=-1, keepdims=True), 10 * E32 * np.abs(x).mean(-1, keepdims=True))
+    assert_close(jit(lambda t: np.var(t, axis=-1))(x), np.var(x, axis=-1), 20 * E32 * (x * x).mean(-1))
+    sq = x[:, :4].copy()
+    np.testing.assert_array_equal(jit(lambda t: np.triu(t))(sq), np.triu(sq))
+    np.testing.assert_array_equal(jit(lambda t: np.triu(t, k=1))(sq), np.triu(sq, k=1))
+    np.testing.assert_array_equal(jit(lambda t: np.tril(t, -1))(sq), np.tril(sq, -1))
+
+
+def test_constants_built_in_the_function(x):
+    sq = x[:, :4].copy()
+
+    def masked(t):
+        n = t.shape[0]
+        return (t + (1 - np.tri(n, dtype=t.dtype)) * -1e10 + np.ones((n, n), t.dtype)
+                + np.zeros_like(t) + np.triu(np.ones((n, n), t.dtype), k=1) * -np.inf)
+
+    got = jit(masked)(sq)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(got, masked(sq))
+
+
+def test_indexing(x):
+    f = jit(lambda t: (t[1], t[-1, 2:5], t[:, range(1, 3)], t[..., 0], t[None, 1:3], t[1:2, :]))
+    got = f(x)
+    want = (x[1], x[-1, 2:5], x[:, 1:3], x[..., 0], x[None, 1:3], x[1:2, :])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    ids = np.array([3, 0, 2], dtype=np.int32)
+    np.testing.assert_array_equal(jit(lambda t, i: t[i])(x, ids), x[ids])
+    with pytest.raises(ValueError, match=r"\[gather\] id 9 at position 1 is outside the table of 4 rows"):
+        jit(lambda t, i: t[i])(x, np.array([0, 9], dtype=np.int32))
+    with pytest.raises(IndexError, match="unit-step"):
+        jit(lambda t: t[::2])(x)
+
+
+# --- Errors -----------------------------------------------------------------------
+
+def test_unsupported_numpy_function_is_named(x):
+    with pytest.raises(TypeError, match=r"numpy\.sort"):
+        jit(lambda t: np.sort(t))(x)
+    with pytest.raises(TypeError, match=r"numpy\.sin\b"):
+        jit(lambda t: np.sin(t))(x)
+    with pytest.raises(TypeError, match=r"numpy\.cumsum"):
+        jit(lambda t: np.cumsum(t))(x)
+    with pytest.raises(TypeError, match="cannot be converted to a NumPy array"):
+        jit(lambda t: np.asarray(t))(x)
+    with pytest.raises(TypeError, match="out="):
+        jit(lambda t: np.add(t, t, out=t))(x)
+
+
+def test_bool_of_traced_value(x):
+    def branchy(t):
+        if t.sum() > 0:
+            return t
+        return -t
+
+    with pytest.raises(TypeError):
+        jit(branchy)(x)
+
+    def truthy(t):
+        return t if t else -t
+
+    with pytest.raises(TypeError, match="data-dependent control flow"):
+        jit(truthy)(x)
+
+
+def test_shape_errors_carry_the_cpp_message(x):
+    with pytest.raises(ValueError, match=r"^\[add\] cannot broadcast shapes \(4, 6\) and \(5,\)$"):
+        jit(lambda a, b: a + b)(x, np.ones(5, np.float32))
+    with pytest.raises(ValueError, match=r"^\[matmul\] inner dimensions differ: \(4, 6\) @ \(4, 7\)$"):
+        jit(lambda a, b: a @ b)(x, np.ones((4, 7), np.float32))
+    with pytest.raises(ValueError, match=r"\[reshape\] cannot reshape \(4, 6\)"):
+        jit(lambda a: a.reshape(5, 5))(x)
+    with pytest.raises(np.exceptions.AxisError):
+        jit(lambda a: a.sum(axis=(0, 5)))(x)
+
+
+def test_dtype_errors(x):
+    with pytest.raises(TypeError, match="int64"):
+        jit(lambda a: a * 2)(np.arange(4))
+    with pytest.raises(TypeError, match=r"args\[0\]\['w'\].*float16"):
+        jit(lambda p: p["w"] * 2)({"w": np.ones(3, np.float16)})
+    with pytest.raises(TypeError, match="int32 sums"):
+        jit(lambda a: a.sum())(np.arange(4, dtype=np.int32))
+    compiled = jit(lambda a: a * 2).compile(x)
+    # Calling a specialization directly with other types: the core's [call] checks.
+    with pytest.raises(TypeError, match=r"^\[call\] input 0 is float64 \(4, 6\) but this specialization was compiled for float32 \(4, 6\)$"):
+        compiled._compiled([x.astype(np.float64)])
+    with pytest.raises(ValueError, match=r"^\[call\] input 0 is float32 \(4, 5\)"):
+        compiled._compiled([x[:, :5]])
+
+
+def test_eager_frontend_functions():
+    a = np.linspace(-1, 1, 5, dtype=np.float32)
+    got = tinymlir.tanh(a)
+    assert got.dtype == np.float32
+    assert_close(got, np.tanh(a), 4 * E32 * np.abs(np.tanh(a)))
+    assert tinymlir.tanh.eager.stats().size == 1

@@ -1,0 +1,103 @@
+"""NumPy 2 (NEP 50) promotion: result dtypes of every binary op, compared with NumPy."""
+
+import itertools
+import operator
+
+import numpy as np
+import pytest
+
+import tinymlir
+from tinymlir import jit
+
+ARRAYS = ["float32", "float64", "int32"]
+SCALARS = {
+    "python int": 3,
+    "python float": 1.5,
+    "np.float32": np.float32(1.5),
+    "np.float64": np.float64(1.5),
+    "0-d float32 array": np.array(1.5, dtype=np.float32),
+    "0-d float64 array": np.array(1.5, dtype=np.float64),
+    "0-d int32 array": np.array(3, dtype=np.int32),
+}
+OPS = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+    "power": operator.pow,
+    "maximum": np.maximum,
+}
+
+CASES = []
+for op in OPS:
+    for a, b in itertools.product(ARRAYS + list(SCALARS), repeat=2):
+        if a in ARRAYS or b in ARRAYS:
+            CASES.append((op, a, b))
+
+
+def value(kind):
+    if kind in ARRAYS:
+        return (np.arange(1, 7).reshape(2, 3) % 4 + 1).astype(kind)
+    return SCALARS[kind]
+
+
+@pytest.mark.parametrize("op,a,b", CASES)
+def test_binary_result_dtype_matches_numpy(op, a, b):
+    fn = OPS[op]
+    va, vb = value(a), value(b)
+    expected = fn(va, vb)
+    expected = np.asarray(expected)
+    arrays = [v for k, v in ((a, va), (b, vb)) if k in ARRAYS]
+
+    def traced(*xs):
+        it = iter(xs)
+        x = next(it) if a in ARRAYS else va
+        y = next(it) if b in ARRAYS else vb
+        return fn(x, y)
+
+    f = jit(traced)
+    if op == "power" and expected.dtype.kind == "i":
+        # Integer powers are not compiled: a clear TypeError, not a wrong dtype.
+        with pytest.raises(TypeError, match="floating-point"):
+            f(*arrays)
+        return
+    got = f(*arrays)
+    assert got.dtype == expected.dtype, f"{a} {op} {b}: {got.dtype} != NumPy's {expected.dtype}"
+    assert got.shape == expected.shape
+    # Small integers: every op here is exact or one rounding in the result dtype.
+    tol = 4 * np.finfo(got.dtype).eps * np.abs(expected) if got.dtype.kind == "f" else 0
+    assert np.all(np.abs(got.astype(np.float64) - expected.astype(np.float64)) <= tol)
+
+
+def test_gelu_scalar_is_strong():
+    # np.sqrt(2 / np.pi) is a float64 NumPy scalar: float32 * it is float64 ...
+    x = np.ones(4, dtype=np.float32)
+    assert jit(lambda x: np.sqrt(2 / np.pi) * x)(x).dtype == np.float64
+    # ... while a Python float is weak and keeps float32.
+    assert jit(lambda x: float(np.sqrt(2 / np.pi)) * x)(x).dtype == np.float32
+
+
+def test_integer_list_index_is_int32_gather():
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    f = jit(lambda t: t[[3, 0, 3]])
+    np.testing.assert_array_equal(f(table), table[[3, 0, 3]])
+    assert "i32" in f.compile(table).module
+
+
+def test_unary_dtypes_match_numpy():
+    for dtype in ("float32", "float64"):
+        x = np.linspace(0.5, 2, 6, dtype=dtype)
+        for fn in (np.exp, np.tanh, np.sqrt, np.negative):
+            assert jit(fn)(x).dtype == fn(x).dtype
+    i = np.arange(1, 5, dtype=np.int32)
+    assert jit(np.negative)(i).dtype == np.int32
+    # As NumPy: math functions and true division of int32 give float64
+    # (exact conversions; each result within a few ulp of NumPy's).
+    for fn in (np.exp, np.tanh, np.sqrt):
+        got, want = jit(fn)(i), fn(i)
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=8 * np.finfo(np.float64).eps, atol=0)
+    got = jit(lambda a, b: a / b)(i, i[::-1].copy())
+    assert got.dtype == np.float64 and np.array_equal(got, i / i[::-1])
+    with pytest.raises(TypeError, match="floating-point"):
+        jit(lambda a: a ** 2)(i)  # integer powers: the core asks for an explicit cast

@@ -1,0 +1,220 @@
+"""Argument trees, captured arrays, tree outputs, the call boundary, threads and the GIL."""
+
+import collections
+import dataclasses
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tinymlir
+from conftest import assert_close, eps
+from tinymlir import jit
+
+E32 = eps(np.float32)
+
+
+@dataclasses.dataclass
+class Block:
+    w: np.ndarray
+    b: np.ndarray
+
+
+@dataclasses.dataclass
+class ModelParams:
+    blocks: list
+    scale: np.ndarray
+    heads: int = 2   # a static field: part of the key, passed as is
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+def test_argument_trees(rng):
+    f32 = lambda *s: rng.normal(size=s).astype(np.float32)
+    params = ModelParams([Block(f32(3, 3), f32(3)), Block(f32(3, 3), f32(3))], f32(3))
+    seen = []
+
+    @jit
+    def run(x, params, extra):
+        seen.append(params.heads)
+        for blk in params.blocks:
+            x = x @ blk.w + blk.b
+        return x * params.scale + extra["d"][0] + extra["t"].second
+
+    x = f32(2, 3)
+    extra = {"d": [f32(3)], "t": Pair(f32(1), f32(3))}
+    got = run(x, params, extra)
+    want = x
+    for blk in params.blocks:
+        want = want @ blk.w + blk.b
+    want = want * params.scale + extra["d"][0] + extra["t"].second
+    mag = np.abs(x) @ np.abs(params.blocks[0].w) + np.abs(params.blocks[0].b)
+    mag = mag @ np.abs(params.blocks[1].w) + np.abs(params.blocks[1].b)
+    assert_close(got, want, 20 * E32 * (mag * np.abs(params.scale) + 1))
+    assert seen == [2]
+    # Same tree and types, new values: no new trace; a new static value: a new one.
+    params2 = dataclasses.replace(params, blocks=[Block(f32(3, 3), f32(3)) for _ in range(2)])
+    run(x, params2, extra)
+    assert run.stats().size == 1 and seen == [2]
+    run(x, dataclasses.replace(params, heads=3), extra)
+    assert run.stats().size == 2 and seen == [2, 3]
+    # A different tree shape (three blocks) is another specialization.
+    run(x, dataclasses.replace(params, blocks=params.blocks + params.blocks[:1]), extra)
+    assert run.stats().size == 3
+
+
+def test_captured_arrays_are_trailing_inputs_read_at_every_call(rng):
+    table = rng.normal(size=(4,)).astype(np.float32)
+
+    @jit
+    def shift(x):
+        return x + table
+
+    x = np.ones(4, np.float32)
+    np.testing.assert_array_equal(shift(x), x + table)
+    compiled = shift.compile(x)
+    assert len(compiled._compiled.input_shapes) == 1
+    assert compiled.module.count("memref<4xf32>") >= 3  # x, the captured table, the output
+    table[:] = 100  # values are read at every call, never baked into the IR
+    np.testing.assert_array_equal(shift(x), x + 100)
+    assert shift.stats().size == 1 and shift.stats().hits >= 2
+    assert "1.000000e+02" not in shift.compile(x).lowered
+
+
+def test_tree_outputs_from_one_compiled_function(rng):
+    x = rng.normal(size=(3, 4)).astype(np.float32)
+
+    @jit
+    def stats(x):
+        return {"mean": x.mean(axis=0), "pair": (x * 2, (x > 0) if False else x.astype(np.int32)),
+                "wide": x.astype(np.float64) + 1}
+
+    out = stats(x)
+    np.testing.assert_array_equal(out["pair"][0], x * 2)
+    np.testing.assert_array_equal(out["pair"][1], x.astype(np.int32))
+    np.testing.assert_array_equal(out["wide"], x.astype(np.float64) + 1)
+    assert_close(out["mean"], x.mean(axis=0), 4 * E32 * np.abs(x).mean(axis=0))
+    assert [a.dtype for a in (out["mean"], out["pair"][0], out["pair"][1], out["wide"])] == \
+        [np.float32, np.float32, np.int32, np.float64]
+    spec = stats.compile(x)
+    assert spec.module.count("func.func") == 1 and spec.module.count("@kernel") == 1
+    # Same dtype outputs: views of the one native buffer.
+    two = jit(lambda x: (x + 1, x * 3))(x)
+    assert np.shares_memory(two[0].base, two[1].base) or two[0].base is two[1].base
+
+
+def test_outputs_own_native_buffers_and_inputs_may_be_any_layout(rng):
+    x = rng.normal(size=(6, 8)).astype(np.float32)
+    f = jit(lambda a: a * 2)
+    y = f(x)
+    assert y.flags.c_contiguous and y.flags.writeable and y.flags.aligned
+    assert not np.shares_memory(y, x)
+    y[0, 0] = 7  # writable, owned by the capsule
+    z = f(x)
+    assert z[0, 0] == x[0, 0] * 2 and not np.shares_memory(y, z)
+    # Non-contiguous and misaligned inputs are made contiguous.
+    strided = np.asfortranarray(x)
+    np.testing.assert_array_equal(f(strided), x * 2)
+    raw = np.zeros(6 * 8 * 4 + 1, np.uint8)
+    misaligned = raw[1:].view(np.float32).reshape(6, 8)
+    misaligned[...] = x
+    assert not misaligned.flags.aligned
+    np.testing.assert_array_equal(f(misaligned), x * 2)
+    np.testing.assert_array_equal(f(x[:, ::2].copy()), jit(lambda a: a * 2)(x[:, ::2]))
+    ro = x.copy()
+    ro.flags.writeable = False
+    np.testing.assert_array_equal(f(ro), x * 2)
+
+
+def test_cache_limit_and_clear(rng):
+    f = jit(lambda a: a + 1, cache_limit=2)
+    for n in (2, 3, 4, 2):
+        f(np.ones(n, np.float32))
+    s = f.stats()
+    assert (s.compilations + s.disk_hits, s.evictions, s.size) == (4, 2, 2)
+    f(np.ones(4, np.float32))
+    assert f.stats().hits == 1
+    f.clear_cache()
+    assert f.stats().size == 0
+    f.cache_limit = 0
+    assert f.cache_limit == 0
+
+
+def test_nested_jit_is_inlined():
+    inner = jit(lambda a: a * 3)
+    outer = jit(lambda a: inner(a) + 1)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(outer(x), x * 3 + 1)
+    assert inner.stats().compilations == 0 and inner.stats().size == 0
+    assert outer.compile(x).module.count("func.func") == 1
+
+
+def test_gpu_target_is_a_specialization_key():
+    f = jit(lambda a: a * 2)
+    x = np.ones(4, np.float32)
+    f(x)
+    try:
+        spec = f.compile(x, target="gpu")
+    except ValueError as e:  # no CUDA toolkit for the PTX: a clear error from the core
+        assert "gpu" in str(e).lower() or "ptx" in str(e).lower() or "cuda" in str(e).lower()
+    else:
+        assert ".target sm_" in spec.ptx and spec.target == "gpu"
+    with pytest.raises(ValueError, match="target must be"):
+        f(x, target="tpu")
+
+
+def test_gil_is_released_while_running_and_compiling(rng):
+    n = 384
+    a = rng.normal(size=(n, n)).astype(np.float32)
+    slow = jit(lambda a: ((a @ a) @ a) @ a, blas=False, disk_cache=False)  # loops: slow
+    ticks = {"compile": 0, "run": 0}
+    phase = ["compile"]
+    done = threading.Event()
+
+    def work():
+        spec = slow.compile(a)
+        phase[0] = "run"
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.3:
+            slow(a)
+        done.set()
+
+    t = threading.Thread(target=work)
+    t.start()
+    while not done.is_set():
+        ticks[phase[0]] += 1
+        time.sleep(0)
+    t.join()
+    # The main thread kept running Python while the worker was in native code.
+    assert ticks["compile"] > 100 and ticks["run"] > 100, ticks
+
+
+def test_concurrent_calls_from_threads(rng):
+    f = jit(lambda a, b: a @ b + 1)
+    inputs = [(rng.normal(size=(8, 5)).astype(np.float32), rng.normal(size=(5, 3 + i % 3)).astype(np.float32))
+              for i in range(24)]
+    results = [None] * len(inputs)
+
+    def work(k):
+        for i in range(k, len(inputs), 6):
+            results[i] = f(*inputs[i])
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for (a, b), r in zip(inputs, results):
+        assert_close(r, a @ b + 1, 14 * E32 * (np.abs(a) @ np.abs(b) + 1))
+    assert f.stats().compilations + f.stats().disk_hits == 3
+
+
+def test_bad_inputs_raise_instead_of_crashing():
+    f = jit(lambda a: a + 1)
+    for bad in (object(), "text", np.array(["a"]), np.zeros((0, 3), np.float32), np.ones(3, complex)):
+        with pytest.raises((TypeError, ValueError)):
+            f(bad)
+    with pytest.raises(TypeError, match="hashable"):
+        f(np.ones(3, np.float32), opt=[1])
