@@ -121,8 +121,9 @@ nb::tuple shapeTuple(const Shape &shape) {
 }
 
 JitOptions makeOptions(const std::string &target, bool blas, bool optimize, int optLevel,
-                       bool diskCache, const std::string &cacheDir) {
+                       bool diskCache, const std::string &cacheDir, const std::string &cpu) {
   JitOptions o;
+  o.cpu = cpu;
   if (target == "cpu")
     o.target = Target::CPU;
   else if (target == "gpu")
@@ -280,13 +281,14 @@ NB_MODULE(_tinymlir, m) {
   m.def(
       "compile_graph",
       [](const Tensor &result, const std::vector<Tensor> &args, const std::string &target,
-         bool blas, bool optimize, int optLevel, bool diskCache, const std::string &cacheDir) {
-        JitOptions o = makeOptions(target, blas, optimize, optLevel, diskCache, cacheDir);
+         bool blas, bool optimize, int optLevel, bool diskCache, const std::string &cacheDir,
+         const std::string &cpu) {
+        JitOptions o = makeOptions(target, blas, optimize, optLevel, diskCache, cacheDir, cpu);
         nb::gil_scoped_release release;
         return compileGraph(result, args, o);
       },
       "result"_a, "args"_a, "target"_a = "cpu", "blas"_a = true, "optimize"_a = true,
-      "opt_level"_a = 3, "disk_cache"_a = true, "cache_dir"_a = "");
+      "opt_level"_a = 3, "disk_cache"_a = true, "cache_dir"_a = "", "cpu"_a = "");
 
   m.def("set_threads", [](int n) {
     nb::gil_scoped_release release;

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import os
 import threading
 from collections import OrderedDict
 
@@ -184,7 +185,7 @@ class JitFunction:
     values (inlined)."""
 
     def __init__(self, fn, *, target="cpu", blas=True, optimize=True, opt_level=3,
-                 cache_limit=0, disk_cache=True, cache_dir=""):
+                 cache_limit=0, disk_cache=True, cache_dir="", cpu=""):
         if target not in _TARGETS:
             raise ValueError(f"target must be 'cpu' or 'gpu', not {target!r}")
         self.fn = fn
@@ -194,6 +195,9 @@ class JitFunction:
         self.opt_level = int(opt_level)
         self.disk_cache = bool(disk_cache)
         self.cache_dir = str(cache_dir)
+        # The CPU to generate code for (LLVM's name, e.g. "x86-64-v3"); "":
+        # $TINYMLIR_CPU, else the host.
+        self.cpu = str(cpu)
         self._limit = int(cache_limit)
         self._entries = OrderedDict()
         self._lock = threading.Lock()
@@ -249,7 +253,8 @@ class JitFunction:
         target = self.target if target is None else target
         try:
             key = (treedef, tuple((a.shape, a.dtype) for a in leaves),
-                   tuple(sorted(static.items())) if static else (), target)
+                   tuple(sorted(static.items())) if static else (), target,
+                   self.cpu or os.environ.get("TINYMLIR_CPU", ""))
             hash(key)
         except TypeError:
             raise TypeError("tinymlir.jit: static keyword arguments must be hashable "
@@ -341,7 +346,8 @@ class JitFunction:
             args_t = placeholders + list(ctx.hidden_tensors)
         compiled = _core.compile_graph(final, args_t, target=target, blas=self.blas,
                                        optimize=self.optimize, opt_level=self.opt_level,
-                                       disk_cache=self.disk_cache, cache_dir=self.cache_dir)
+                                       disk_cache=self.disk_cache, cache_dir=self.cache_dir,
+                                       cpu=self.cpu)
         return Specialization(compiled, n, hidden, out_tree, specs, packed_dtype)
 
     def __repr__(self):
