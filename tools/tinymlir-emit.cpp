@@ -2,6 +2,9 @@
 //
 //   tinymlir-emit gelu --shape 4,8 --dtype float32 --stage optimized
 //   tinymlir-emit matmul --gpu --stage ptx
+//   tinymlir-emit --print-pipeline     (module -> lowered, for tinymlir-opt --pass-pipeline)
+#include "pipeline/Passes.h"
+
 #include <tinymlir/tinymlir.h>
 
 #include <CLI/CLI.hpp>
@@ -118,7 +121,7 @@ int main(int argc, char **argv) {
   std::string name, stage = "module", dtypeName = "float32";
   std::vector<std::string> shapes;
   int64_t heads = 12;
-  bool list = false, noBlas = false, gpu = false;
+  bool list = false, noBlas = false, gpu = false, printPipeline = false;
   app.add_option("example", name, "example to print (--list shows them)");
   app.add_option("--stage", stage, "module | optimized | bufferized | gpu | lowered | ptx")
       ->check(CLI::IsMember({"module", "optimized", "bufferized", "gpu", "lowered", "ptx"}));
@@ -131,7 +134,25 @@ int main(int argc, char **argv) {
                "compile for the NVIDIA GPU (stages gpu: kernels outlined, ptx: PTX for sm_90)");
   // --- end GPU target ---
   app.add_flag("--list", list, "list the examples");
+  app.add_flag("--print-pipeline", printPipeline,
+               "print the pass pipeline from the module stage to the lowered stage");
   CLI11_PARSE(app, argc, argv);
+
+  JitOptions options;
+  options.blas = !noBlas;
+  // --- GPU target (lib/gpu) ---
+  if (gpu)
+    options.target = Target::GPU;
+  // --- end GPU target ---
+  if (printPipeline) {
+    try {
+      std::cout << printablePipeline(options) << "\n";
+    } catch (const Error &e) {
+      std::cerr << "tinymlir-emit: " << e.what() << "\n";
+      return 1;
+    }
+    return 0;
+  }
 
   auto all = examples();
   if (list || name.empty()) {
@@ -156,12 +177,8 @@ int main(int argc, char **argv) {
       detail::TraceScope scope;
       result = it->second.build(inputShapes, parseDType(dtypeName), heads, args);
     }
-    JitOptions options;
-    options.blas = !noBlas;
     // --- GPU target (lib/gpu) ---
-    if (gpu)
-      options.target = Target::GPU;
-    else if (stage == "gpu" || stage == "ptx")
+    if (!gpu && (stage == "gpu" || stage == "ptx"))
       throw Error("[emit] stage '" + stage + "' exists only for the GPU target (add --gpu)");
     // --- end GPU target ---
     Compiled compiled = compileGraph(result, args, options);

@@ -18,6 +18,8 @@
 // itself (memref.load of an argument outside kernels, e.g. a start position
 // used in index computations) keep reading the host argument.
 #include "gpu/GpuPasses.h"
+#include "pipeline/Passes.h"
+#include "pipeline/Pipeline.h"
 #include "gpu/RuntimeAbi.h"
 
 #include <tinymlir/array.h>
@@ -31,6 +33,7 @@
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/BuiltinOps.h>
+#include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
 namespace {
@@ -223,39 +226,74 @@ private:
 
 bool isHostFunction(func::FuncOp f) { return !f.isDeclaration() && !f->getParentOfType<gpu::GPUModuleOp>(); }
 
+/// tinymlir-gpu-move-data-to-device: in every host function, arguments ->
+/// device buffers through the runtime, memref.alloc -> gpu.alloc, copy-out of
+/// the result.
+struct GpuMoveDataToDevicePass : PassWrapper<GpuMoveDataToDevicePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMoveDataToDevicePass)
+  StringRef getArgument() const override { return "tinymlir-gpu-move-data-to-device"; }
+  StringRef getDescription() const override {
+    return "Put host function data in device memory through the tinymlir GPU runtime";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                    memref::MemRefDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> functions;
+    for (auto f : getOperation().getOps<func::FuncOp>())
+      if (isHostFunction(f))
+        functions.push_back(f);
+    if (failed(reportErrors(getOperation(), [&] {
+          for (func::FuncOp f : functions)
+            DeviceMover(f).run();
+        })))
+      signalPassFailure();
+  }
+};
+
+/// tinymlir-gpu-check-host: fails if a host function still holds loops,
+/// linalg ops, host allocations or direct loads/stores: all data work must be
+/// in kernels, all data in device memory.
+struct GpuCheckHostPass : PassWrapper<GpuCheckHostPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuCheckHostPass)
+  StringRef getArgument() const override { return "tinymlir-gpu-check-host"; }
+  StringRef getDescription() const override {
+    return "Check that host functions only launch kernels on device data";
+  }
+  void runOnOperation() override {
+    for (auto f : getOperation().getOps<func::FuncOp>()) {
+      if (!isHostFunction(f))
+        continue;
+      WalkResult result = f.walk([&](Operation *op) {
+        if (op->getParentOfType<gpu::LaunchOp>())
+          return WalkResult::advance();
+        StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+        // A load on the host is fine from a function argument: host memory.
+        auto load = dyn_cast<memref::LoadOp>(op);
+        bool hostLoad = load && isa<BlockArgument>(load.getMemRef()) &&
+                        cast<BlockArgument>(load.getMemRef()).getOwner()->getParentOp() == f;
+        bool bad = dialect == "scf" || dialect == "linalg" || dialect == "affine" ||
+                   isa<memref::AllocOp, memref::AllocaOp, memref::StoreOp, memref::CopyOp>(op) ||
+                   (load && !hostLoad);
+        if (!bad)
+          return WalkResult::advance();
+        op->emitError() << "'" << op->getName()
+                        << "' is left in the host function (every loop and every buffer must "
+                           "be on the GPU)";
+        return WalkResult::interrupt();
+      });
+      if (result.wasInterrupted())
+        return signalPassFailure();
+    }
+  }
+};
+
 } // namespace
 
-void moveDataToDevice(ModuleOp module) {
-  SmallVector<func::FuncOp> functions;
-  for (auto f : module.getOps<func::FuncOp>())
-    if (isHostFunction(f))
-      functions.push_back(f);
-  for (func::FuncOp f : functions)
-    DeviceMover(f).run();
+std::unique_ptr<Pass> createGpuMoveDataToDevicePass() {
+  return std::make_unique<GpuMoveDataToDevicePass>();
 }
-
-void checkHostIsLaunchesOnly(ModuleOp module, const char *stage) {
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (!isHostFunction(f))
-      continue;
-    f.walk([&](Operation *op) {
-      if (op->getParentOfType<gpu::LaunchOp>())
-        return;
-      StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
-      // A load on the host is fine from a function argument: host memory.
-      auto load = dyn_cast<memref::LoadOp>(op);
-      bool hostLoad = load && isa<BlockArgument>(load.getMemRef()) &&
-                      cast<BlockArgument>(load.getMemRef()).getOwner()->getParentOp() == f;
-      bool bad = dialect == "scf" || dialect == "linalg" || dialect == "affine" ||
-                 isa<memref::AllocOp, memref::AllocaOp, memref::StoreOp, memref::CopyOp>(op) ||
-                 (load && !hostLoad);
-      if (bad)
-        throw Error(std::string("[compile] stage '") + stage + "': '" +
-                    op->getName().getStringRef().str() +
-                    "' is left in the host function (every loop and every buffer must be on "
-                    "the GPU)");
-    });
-  }
-}
+std::unique_ptr<Pass> createGpuCheckHostPass() { return std::make_unique<GpuCheckHostPass>(); }
 
 } // namespace tinymlir::detail

@@ -1,7 +1,8 @@
 // lowerForGpu: the bufferized module -> host module (LLVM dialect) that
-// launches PTX kernels. The C++ steps are in GpuPasses.h; this file runs them
-// and the MLIR passes in order, merges the outlined kernels into one GPU
-// module, and packs the PTX of every target chip into one binary.
+// launches PTX kernels. The C++ steps are passes (GpuPasses.h); this file runs
+// their pipeline and the lowering to NVVM and PTX, merges the outlined kernels
+// into one GPU module (a pass), and packs the PTX of every target chip into
+// one binary.
 //
 // Targets: TINYMLIR_GPU_CHIPS (comma-separated, default "sm_90,sm_75": the
 // H200's Hopper and the older Turing of a T4). The first chip's PTX is the
@@ -15,6 +16,7 @@
 #include "gpu/Emulation.h"
 #include "gpu/GpuPasses.h"
 #include "gpu/GpuTarget.h"
+#include "pipeline/Passes.h"
 #include "gpu/RuntimeAbi.h"
 #include "pipeline/Pipeline.h"
 
@@ -23,6 +25,7 @@
 #include <mlir/Dialect/GPU/IR/GPUDialect.h>
 #include <mlir/Dialect/LLVMIR/NVVMDialect.h>
 #include <mlir/IR/Builders.h>
+#include <mlir/Pass/Pass.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -122,7 +125,7 @@ std::string loweringPipeline(const std::vector<Chip> &chips, const std::string &
        "gpu.module(strip-debuginfo,convert-gpu-to-nvvm,llvm-optimize-for-nvvm-target,"
        "canonicalize,cse,reconcile-unrealized-casts),"
        "gpu-to-llvm,gpu-module-to-binary{format=isa},convert-math-to-llvm,"
-       "canonicalize,cse,reconcile-unrealized-casts)";
+       "canonicalize,cse,reconcile-unrealized-casts,tinymlir-kernel-noinline)";
   return p;
 }
 
@@ -160,9 +163,23 @@ std::string packBinaries(ModuleOp module, const std::string &libdevice) {
   return firstPtx;
 }
 
-} // namespace
+/// tinymlir-gpu-merge-kernel-modules: every outlined kernel in one gpu.module
+/// @kernels (one PTX module per compiled function); launches renamed.
+struct GpuMergeKernelModulesPass
+    : PassWrapper<GpuMergeKernelModulesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMergeKernelModulesPass)
+  StringRef getArgument() const override { return "tinymlir-gpu-merge-kernel-modules"; }
+  StringRef getDescription() const override {
+    return "Move every outlined kernel into one gpu.module and retarget the launches";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<gpu::GPUDialect>();
+  }
+  void runOnOperation() override;
+};
 
-void mergeKernelModules(ModuleOp module) {
+void GpuMergeKernelModulesPass::runOnOperation() {
+  ModuleOp module = getOperation();
   SmallVector<gpu::GPUModuleOp> modules(module.getOps<gpu::GPUModuleOp>());
   if (modules.empty())
     return;
@@ -184,14 +201,29 @@ void mergeKernelModules(ModuleOp module) {
                                         {FlatSymbolRefAttr::get(module.getContext(), name)});
     }
   }
-  module.walk([&](gpu::LaunchFuncOp launch) {
+  WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
     auto it = renamed.find(launch.getKernel());
-    if (it == renamed.end())
-      throw Error("[gpu] a kernel launch refers to an unknown kernel");
+    if (it == renamed.end()) {
+      launch.emitError("a kernel launch refers to an unknown kernel");
+      return WalkResult::interrupt();
+    }
     launch.setKernelAttr(it->second);
+    return WalkResult::advance();
   });
+  if (result.wasInterrupted())
+    return signalPassFailure();
   for (gpu::GPUModuleOp m : modules)
     m->erase();
+}
+
+} // namespace
+
+std::unique_ptr<Pass> createGpuMergeKernelModulesPass() {
+  return std::make_unique<GpuMergeKernelModulesPass>();
+}
+
+std::string gpuPipeline() {
+  return joinPipelines({kGpuMapPipeline, loweringPipeline(targetChips(), findLibdevice())});
 }
 
 GpuStages lowerForGpu(ModuleOp module) {
@@ -202,19 +234,7 @@ GpuStages lowerForGpu(ModuleOp module) {
   std::vector<Chip> chips = targetChips();
   std::string libdevice = findLibdevice();
 
-  rewriteMatmulsToGpuKernels(module);
-  prepareLoopsForGpu(module);
-  verifyModule(module, "gpu-prepare");
-  runPipeline(module, "builtin.module(func.func(convert-linalg-to-parallel-loops))", "gpu-loops");
-  mapParallelLoopsToGpu(module);
-  runPipeline(module,
-              "builtin.module(func.func(convert-parallel-loops-to-gpu),lower-affine,canonicalize,"
-              "gpu-launch-sink-index-computations,gpu-kernel-outlining)",
-              "gpu-outline");
-  moveDataToDevice(module);
-  mergeKernelModules(module);
-  runPipeline(module, "builtin.module(canonicalize,cse)", "gpu");
-  checkHostIsLaunchesOnly(module, "gpu");
+  runPipeline(module, kGpuMapPipeline, "gpu");
 
   GpuStages stages;
   stages.gpu = printModule(module);

@@ -24,6 +24,8 @@ struct GpuStages {
 /// shared-memory matmul kernels, other loops on blocks and threads, outlined
 /// kernels serialized to PTX, a host module in the LLVM dialect.
 GpuStages lowerForGpu(mlir::ModuleOp module);
+/// The pass pipeline of lowerForGpu (without GPU emulation), for printing.
+std::string gpuPipeline();
 
 /// The runtime functions the host module calls (mgpu*, tinymlirGpu*), for the
 /// execution engine. The engine must be initialize()d (its global constructors

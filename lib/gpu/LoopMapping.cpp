@@ -11,6 +11,7 @@
 // which is what makes ragged shapes launch at all (with min/max bounds the
 // thread count is not a constant and convert-parallel-loops-to-gpu gives up).
 #include "gpu/GpuPasses.h"
+#include "pipeline/Passes.h"
 #include "pipeline/Pipeline.h"
 
 #include <tinymlir/array.h>
@@ -27,6 +28,7 @@
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/IRMapping.h>
 #include <mlir/IR/PatternMatch.h>
+#include <mlir/Pass/Pass.h>
 
 #include <functional>
 
@@ -203,31 +205,74 @@ void setSequential(scf::ParallelOp loop) {
     throw Error("[gpu] cannot map a parallel loop onto the GPU");
 }
 
+/// tinymlir-gpu-prepare-loops: linalg ops shaped so that
+/// convert-linalg-to-parallel-loops yields one outermost scf.parallel per op
+/// (copies and reshapes as linalg.copy and views, parallel dimensions first,
+/// nests without one wrapped in a one-trip scf.parallel).
+struct GpuPrepareLoopsPass : PassWrapper<GpuPrepareLoopsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuPrepareLoopsPass)
+  StringRef getArgument() const override { return "tinymlir-gpu-prepare-loops"; }
+  StringRef getDescription() const override {
+    return "Shape host linalg ops into one outermost parallel loop each, for the GPU";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<affine::AffineDialect, arith::ArithDialect, linalg::LinalgDialect,
+                    memref::MemRefDialect, scf::SCFDialect>();
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(reportErrors(module, [&] {
+          copiesToLinalg(module);
+          reshapesToViews(module);
+          shapeLinalgOps(module);
+        })))
+      signalPassFailure();
+  }
+};
+
+/// tinymlir-gpu-map-parallel-loops: every outermost host scf.parallel tiled
+/// (no min/max bounds) and mapped onto blocks and threads.
+struct GpuMapParallelLoopsPass
+    : PassWrapper<GpuMapParallelLoopsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMapParallelLoopsPass)
+  StringRef getArgument() const override { return "tinymlir-gpu-map-parallel-loops"; }
+  StringRef getDescription() const override {
+    return "Tile outermost scf.parallel loops and map them onto GPU blocks and threads";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<affine::AffineDialect, arith::ArithDialect, gpu::GPUDialect,
+                    scf::SCFDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> outermost;
+    for (scf::ParallelOp loop : hostOps<scf::ParallelOp>(getOperation()))
+      if (!loop->getParentOfType<scf::ParallelOp>())
+        outermost.push_back(loop);
+    if (failed(reportErrors(getOperation(), [&] {
+          for (scf::ParallelOp loop : outermost) {
+            SmallVector<int64_t> tiles = tileSizes(loop);
+            SmallVector<int64_t> gridCounts;
+            for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
+              int64_t n = tripCount(loop, d).value_or(0);
+              gridCounts.push_back((n + tiles[d] - 1) / tiles[d]);
+            }
+            auto [outer, inner] = scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
+            setMapping(outer, /*threads=*/false, gridCounts);
+            setMapping(inner, /*threads=*/true);
+            inner.getBody()->walk([&](scf::ParallelOp nested) { setSequential(nested); });
+          }
+        })))
+      signalPassFailure();
+  }
+};
+
 } // namespace
 
-void prepareLoopsForGpu(ModuleOp module) {
-  copiesToLinalg(module);
-  reshapesToViews(module);
-  shapeLinalgOps(module);
+std::unique_ptr<Pass> createGpuPrepareLoopsPass() {
+  return std::make_unique<GpuPrepareLoopsPass>();
 }
-
-void mapParallelLoopsToGpu(ModuleOp module) {
-  SmallVector<scf::ParallelOp> outermost;
-  for (scf::ParallelOp loop : hostOps<scf::ParallelOp>(module))
-    if (!loop->getParentOfType<scf::ParallelOp>())
-      outermost.push_back(loop);
-  for (scf::ParallelOp loop : outermost) {
-    SmallVector<int64_t> tiles = tileSizes(loop);
-    SmallVector<int64_t> gridCounts;
-    for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
-      int64_t n = tripCount(loop, d).value_or(0);
-      gridCounts.push_back((n + tiles[d] - 1) / tiles[d]);
-    }
-    auto [outer, inner] = scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
-    setMapping(outer, /*threads=*/false, gridCounts);
-    setMapping(inner, /*threads=*/true);
-    inner.getBody()->walk([&](scf::ParallelOp nested) { setSequential(nested); });
-  }
+std::unique_ptr<Pass> createGpuMapParallelLoopsPass() {
+  return std::make_unique<GpuMapParallelLoopsPass>();
 }
 
 } // namespace tinymlir::detail

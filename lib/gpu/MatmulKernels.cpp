@@ -21,6 +21,8 @@
 // memref.transpose view of its source instead of being copied first, and its
 // tile is loaded with the threads along its unit-stride dimension.
 #include "gpu/GpuPasses.h"
+#include "pipeline/Passes.h"
+#include "pipeline/Pipeline.h"
 
 #include <tinymlir/array.h>
 
@@ -32,6 +34,7 @@
 #include <mlir/IR/Builders.h>
 #include <mlir/Interfaces/SideEffectInterfaces.h>
 #include <mlir/Interfaces/ViewLikeInterface.h>
+#include <mlir/Pass/Pass.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -355,20 +358,40 @@ void buildKernel(linalg::LinalgOp op) {
   gpu::TerminatorOp::create(kb, loc);
 }
 
+/// tinymlir-gpu-matmul-kernels: memref linalg.matmul / linalg.batch_matmul ->
+/// a gpu.launch of a shared-memory tiled kernel each.
+struct GpuMatmulKernelsPass : PassWrapper<GpuMatmulKernelsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMatmulKernelsPass)
+  StringRef getArgument() const override { return "tinymlir-gpu-matmul-kernels"; }
+  StringRef getDescription() const override {
+    return "Replace memref linalg.matmul/batch_matmul with tiled shared-memory gpu.launch kernels";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, gpu::GPUDialect, memref::MemRefDialect,
+                    scf::SCFDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> products;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) && supported(op))
+        products.push_back(op);
+    });
+    if (failed(reportErrors(getOperation(), [&] {
+          for (linalg::LinalgOp op : products) {
+            buildKernel(op);
+            op->erase();
+          }
+        })))
+      return signalPassFailure();
+    kernels += products.size();
+  }
+  Statistic kernels{this, "products", "products replaced by GPU kernels"};
+};
+
 } // namespace
 
-int rewriteMatmulsToGpuKernels(ModuleOp module) {
-  module.getContext()->getOrLoadDialect<gpu::GPUDialect>();
-  SmallVector<linalg::LinalgOp> products;
-  module.walk([&](linalg::LinalgOp op) {
-    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) && supported(op))
-      products.push_back(op);
-  });
-  for (linalg::LinalgOp op : products) {
-    buildKernel(op);
-    op->erase();
-  }
-  return static_cast<int>(products.size());
+std::unique_ptr<Pass> createGpuMatmulKernelsPass() {
+  return std::make_unique<GpuMatmulKernelsPass>();
 }
 
 } // namespace tinymlir::detail

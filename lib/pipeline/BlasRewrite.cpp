@@ -3,6 +3,7 @@
 // OpenBLAS on the OpenMP team, a batch in one call). Pointers, offsets, leading
 // dimensions and batch strides come from each memref's strided metadata; the
 // product accumulates into C because linalg does.
+#include "pipeline/Passes.h"
 #include "pipeline/Pipeline.h"
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
@@ -11,6 +12,7 @@
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/IR/Builders.h>
+#include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
 namespace {
@@ -140,26 +142,57 @@ bool supported(linalg::LinalgOp op) {
   return isDefault();
 }
 
+/// tinymlir-blas-rewrite: row-major static memref linalg.matmul /
+/// linalg.batch_matmul with default maps -> one tinymlir_sgemm/dgemm call each.
+struct BlasRewritePass : PassWrapper<BlasRewritePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BlasRewritePass)
+  StringRef getArgument() const override { return "tinymlir-blas-rewrite"; }
+  StringRef getDescription() const override {
+    return "Replace row-major memref linalg.matmul/batch_matmul with tinymlir_sgemm/dgemm calls";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
+                    memref::MemRefDialect>();
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<linalg::LinalgOp> products;
+    module.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) && supported(op))
+        products.push_back(op);
+    });
+    for (linalg::LinalgOp op : products) {
+      GemmBuilder g(module, op);
+      Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+      auto ta = cast<MemRefType>(a.getType()), tb = cast<MemRefType>(bm.getType());
+      Type element = ta.getElementType();
+      size_t rank = ta.getRank();
+      int64_t m = ta.getDimSize(rank - 2), k = ta.getDimSize(rank - 1), n = tb.getDimSize(rank - 1);
+      Operand A = g.operand(a), B = g.operand(bm), C = g.operand(c);
+      g.call(element, rank == 3 ? ta.getDimSize(0) : 1, m, n, k, A, B, C);
+      op->erase();
+    }
+    replaced += products.size();
+  }
+  Statistic replaced{this, "products", "products replaced by BLAS calls"};
+};
+
 } // namespace
 
-int rewriteMatmulsToBlas(ModuleOp module) {
-  SmallVector<linalg::LinalgOp> products;
-  module.walk([&](linalg::LinalgOp op) {
-    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) && supported(op))
-      products.push_back(op);
+std::unique_ptr<Pass> createBlasRewritePass() { return std::make_unique<BlasRewritePass>(); }
+
+int countBlasCalls(ModuleOp module) {
+  int calls = 0;
+  auto isGemm = [](StringRef callee) {
+    return callee == "tinymlir_sgemm" || callee == "tinymlir_dgemm";
+  };
+  module.walk([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op))
+      calls += isGemm(call.getCallee());
+    else if (auto call = dyn_cast<LLVM::CallOp>(op))
+      calls += call.getCallee() && isGemm(*call.getCallee());
   });
-  for (linalg::LinalgOp op : products) {
-    GemmBuilder g(module, op);
-    Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1], c = op.getDpsInits()[0];
-    auto ta = cast<MemRefType>(a.getType()), tb = cast<MemRefType>(bm.getType());
-    Type element = ta.getElementType();
-    size_t rank = ta.getRank();
-    int64_t m = ta.getDimSize(rank - 2), k = ta.getDimSize(rank - 1), n = tb.getDimSize(rank - 1);
-    Operand A = g.operand(a), B = g.operand(bm), C = g.operand(c);
-    g.call(element, rank == 3 ? ta.getDimSize(0) : 1, m, n, k, A, B, C);
-    op->erase();
-  }
-  return static_cast<int>(products.size());
+  return calls;
 }
 
 } // namespace tinymlir::detail

@@ -2,6 +2,7 @@
 // pays a fork/join per loop, which small loops (decoding's rows of 768) do not
 // repay. Loops with little work, and loops nested in another parallel loop,
 // become plain scf.for nests; the rest become OpenMP loops.
+#include "pipeline/Passes.h"
 #include "pipeline/Pipeline.h"
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
@@ -9,6 +10,7 @@
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/IRMapping.h>
+#include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
 namespace {
@@ -74,7 +76,34 @@ std::optional<int64_t> constantTripCount(Value lower, Value upper, Value step) {
   return std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
 }
 
-int serializeSmallParallelLoops(ModuleOp module, int64_t minimumWork) {
+namespace {
+
+/// tinymlir-serialize-small-parallel-loops: parallel loops with less work
+/// than minimum-work iterations (and parallel loops nested in another) become
+/// sequential loops; the rest keep one parallel dimension, which gets threads.
+struct SerializeSmallParallelLoopsPass
+    : PassWrapper<SerializeSmallParallelLoopsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SerializeSmallParallelLoopsPass)
+  SerializeSmallParallelLoopsPass() = default;
+  SerializeSmallParallelLoopsPass(const SerializeSmallParallelLoopsPass &other)
+      : PassWrapper(other) {}
+  StringRef getArgument() const override { return "tinymlir-serialize-small-parallel-loops"; }
+  StringRef getDescription() const override {
+    return "Make small and nested scf.parallel loops sequential; one parallel dimension for the rest";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<scf::SCFDialect>();
+  }
+  void runOnOperation() override;
+
+  Option<int64_t> minimumWork{*this, "minimum-work",
+                              llvm::cl::desc("Fewest iterations (nested loops counted) that get threads"),
+                              llvm::cl::init(kMinimumParallelWork)};
+  Statistic serialized{this, "serialized", "parallel loops made sequential"};
+};
+
+void SerializeSmallParallelLoopsPass::runOnOperation() {
+  ModuleOp module = getOperation();
   SmallVector<std::pair<scf::ParallelOp, int64_t>> rewrites;
   module.walk([&](scf::ParallelOp op) {
     if (op.getNumReductions() != 0)
@@ -93,12 +122,19 @@ int serializeSmallParallelLoops(ModuleOp module, int64_t minimumWork) {
   });
   // The walk is post-order: inner loops are rewritten before the loops that
   // contain them, whose bodies (already rewritten) are then cloned.
-  int serialized = 0;
   for (auto [op, parallel] : rewrites) {
     rewriteNest(op, parallel);
-    serialized += parallel < 0;
+    if (parallel < 0)
+      ++serialized;
   }
-  return serialized;
+}
+
+} // namespace
+
+std::unique_ptr<Pass> createSerializeSmallParallelLoopsPass(int64_t minimumWork) {
+  auto pass = std::make_unique<SerializeSmallParallelLoopsPass>();
+  pass->minimumWork = minimumWork;
+  return pass;
 }
 
 } // namespace tinymlir::detail

@@ -4,6 +4,7 @@
 // stored after). convert-linalg-to-parallel-loops would load and store the
 // output element in every iteration, which defeats vectorization on the CPU
 // and costs a memory round trip per step on the GPU.
+#include "pipeline/Passes.h"
 #include "pipeline/Pipeline.h"
 
 #include <mlir/Dialect/Affine/IR/AffineOps.h>
@@ -15,6 +16,7 @@
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/IRMapping.h>
 #include <mlir/IR/PatternMatch.h>
+#include <mlir/Pass/Pass.h>
 
 #include <functional>
 
@@ -126,35 +128,52 @@ bool reductionToLoops(linalg::GenericOp op) {
   return true;
 }
 
-int lowerReductions(ModuleOp module) {
-  SmallVector<linalg::ReduceOp> reductions;
-  module.walk([&](linalg::ReduceOp op) {
-    if (op.hasPureBufferSemantics() && op.getInputs().size() == 1 &&
-        cast<MemRefType>(op.getInputs()[0].getType()).hasStaticShape())
-      reductions.push_back(op);
-  });
-  IRRewriter rewriter(module.getContext());
-  int lowered = 0;
-  for (linalg::ReduceOp op : reductions) {
-    rewriter.setInsertionPoint(op);
-    FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
-    if (failed(generic))
-      continue;
-    // Parallel dimensions first, as reductionToLoops expects.
-    SmallVector<unsigned> order;
-    auto iterators = generic->getIteratorTypesArray();
-    for (unsigned d = 0; d < iterators.size(); ++d)
-      if (iterators[d] == utils::IteratorType::parallel)
-        order.push_back(d);
-    for (unsigned d = 0; d < iterators.size(); ++d)
-      if (iterators[d] != utils::IteratorType::parallel)
-        order.push_back(d);
-    FailureOr<linalg::GenericOp> ordered =
-        linalg::interchangeGenericOp(rewriter, *generic, order);
-    if (succeeded(ordered) && reductionToLoops(*ordered))
-      ++lowered;
+namespace {
+
+/// tinymlir-lower-reductions: every static linalg.reduce on memrefs, through
+/// reductionToLoops (parallel dimensions first).
+struct LowerReductionsPass : PassWrapper<LowerReductionsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerReductionsPass)
+  StringRef getArgument() const override { return "tinymlir-lower-reductions"; }
+  StringRef getDescription() const override {
+    return "Lower memref linalg.reduce to scf loops carrying the accumulators in registers";
   }
-  return lowered;
-}
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<linalg::ReduceOp> reductions;
+    getOperation().walk([&](linalg::ReduceOp op) {
+      if (op.hasPureBufferSemantics() && op.getInputs().size() == 1 &&
+          cast<MemRefType>(op.getInputs()[0].getType()).hasStaticShape())
+        reductions.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::ReduceOp op : reductions) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generic))
+        continue;
+      // Parallel dimensions first, as reductionToLoops expects.
+      SmallVector<unsigned> order;
+      auto iterators = generic->getIteratorTypesArray();
+      for (unsigned d = 0; d < iterators.size(); ++d)
+        if (iterators[d] == utils::IteratorType::parallel)
+          order.push_back(d);
+      for (unsigned d = 0; d < iterators.size(); ++d)
+        if (iterators[d] != utils::IteratorType::parallel)
+          order.push_back(d);
+      FailureOr<linalg::GenericOp> ordered =
+          linalg::interchangeGenericOp(rewriter, *generic, order);
+      if (succeeded(ordered) && reductionToLoops(*ordered))
+        ++lowered;
+    }
+  }
+  Statistic lowered{this, "reductions", "reductions lowered to loops"};
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createLowerReductionsPass() { return std::make_unique<LowerReductionsPass>(); }
 
 } // namespace tinymlir::detail

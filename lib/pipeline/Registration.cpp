@@ -1,10 +1,14 @@
-// Dialect, interface, pass and translation registration: the one translation
-// unit that includes MLIR's "register everything" headers (slow to compile).
+// Dialect, interface, pass and translation registration (ours: one line per
+// pass in registerPasses): the one translation unit that includes MLIR's
+// "register everything" headers (slow to compile).
+#include "pipeline/Passes.h"
 #include "pipeline/Pipeline.h"
 
 #include <mlir/InitAllDialects.h>
 #include <mlir/InitAllExtensions.h>
 #include <mlir/InitAllPasses.h>
+#include <mlir/Pass/Pass.h>
+#include <mlir/Pass/PassRegistry.h>
 #include <mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h>
@@ -18,7 +22,55 @@
 
 #include <mutex>
 
-namespace tinymlir::detail {
+namespace tinymlir {
+namespace {
+
+/// The dialects, interfaces and translations the JIT needs.
+void registerDialects(mlir::DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  // --- GPU target (lib/gpu) ---
+  mlir::registerGPUDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+  mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  // --- end GPU target ---
+  mlir::registerOpenMPDialectTranslation(registry);
+}
+
+} // namespace
+
+void registerPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    using namespace detail;
+    mlir::registerPass([] { return createSimplifyMathPass(); });
+    mlir::registerPass([] { return createSmallProductsPass(); });
+    mlir::registerPass([] { return createBlasRewritePass(); });
+    mlir::registerPass([] { return createLowerReductionsPass(); });
+    mlir::registerPass([] { return createGuardExpUnderflowPass(); });
+    mlir::registerPass([] { return createSerializeSmallParallelLoopsPass(); });
+    mlir::registerPass([] { return createKernelNoInlinePass(); });
+    // --- GPU target (lib/gpu) ---
+    mlir::registerPass([] { return createGpuMatmulKernelsPass(); });
+    mlir::registerPass([] { return createGpuPrepareLoopsPass(); });
+    mlir::registerPass([] { return createGpuMapParallelLoopsPass(); });
+    mlir::registerPass([] { return createGpuMoveDataToDevicePass(); });
+    mlir::registerPass([] { return createGpuMergeKernelModulesPass(); });
+    mlir::registerPass([] { return createGpuCheckHostPass(); });
+    // --- end GPU target ---
+  });
+}
+
+void registerAllForOpt(mlir::DialectRegistry &registry) {
+  static std::once_flag once;
+  std::call_once(once, [] { mlir::registerAllPasses(); });
+  registerPasses();
+  registerDialects(registry);
+}
+
+namespace detail {
 
 std::unique_ptr<mlir::MLIRContext> makeContext() {
   static std::once_flag once;
@@ -26,18 +78,9 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    mlir::registerAllPasses();
-    registry = new mlir::DialectRegistry();
-    mlir::registerAllDialects(*registry);
-    mlir::registerAllExtensions(*registry);
-    mlir::registerBuiltinDialectTranslation(*registry);
-    mlir::registerLLVMDialectTranslation(*registry);
-    // --- GPU target (lib/gpu) ---
-    mlir::registerGPUDialectTranslation(*registry);
-    mlir::registerNVVMDialectTranslation(*registry);
-    mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(*registry);
-    // --- end GPU target ---
-    mlir::registerOpenMPDialectTranslation(*registry);
+    mlir::DialectRegistry *all = new mlir::DialectRegistry();
+    registerAllForOpt(*all);
+    registry = all;
   });
   auto context = std::make_unique<mlir::MLIRContext>(*registry,
                                                       mlir::MLIRContext::Threading::DISABLED);
@@ -48,4 +91,5 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
   return context;
 }
 
-} // namespace tinymlir::detail
+} // namespace detail
+} // namespace tinymlir

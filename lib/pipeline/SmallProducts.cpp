@@ -7,6 +7,7 @@
 //
 //   C[i, j] += A[i, k] * B[k, j]   for j-blocks (parallel) { for i { for k { for j in block } } }
 //   C[i, j] += A[i, k] * B[j, k]   for j (parallel) { for i { acc over k (reassociable) } }
+#include "pipeline/Passes.h"
 #include "pipeline/Pipeline.h"
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
@@ -14,15 +15,13 @@
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
+#include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
 namespace {
 
 using namespace mlir;
 
-/// Mixed-precision products with up to this many rows stream the float32
-/// weights once (full-prefix decoding's rows); more rows convert once, then BLAS.
-constexpr int64_t kMaxRows = 32;
 constexpr int64_t kColumnBlocks = 4;
 constexpr int64_t kRowChunks = 4;
 /// Rows of B per pass over a partial row (measured: 8 streams beat 4 and 16).
@@ -184,11 +183,32 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB) {
   op->erase();
 }
 
-} // namespace
+/// tinymlir-small-products: matrix-vector products, and mixed-precision
+/// products (float32 weights) with at most max-rows rows (full-prefix
+/// decoding's rows; more rows convert once, then BLAS), become loops that
+/// stream the weights once.
+struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SmallProductsPass)
+  SmallProductsPass() = default;
+  SmallProductsPass(const SmallProductsPass &other) : PassWrapper(other) {}
+  StringRef getArgument() const override { return "tinymlir-small-products"; }
+  StringRef getDescription() const override {
+    return "Lower memref matrix-vector and few-row mixed-precision products to streaming loops";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect>();
+  }
+  void runOnOperation() override;
 
-int lowerSmallProducts(ModuleOp module) {
+  Option<int64_t> maxRows{*this, "max-rows",
+                          llvm::cl::desc("Most rows of a mixed-precision product lowered here"),
+                          llvm::cl::init(kSmallProductMaxRows)};
+  Statistic lowered{this, "products", "products lowered to loops"};
+};
+
+void SmallProductsPass::runOnOperation() {
   SmallVector<std::pair<linalg::LinalgOp, bool>> products;
-  module.walk([&](linalg::LinalgOp op) {
+  getOperation().walk([&](linalg::LinalgOp op) {
     if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
         !op.hasPureBufferSemantics())
       return;
@@ -201,7 +221,7 @@ int lowerSmallProducts(ModuleOp module) {
     for (Value v : op->getOperands())
       mixed = mixed || cast<MemRefType>(v.getType()).getElementType() != tc.getElementType();
     // Matrix-vector products, and mixed precision (float32 weights) with few rows.
-    if (rows > (mixed ? kMaxRows : 1))
+    if (rows > (mixed ? static_cast<int64_t>(maxRows) : 1))
       return;
     MLIRContext *ctx = op->getContext();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -224,7 +244,15 @@ int lowerSmallProducts(ModuleOp module) {
   });
   for (auto [op, transposed] : products)
     lowerProduct(op, transposed);
-  return static_cast<int>(products.size());
+  lowered += products.size();
+}
+
+} // namespace
+
+std::unique_ptr<Pass> createSmallProductsPass(int64_t maxRows) {
+  auto pass = std::make_unique<SmallProductsPass>();
+  pass->maxRows = maxRows;
+  return pass;
 }
 
 } // namespace tinymlir::detail

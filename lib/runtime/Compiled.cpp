@@ -2,6 +2,7 @@
 // and the runtime boundary that calls it.
 #include "builder/MLIRGen.h"
 #include "gpu/GpuTarget.h"
+#include "pipeline/Passes.h"
 #include "pipeline/Pipeline.h"
 #include "runtime/DiskCache.h"
 #include "runtime/Gemm.h"
@@ -66,10 +67,6 @@ using detail::NodePtr;
 /// slower right after generated parallel loops); 1 ms keeps them responsive
 /// without that. Set before libomp reads it; a user's KMP_BLOCKTIME wins.
 const bool kOpenMPBlocktime = [] { return setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0) == 0; }();
-
-/// Parallel loops with fewer iterations (all nested loops counted) run on one
-/// thread: below this, an OpenMP fork costs more than it saves.
-constexpr int64_t kMinimumParallelWork = 1 << 16;
 
 bool blasEnabled(const JitOptions &options) {
   const char *env = std::getenv("TINYMLIR_BLAS");
@@ -291,10 +288,8 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
     }
   }
 
-  if (options.optimize) {
+  if (options.optimize)
     detail::runPipeline(module, detail::kOptimizePipeline, "optimize");
-    detail::simplifyMath(module);
-  }
   impl->optimized = detail::printModule(module);
   stage("optimize");
 
@@ -307,22 +302,8 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
     impl->ptx = std::move(gpu.ptx);
     stage("gpu");
   } else {
-    detail::lowerSmallProducts(module);
-    if (blasEnabled(options)) {
-      impl->blasCalls = detail::rewriteMatmulsToBlas(module);
-      detail::verifyModule(module, "blas");
-    }
-    detail::lowerReductions(module);
-    detail::guardExpUnderflow(module);
-    detail::runPipeline(module, detail::kLoopsPipeline, "loops");
-    detail::serializeSmallParallelLoops(module, kMinimumParallelWork);
-    detail::runPipeline(module, detail::kLowerPipeline, "lower");
-  }
-  // The C interface wrapper and the engine's packed wrappers each call the
-  // kernel: keep it out of line so LLVM optimizes and compiles its body once.
-  if (auto kernel = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(detail::kKernelName)) {
-    mlir::OpBuilder b(module.getContext());
-    kernel->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+    detail::runPipeline(module, detail::cpuLowerPipeline(blasEnabled(options)), "lower");
+    impl->blasCalls = detail::countBlasCalls(module);
   }
   impl->lowered = detail::printModule(module);
   stage("lower");
@@ -450,6 +431,13 @@ void setThreads(int threads) {
   int n = threads > 0 ? threads : omp_get_num_procs();
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
+}
+
+std::string printablePipeline(const JitOptions &options) {
+  std::string optimize = options.optimize ? detail::kOptimizePipeline : "";
+  std::string lower = options.target == Target::GPU ? detail::gpuPipeline()
+                                                    : detail::cpuLowerPipeline(blasEnabled(options));
+  return detail::joinPipelines({optimize, detail::kBufferizePipeline, lower});
 }
 
 Array evaluate(const Tensor &result, const JitOptions &options) {

@@ -1,11 +1,12 @@
-# lit configuration: IR at each stage of tinymlir-emit, checked with FileCheck.
+# lit configuration: IR at each stage of tinymlir-emit, and single passes run by
+# tinymlir-opt on hand-written IR (passes/*.mlir), checked with FileCheck.
 import os
 
 import lit.formats
 
 config.name = "tinymlir"
 config.test_format = lit.formats.ShTest(True)
-config.suffixes = [".test"]
+config.suffixes = [".test", ".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tinymlir_binary_dir, "test", "lit")
 config.environment["PATH"] = os.pathsep.join(
