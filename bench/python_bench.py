@@ -102,7 +102,13 @@ def main():
         "softmax (1024, 3072)": (softmax, (big,)),
         "layer_norm (1024, 3072)": (layer_norm, (big, g, b)),
     }
-    print(f"tinymlir {tinymlir.__version__}, NumPy {np.__version__}, {os.cpu_count()} CPUs, "
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"tinymlir {tinymlir.__version__}, NumPy {np.__version__}, {cpu}, {os.cpu_count()} CPUs, "
           f"{args.rounds} rounds" + ("" if have_jax else "; jax not installed"))
     for name, (fn, fargs) in cases.items():
         jitted = jit(fn, disk_cache=False)
