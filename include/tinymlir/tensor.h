@@ -22,7 +22,7 @@
 namespace tinymlir {
 
 enum class Op : uint8_t {
-#define TINYMLIR_OP(Name, spelling) Name,
+#define TINYMLIR_OP(Name, ...) Name,
 #include <tinymlir/ops.def>
 };
 const char *opName(Op op);
@@ -101,10 +101,18 @@ Tensor operator*(const Tensor &a, const Tensor &b);
 Tensor operator/(const Tensor &a, const Tensor &b);
 Tensor operator-(const Tensor &a);
 Tensor pow(const Tensor &base, const Tensor &exponent);
+/// Elementwise maximum / minimum; NaN if either is NaN, as np.maximum / np.minimum.
 Tensor maximum(const Tensor &a, const Tensor &b);
+Tensor minimum(const Tensor &a, const Tensor &b);
+/// Absolute value; int32 stays int32 (as NumPy, abs(INT32_MIN) wraps).
+Tensor abs(const Tensor &x);
+// Math functions: an int32 operand is promoted to float64, as NumPy does.
 Tensor exp(const Tensor &x);
+Tensor log(const Tensor &x);
 Tensor tanh(const Tensor &x);
 Tensor sqrt(const Tensor &x);
+/// The error function (std::erf); NumPy has no np.erf (scipy.special.erf).
+Tensor erf(const Tensor &x);
 Tensor cast(const Tensor &x, DType dtype);
 
 #define TINYMLIR_SCALAR_OVERLOADS(OP)                                                              \
@@ -120,6 +128,7 @@ TINYMLIR_SCALAR_OVERLOADS(operator*)
 TINYMLIR_SCALAR_OVERLOADS(operator/)
 TINYMLIR_SCALAR_OVERLOADS(pow)
 TINYMLIR_SCALAR_OVERLOADS(maximum)
+TINYMLIR_SCALAR_OVERLOADS(minimum)
 #undef TINYMLIR_SCALAR_OVERLOADS
 
 // Reductions: axis may be negative; std::nullopt reduces every axis.

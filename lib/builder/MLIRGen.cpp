@@ -30,6 +30,74 @@ using namespace mlir;
 /// lowered by lowerSmallProducts, whose limit is the same.
 constexpr int64_t kMixedPrecisionRows = 32;
 
+Type elementType(Builder &b, DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return b.getF32Type();
+  case DType::f64:
+    return b.getF64Type();
+  case DType::i32:
+    return b.getI32Type();
+  }
+  return {};
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, DType dtype, double value) {
+  Type type = elementType(b, dtype);
+  if (dtype == DType::i32)
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+// Scalar lowerings of ops.def with no one-to-one MLIR op.
+
+struct CastScalar {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    DType from = n.args[0]->dtype, to = n.dtype;
+    Type type = elementType(b, to);
+    if (from == to)
+      return x[0];
+    if (isFloat(from) && isFloat(to))
+      return dtypeSize(to) > dtypeSize(from) ? Value(arith::ExtFOp::create(b, loc, type, x[0]))
+                                             : Value(arith::TruncFOp::create(b, loc, type, x[0]));
+    if (isFloat(to))
+      return arith::SIToFPOp::create(b, loc, type, x[0]);
+    return arith::FPToSIOp::create(b, loc, type, x[0]);
+  }
+};
+
+struct NegateInt { // 0 - x
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    return arith::SubIOp::create(b, loc, scalarConstant(b, loc, n.dtype, 0), x[0]);
+  }
+};
+
+struct AbsInt { // max(x, 0 - x); convert-math-to-libm rejects math.absi
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    Value negated = NegateInt::lowerScalar(b, loc, n, x);
+    return arith::MaxSIOp::create(b, loc, x[0], negated);
+  }
+};
+
+/// The int32 lowering of an op whose int32 operands are promoted or rejected
+/// by the frontend: never reached.
+struct NotLowered {};
+
+/// Builds ops.def's `Lowering` for an op of `kind`: a lowering function above,
+/// or the MLIR op of that name on the operands.
+template <OpKind kind, class Lowering>
+Value lower(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+  if constexpr (std::is_same_v<Lowering, NotLowered>)
+    throw Error(std::string("[build] '") + opName(n.op) + "' has no lowering for " +
+                dtypeName(n.dtype) + " operands");
+  else if constexpr (requires { Lowering::lowerScalar(b, loc, n, x); })
+    return Lowering::lowerScalar(b, loc, n, x);
+  else if constexpr (kind == OpKind::Unary)
+    return Lowering::create(b, loc, x[0]);
+  else
+    return Lowering::create(b, loc, x[0], x[1]);
+}
+
 class ModuleBuilder {
 public:
   ModuleBuilder(MLIRContext &context) : context_(context), b_(&context), loc_(b_.getUnknownLoc()) {}
@@ -66,17 +134,7 @@ public:
   }
 
 private:
-  Type elementType(DType dtype) {
-    switch (dtype) {
-    case DType::f32:
-      return b_.getF32Type();
-    case DType::f64:
-      return b_.getF64Type();
-    case DType::i32:
-      return b_.getI32Type();
-    }
-    return {};
-  }
+  Type elementType(DType dtype) { return tinymlir::detail::elementType(b_, dtype); }
   RankedTensorType tensorType(const Node &n) {
     return RankedTensorType::get(n.shape, elementType(n.dtype));
   }
@@ -122,10 +180,7 @@ private:
   }
 
   Value scalarConstant(OpBuilder &b, DType dtype, double value) {
-    Type type = elementType(dtype);
-    if (dtype == DType::i32)
-      return arith::ConstantOp::create(b, loc_, b.getIntegerAttr(type, static_cast<int64_t>(value)));
-    return arith::ConstantOp::create(b, loc_, b.getFloatAttr(type, value));
+    return tinymlir::detail::scalarConstant(b, loc_, dtype, value);
   }
 
   Value filled(const Node &n, double value) {
@@ -145,9 +200,14 @@ private:
   }
 
   Value emitNew(const Node &n) {
-    if (isElementwise(n.op))
-      return emitElementwise(n);
     switch (n.op) {
+#define TINYMLIR_OP(Name, ...)
+#define TINYMLIR_ELEMENTWISE_OP(Name, ...) case Op::Name:
+#include <tinymlir/ops.def>
+      return emitElementwise(n);
+    case Op::Argument:
+    case Op::Constant:
+      break; // bound to the function's arguments before any use
     case Op::Scalar:
       return filled(n, n.scalar);
     case Op::Sum:
@@ -197,8 +257,6 @@ private:
       return emitGather(n);
     case Op::CausalMask:
       return emitCausalMask(n);
-    default:
-      break;
     }
     throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");
   }
@@ -243,51 +301,21 @@ private:
     return generic.getResult(0);
   }
 
+  /// The body of an elementwise op: its ops.def row's lowering for the
+  /// operands' type (float, or int32).
   Value scalarOp(OpBuilder &b, const Node &n, ArrayRef<Value> x) {
     bool f = isFloat(n.dtype);
     switch (n.op) {
-    case Op::Add:
-      return f ? Value(arith::AddFOp::create(b, loc_, x[0], x[1]))
-               : Value(arith::AddIOp::create(b, loc_, x[0], x[1]));
-    case Op::Sub:
-      return f ? Value(arith::SubFOp::create(b, loc_, x[0], x[1]))
-               : Value(arith::SubIOp::create(b, loc_, x[0], x[1]));
-    case Op::Mul:
-      return f ? Value(arith::MulFOp::create(b, loc_, x[0], x[1]))
-               : Value(arith::MulIOp::create(b, loc_, x[0], x[1]));
-    case Op::Div:
-      return arith::DivFOp::create(b, loc_, x[0], x[1]);
-    case Op::Pow:
-      return math::PowFOp::create(b, loc_, x[0], x[1]);
-    case Op::Maximum:
-      return f ? Value(arith::MaximumFOp::create(b, loc_, x[0], x[1]))
-               : Value(arith::MaxSIOp::create(b, loc_, x[0], x[1]));
-    case Op::Neg:
-      return f ? Value(arith::NegFOp::create(b, loc_, x[0]))
-               : Value(arith::SubIOp::create(b, loc_, scalarConstant(b, n.dtype, 0), x[0]));
-    case Op::Exp:
-      return math::ExpOp::create(b, loc_, x[0]);
-    case Op::Tanh:
-      return math::TanhOp::create(b, loc_, x[0]);
-    case Op::Sqrt:
-      return math::SqrtOp::create(b, loc_, x[0]);
-    case Op::Cast:
-      return castScalar(b, x[0], n.args[0]->dtype, n.dtype);
-    default:
-      throw Error(std::string("[build] '") + opName(n.op) + "' is not elementwise");
+#define TINYMLIR_OP(Name, ...)                                                                     \
+  case Op::Name:                                                                                   \
+    break;
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering)           \
+  case Op::Name:                                                                                   \
+    return f ? lower<OpKind::Kind, FloatLowering>(b, loc_, n, x)                                   \
+             : lower<OpKind::Kind, IntLowering>(b, loc_, n, x);
+#include <tinymlir/ops.def>
     }
-  }
-
-  Value castScalar(OpBuilder &b, Value v, DType from, DType to) {
-    Type type = elementType(to);
-    if (from == to)
-      return v;
-    if (isFloat(from) && isFloat(to))
-      return dtypeSize(to) > dtypeSize(from) ? Value(arith::ExtFOp::create(b, loc_, type, v))
-                                             : Value(arith::TruncFOp::create(b, loc_, type, v));
-    if (isFloat(to))
-      return arith::SIToFPOp::create(b, loc_, type, v);
-    return arith::FPToSIOp::create(b, loc_, type, v);
+    throw Error(std::string("[build] '") + opName(n.op) + "' is not elementwise");
   }
 
   Value emitReduction(const Node &n) {

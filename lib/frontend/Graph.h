@@ -36,7 +36,23 @@ inline NodePtr makeNode(Op op, Shape shape, DType dtype, std::vector<NodePtr> ar
   return node;
 }
 
-bool isElementwise(Op op);
-bool isUnary(Op op);
+/// What ops.def says about an op (see its header for the columns).
+enum class OpKind : uint8_t { Leaf, Unary, Binary, Reduction, Other };
+enum class IntPolicy : uint8_t { Keep, ToFloat64, FloatOnly };
+struct OpInfo {
+  OpKind kind;
+  IntPolicy ints;
+};
+
+inline constexpr OpInfo kOpInfo[] = {
+#define TINYMLIR_OP(Name, spelling, Kind, Ints) {OpKind::Kind, IntPolicy::Ints},
+#include <tinymlir/ops.def>
+};
+
+constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)]; }
+constexpr bool isElementwise(Op op) {
+  return opInfo(op).kind == OpKind::Unary || opInfo(op).kind == OpKind::Binary;
+}
+
 
 } // namespace tinymlir::detail

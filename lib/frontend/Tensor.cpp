@@ -12,26 +12,18 @@ namespace tinymlir {
 using detail::makeNode;
 using detail::Node;
 using detail::NodePtr;
+using detail::IntPolicy;
+using detail::opInfo;
 
 const char *opName(Op op) {
   switch (op) {
-#define TINYMLIR_OP(Name, spelling)                                                                \
+#define TINYMLIR_OP(Name, spelling, ...)                                                           \
   case Op::Name:                                                                                   \
     return spelling;
 #include <tinymlir/ops.def>
   }
   return "?";
 }
-
-namespace detail {
-bool isUnary(Op op) {
-  return op == Op::Cast || op == Op::Neg || op == Op::Exp || op == Op::Tanh || op == Op::Sqrt;
-}
-bool isElementwise(Op op) {
-  return isUnary(op) || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div ||
-         op == Op::Pow || op == Op::Maximum;
-}
-} // namespace detail
 
 namespace {
 
@@ -95,10 +87,6 @@ NodePtr convert(const NodePtr &n, DType dtype) {
   return makeNode(Op::Cast, n->shape, dtype, {n});
 }
 
-bool requiresFloat(Op op) {
-  return op == Op::Div || op == Op::Pow || op == Op::Exp || op == Op::Tanh || op == Op::Sqrt;
-}
-
 Tensor binary(Op op, const Tensor &a, const Tensor &b) {
   NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
   DType dx = x->dtype, dy = y->dtype;
@@ -110,9 +98,9 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
     dy = resolveWeak(*y, dx);
   }
   DType result = promote(dx, dy);
-  if (op == Op::Div && !isFloat(result))
-    result = DType::f64; // true division, as NumPy's: int32 / int32 is float64
-  if (requiresFloat(op) && !isFloat(result))
+  if (opInfo(op).ints == IntPolicy::ToFloat64 && !isFloat(result))
+    result = DType::f64; // as NumPy's: int32 / int32 is float64 (true division)
+  if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(result))
     fail(op, "requires floating-point operands, got " + describe(x) + " and " + describe(y) +
                  "; cast one to float32 or float64 first");
   Shape shape = broadcastShapes(op, x->shape, y->shape);
@@ -123,9 +111,9 @@ Tensor unary(Op op, const Tensor &a) {
   NodePtr x = nodeOf(a, opName(op));
   if (x->weak)
     x = convert(x, x->integral ? DType::i32 : DType::f64);
-  if (requiresFloat(op) && !isFloat(x->dtype))
+  if (opInfo(op).ints == IntPolicy::ToFloat64 && !isFloat(x->dtype))
     x = convert(x, DType::f64); // as NumPy's: np.exp(int32) is float64
-  if (requiresFloat(op) && !isFloat(x->dtype))
+  if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
     fail(op, "requires a floating-point tensor, got " + describe(x) +
                  "; cast it to float32 or float64 first");
   return Tensor(makeNode(op, x->shape, x->dtype, {x}));
@@ -159,7 +147,7 @@ Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims
   NodePtr x = nodeOf(t, opName(op));
   if (x->weak)
     x = convert(x, x->integral ? DType::i32 : DType::f64);
-  if (op == Op::Sum && !isFloat(x->dtype))
+  if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
     fail(op, "int32 sums are not supported (NumPy widens them to int64): got " + describe(x) +
                  "; cast to a float type first");
   std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
@@ -255,10 +243,14 @@ Tensor operator*(const Tensor &a, const Tensor &b) { return binary(Op::Mul, a, b
 Tensor operator/(const Tensor &a, const Tensor &b) { return binary(Op::Div, a, b); }
 Tensor pow(const Tensor &a, const Tensor &b) { return binary(Op::Pow, a, b); }
 Tensor maximum(const Tensor &a, const Tensor &b) { return binary(Op::Maximum, a, b); }
+Tensor minimum(const Tensor &a, const Tensor &b) { return binary(Op::Minimum, a, b); }
 Tensor operator-(const Tensor &a) { return unary(Op::Neg, a); }
+Tensor abs(const Tensor &x) { return unary(Op::Abs, x); }
 Tensor exp(const Tensor &x) { return unary(Op::Exp, x); }
+Tensor log(const Tensor &x) { return unary(Op::Log, x); }
 Tensor tanh(const Tensor &x) { return unary(Op::Tanh, x); }
 Tensor sqrt(const Tensor &x) { return unary(Op::Sqrt, x); }
+Tensor erf(const Tensor &x) { return unary(Op::Erf, x); }
 
 Tensor cast(const Tensor &x, DType dtype) { return Tensor(convert(nodeOf(x, "cast"), dtype)); }
 

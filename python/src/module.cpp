@@ -207,10 +207,14 @@ NB_MODULE(_tinymlir, m) {
   m.def("div", [](const Tensor &a, const Tensor &b) { return a / b; });
   m.def("pow", [](const Tensor &a, const Tensor &b) { return tinymlir::pow(a, b); });
   m.def("maximum", [](const Tensor &a, const Tensor &b) { return tinymlir::maximum(a, b); });
+  m.def("minimum", [](const Tensor &a, const Tensor &b) { return tinymlir::minimum(a, b); });
   m.def("neg", [](const Tensor &a) { return -a; });
+  m.def("abs", [](const Tensor &a) { return tinymlir::abs(a); });
   m.def("exp", [](const Tensor &a) { return tinymlir::exp(a); });
+  m.def("log", [](const Tensor &a) { return tinymlir::log(a); });
   m.def("tanh", [](const Tensor &a) { return tinymlir::tanh(a); });
   m.def("sqrt", [](const Tensor &a) { return tinymlir::sqrt(a); });
+  m.def("erf", [](const Tensor &a) { return tinymlir::erf(a); });
   m.def("cast", [](const Tensor &a, const std::string &dtype) { return cast(a, parseDType(dtype)); });
   // Reductions.
   m.def("sum", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });

@@ -29,16 +29,16 @@ finally:
     _sys.setdlopenflags(_flags)
 
 from ._jit import CacheStats, JitFunction, Specialization, jit
-from ._ops import (astype, attention, causal_mask, cast, concatenate, exp, gather, gelu,
-                   layer_norm, linear, matmul, max, maximum, mean, pow, reshape, slice,
-                   softmax, split, sqrt, sum, tanh, transpose, var)
+from ._ops import (abs, astype, attention, causal_mask, cast, concatenate, erf, exp, gather,
+                   gelu, layer_norm, linear, log, matmul, max, maximum, mean, minimum, pow,
+                   reshape, slice, softmax, split, sqrt, sum, tanh, transpose, var)
 from ._trace import Traced, TracingError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "jit", "JitFunction", "Specialization", "CacheStats", "Traced", "TracingError",
-    "tanh", "exp", "sqrt", "pow", "maximum", "cast", "astype", "sum", "max", "mean", "var",
+    "tanh", "exp", "log", "sqrt", "erf", "abs", "pow", "maximum", "minimum", "cast", "astype", "sum", "max", "mean", "var",
     "matmul", "slice", "reshape", "transpose", "split", "concatenate", "gather",
     "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",
 ]

@@ -17,7 +17,9 @@ from ._trace import Traced, TracingError, _reduce, dtype_name, to_tensor, true_d
 
 _UNARY = {
     np.negative: _core.neg,
+    np.absolute: _core.abs,
     np.exp: _core.exp,
+    np.log: _core.log,
     np.tanh: _core.tanh,
     np.sqrt: _core.sqrt,
 }
@@ -28,6 +30,7 @@ _BINARY = {
     np.divide: true_divide,
     np.power: _core.pow,
     np.maximum: _core.maximum,
+    np.minimum: _core.minimum,
     np.matmul: _core.matmul,
 }
 
@@ -57,8 +60,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return Traced(_core.mul(t, t))
     raise TracingError(
         f"tinymlir cannot trace {name}: it is not among the traced NumPy functions "
-        "(add, subtract, multiply, divide, power, negative, positive, square, exp, tanh, "
-        "sqrt, maximum, matmul)")
+        "(add, subtract, multiply, divide, power, negative, positive, absolute, square, exp, "
+        "log, tanh, sqrt, maximum, minimum, matmul)")
 
 
 # --- Array functions ----------------------------------------------------------------

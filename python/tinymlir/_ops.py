@@ -50,6 +50,22 @@ def sqrt(x):
 
 
 @_frontend
+def log(x):
+    return Traced(_core.log(_t(x)))
+
+
+@_frontend
+def abs(x):
+    return Traced(_core.abs(_t(x)))
+
+
+@_frontend
+def erf(x):
+    """The error function (C's erf); NumPy has none (scipy.special.erf)."""
+    return Traced(_core.erf(_t(x)))
+
+
+@_frontend
 def pow(x, y):
     return Traced(_core.pow(_t(x), _t(y)))
 
@@ -57,6 +73,11 @@ def pow(x, y):
 @_frontend
 def maximum(x, y):
     return Traced(_core.maximum(_t(x), _t(y)))
+
+
+@_frontend
+def minimum(x, y):
+    return Traced(_core.minimum(_t(x), _t(y)))
 
 
 @_frontend

@@ -319,9 +319,11 @@ class Traced:
     def __pos__(self):
         return self
 
+    def __abs__(self):
+        return Traced(_core.abs(self._t))
+
     __floordiv__ = __rfloordiv__ = _refuse("// (floor division)")
     __mod__ = __rmod__ = _refuse("% (modulo)")
-    __abs__ = _refuse("abs()")
     __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _refuse("bitwise operators")
     __invert__ = _refuse("~")
     __lt__ = __le__ = __gt__ = __ge__ = _refuse("comparisons")

@@ -197,3 +197,31 @@ def test_eager_frontend_functions():
     assert got.dtype == np.float32
     assert_close(got, np.tanh(a), 4 * E32 * np.abs(np.tanh(a)))
     assert tinymlir.tanh.eager.stats().size == 1
+
+
+def test_log_abs_minimum_erf(x):
+    """The ops added through ops.def rows: np.log, np.abs/np.absolute, np.minimum
+    (ufuncs), tinymlir.erf (NumPy has none: math.erf elementwise as reference)."""
+    import math
+
+    y = x[::-1].copy()
+    y[0, 0] = np.nan
+    # abs and minimum round nothing: equal to NumPy, NaN propagated as np.minimum.
+    for fn in (np.abs, np.absolute, abs, tinymlir.abs):
+        np.testing.assert_array_equal(jit(fn)(x - 2), np.abs(x - 2))
+    np.testing.assert_array_equal(jit(np.minimum)(x, y), np.minimum(x, y))
+    np.testing.assert_array_equal(jit(tinymlir.minimum)(y, x), np.minimum(y, x))
+    n = np.arange(-5, 7, dtype=np.int32)
+    assert jit(np.abs)(n).dtype == np.int32
+    np.testing.assert_array_equal(jit(np.abs)(n), np.abs(n))
+    np.testing.assert_array_equal(jit(lambda a: np.minimum(a, 2))(n), np.minimum(n, 2))
+    # log and erf: one math call a side, 4 ulp each (libmvec, NumPy's SIMD loops, libm),
+    # an ulp of y being at most eps |y|.
+    z = np.abs(x) + 0.25
+    for fn in (np.log, tinymlir.log):
+        assert_close(jit(fn)(z), np.log(z), 2 * 4 * E32 * np.abs(np.log(z)))
+    assert jit(np.log)(n + 6).dtype == np.float64  # int32 -> float64, as NumPy
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    want = erf(x - 2).astype(np.float32)
+    assert_close(jit(tinymlir.erf)(x - 2), want, 2 * 4 * E32 * np.abs(want))
+    assert_close(tinymlir.erf(n), erf(n), 2 * 4 * eps(np.float64) * np.abs(erf(n)))

@@ -700,3 +700,121 @@ TEST(Broadcasting, MaximumAndTwoSidedRankThree) {
 }
 
 } // namespace
+
+// --- log, abs, minimum, erf: ops added through their ops.def rows ---------------------------
+
+namespace {
+
+/// math.erf of each element (NumPy has no np.erf), in float64.
+const char *kErf = "np.vectorize(__import__('math').erf, otypes=[np.float64])";
+
+class TableOps : public ::testing::TestWithParam<DType> {};
+
+TEST_P(TableOps, LogAbsMinimumErfMatchNumPy) {
+  DType dtype = GetParam();
+  Array x = randomArray({5, 7}, dtype, 61), y = randomArray({7}, dtype, 62);
+  // Positive operands for log, made by NumPy: the log's own error only.
+  Array z = numpy("np.abs(x) + 0.25", {{"x", x}});
+  // One libm/libmvec call a side: kMathUlps of the result each.
+  EXPECT_TRUE(matchesNumPy(jit([](const Tensor &t) { return log(t); })(z), "np.log(z)",
+                           {{"z", z}}, 2 * kMathUlps, "np.abs(np.log(z))"));
+  std::string erf = std::string(kErf) + "(x).astype(x.dtype)";
+  EXPECT_TRUE(matchesNumPy(jit([](const Tensor &t) { return tinymlir::erf(t); })(x), erf,
+                           {{"x", x}}, 2 * kMathUlps, "np.abs(" + erf + ")"));
+  // abs and minimum round nothing: equal to NumPy, broadcasting included.
+  EXPECT_TRUE(allClose(jit([](const Tensor &t) { return abs(t); })(x), numpy("np.abs(x)", {{"x", x}}),
+                       0, 0));
+  auto lower = jit([](const Tensor &a, const Tensor &b) { return minimum(a, b); });
+  EXPECT_TRUE(allClose(lower(x, y), numpy("np.minimum(x, y)", {{"x", x}, {"y", y}}), 0, 0));
+  EXPECT_TRUE(allClose(lower(y, x), numpy("np.minimum(y, x)", {{"x", x}, {"y", y}}), 0, 0));
+  // Weak scalars on either side keep the tensor's dtype.
+  auto scalars = jit([](const Tensor &a) { return minimum(a, 0.5) + minimum(-1, a); });
+  Array s = scalars(x);
+  EXPECT_EQ(s.dtype(), dtype);
+  // Two exact minima, one rounded sum a side.
+  EXPECT_TRUE(matchesNumPy(s, "np.minimum(x, 0.5) + np.minimum(-1, x)", {{"x", x}}, 2,
+                           "np.abs(np.minimum(x, 0.5) + np.minimum(-1, x))"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, TableOps, ::testing::Values(DType::f32, DType::f64),
+                         [](const auto &info) { return std::string(dtypeName(info.param)); });
+
+TEST(TableOps, SpecialValuesAsNumPy) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  Array p = Array::fromVector<float>({1, nan, -2, 0, -0.0f, inf, -inf, 3},
+                                     {8}),
+        q = Array::fromVector<float>({nan, 3, -1, -0.0f, 0, -inf, 2, inf}, {8});
+  const std::string quiet = "import warnings\nwarnings.simplefilter('ignore')";
+  auto m = jit([](const Tensor &a, const Tensor &b) { return minimum(a, b); });
+  EXPECT_TRUE(allClose(m(p, q), numpy("np.minimum(p, q)", {{"p", p}, {"q", q}}), 0, 0))
+      << "np.minimum propagates NaN";
+  EXPECT_TRUE(allClose(m(q, p), numpy("np.minimum(q, p)", {{"p", p}, {"q", q}}), 0, 0));
+  EXPECT_TRUE(allClose(jit([](const Tensor &a) { return abs(a); })(p), numpy("np.abs(p)", {{"p", p}}),
+                       0, 0));
+  // log: 1 -> 0, NaN, negative -> NaN, +-0 -> -inf, inf -> inf, -inf -> NaN;
+  // 3 within kMathUlps a side.
+  EXPECT_TRUE(withinBound(jit([](const Tensor &a) { return log(a); })(p),
+                          numpy("np.log(p)", {{"p", p}}, quiet),
+                          unitsBound(2 * kMathUlps, DType::f32,
+                                     "np.nan_to_num(np.abs(np.log(np.abs(p))), posinf=0)",
+                                     {{"p", p}})));
+  // erf: +-0 -> +-0, +-inf -> +-1, NaN -> NaN.
+  std::string erf = std::string(kErf) + "(p).astype(np.float32)";
+  EXPECT_TRUE(withinBound(jit([](const Tensor &a) { return tinymlir::erf(a); })(p),
+                          numpy(erf, {{"p", p}}), unitsBound(2 * kMathUlps, DType::f32,
+                                                             "np.nan_to_num(np.abs(" + erf + "))",
+                                                             {{"p", p}})));
+}
+
+TEST(TableOps, Int32AsNumPy) {
+  // abs and minimum of int32 stay int32 (exact); log and erf of int32 are float64.
+  Array n = randomArray({4, 6}, DType::i32, 63), k = randomArray({6}, DType::i32, 64);
+  Array absN = jit([](const Tensor &a) { return abs(a); })(n);
+  EXPECT_EQ(absN.dtype(), DType::i32);
+  EXPECT_TRUE(allClose(absN, numpy("np.abs(n)", {{"n", n}}), 0, 0));
+  Array low = jit([](const Tensor &a, const Tensor &b) { return minimum(a, b); })(n, k);
+  EXPECT_EQ(low.dtype(), DType::i32);
+  EXPECT_TRUE(allClose(low, numpy("np.minimum(n, k)", {{"n", n}, {"k", k}}), 0, 0));
+  Array positive = numpy("np.abs(n) + 1", {{"n", n}});
+  ASSERT_EQ(positive.dtype(), DType::i32);
+  Array logN = jit([](const Tensor &a) { return log(a); })(positive);
+  EXPECT_EQ(logN.dtype(), DType::f64);
+  // Exact conversion to float64, then one call a side.
+  EXPECT_TRUE(matchesNumPy(logN, "np.log(n)", {{"n", positive}}, 2 * kMathUlps,
+                           "np.abs(np.log(n))"));
+  Array erfN = jit([](const Tensor &a) { return tinymlir::erf(a); })(n);
+  EXPECT_EQ(erfN.dtype(), DType::f64);
+  std::string erf = std::string(kErf) + "(n)";
+  EXPECT_TRUE(matchesNumPy(erfN, erf, {{"n", n}}, 2 * kMathUlps, "np.abs(" + erf + ")"));
+}
+
+TEST(TableOps, LowerForTheGpuTarget) {
+  auto f = [](const Tensor &a, const Tensor &b) {
+    return tinymlir::erf(a) + log(abs(a) + 1) - minimum(a, b);
+  };
+  Array x = randomArray({37, 50}, DType::f32, 65), y = randomArray({50}, DType::f32, 66);
+  JitOptions gpu;
+  gpu.target = Target::GPU;
+  Compiled c = jit(f, gpu).compile(x, y);
+  EXPECT_NE(c.ptx().find(".target sm_"), std::string::npos);
+  // erf and log come from libdevice, linked and inlined.
+  EXPECT_EQ(c.ptx().find("__nv_"), std::string::npos);
+  // Per side: erf and log kMathUlps of their results; log's argument one
+  // rounding (absolute u, its condition being 1/z); two sums relative to the
+  // terms; minimum exact.
+  const char *want = "np.vectorize(__import__('math').erf, otypes=[np.float64])(x).astype(np.float32)"
+                     " + np.log(np.abs(x) + 1) - np.minimum(x, y)";
+  const char *magnitude =
+      "np.abs(np.vectorize(__import__('math').erf)(x)) + np.log(np.abs(x) + 1) + "
+      "np.abs(np.minimum(x, y)) + 1";
+  EXPECT_TRUE(matchesNumPy(jit(f)(x, y), want, {{"x", x}, {"y", y}}, 2 * (kMathUlps + 3),
+                           magnitude));
+  // The GPU kernels, emulated on the CPU (scalar libm calls).
+  setenv("TINYMLIR_GPU_EMULATE", "1", 1);
+  Array emulated = jit(f, gpu)(x, y);
+  unsetenv("TINYMLIR_GPU_EMULATE");
+  EXPECT_TRUE(matchesNumPy(emulated, want, {{"x", x}, {"y", y}}, 2 * (kMathUlps + 3), magnitude));
+}
+
+} // namespace
