@@ -10,8 +10,8 @@
 // and the whole call (weights resident; activations uploaded, result copied
 // back). cuBLAS: cublasSgemm (FP32, no TF32) device time. Results are compared
 // with cuBLAS's.
-#include "gpu/CudaDriver.h"
-#include "gpu/GpuRuntime.h"
+#include "runtime/gpu/CudaDriver.h"
+#include "runtime/gpu/GpuRuntime.h"
 
 #include <tinymlir/tinymlir.h>
 

@@ -3,7 +3,7 @@
 //   tinymlir-emit gelu --shape 4,8 --dtype float32 --stage optimized
 //   tinymlir-emit matmul --gpu --stage ptx
 //   tinymlir-emit --print-pipeline     (module -> lowered, for tinymlir-opt --pass-pipeline)
-#include "pipeline/Passes.h"
+#include "passes/Passes.h"
 
 #include <tinymlir/tinymlir.h>
 

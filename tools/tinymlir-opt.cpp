@@ -3,7 +3,7 @@
 //
 //   tinymlir-opt input.mlir --tinymlir-blas-rewrite
 //   tinymlir-opt module.mlir --pass-pipeline="$(tinymlir-emit matmul --print-pipeline)"
-#include "pipeline/Passes.h"
+#include "passes/Passes.h"
 
 #include <mlir/IR/DialectRegistry.h>
 #include <mlir/Tools/mlir-opt/MlirOptMain.h>

@@ -32,28 +32,58 @@ namespace tinymlir {
 enum class Target : uint8_t { CPU, GPU };
 const char *targetName(Target target);
 
+/// How a function is compiled. Every field that changes generated code is
+/// part of the specialization key (and of the disk cache's). The defaults
+/// come from environment variables where set (JitOptions(), the README's
+/// table); a field set in code wins over the environment.
 struct JitOptions {
+  /// The defaults, with TINYMLIR_* environment variables applied. A malformed
+  /// value is an error naming the variable.
+  JitOptions();
+
   Target target = Target::CPU;
-  /// Replace matmuls with BLAS calls (off: loops). The environment variable
-  /// TINYMLIR_BLAS=0 turns it off for every function.
+  /// Replace matmuls with BLAS calls (off: loops). TINYMLIR_BLAS=0.
   bool blas = true;
   /// Run the optimization pipeline (canonicalize, cse, elementwise fusion).
   bool optimize = true;
-  /// LLVM code generation level, 0 to 3.
+  /// LLVM code generation level, 0 to 3. TINYMLIR_OPT_LEVEL.
   int optLevel = 3;
+  /// Loops of exp, tanh, pow... call glibc's vector math library (libmvec,
+  /// a few ulp) where the CPU has AVX2; off: scalar libm. TINYMLIR_VECTOR_MATH=0.
+  bool vectorMath = true;
+  /// The CPU to generate code for, by LLVM's name: "x86-64-v3" (AVX2, FMA),
+  /// "x86-64-v4" (AVX-512), "znver3", "skylake-avx512"... "": the host CPU
+  /// with all its features. A CPU needing features the host lacks is an
+  /// error (its code could not run). TINYMLIR_CPU.
+  std::string cpu;
   /// Most specializations kept per function (0: no limit); least recently used go first.
   size_t cacheLimit = 0;
   /// Keep compiled code in the persistent disk cache (CPU target), so another
   /// process reuses it. TINYMLIR_CACHE=0 turns it off.
   bool diskCache = true;
-  /// The disk cache's directory ("": $TINYMLIR_CACHE_DIR, else
+  /// The disk cache's directory ("": $XDG_CACHE_HOME/tinymlir/kernels or
   /// ~/.cache/tinymlir/kernels). Setting it turns the disk cache on.
+  /// TINYMLIR_CACHE_DIR.
   std::string cacheDir;
-  /// The CPU to generate code for, by LLVM's name: "x86-64-v3" (AVX2, FMA),
-  /// "x86-64-v4" (AVX-512), "znver3", "skylake-avx512"... "" (the default):
-  /// $TINYMLIR_CPU if set, else the host CPU with all its features. A CPU
-  /// needing features the host lacks is an error (its code could not run).
-  std::string cpu;
+
+  // --- GPU target ---
+  /// Run the GPU's kernels on the CPU (OpenMP teams, one thread per GPU
+  /// thread) instead of a device: the gpu-emulated target, for tests on
+  /// machines without a GPU. TINYMLIR_GPU_EMULATE=1.
+  bool gpuEmulate = false;
+  /// The chips whose PTX is bundled (the first is the `ptx` stage).
+  /// TINYMLIR_GPU_CHIPS.
+  std::string gpuChips = "sm_90,sm_75";
+  /// Outputs per thread of the matmul kernels, "TMxTN" (1, 2 or 4 each);
+  /// "": chosen per product. TINYMLIR_GPU_MATMUL_TILE.
+  std::string gpuMatmulTile;
+
+  // --- Diagnostics (no effect on the code) ---
+  /// Print each stage's compile time on stderr. TINYMLIR_TIMING=1.
+  bool timing = false;
+  /// Register generated code with perf (perf record -k 1, perf inject --jit).
+  /// TINYMLIR_PERF=1.
+  bool perf = false;
 };
 
 /// One compiled specialization: the modules of every stage and native code.
@@ -100,9 +130,9 @@ void setThreads(int threads);
 
 /// Compiles `result` as a function of `args` (placeholders from tracing).
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
-                      const JitOptions &options = {});
+                      const JitOptions &options = JitOptions());
 /// Compiles and runs a tensor built from concrete tensors (eager use).
-Array evaluate(const Tensor &result, const JitOptions &options = {});
+Array evaluate(const Tensor &result, const JitOptions &options = JitOptions());
 
 struct CacheStats {
   size_t hits = 0;
@@ -117,21 +147,9 @@ struct CacheStats {
 
 namespace detail {
 
-/// The CPU code is generated for: options.cpu, else $TINYMLIR_CPU, else ""
-/// (the host's own CPU and features).
-std::string codegenCpu(const JitOptions &options);
-
-/// Whether a function is being traced on this thread.
-bool tracing();
-class TraceScope {
-public:
-  TraceScope();
-  ~TraceScope();
-  TraceScope(const TraceScope &) = delete;
-  TraceScope &operator=(const TraceScope &) = delete;
-};
-/// A traced input of the given type.
-Tensor placeholder(int64_t index, const Shape &shape, DType dtype);
+/// The fields of the options that decide the generated code, as one string
+/// (specialization and disk cache keys).
+std::string optionsKey(const JitOptions &options);
 
 /// The specialization cache of one jitted function (thread-safe, LRU).
 class Cache {
@@ -253,7 +271,7 @@ template <class F> class Jit {
 public:
   using Params = typename detail::FunctionTraits<F>::Params;
 
-  explicit Jit(F f, JitOptions options = {})
+  explicit Jit(F f, JitOptions options = JitOptions())
       : f_(std::move(f)), options_(options), cache_(std::make_shared<detail::Cache>()) {}
 
   template <class... A> Tensor operator()(A &&...args) const {
@@ -281,9 +299,7 @@ private:
     detail::Flattener flat;
     detail::walk(params, flat);
     leaves = std::move(flat.leaves);
-    std::string key = flat.key + "@" + targetName(options_.target) + (options_.blas ? "+blas" : "") +
-                      (options_.optimize ? "+opt" : "") + std::to_string(options_.optLevel) +
-                      "cpu=" + detail::codegenCpu(options_);
+    std::string key = flat.key + "@" + detail::optionsKey(options_);
     return cache_->findOrCompile(key, options_.cacheLimit, [&] {
       Params traced = params;
       detail::Placer placer;
@@ -302,7 +318,7 @@ private:
   std::shared_ptr<detail::Cache> cache_;
 };
 
-template <class F> Jit<std::decay_t<F>> jit(F &&f, JitOptions options = {}) {
+template <class F> Jit<std::decay_t<F>> jit(F &&f, JitOptions options = JitOptions()) {
   return Jit<std::decay_t<F>>(std::forward<F>(f), options);
 }
 

@@ -162,4 +162,21 @@ Tensor causalMask(int64_t n, DType dtype);
 /// position, as in incremental decoding).
 Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype);
 
+// --- Tracing (lib/frontend/Trace.cpp) ---
+namespace detail {
+
+/// Whether a function is being traced on this thread.
+bool tracing();
+class TraceScope {
+public:
+  TraceScope();
+  ~TraceScope();
+  TraceScope(const TraceScope &) = delete;
+  TraceScope &operator=(const TraceScope &) = delete;
+};
+/// A traced input of the given type.
+Tensor placeholder(int64_t index, const Shape &shape, DType dtype);
+
+} // namespace detail
+
 } // namespace tinymlir

@@ -1,7 +1,7 @@
 // Type rules of the frontend: shapes, broadcasting, NumPy 2 promotion.
 #include "frontend/Graph.h"
 
-#include <tinymlir/jit.h>
+#include <tinymlir/tensor.h>
 
 #include <algorithm>
 #include <cmath>

@@ -4,12 +4,14 @@
 // threads next to OpenMP's, each pool's idle workers spin (sched_yield) on the
 // cores the other needs; column blocks on the OpenMP team remove that.
 #include "runtime/Gemm.h"
+#include "runtime/Symbols.h"
 
 #include <cblas.h>
 
 #include <algorithm>
 
 extern "C" int omp_get_max_threads();
+extern "C" void memrefCopy(int64_t elementSize, void *source, void *destination);
 extern "C" int omp_in_parallel();
 
 namespace {
@@ -65,4 +67,9 @@ extern "C" void tinymlir_dgemm(int64_t batch, int64_t m, int64_t n, int64_t k, c
                                int64_t lda, int64_t strideA, const double *b, int64_t ldb,
                                int64_t strideB, double *c, int64_t ldc, int64_t strideC) {
   gemm<double>(cblas_dgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC);
+}
+
+tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
+  return {symbol("tinymlir_sgemm", &tinymlir_sgemm), symbol("tinymlir_dgemm", &tinymlir_dgemm),
+          symbol("memrefCopy", &memrefCopy)};
 }

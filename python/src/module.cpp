@@ -120,22 +120,12 @@ nb::tuple shapeTuple(const Shape &shape) {
   return nb::tuple(out);
 }
 
-JitOptions makeOptions(const std::string &target, bool blas, bool optimize, int optLevel,
-                       bool diskCache, const std::string &cacheDir, const std::string &cpu) {
-  JitOptions o;
-  o.cpu = cpu;
+Target parseTarget(const std::string &target) {
   if (target == "cpu")
-    o.target = Target::CPU;
-  else if (target == "gpu")
-    o.target = Target::GPU;
-  else
-    throw nb::value_error(("target must be 'cpu' or 'gpu', not '" + target + "'").c_str());
-  o.blas = blas;
-  o.optimize = optimize;
-  o.optLevel = optLevel;
-  o.diskCache = diskCache;
-  o.cacheDir = cacheDir;
-  return o;
+    return Target::CPU;
+  if (target == "gpu")
+    return Target::GPU;
+  throw nb::value_error(("target must be 'cpu' or 'gpu', not '" + target + "'").c_str());
 }
 
 /// Which Python exception a tinymlir::Error becomes: TypeError for dtype
@@ -282,17 +272,35 @@ NB_MODULE(_tinymlir, m) {
           },
           "inputs"_a);
 
+  // JitOptions: constructed with the defaults and TINYMLIR_* variables applied.
+  nb::class_<JitOptions>(m, "Options")
+      .def(nb::init<>())
+      .def(nb::init<const JitOptions &>())
+      .def_prop_rw(
+          "target", [](const JitOptions &o) { return std::string(targetName(o.target)); },
+          [](JitOptions &o, const std::string &t) { o.target = parseTarget(t); })
+      .def_rw("blas", &JitOptions::blas)
+      .def_rw("optimize", &JitOptions::optimize)
+      .def_rw("opt_level", &JitOptions::optLevel)
+      .def_rw("vector_math", &JitOptions::vectorMath)
+      .def_rw("cpu", &JitOptions::cpu)
+      .def_rw("disk_cache", &JitOptions::diskCache)
+      .def_rw("cache_dir", &JitOptions::cacheDir)
+      .def_rw("gpu_emulate", &JitOptions::gpuEmulate)
+      .def_rw("gpu_chips", &JitOptions::gpuChips)
+      .def_rw("gpu_matmul_tile", &JitOptions::gpuMatmulTile)
+      .def_rw("timing", &JitOptions::timing)
+      .def_rw("perf", &JitOptions::perf)
+      .def("key", &detail::optionsKey)
+      .def("__repr__", [](const JitOptions &o) { return "<tinymlir.Options " + detail::optionsKey(o) + ">"; });
+
   m.def(
       "compile_graph",
-      [](const Tensor &result, const std::vector<Tensor> &args, const std::string &target,
-         bool blas, bool optimize, int optLevel, bool diskCache, const std::string &cacheDir,
-         const std::string &cpu) {
-        JitOptions o = makeOptions(target, blas, optimize, optLevel, diskCache, cacheDir, cpu);
+      [](const Tensor &result, const std::vector<Tensor> &args, const JitOptions &options) {
         nb::gil_scoped_release release;
-        return compileGraph(result, args, o);
+        return compileGraph(result, args, options);
       },
-      "result"_a, "args"_a, "target"_a = "cpu", "blas"_a = true, "optimize"_a = true,
-      "opt_level"_a = 3, "disk_cache"_a = true, "cache_dir"_a = "", "cpu"_a = "");
+      "result"_a, "args"_a, "options"_a);
 
   m.def("set_threads", [](int n) {
     nb::gil_scoped_release release;

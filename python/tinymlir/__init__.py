@@ -34,10 +34,14 @@ from ._ops import (abs, astype, attention, causal_mask, cast, concatenate, erf, 
                    reshape, slice, softmax, split, sqrt, sum, tanh, transpose, var)
 from ._trace import Traced, TracingError
 
+#: How a function is compiled (C++ JitOptions): Options() holds the defaults
+#: with TINYMLIR_* environment variables applied; jit(f, blas=False, ...) sets fields.
+Options = _tinymlir.Options
+
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "JitFunction", "Specialization", "CacheStats", "Traced", "TracingError",
+    "jit", "JitFunction", "Options", "Specialization", "CacheStats", "Traced", "TracingError",
     "tanh", "exp", "log", "sqrt", "erf", "abs", "pow", "maximum", "minimum", "cast", "astype", "sum", "max", "mean", "var",
     "matmul", "slice", "reshape", "transpose", "split", "concatenate", "gather",
     "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import os
 import threading
 from collections import OrderedDict
 
@@ -176,7 +175,9 @@ class Specialization:
 
 # --- jit --------------------------------------------------------------------------
 
-_TARGETS = ("cpu", "gpu")
+# The fields of tinymlir.Options a jitted function takes as keywords (C++: JitOptions).
+OPTIONS = ("blas", "optimize", "opt_level", "vector_math", "cpu", "disk_cache", "cache_dir",
+           "gpu_emulate", "gpu_chips", "gpu_matmul_tile", "timing", "perf")
 
 
 class JitFunction:
@@ -184,20 +185,20 @@ class JitFunction:
     specialization when needed) or, while another function is traced, with traced
     values (inlined)."""
 
-    def __init__(self, fn, *, target="cpu", blas=True, optimize=True, opt_level=3,
-                 cache_limit=0, disk_cache=True, cache_dir="", cpu=""):
-        if target not in _TARGETS:
-            raise ValueError(f"target must be 'cpu' or 'gpu', not {target!r}")
+    def __init__(self, fn, *, target=None, cache_limit=0, **options):
+        # The options: the defaults with TINYMLIR_* environment variables
+        # applied (the README's table), then those given here.
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise TypeError(f"tinymlir.jit: unknown option(s) {', '.join(unknown)}; "
+                            f"the options are target, cache_limit, {', '.join(OPTIONS)}")
         self.fn = fn
-        self.target = target
-        self.blas = bool(blas)
-        self.optimize = bool(optimize)
-        self.opt_level = int(opt_level)
-        self.disk_cache = bool(disk_cache)
-        self.cache_dir = str(cache_dir)
-        # The CPU to generate code for (LLVM's name, e.g. "x86-64-v3"); "":
-        # $TINYMLIR_CPU, else the host.
-        self.cpu = str(cpu)
+        self.options = _core.Options()
+        if target is not None:
+            self.options.target = target
+        for name, value in options.items():
+            if value is not None:
+                setattr(self.options, name, value)
         self._limit = int(cache_limit)
         self._entries = OrderedDict()
         self._lock = threading.Lock()
@@ -250,11 +251,13 @@ class JitFunction:
         return self if obj is None else functools.partial(self, obj)
 
     def _specialization(self, treedef, leaves, static, target):
-        target = self.target if target is None else target
+        options = self.options
+        if target is not None and target != options.target:
+            options = _core.Options(options)
+            options.target = target
         try:
             key = (treedef, tuple((a.shape, a.dtype) for a in leaves),
-                   tuple(sorted(static.items())) if static else (), target,
-                   self.cpu or os.environ.get("TINYMLIR_CPU", ""))
+                   tuple(sorted(static.items())) if static else (), options.key())
             hash(key)
         except TypeError:
             raise TypeError("tinymlir.jit: static keyword arguments must be hashable "
@@ -266,11 +269,9 @@ class JitFunction:
                     self._entries.move_to_end(key)
                 self._hits += 1
             return entry
-        return self._miss(key, treedef, leaves, static, target)
+        return self._miss(key, treedef, leaves, static, options)
 
-    def _miss(self, key, treedef, leaves, static, target):
-        if target not in _TARGETS:
-            raise ValueError(f"target must be 'cpu' or 'gpu', not {target!r}")
+    def _miss(self, key, treedef, leaves, static, options):
         for i, a in enumerate(leaves):
             if isinstance(a, Traced):
                 raise TypeError("tinymlir.jit: a traced value was passed outside of tracing")
@@ -293,9 +294,9 @@ class JitFunction:
                 with self._lock:
                     self._hits += 1
                 return entry
-            return self._miss(key, treedef, leaves, static, target)
+            return self._miss(key, treedef, leaves, static, options)
         try:
-            entry = self._build(treedef, leaves, static, target)
+            entry = self._build(treedef, leaves, static, options)
             with self._lock:
                 if entry.from_disk_cache:
                     self._disk_hits += 1
@@ -310,7 +311,7 @@ class JitFunction:
                 del self._compiling[key]
             event.set()
 
-    def _build(self, treedef, leaves, static, target):
+    def _build(self, treedef, leaves, static, options):
         n = len(leaves)
         placeholders = [_core.placeholder(i, list(a.shape), dtype_name(a.dtype))
                         for i, a in enumerate(leaves)]
@@ -344,14 +345,12 @@ class JitFunction:
                 packed_dtype = np.dtype(packed_dtype)
             hidden = list(ctx.hidden)
             args_t = placeholders + list(ctx.hidden_tensors)
-        compiled = _core.compile_graph(final, args_t, target=target, blas=self.blas,
-                                       optimize=self.optimize, opt_level=self.opt_level,
-                                       disk_cache=self.disk_cache, cache_dir=self.cache_dir,
-                                       cpu=self.cpu)
+        compiled = _core.compile_graph(final, args_t, options)
         return Specialization(compiled, n, hidden, out_tree, specs, packed_dtype)
 
     def __repr__(self):
-        return f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} on {self.target}>"
+        return (f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} "
+                f"on {self.options.target}>")
 
 
 def jit(fn=None, **options):

@@ -58,9 +58,11 @@ std::optional<std::string> findPtxas() {
   return std::nullopt;
 }
 
-JitOptions gpuOptions() {
+JitOptions gpuOptions(bool emulate = false, const char *chips = "sm_90,sm_75") {
   JitOptions o;
   o.target = Target::GPU;
+  o.gpuEmulate = emulate;
+  o.gpuChips = chips;
   return o;
 }
 
@@ -94,26 +96,6 @@ Split split(const std::string &gpuStage) {
 }
 
 
-/// Sets an environment variable for a scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
-
 /// A program: compiled for a target from its example inputs.
 struct Program {
   std::string name;
@@ -142,10 +124,9 @@ std::vector<Program> programs() {
   // `tile`: outputs per thread of the matmul kernels ("" = the compiler's choice).
   auto add = [&](std::string name, auto f, std::vector<Array> in, int products,
                  std::string tile = "", bool emulate = true) {
-    auto call = [f, in, tile](const JitOptions &o) {
-      std::optional<ScopedEnv> forced;
-      if (!tile.empty())
-        forced.emplace("TINYMLIR_GPU_MATMUL_TILE", tile.c_str());
+    auto call = [f, in, tile](JitOptions o) {
+      if (o.target == Target::GPU && !tile.empty())
+        o.gpuMatmulTile = tile;
       auto j = jit(f, o);
       if constexpr (std::is_same_v<decltype(f), decltype(&attentionOf)>)
         return j.compile(in[0], LinearParams{in[1], in[2]}, LinearParams{in[3], in[4]});
@@ -290,10 +271,9 @@ TEST(GpuPtx, EveryProgramAssemblesForSm90AndSm75) {
       EXPECT_NE(c.ptx().find(".shared"), std::string::npos);
   }
   // The second, older target: its PTX is the ptx stage when listed first.
-  ScopedEnv chips("TINYMLIR_GPU_CHIPS", "sm_75,sm_90");
   for (const Program &p : programs()) {
     SCOPED_TRACE(p.name);
-    Compiled c = p.compile(gpuOptions());
+    Compiled c = p.compile(gpuOptions(false, "sm_75,sm_90"));
     ASSERT_NE(c.ptx().find(".target sm_75"), std::string::npos);
     auto failure = runPtxas(c.ptx(), "sm_75", p.name);
     EXPECT_FALSE(failure) << *failure;
@@ -323,12 +303,11 @@ TEST(GpuRuntime, NoDriverIsAClearError) {
 }
 
 TEST(GpuEmulation, KernelsMatchTheCpuTarget) {
-  ScopedEnv emulate("TINYMLIR_GPU_EMULATE", "1");
   for (const Program &p : programs()) {
     if (!p.emulate)
       continue;
     SCOPED_TRACE(p.name);
-    Compiled gpu = p.compile(gpuOptions());
+    Compiled gpu = p.compile(gpuOptions(/*emulate=*/true));
     JitOptions cpuOptions;
     cpuOptions.blas = false;
     Compiled cpu = p.compile(cpuOptions);

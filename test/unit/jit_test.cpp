@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include <fstream>
 #include <iostream>
@@ -584,6 +585,64 @@ TEST(Jit, ACompileErrorReachesEveryWaitingThreadAndIsNotCached) {
   EXPECT_EQ(f.stats().size, 0u);
 }
 
+/// Sets environment variables for a scope.
+class ScopedEnv {
+public:
+  explicit ScopedEnv(std::vector<std::pair<const char *, const char *>> values) {
+    for (auto [name, value] : values) {
+      const char *old = std::getenv(name);
+      saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
+      setenv(name, value, 1);
+    }
+  }
+  ~ScopedEnv() {
+    for (auto &[name, old] : saved_)
+      old ? setenv(name, old->c_str(), 1) : unsetenv(name);
+  }
+
+private:
+  std::vector<std::pair<const char *, std::optional<std::string>>> saved_;
+};
+
+TEST(Options, TheEnvironmentSuppliesDefaultsThatCodeOverrides) {
+  {
+    ScopedEnv env({{"TINYMLIR_BLAS", "0"}, {"TINYMLIR_OPT_LEVEL", "1"},
+                   {"TINYMLIR_VECTOR_MATH", "off"}, {"TINYMLIR_GPU_EMULATE", "1"},
+                   {"TINYMLIR_GPU_CHIPS", "sm_80"}, {"TINYMLIR_GPU_MATMUL_TILE", "2x4"},
+                   {"TINYMLIR_CACHE", "0"}, {"TINYMLIR_CACHE_DIR", "/nonexistent"},
+                   {"TINYMLIR_TIMING", "1"}});
+    JitOptions o;
+    EXPECT_FALSE(o.blas);
+    EXPECT_EQ(o.optLevel, 1);
+    EXPECT_FALSE(o.vectorMath);
+    EXPECT_TRUE(o.gpuEmulate);
+    EXPECT_EQ(o.gpuChips, "sm_80");
+    EXPECT_EQ(o.gpuMatmulTile, "2x4");
+    EXPECT_FALSE(o.diskCache);
+    EXPECT_EQ(o.cacheDir, ""); // TINYMLIR_CACHE=0 wins over the directory
+    EXPECT_TRUE(o.timing);
+    // A field set in code wins: BLAS on although TINYMLIR_BLAS=0.
+    Array a = randomArray({8, 12}, DType::f32, 3), b = randomArray({12, 5}, DType::f32, 4);
+    o.blas = true;
+    o.timing = false;
+    auto product = [](const Tensor &x, const Tensor &y) { return matmul(x, y); };
+    EXPECT_EQ(jit(product, o).compile(a, b).blasCalls(), 1);
+  }
+  // Options that change the code are in the specialization key.
+  JitOptions plain, noVectorMath;
+  noVectorMath.vectorMath = false;
+  EXPECT_NE(detail::optionsKey(plain), detail::optionsKey(noVectorMath));
+  // A malformed value names the variable.
+  for (auto [name, value] : std::vector<std::pair<const char *, const char *>>{
+           {"TINYMLIR_OPT_LEVEL", "9"}, {"TINYMLIR_BLAS", "maybe"}}) {
+    ScopedEnv env({{name, value}});
+    std::string error = errorOf([] { JitOptions bad; });
+    EXPECT_NE(error.find(std::string("[options] ") + name + "='" + value + "'"),
+              std::string::npos)
+        << error;
+  }
+}
+
 TEST(Jit, CodeForANamedCpu) {
   auto f = [](const Tensor &x, const Tensor &w) { return exp(matmul(x, w) * 0.1) + x.sum(1, true); };
   Array x = randomArray({40, 64}, DType::f32, 41), w = randomArray({64, 48}, DType::f32, 42);
@@ -600,8 +659,8 @@ TEST(Jit, CodeForANamedCpu) {
   const char *old = std::getenv("TINYMLIR_CPU");
   std::string saved = old ? old : "";
   setenv("TINYMLIR_CPU", "x86-64-v2", 1);
-  EXPECT_EQ(detail::codegenCpu(JitOptions{}), "x86-64-v2");
-  EXPECT_EQ(detail::codegenCpu(baseline), "x86-64-v3");
+  EXPECT_EQ(JitOptions().cpu, "x86-64-v2");
+  EXPECT_EQ(baseline.cpu, "x86-64-v3");
   if (old)
     setenv("TINYMLIR_CPU", saved.c_str(), 1);
   else
@@ -811,9 +870,8 @@ TEST(TableOps, LowerForTheGpuTarget) {
   EXPECT_TRUE(matchesNumPy(jit(f)(x, y), want, {{"x", x}, {"y", y}}, 2 * (kMathUlps + 3),
                            magnitude));
   // The GPU kernels, emulated on the CPU (scalar libm calls).
-  setenv("TINYMLIR_GPU_EMULATE", "1", 1);
+  gpu.gpuEmulate = true;
   Array emulated = jit(f, gpu)(x, y);
-  unsetenv("TINYMLIR_GPU_EMULATE");
   EXPECT_TRUE(matchesNumPy(emulated, want, {{"x", x}, {"y", y}}, 2 * (kMathUlps + 3), magnitude));
 }
 

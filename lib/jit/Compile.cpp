@@ -1,0 +1,288 @@
+// compileGraph, the compiler driver: graph -> MLIR (builder) -> optimized ->
+// bufferized -> the target's lowering (targets) -> native code (LLVM's JIT),
+// with the disk cache in front of it. The call itself is the runtime's
+// (runtime/Call.cpp).
+#include "builder/MLIRGen.h"
+#include "jit/DiskCache.h"
+#include "passes/Pipeline.h"
+#include "runtime/Call.h"
+#include "targets/Target.h"
+
+#include <tinymlir/jit.h>
+
+#include <mlir/ExecutionEngine/ExecutionEngine.h>
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace tinymlir {
+
+struct Compiled::Impl {
+  detail::NativeFunction native;
+  std::string module, optimized, bufferized, lowered;
+  detail::TargetStages stages;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> loaded; // code from the disk cache
+  double seconds = 0;
+  int blasCalls = 0;
+  Target target = Target::CPU;
+  bool fromDisk = false;
+};
+
+namespace {
+
+using detail::CompileTarget;
+using detail::Node;
+using detail::NodePtr;
+
+llvm::orc::SymbolMap symbolMap(const detail::RuntimeSymbols &symbols,
+                               llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap map;
+  for (const detail::RuntimeSymbol &s : symbols)
+    map[interner(s.name)] = {llvm::orc::ExecutorAddr::fromPtr(s.address),
+                             llvm::JITSymbolFlags::Exported};
+  return map;
+}
+
+/// Gather ids must be inputs, so that they can be checked before native code runs.
+void findGatherIds(const NodePtr &root, const std::vector<NodePtr> &args,
+                   std::vector<std::pair<size_t, int64_t>> &out) {
+  std::vector<const Node *> stack{root.get()};
+  std::vector<const Node *> seen;
+  while (!stack.empty()) {
+    const Node *n = stack.back();
+    stack.pop_back();
+    if (std::find(seen.begin(), seen.end(), n) != seen.end())
+      continue;
+    seen.push_back(n);
+    if (n->op == Op::Gather) {
+      const Node *ids = n->args[1].get();
+      if (ids->op != Op::Argument)
+        throw Error("[gather] ids must be an input of the compiled function (they are checked "
+                    "against the table before each call); got a computed " +
+                    std::string(opName(ids->op)) + " value");
+      out.emplace_back(static_cast<size_t>(ids->index), n->args[0]->shape[0]);
+    }
+    for (const NodePtr &a : n->args)
+      stack.push_back(a.get());
+  }
+}
+
+/// The engine's object file (kernel and wrappers), or "" if unavailable.
+/// The engine only writes it to a file: each call gets its own (mkstemp), so
+/// that threads compiling at once never read each other's object.
+std::string dumpObject(mlir::ExecutionEngine &engine, const std::string &directory) {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  std::string path = (std::filesystem::path(directory) / "object.XXXXXX").string();
+  int fd = ::mkstemp(path.data());
+  if (fd < 0)
+    return "";
+  ::close(fd);
+  engine.dumpToObjectFile(path);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path, error);
+  return bytes;
+}
+
+/// Links a cached object into a fresh JIT; false if it cannot be used.
+bool loadObject(Compiled::Impl &impl, const std::string &object, const CompileTarget &target) {
+  target.vectorMath(); // loads libmvec: the object may call it
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(target.machineBuilder()).create();
+  if (!jit) {
+    llvm::consumeError(jit.takeError());
+    return false;
+  }
+  llvm::orc::LLJIT &j = **jit;
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      j.getDataLayout().getGlobalPrefix());
+  if (!process) {
+    llvm::consumeError(process.takeError());
+    return false;
+  }
+  j.getMainJITDylib().addGenerator(std::move(*process));
+  llvm::orc::MangleAndInterner interner(j.getExecutionSession(), j.getDataLayout());
+  if (auto error = j.getMainJITDylib().define(llvm::orc::absoluteSymbols(symbolMap(target.runtimeSymbols(), interner)))) {
+    llvm::consumeError(std::move(error));
+    return false;
+  }
+  if (auto error = j.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object))) {
+    llvm::consumeError(std::move(error));
+    return false;
+  }
+  auto symbol = j.lookup(std::string("_mlir__mlir_ciface_") + detail::kKernelName);
+  if (!symbol) {
+    llvm::consumeError(symbol.takeError());
+    return false;
+  }
+  impl.native.entry = symbol->toPtr<void (*)(void **)>();
+  impl.loaded = std::move(*jit);
+  return true;
+}
+
+/// Per-stage compile times on stderr (options.timing).
+class StageTimer {
+public:
+  explicit StageTimer(bool enabled) : enabled_(enabled) {}
+  void operator()(const char *stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (enabled_)
+      std::fprintf(stderr, "tinymlir: %-10s %8.2f ms\n", stage,
+                   std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+} // namespace
+
+Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
+                      const JitOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  StageTimer stage(options.timing);
+  if (!result.valid())
+    throw Error("[jit] the traced function returned an invalid (default-constructed) Tensor");
+  detail::prepareThreads();
+  auto impl = std::make_shared<Compiled::Impl>();
+  detail::NativeFunction &native = impl->native;
+  std::vector<NodePtr> argNodes;
+  for (const Tensor &a : args) {
+    argNodes.push_back(a.node());
+    native.inputShapes.push_back(a.shape());
+    native.inputDTypes.push_back(a.dtype());
+  }
+  native.resultShape = result.shape();
+  native.resultDType = result.dtype();
+  findGatherIds(result.node(), argNodes, native.gatherIds);
+
+  auto context = detail::makeContext();
+  detail::BuiltModule built = detail::buildModule(*context, result.node(), argNodes);
+  native.constants = std::move(built.constants);
+  mlir::ModuleOp module = *built.module;
+  detail::verifyModule(module, "build");
+  impl->module = detail::printModule(module);
+  stage("build");
+
+  std::unique_ptr<CompileTarget> target = detail::makeTarget(options);
+  native.hooks = target->callHooks();
+  impl->target = options.target;
+  const int level = std::clamp(options.optLevel, 0, 3);
+
+  // The persistent cache: the module as built, with the options, versions
+  // and host CPU, decides the code.
+  std::string cacheDir = target->cacheable() ? detail::cacheDirectory(options) : "";
+  std::string key = cacheDir.empty() ? "" : detail::cacheKey(impl->module, options, *target);
+  if (!cacheDir.empty()) {
+    if (auto cached = detail::loadEntry(cacheDir, key)) {
+      if (loadObject(*impl, cached->object, *target)) {
+        impl->optimized = std::move(cached->optimized);
+        impl->bufferized = std::move(cached->bufferized);
+        impl->lowered = std::move(cached->lowered);
+        impl->blasCalls = cached->blasCalls;
+        impl->fromDisk = true;
+        stage("disk-cache");
+        impl->seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return Compiled(std::move(impl));
+      }
+    }
+  }
+
+  if (options.optimize)
+    detail::runPipeline(module, detail::kOptimizePipeline, "optimize");
+  impl->optimized = detail::printModule(module);
+  stage("optimize");
+
+  detail::runPipeline(module, detail::kBufferizePipeline, "bufferize");
+  impl->bufferized = detail::printModule(module);
+  stage("bufferize");
+
+  target->lower(module, impl->stages);
+  impl->blasCalls = detail::countBlasCalls(module);
+  impl->lowered = detail::printModule(module);
+  stage("lower");
+
+  mlir::ExecutionEngineOptions engineOptions;
+  // The target machine, so that LLVM's optimizer (the loop vectorizer in
+  // particular) knows the vector width and CPU features.
+  auto machine = target->machine(level);
+  auto optimizer = target->optimizer(level, machine.get()); // transformer is a function_ref
+  engineOptions.transformer = optimizer;
+  engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
+  engineOptions.enableGDBNotificationListener = false;
+  // options.perf: tell perf about the generated code (perf record -k 1, perf inject --jit).
+  engineOptions.enablePerfNotificationListener = options.perf;
+  engineOptions.enableObjectDump = !cacheDir.empty();
+  auto engine = mlir::ExecutionEngine::create(module, engineOptions, target->machine(level));
+  if (!engine)
+    throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
+  impl->engine = std::move(*engine);
+  detail::RuntimeSymbols symbols = target->runtimeSymbols();
+  impl->engine->registerSymbols(
+      [&](llvm::orc::MangleAndInterner interner) { return symbolMap(symbols, interner); });
+  if (target->hasConstructors())
+    impl->engine->initialize();
+  auto entry = impl->engine->lookupPacked(std::string("_mlir_ciface_") + detail::kKernelName);
+  if (!entry)
+    throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
+  native.entry = *entry;
+  stage("llvm-jit");
+  if (!cacheDir.empty()) {
+    detail::CacheEntry fresh;
+    fresh.object = dumpObject(*impl->engine, cacheDir);
+    fresh.optimized = impl->optimized;
+    fresh.bufferized = impl->bufferized;
+    fresh.lowered = impl->lowered;
+    fresh.blasCalls = impl->blasCalls;
+    if (!fresh.object.empty())
+      detail::storeEntry(cacheDir, key, fresh);
+  }
+  impl->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Compiled(std::move(impl));
+}
+
+const std::string &Compiled::module() const { return impl_->module; }
+const std::string &Compiled::optimized() const { return impl_->optimized; }
+const std::string &Compiled::bufferized() const { return impl_->bufferized; }
+const std::string &Compiled::lowered() const { return impl_->lowered; }
+const std::vector<Shape> &Compiled::inputShapes() const { return impl_->native.inputShapes; }
+const std::vector<DType> &Compiled::inputDTypes() const { return impl_->native.inputDTypes; }
+const Shape &Compiled::resultShape() const { return impl_->native.resultShape; }
+DType Compiled::resultDType() const { return impl_->native.resultDType; }
+double Compiled::compileSeconds() const { return impl_->seconds; }
+int Compiled::blasCalls() const { return impl_->blasCalls; }
+Target Compiled::target() const { return impl_->target; }
+bool Compiled::fromDiskCache() const { return impl_->fromDisk; }
+const std::string &Compiled::gpuModule() const { return impl_->stages.gpu; }
+const std::string &Compiled::ptx() const { return impl_->stages.ptx; }
+
+Array Compiled::call(const std::vector<Array> &inputs) const {
+  Array output = Array::empty(impl_->native.resultShape, impl_->native.resultDType);
+  callInto(inputs, output);
+  return output;
+}
+
+void Compiled::callInto(const std::vector<Array> &inputs, Array &output) const {
+  detail::callNative(impl_->native, inputs, output);
+}
+
+Array evaluate(const Tensor &result, const JitOptions &options) {
+  if (result.isConcrete())
+    return result.array();
+  return compileGraph(result, {}, options).call({});
+}
+
+} // namespace tinymlir

@@ -1,0 +1,191 @@
+#include "jit/DiskCache.h"
+#include "targets/Target.h"
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+namespace tinymlir::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kMagic[16] = {'T', 'I', 'N', 'Y', 'M', 'L', 'I', 'R', '-',
+                             'K', 'E', 'R', 'N', 'E', 'L', '\n'};
+constexpr uint32_t kFormat = 1;
+constexpr const char *kVersion = "tinymlir 0.1.0";
+
+uint64_t fnv1a(const char *data, size_t size, uint64_t seed = 0xcbf29ce484222325ull) {
+  uint64_t h = seed;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+void putU64(std::string &out, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+bool getU64(const std::string &in, size_t &pos, uint64_t &v) {
+  if (in.size() < pos + 8)
+    return false;
+  v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
+  pos += 8;
+  return true;
+}
+void putString(std::string &out, const std::string &s) {
+  putU64(out, s.size());
+  out += s;
+}
+bool getString(const std::string &in, size_t &pos, std::string &s) {
+  uint64_t n;
+  if (!getU64(in, pos, n) || in.size() - pos < n)
+    return false;
+  s.assign(in, pos, n);
+  pos += n;
+  return true;
+}
+
+/// A fingerprint of this build of tinymlir: the contents of the shared library
+/// that holds this code (any change to the compiler, its passes or its
+/// pipelines changes the code it generates, so it invalidates the cache).
+std::string buildFingerprint() {
+  static const std::string fingerprint = [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&fnv1a), &info) == 0 || !info.dli_fname)
+      return std::string("unknown-build");
+    std::ifstream file(info.dli_fname, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    return hex(fnv1a(bytes.data(), bytes.size())) + "-" + std::to_string(bytes.size());
+  }();
+  return fingerprint;
+}
+
+std::string hostDescription() {
+  std::string text = std::string("cpu=") + llvm::sys::getHostCPUName().str() + " features=";
+  auto features = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> enabled;
+  for (const auto &f : features)
+    if (f.second)
+      enabled.push_back(f.first().str());
+  std::sort(enabled.begin(), enabled.end());
+  for (const std::string &f : enabled)
+    text += "+" + f;
+  return text;
+}
+
+} // namespace
+
+std::string cacheDirectory(const JitOptions &options) {
+  if (!options.cacheDir.empty())
+    return options.cacheDir;
+  if (!options.diskCache)
+    return "";
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return (fs::path(xdg) / "tinymlir" / "kernels").string();
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return (fs::path(home) / ".cache" / "tinymlir" / "kernels").string();
+  return "";
+}
+
+std::string cacheKey(const std::string &module, const JitOptions &options,
+                     const CompileTarget &target) {
+  std::ostringstream key;
+  key << kVersion << " build " << buildFingerprint() << "\nllvm " << LLVM_VERSION_STRING << "\n"
+      << hostDescription() << "\n" << target.name() << ": " << optionsKey(options)
+      << " libmvec=" << target.vectorMath() << "\n"
+      << module;
+  return key.str();
+}
+
+std::string entryPath(const std::string &directory, const std::string &key) {
+  uint64_t a = fnv1a(key.data(), key.size());
+  uint64_t b = fnv1a(key.data(), key.size(), 0x84222325cbf29ce4ull);
+  return (fs::path(directory) / (hex(a) + hex(b) + ".kernel")).string();
+}
+
+std::optional<CacheEntry> loadEntry(const std::string &directory, const std::string &key) {
+  std::string path = entryPath(directory, key);
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return std::nullopt;
+  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  file.close();
+  auto reject = [&]() -> std::optional<CacheEntry> {
+    std::error_code ignored;
+    fs::remove(path, ignored); // corrupt or stale: never loaded, replaced later
+    return std::nullopt;
+  };
+  // Header: magic, format, checksum, payload size.
+  size_t pos = sizeof kMagic;
+  uint64_t format, checksum, size;
+  if (bytes.size() < pos || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
+      !getU64(bytes, pos, format) || format != kFormat || !getU64(bytes, pos, checksum) ||
+      !getU64(bytes, pos, size) || bytes.size() - pos != size ||
+      fnv1a(bytes.data() + pos, size) != checksum)
+    return reject();
+  CacheEntry entry;
+  std::string storedKey, blas;
+  if (!getString(bytes, pos, storedKey) || storedKey != key || !getString(bytes, pos, entry.object) ||
+      !getString(bytes, pos, entry.optimized) || !getString(bytes, pos, entry.bufferized) ||
+      !getString(bytes, pos, entry.lowered) || !getString(bytes, pos, blas) || pos != bytes.size() ||
+      entry.object.empty())
+    return reject();
+  entry.blasCalls = std::atoi(blas.c_str());
+  return entry;
+}
+
+bool storeEntry(const std::string &directory, const std::string &key, const CacheEntry &entry) {
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error)
+    return false;
+  std::string payload;
+  putString(payload, key);
+  putString(payload, entry.object);
+  putString(payload, entry.optimized);
+  putString(payload, entry.bufferized);
+  putString(payload, entry.lowered);
+  putString(payload, std::to_string(entry.blasCalls));
+  std::string bytes(kMagic, sizeof kMagic);
+  putU64(bytes, kFormat);
+  putU64(bytes, fnv1a(payload.data(), payload.size()));
+  putU64(bytes, payload.size());
+  bytes += payload;
+  std::string path = entryPath(directory, key);
+  std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+      return false;
+  }
+  fs::rename(temporary, path, error);
+  if (error) {
+    fs::remove(temporary, error);
+    return false;
+  }
+  return true;
+}
+
+} // namespace tinymlir::detail

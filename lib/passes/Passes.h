@@ -1,0 +1,64 @@
+// tinymlir's own MLIR passes: one per compiler step written in C++, each a
+// module pass with a command-line name (tinymlir-opt, textual pipelines) and a
+// create...Pass() function. Registered in one place, registerPasses().
+// No MLIR headers here: tools include this file.
+#pragma once
+
+#include <tinymlir/jit.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+class Pass;
+} // namespace mlir
+
+namespace tinymlir {
+
+/// Registers every tinymlir-* pass with MLIR's pass registry (once).
+void registerPasses();
+
+/// What tinymlir-opt offers: the dialects, extensions and interfaces the JIT
+/// registers, every upstream pass, and ours.
+void registerAllForOpt(mlir::DialectRegistry &registry);
+
+/// The whole pass pipeline that takes the `module` stage to the `lowered`
+/// stage for these options, as `tinymlir-opt --pass-pipeline` accepts it
+/// (lib/targets/Target.cpp).
+std::string printablePipeline(const JitOptions &options);
+
+namespace detail {
+
+/// Defaults of the pass options.
+/// Mixed-precision products with up to this many rows stream their float32
+/// weights (tinymlir-small-products max-rows).
+inline constexpr int64_t kSmallProductMaxRows = 32;
+/// Parallel loops with fewer iterations (all nested loops counted) run on one
+/// thread: below this, an OpenMP fork costs more than it saves
+/// (tinymlir-serialize-small-parallel-loops minimum-work).
+inline constexpr int64_t kMinimumParallelWork = 1 << 16;
+
+// --- lib/passes ---
+std::unique_ptr<mlir::Pass> createSimplifyMathPass();
+std::unique_ptr<mlir::Pass> createSmallProductsPass(int64_t maxRows = kSmallProductMaxRows);
+std::unique_ptr<mlir::Pass> createBlasRewritePass();
+std::unique_ptr<mlir::Pass> createLowerReductionsPass();
+std::unique_ptr<mlir::Pass> createGuardExpUnderflowPass();
+std::unique_ptr<mlir::Pass>
+createSerializeSmallParallelLoopsPass(int64_t minimumWork = kMinimumParallelWork);
+std::unique_ptr<mlir::Pass> createKernelNoInlinePass();
+
+// --- lib/passes/gpu (targets/gpu/GpuTarget.cpp describes the order) ---
+std::unique_ptr<mlir::Pass> createGpuMatmulKernelsPass(const std::string &tile = "");
+std::unique_ptr<mlir::Pass> createGpuPrepareLoopsPass();
+std::unique_ptr<mlir::Pass> createGpuMapParallelLoopsPass();
+std::unique_ptr<mlir::Pass> createGpuMoveDataToDevicePass();
+std::unique_ptr<mlir::Pass> createGpuMergeKernelModulesPass();
+std::unique_ptr<mlir::Pass> createGpuCheckHostPass();
+std::unique_ptr<mlir::Pass> createGpuPackPtxBundlePass(const std::string &libdevice = "");
+std::unique_ptr<mlir::Pass> createGpuEmulateOnHostPass();
+
+} // namespace detail
+} // namespace tinymlir

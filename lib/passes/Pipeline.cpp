@@ -1,0 +1,180 @@
+// Running pipelines with MLIR diagnostics turned into tinymlir errors; the
+// pipelines; the passes of the math steps.
+#include "passes/Pipeline.h"
+#include "passes/Passes.h"
+#include "builder/MLIRGen.h"
+
+#include <tinymlir/array.h>
+
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+#include <mlir/Dialect/Math/IR/Math.h>
+#include <mlir/Dialect/Math/Transforms/Passes.h>
+#include <mlir/IR/Diagnostics.h>
+#include <mlir/IR/Verifier.h>
+#include <mlir/Pass/Pass.h>
+#include <mlir/Pass/PassManager.h>
+#include <mlir/Pass/PassRegistry.h>
+#include <mlir/Transforms/GreedyPatternRewriteDriver.h>
+
+#include <llvm/Support/raw_ostream.h>
+
+namespace tinymlir::detail {
+namespace {
+
+/// Collects diagnostics while alive.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(mlir::MLIRContext *context)
+      : handler_(context, [this](mlir::Diagnostic &diag) {
+          llvm::raw_string_ostream os(text_);
+          os << "\n  " << diag.getLocation() << ": " << diag;
+          for (auto &note : diag.getNotes())
+            os << "\n    note: " << note;
+          return mlir::success();
+        }) {}
+  const std::string &text() const { return text_; }
+
+private:
+  std::string text_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
+
+} // namespace
+
+void verifyModule(mlir::ModuleOp module, const char *stage) {
+  DiagnosticCollector diags(module.getContext());
+  if (mlir::failed(mlir::verify(module)))
+    throw Error(std::string("[compile] stage '") + stage + "': the module does not verify:" +
+                diags.text());
+}
+
+void runPipeline(mlir::ModuleOp module, const std::string &pipeline, const char *stage) {
+  DiagnosticCollector diags(module.getContext());
+  mlir::PassManager pm(module.getContext());
+  std::string parseErrors;
+  llvm::raw_string_ostream errs(parseErrors);
+  // The pass manager is anchored on the module: add the passes inside the
+  // "builtin.module(...)" wrapper to it directly.
+  llvm::StringRef passes(pipeline);
+  if (passes.consume_front("builtin.module("))
+    passes.consume_back(")");
+  if (mlir::failed(mlir::parsePassPipeline(passes, pm, errs)))
+    throw Error(std::string("[compile] stage '") + stage + "': bad pass pipeline '" + pipeline +
+                "': " + parseErrors);
+  if (mlir::failed(pm.run(module)))
+    throw Error(std::string("[compile] stage '") + stage + "' failed:" + diags.text());
+  verifyModule(module, stage);
+}
+
+std::string joinPipelines(std::initializer_list<std::string> pipelines) {
+  std::string joined;
+  for (llvm::StringRef p : pipelines) {
+    if (p.consume_front("builtin.module("))
+      p.consume_back(")");
+    if (!p.empty())
+      joined += (joined.empty() ? "" : ",") + p.str();
+  }
+  return "builtin.module(" + joined + ")";
+}
+
+namespace {
+
+using namespace mlir;
+
+/// tinymlir-simplify-math: strength reduction of math ops with constant
+/// operands (MLIR's algebraic simplification): powf(x, 2 or 3) becomes
+/// products, powf(x, 0.5) sqrt... The GELU's cube then costs two
+/// multiplications instead of a pow call.
+struct SimplifyMathPass : PassWrapper<SimplifyMathPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SimplifyMathPass)
+  StringRef getArgument() const override { return "tinymlir-simplify-math"; }
+  StringRef getDescription() const override {
+    return "Strength-reduce math ops with constant operands (powf(x, 3) -> x * x * x)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, math::MathDialect>();
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathAlgebraicSimplificationPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation().emitError("math simplification did not converge");
+      signalPassFailure();
+    }
+  }
+};
+
+/// tinymlir-guard-exp-underflow: exp(x) for x below the underflow threshold is
+/// 0 without calling exp: the vector exp (libmvec) sends such lanes one by one
+/// to the scalar exp's slow path (errno), and the causal mask's -1e10 scores
+/// are such lanes. Exact: exp rounds to +0 there.
+struct GuardExpUnderflowPass : PassWrapper<GuardExpUnderflowPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GuardExpUnderflowPass)
+  StringRef getArgument() const override { return "tinymlir-guard-exp-underflow"; }
+  StringRef getDescription() const override {
+    return "Select 0 for f32/f64 math.exp of arguments below the underflow threshold";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, math::MathDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<math::ExpOp> exps;
+    getOperation().walk([&](math::ExpOp op) {
+      if (op.getType().isF32() || op.getType().isF64())
+        exps.push_back(op);
+    });
+    for (math::ExpOp op : exps) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Type type = op.getType();
+      // Below these, exp(x) is under half the least subnormal: it rounds to +0.
+      const double limit = type.isF64() ? -745.2 : -104.0;
+      Value x = op.getOperand();
+      Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
+      Value under = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OLT, x,
+          arith::ConstantOp::create(b, loc, b.getFloatAttr(type, limit)));
+      Value safe = arith::SelectOp::create(b, loc, under, zero, x);
+      Value e = math::ExpOp::create(b, loc, safe, op.getFastmathAttr());
+      op.replaceAllUsesWith(arith::SelectOp::create(b, loc, under, zero, e).getResult());
+      op.erase();
+    }
+    guarded += exps.size();
+  }
+  Statistic guarded{this, "guarded", "exps guarded"};
+};
+
+/// tinymlir-kernel-noinline: the C interface wrapper and the engine's packed
+/// wrappers each call the kernel: keep it out of line so that LLVM optimizes
+/// and compiles its body once.
+struct KernelNoInlinePass : PassWrapper<KernelNoInlinePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelNoInlinePass)
+  StringRef getArgument() const override { return "tinymlir-kernel-noinline"; }
+  StringRef getDescription() const override {
+    return "Mark the kernel's llvm.func noinline (passthrough)";
+  }
+  void runOnOperation() override {
+    if (auto kernel = getOperation().lookupSymbol<LLVM::LLVMFuncOp>(kKernelName)) {
+      OpBuilder b(&getContext());
+      kernel->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSimplifyMathPass() { return std::make_unique<SimplifyMathPass>(); }
+std::unique_ptr<Pass> createGuardExpUnderflowPass() {
+  return std::make_unique<GuardExpUnderflowPass>();
+}
+std::unique_ptr<Pass> createKernelNoInlinePass() { return std::make_unique<KernelNoInlinePass>(); }
+
+std::string printModule(mlir::ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return text;
+}
+
+} // namespace tinymlir::detail

@@ -1,0 +1,97 @@
+// Dialect, interface, pass and translation registration (ours: one line per
+// pass in registerPasses): the one translation unit that includes MLIR's
+// "register everything" headers (slow to compile).
+#include "passes/Passes.h"
+#include "passes/Pipeline.h"
+
+#include <mlir/InitAllDialects.h>
+#include <mlir/InitAllExtensions.h>
+#include <mlir/InitAllPasses.h>
+#include <mlir/Pass/Pass.h>
+#include <mlir/Pass/PassRegistry.h>
+#include <mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h>
+
+// --- GPU target (lib/passes/gpu, lib/targets/gpu): gpu.binary / gpu.launch_func and NVVM to LLVM IR ---
+#include <mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h>
+// --- end GPU target ---
+
+#include <llvm/Support/TargetSelect.h>
+
+#include <mutex>
+
+namespace tinymlir {
+namespace {
+
+/// The dialects, interfaces and translations the JIT needs.
+void registerDialects(mlir::DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  // --- GPU target (lib/passes/gpu, lib/targets/gpu) ---
+  mlir::registerGPUDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+  mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  // --- end GPU target ---
+  mlir::registerOpenMPDialectTranslation(registry);
+}
+
+} // namespace
+
+void registerPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    using namespace detail;
+    mlir::registerPass([] { return createSimplifyMathPass(); });
+    mlir::registerPass([] { return createSmallProductsPass(); });
+    mlir::registerPass([] { return createBlasRewritePass(); });
+    mlir::registerPass([] { return createLowerReductionsPass(); });
+    mlir::registerPass([] { return createGuardExpUnderflowPass(); });
+    mlir::registerPass([] { return createSerializeSmallParallelLoopsPass(); });
+    mlir::registerPass([] { return createKernelNoInlinePass(); });
+    // --- GPU target (lib/passes/gpu, lib/targets/gpu) ---
+    mlir::registerPass([] { return createGpuMatmulKernelsPass(); });
+    mlir::registerPass([] { return createGpuPrepareLoopsPass(); });
+    mlir::registerPass([] { return createGpuMapParallelLoopsPass(); });
+    mlir::registerPass([] { return createGpuMoveDataToDevicePass(); });
+    mlir::registerPass([] { return createGpuMergeKernelModulesPass(); });
+    mlir::registerPass([] { return createGpuCheckHostPass(); });
+    mlir::registerPass([] { return createGpuPackPtxBundlePass(); });
+    mlir::registerPass([] { return createGpuEmulateOnHostPass(); });
+    // --- end GPU target ---
+  });
+}
+
+void registerAllForOpt(mlir::DialectRegistry &registry) {
+  static std::once_flag once;
+  std::call_once(once, [] { mlir::registerAllPasses(); });
+  registerPasses();
+  registerDialects(registry);
+}
+
+namespace detail {
+
+std::unique_ptr<mlir::MLIRContext> makeContext() {
+  static std::once_flag once;
+  static mlir::DialectRegistry *registry = nullptr;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    mlir::DialectRegistry *all = new mlir::DialectRegistry();
+    registerAllForOpt(*all);
+    registry = all;
+  });
+  auto context = std::make_unique<mlir::MLIRContext>(*registry,
+                                                      mlir::MLIRContext::Threading::DISABLED);
+  context->loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                       mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect,
+                       mlir::bufferization::BufferizationDialect, mlir::memref::MemRefDialect,
+                       mlir::math::MathDialect, mlir::scf::SCFDialect, mlir::LLVM::LLVMDialect>();
+  return context;
+}
+
+} // namespace detail
+} // namespace tinymlir

@@ -1,0 +1,258 @@
+// After bufferization, before the BLAS rewrite: matrix-vector products (one
+// row, as in decoding) and float64 rows against float32 weights with few rows
+// (the weights read directly, not converted) become loops that stream the
+// weights once, in column blocks or batches run by an scf.parallel (OpenMP).
+// GEMV-shaped products are memory-bound: BLAS gains nothing there, and keeping
+// them in generated code keeps its thread pool out of the decoding loop.
+//
+//   C[i, j] += A[i, k] * B[k, j]   for j-blocks (parallel) { for i { for k { for j in block } } }
+//   C[i, j] += A[i, k] * B[j, k]   for j (parallel) { for i { acc over k (reassociable) } }
+#include "passes/Passes.h"
+#include "passes/Pipeline.h"
+
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Linalg/IR/Linalg.h>
+#include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/SCF/IR/SCF.h>
+#include <mlir/IR/Builders.h>
+#include <mlir/Pass/Pass.h>
+
+namespace tinymlir::detail {
+namespace {
+
+using namespace mlir;
+
+constexpr int64_t kColumnBlocks = 4;
+constexpr int64_t kRowChunks = 4;
+/// Rows of B per pass over a partial row (measured: 8 streams beat 4 and 16).
+constexpr int64_t kRowsPerPass = 8;
+
+/// scf.for from lower to upper by step, with a body that yields nothing.
+void forLoop(OpBuilder &b, Location loc, Value lower, Value upper, int64_t step,
+             llvm::function_ref<void(OpBuilder &, Location, Value)> body) {
+  Value s = arith::ConstantIndexOp::create(b, loc, step);
+  scf::ForOp::create(b, loc, lower, upper, s, ValueRange{},
+                     [&](OpBuilder &b, Location loc, Value iv, ValueRange) {
+                       body(b, loc, iv);
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
+Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices, Type type) {
+  Value v = memref::LoadOp::create(b, loc, memref, indices);
+  if (v.getType() == type)
+    return v;
+  if (type.getIntOrFloatBitWidth() > v.getType().getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, type, v);
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+/// Lowers C[(b,) i, j] += A[(b,) i, k] * B[(b,) k, j] (or B[(b,) j, k] when
+/// transposedB); `batched` adds the leading batch dimension, run in parallel.
+void lowerProduct(linalg::LinalgOp op, bool transposedB) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1], C = op.getDpsInits()[0];
+  auto tc = cast<MemRefType>(C.getType());
+  const bool batched = tc.getRank() == 3;
+  const int64_t r = batched ? 1 : 0; // first matrix dimension
+  Type acc = tc.getElementType();
+  int64_t batch = batched ? tc.getDimSize(0) : 1;
+  int64_t M = tc.getDimSize(r), N = tc.getDimSize(r + 1);
+  int64_t K = cast<MemRefType>(A.getType()).getDimSize(r + 1);
+  auto index = [&](OpBuilder &bb, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(bb, loc, v);
+  };
+  auto at = [&](Value bIndex, Value x, Value y) -> SmallVector<Value> {
+    if (batched)
+      return {bIndex, x, y};
+    return {x, y};
+  };
+  auto reassoc = arith::FastMathFlags::reassoc;
+
+  if (!transposedB && !batched && K % (kRowChunks * kRowsPerPass) == 0) {
+    // Weights (K, N): each chunk of rows is streamed front to back by one
+    // thread into its own partial sums, which are then added in chunk order.
+    const int64_t rowsPerChunk = K / kRowChunks;
+    auto partialType = MemRefType::get({kRowChunks, M, N}, acc);
+    Value partial = memref::AllocOp::create(b, loc, partialType);
+    Value zeroAcc = arith::ConstantOp::create(b, loc, b.getFloatAttr(acc, 0.0));
+    scf::ParallelOp::create(
+        b, loc, ValueRange{index(b, 0)}, ValueRange{index(b, kRowChunks)}, ValueRange{index(b, 1)},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value chunk = ivs[0];
+          Value k0 = arith::MulIOp::create(b, loc, chunk, index(b, rowsPerChunk));
+          Value kEnd = arith::AddIOp::create(b, loc, k0, index(b, rowsPerChunk));
+          forLoop(b, loc, index(b, 0), index(b, M), 1, [&](OpBuilder &b, Location loc, Value i) {
+            forLoop(b, loc, index(b, 0), index(b, N), 1, [&](OpBuilder &b, Location loc, Value j) {
+              memref::StoreOp::create(b, loc, zeroAcc, partial, ValueRange{chunk, i, j});
+            });
+          });
+          // kRowsPerPass rows of B per pass, used by every row of A while they are in
+          // cache; each partial row is loaded and stored once per pass. The
+          // additions stay in k order.
+          forLoop(b, loc, k0, kEnd, kRowsPerPass, [&](OpBuilder &b, Location loc, Value k) {
+            SmallVector<Value> ks;
+            for (int64_t u = 0; u < kRowsPerPass; ++u)
+              ks.push_back(u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u))));
+            forLoop(b, loc, index(b, 0), index(b, M), 1, [&](OpBuilder &b, Location loc, Value i) {
+              SmallVector<Value> as;
+              for (int64_t u = 0; u < kRowsPerPass; ++u)
+                as.push_back(loadAs(b, loc, A, {i, ks[u]}, acc));
+              forLoop(b, loc, index(b, 0), index(b, N), 1, [&](OpBuilder &b, Location loc, Value j) {
+                Value c = memref::LoadOp::create(b, loc, partial, ValueRange{chunk, i, j});
+                for (int64_t u = 0; u < kRowsPerPass; ++u) {
+                  Value w = loadAs(b, loc, B, {ks[u], j}, acc);
+                  c = arith::AddFOp::create(b, loc, c, arith::MulFOp::create(b, loc, as[u], w));
+                }
+                memref::StoreOp::create(b, loc, c, partial, ValueRange{chunk, i, j});
+              });
+            });
+          });
+        });
+    forLoop(b, loc, index(b, 0), index(b, M), 1, [&](OpBuilder &b, Location loc, Value i) {
+      forLoop(b, loc, index(b, 0), index(b, N), 1, [&](OpBuilder &b, Location loc, Value j) {
+        Value c = memref::LoadOp::create(b, loc, C, ValueRange{i, j});
+        for (int64_t chunk = 0; chunk < kRowChunks; ++chunk)
+          c = arith::AddFOp::create(
+              b, loc, c,
+              memref::LoadOp::create(b, loc, partial, ValueRange{index(b, chunk), i, j}));
+        memref::StoreOp::create(b, loc, c, C, ValueRange{i, j});
+      });
+    });
+    memref::DeallocOp::create(b, loc, partial);
+  } else if (!transposedB) {
+    // Column blocks: each streams its span of every row of B once.
+    int64_t block = N % kColumnBlocks == 0 && N / kColumnBlocks >= 64 ? N / kColumnBlocks : N;
+    // K unrolled by 4: C is loaded and stored once per 4 rows of B; the
+    // additions stay in k order, so the result equals the plain loop's.
+    int64_t unroll = K % 4 == 0 ? 4 : 1;
+    scf::ParallelOp::create(
+        b, loc, ValueRange{index(b, 0), index(b, 0)}, ValueRange{index(b, batch), index(b, N)},
+        ValueRange{index(b, 1), index(b, block)},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value bi = ivs[0], j0 = ivs[1];
+          Value jEnd = arith::AddIOp::create(b, loc, j0, index(b, block));
+          scf::ForOp::create(b, loc, index(b, 0), index(b, M), index(b, 1), ValueRange{},
+                             [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+            scf::ForOp::create(b, loc, index(b, 0), index(b, K), index(b, unroll), ValueRange{},
+                               [&](OpBuilder &b, Location loc, Value k, ValueRange) {
+              SmallVector<Value> as, ks;
+              for (int64_t u = 0; u < unroll; ++u) {
+                Value ku = u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u)));
+                ks.push_back(ku);
+                as.push_back(loadAs(b, loc, A, at(bi, i, ku), acc));
+              }
+              scf::ForOp::create(b, loc, j0, jEnd, index(b, 1), ValueRange{},
+                                 [&](OpBuilder &b, Location loc, Value j, ValueRange) {
+                Value c = memref::LoadOp::create(b, loc, C, at(bi, i, j));
+                for (int64_t u = 0; u < unroll; ++u) {
+                  Value w = loadAs(b, loc, B, at(bi, ks[u], j), acc);
+                  c = arith::AddFOp::create(b, loc, c, arith::MulFOp::create(b, loc, as[u], w));
+                }
+                memref::StoreOp::create(b, loc, c, C, at(bi, i, j));
+                scf::YieldOp::create(b, loc);
+              });
+              scf::YieldOp::create(b, loc);
+            });
+            scf::YieldOp::create(b, loc);
+          });
+        });
+  } else {
+    scf::ParallelOp::create(
+        b, loc, ValueRange{index(b, 0), index(b, 0)}, ValueRange{index(b, batch), index(b, N)},
+        ValueRange{index(b, 1), index(b, 1)}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value bi = ivs[0], j = ivs[1];
+          scf::ForOp::create(b, loc, index(b, 0), index(b, M), index(b, 1), ValueRange{},
+                             [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+            Value init = memref::LoadOp::create(b, loc, C, at(bi, i, j));
+            auto sum = scf::ForOp::create(
+                b, loc, index(b, 0), index(b, K), index(b, 1), ValueRange{init},
+                [&](OpBuilder &b, Location loc, Value k, ValueRange carried) {
+                  Value a = loadAs(b, loc, A, at(bi, i, k), acc);
+                  Value w = loadAs(b, loc, B, at(bi, j, k), acc);
+                  Value p = arith::MulFOp::create(b, loc, a, w);
+                  scf::YieldOp::create(
+                      b, loc, Value(arith::AddFOp::create(b, loc, carried[0], p, reassoc)));
+                });
+            memref::StoreOp::create(b, loc, sum.getResult(0), C, at(bi, i, j));
+            scf::YieldOp::create(b, loc);
+          });
+        });
+  }
+  op->erase();
+}
+
+/// tinymlir-small-products: matrix-vector products, and mixed-precision
+/// products (float32 weights) with at most max-rows rows (full-prefix
+/// decoding's rows; more rows convert once, then BLAS), become loops that
+/// stream the weights once.
+struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SmallProductsPass)
+  SmallProductsPass() = default;
+  SmallProductsPass(const SmallProductsPass &other) : PassWrapper(other) {}
+  StringRef getArgument() const override { return "tinymlir-small-products"; }
+  StringRef getDescription() const override {
+    return "Lower memref matrix-vector and few-row mixed-precision products to streaming loops";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect>();
+  }
+  void runOnOperation() override;
+
+  Option<int64_t> maxRows{*this, "max-rows",
+                          llvm::cl::desc("Most rows of a mixed-precision product lowered here"),
+                          llvm::cl::init(kSmallProductMaxRows)};
+  Statistic lowered{this, "products", "products lowered to loops"};
+};
+
+void SmallProductsPass::runOnOperation() {
+  SmallVector<std::pair<linalg::LinalgOp, bool>> products;
+  getOperation().walk([&](linalg::LinalgOp op) {
+    if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
+        !op.hasPureBufferSemantics())
+      return;
+    auto tc = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
+    if (!tc || !tc.hasStaticShape() || !isa<FloatType>(tc.getElementType()))
+      return;
+    const bool batched = tc.getRank() == 3;
+    const int64_t rows = tc.getDimSize(batched ? 1 : 0);
+    bool mixed = false;
+    for (Value v : op->getOperands())
+      mixed = mixed || cast<MemRefType>(v.getType()).getElementType() != tc.getElementType();
+    // Matrix-vector products, and mixed precision (float32 weights) with few rows.
+    if (rows > (mixed ? static_cast<int64_t>(maxRows) : 1))
+      return;
+    MLIRContext *ctx = op->getContext();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (batched) {
+      if (maps == linalg::BatchMatmulOp::getDefaultIndexingMaps(ctx))
+        products.push_back({op, false});
+      return;
+    }
+    if (maps == linalg::MatmulOp::getDefaultIndexingMaps(ctx)) {
+      products.push_back({op, false});
+      return;
+    }
+    AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx),
+               k = getAffineDimExpr(2, ctx);
+    SmallVector<AffineMap> transposedB{AffineMap::get(3, 0, {i, k}, ctx),
+                                       AffineMap::get(3, 0, {j, k}, ctx),
+                                       AffineMap::get(3, 0, {i, j}, ctx)};
+    if (maps == transposedB)
+      products.push_back({op, true});
+  });
+  for (auto [op, transposed] : products)
+    lowerProduct(op, transposed);
+  lowered += products.size();
+}
+
+} // namespace
+
+std::unique_ptr<Pass> createSmallProductsPass(int64_t maxRows) {
+  auto pass = std::make_unique<SmallProductsPass>();
+  pass->maxRows = maxRows;
+  return pass;
+}
+
+} // namespace tinymlir::detail

@@ -1,0 +1,116 @@
+// The call boundary (Call.h).
+#include "runtime/Call.h"
+
+#include <tinymlir/jit.h>
+
+#include <cblas.h>
+
+#include <cstdlib>
+#include <mutex>
+
+extern "C" void omp_set_num_threads(int threads);
+extern "C" int omp_get_num_procs();
+extern "C" void kmp_set_defaults(const char *settings);
+
+namespace tinymlir {
+namespace detail {
+namespace {
+
+std::string describe(DType dtype, const Shape &shape) {
+  return std::string(dtypeName(dtype)) + " " + shapeString(shape);
+}
+
+/// A ranked memref descriptor: {allocated, aligned, offset, sizes[R], strides[R]}.
+std::vector<int64_t> descriptor(const Array &a) {
+  std::vector<int64_t> d;
+  auto pointer = reinterpret_cast<int64_t>(a.data());
+  d.push_back(pointer);
+  d.push_back(pointer);
+  d.push_back(0);
+  d.insert(d.end(), a.shape().begin(), a.shape().end());
+  d.insert(d.end(), a.strides().begin(), a.strides().end());
+  return d;
+}
+
+} // namespace
+
+void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array &output) {
+  if (c.hooks.before)
+    c.hooks.before();
+  if (inputs.size() != c.inputShapes.size())
+    throw Error("[call] expected " + std::to_string(c.inputShapes.size()) + " inputs, got " +
+                std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].shape() != c.inputShapes[i] || inputs[i].dtype() != c.inputDTypes[i])
+      throw Error("[call] input " + std::to_string(i) + " is " +
+                  describe(inputs[i].dtype(), inputs[i].shape()) +
+                  " but this specialization was compiled for " +
+                  describe(c.inputDTypes[i], c.inputShapes[i]));
+  if (output.shape() != c.resultShape || output.dtype() != c.resultDType || !output.isContiguous())
+    throw Error("[call] the output must be a contiguous " + describe(c.resultDType, c.resultShape) +
+                " array, got " + describe(output.dtype(), output.shape()));
+  for (auto [position, rows] : c.gatherIds) {
+    const Array &ids = inputs[position];
+    for (int64_t k = 0; k < ids.size(); ++k) {
+      double id = ids.at({k});
+      if (id < 0 || id >= static_cast<double>(rows))
+        throw Error("[gather] id " + std::to_string(static_cast<int64_t>(id)) + " at position " +
+                    std::to_string(k) + " is outside the table of " + std::to_string(rows) +
+                    " rows");
+    }
+  }
+
+  // Contiguous inputs that overlap neither each other nor the output: the
+  // promise `restrict` makes to bufferization.
+  std::vector<Array> all;
+  all.reserve(inputs.size() + c.constants.size());
+  for (const Array &a : inputs)
+    all.push_back(a.contiguous());
+  for (const Array &a : c.constants)
+    all.push_back(a.contiguous());
+  for (size_t i = 0; i < all.size(); ++i) {
+    bool overlapping = all[i].overlaps(output);
+    for (size_t j = 0; j < i && !overlapping; ++j)
+      overlapping = all[i].overlaps(all[j]);
+    if (overlapping)
+      all[i] = all[i].copy();
+  }
+  all.push_back(output);
+
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(all.size());
+  std::vector<void *> pointers, args;
+  pointers.reserve(all.size());
+  for (const Array &a : all) {
+    descriptors.push_back(descriptor(a));
+    pointers.push_back(descriptors.back().data());
+  }
+  for (void *&p : pointers)
+    args.push_back(&p);
+  c.entry(args.data());
+  if (c.hooks.after)
+    c.hooks.after(); // e.g. CUDA errors recorded during the call
+}
+
+void prepareThreads() {
+  // OpenMP's workers spin 200 ms after each parallel loop by default, taking
+  // the cores from OpenBLAS's threads when BLAS runs next (measured: a GEMM 20%
+  // slower right after generated parallel loops); 1 ms keeps them responsive
+  // without that. A user's KMP_BLOCKTIME wins.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (!std::getenv("KMP_BLOCKTIME"))
+      kmp_set_defaults("KMP_BLOCKTIME=1");
+  });
+}
+
+} // namespace detail
+
+void setThreads(int threads) {
+  detail::prepareThreads();
+  int n = threads > 0 ? threads : omp_get_num_procs();
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+} // namespace tinymlir

@@ -1,0 +1,45 @@
+// The call boundary of compiled code: the checks before a call, the memref
+// descriptors, the call itself, and the threads the code runs on.
+#pragma once
+
+#include <tinymlir/array.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace tinymlir::detail {
+
+/// A target's runtime checks around each call (e.g. the GPU's device check
+/// before, its recorded errors after); null: none.
+struct CallHooks {
+  void (*before)() = nullptr;
+  void (*after)() = nullptr;
+};
+
+/// A compiled function as the runtime sees it.
+struct NativeFunction {
+  /// The packed entry point: one pointer per memref descriptor (inputs,
+  /// captured constants, the output).
+  void (*entry)(void **) = nullptr;
+  std::vector<Shape> inputShapes;
+  std::vector<DType> inputDTypes;
+  std::vector<Array> constants;
+  Shape resultShape;
+  DType resultDType = DType::f32;
+  /// Inputs that are gather ids: (input position, rows of the table).
+  std::vector<std::pair<size_t, int64_t>> gatherIds;
+  CallHooks hooks;
+};
+
+/// Checks the inputs and the output against the function's signature and the
+/// gather ids against their tables, then calls it. Inputs that overlap one
+/// another or the output are copied first (the code was compiled with
+/// `restrict` arguments).
+void callNative(const NativeFunction &f, const std::vector<Array> &inputs, Array &output);
+
+/// Once per process, before generated code first runs: OpenMP's settings.
+void prepareThreads();
+
+} // namespace tinymlir::detail

@@ -1,0 +1,99 @@
+// Compilation targets. Every target takes the bufferized module (the stage all
+// targets share) to the LLVM dialect with its own pipeline, generates host
+// code for it, and names the runtime functions that code calls. The driver
+// (jit/Compile.cpp) runs any target the same way:
+//
+//   module --kOptimizePipeline--> optimized --kBufferizePipeline--> bufferized
+//          --target.lowerPipeline()--> lowered --LLVM (target.machine)--> native
+//
+// Targets: cpu (cpu/CpuTarget.cpp), gpu (gpu/GpuTarget.cpp: PTX kernels
+// launched through the CUDA runtime) and gpu-emulated (the same kernels run on
+// the CPU, for machines without a GPU).
+#pragma once
+
+#include "runtime/Call.h"
+#include "runtime/Symbols.h"
+
+#include <tinymlir/jit.h>
+
+#include <mlir/IR/BuiltinOps.h>
+
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/Support/Error.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace tinymlir::detail {
+
+/// Before bufferization (when optimizing): fusion, then strength reduction
+/// of math ops (tinymlir-simplify-math).
+inline constexpr const char *kOptimizePipeline =
+    "builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse,"
+    "tinymlir-simplify-math)";
+inline constexpr const char *kBufferizePipeline =
+    "builtin.module(eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries},"
+    "buffer-deallocation-pipeline,canonicalize)";
+/// Loops and memrefs to the LLVM dialect (the last steps of the CPU and of GPU
+/// emulation); the kernel function stays out of line.
+inline constexpr const char *kLoopsToLlvmPipeline =
+    "builtin.module(convert-scf-to-openmp,canonicalize,expand-strided-metadata,"
+    "lower-affine,convert-scf-to-cf,convert-math-to-libm,convert-math-to-llvm,"
+    "convert-arith-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+    "finalize-memref-to-llvm,reconcile-unrealized-casts,tinymlir-kernel-noinline)";
+
+/// Stages a target keeps besides the shared ones.
+struct TargetStages {
+  std::string gpu; ///< GPU targets: kernels outlined, data on the device
+  std::string ptx; ///< GPU target: the PTX of the first chip
+};
+
+class CompileTarget {
+public:
+  virtual ~CompileTarget() = default;
+  /// "cpu", "gpu" or "gpu-emulated".
+  virtual const char *name() const = 0;
+  /// The passes from the bufferized module to the LLVM dialect.
+  virtual std::string lowerPipeline() const = 0;
+  /// Runs them on the module, keeping the target's own stages.
+  virtual void lower(mlir::ModuleOp module, TargetStages &stages) const;
+  /// The functions its code calls.
+  virtual RuntimeSymbols runtimeSymbols() const = 0;
+  /// Whether the code has global constructors to run (GPU: kernel binaries).
+  virtual bool hasConstructors() const { return false; }
+  /// Whether its native code may be kept in the disk cache.
+  virtual bool cacheable() const { return false; }
+  /// The runtime's checks around each call (CallHooks in runtime/Call.h).
+  virtual CallHooks callHooks() const { return {}; }
+
+  // Host code generation (the CPU's code, or the GPU's host side).
+  /// The LLVM CPU: "" for the host CPU with all its features.
+  const std::string &cpu() const { return cpu_; }
+  /// The JIT's target machine builder for that CPU (checked against the host's features).
+  llvm::orc::JITTargetMachineBuilder machineBuilder() const;
+  std::unique_ptr<llvm::TargetMachine> machine(int level) const;
+  /// LLVM's optimization pipeline for the module at `level` (0-3).
+  std::function<llvm::Error(llvm::Module *)> optimizer(int level, llvm::TargetMachine *machine) const;
+  /// Whether the vectorizer may call glibc's libmvec (options.vectorMath, if present).
+  bool vectorMath() const;
+
+protected:
+  CompileTarget(std::string cpu, bool vectorMath) : cpu_(std::move(cpu)), vectorMath_(vectorMath) {}
+
+private:
+  std::string cpu_;
+  bool vectorMath_;
+};
+
+/// The target these options select.
+std::unique_ptr<CompileTarget> makeTarget(const JitOptions &options);
+std::unique_ptr<CompileTarget> makeCpuTarget(const JitOptions &options);
+std::unique_ptr<CompileTarget> makeGpuTarget(const JitOptions &options);
+
+} // namespace tinymlir::detail

@@ -1,0 +1,40 @@
+// The CPU target: after bufferization, small products to streaming loops, the
+// others to BLAS calls (options.blas), reductions to register loops, exp
+// guarded, linalg to loops (scf.parallel over parallel dimensions), small
+// parallel loops serialized, then loops to LLVM (OpenMP for scf.parallel).
+#include "passes/Passes.h"
+#include "passes/Pipeline.h"
+#include "targets/Target.h"
+
+namespace tinymlir::detail {
+namespace {
+
+class CpuTarget final : public CompileTarget {
+public:
+  explicit CpuTarget(const JitOptions &options)
+      : CompileTarget(options.cpu, options.vectorMath), blas_(options.blas) {}
+  const char *name() const override { return "cpu"; }
+  std::string lowerPipeline() const override {
+    std::string p = "builtin.module(tinymlir-small-products{max-rows=" +
+                    std::to_string(kSmallProductMaxRows) + "},";
+    if (blas_)
+      p += "tinymlir-blas-rewrite,";
+    p += "tinymlir-lower-reductions,tinymlir-guard-exp-underflow,"
+         "convert-linalg-to-parallel-loops,tinymlir-serialize-small-parallel-loops{minimum-work=" +
+         std::to_string(kMinimumParallelWork) + "})";
+    return joinPipelines({p, kLoopsToLlvmPipeline});
+  }
+  RuntimeSymbols runtimeSymbols() const override { return cpuRuntimeSymbols(); }
+  bool cacheable() const override { return true; }
+
+private:
+  bool blas_;
+};
+
+} // namespace
+
+std::unique_ptr<CompileTarget> makeCpuTarget(const JitOptions &options) {
+  return std::make_unique<CpuTarget>(options);
+}
+
+} // namespace tinymlir::detail
