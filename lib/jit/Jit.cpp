@@ -1,11 +1,14 @@
 // Argument trees and the specialization cache (no MLIR here).
 #include "frontend/Graph.h"
+#include "runtime/Call.h"
 
 #include <tinymlir/jit.h>
 
 #include <cstdio>
 
 namespace tinymlir {
+
+void setThreads(int threads) { detail::setRuntimeThreads(threads); }
 
 namespace detail {
 std::string staticKey(double value) {

@@ -4,8 +4,6 @@
 // No MLIR headers here: tools include this file.
 #pragma once
 
-#include <tinymlir/jit.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,11 +21,6 @@ void registerPasses();
 /// What tinymlir-opt offers: the dialects, extensions and interfaces the JIT
 /// registers, every upstream pass, and ours.
 void registerAllForOpt(mlir::DialectRegistry &registry);
-
-/// The whole pass pipeline that takes the `module` stage to the `lowered`
-/// stage for these options, as `tinymlir-opt --pass-pipeline` accepts it
-/// (lib/targets/Target.cpp).
-std::string printablePipeline(const JitOptions &options);
 
 namespace detail {
 

@@ -1,8 +1,6 @@
 // The call boundary (Call.h).
 #include "runtime/Call.h"
 
-#include <tinymlir/jit.h>
-
 #include <cblas.h>
 
 #include <cstdlib>
@@ -104,13 +102,12 @@ void prepareThreads() {
   });
 }
 
-} // namespace detail
-
-void setThreads(int threads) {
-  detail::prepareThreads();
+void setRuntimeThreads(int threads) {
+  prepareThreads();
   int n = threads > 0 ? threads : omp_get_num_procs();
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
 }
 
+} // namespace detail
 } // namespace tinymlir

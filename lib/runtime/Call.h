@@ -41,5 +41,7 @@ void callNative(const NativeFunction &f, const std::vector<Array> &inputs, Array
 
 /// Once per process, before generated code first runs: OpenMP's settings.
 void prepareThreads();
+/// Threads for generated code (OpenMP) and BLAS; 0: all cores (setThreads).
+void setRuntimeThreads(int threads);
 
 } // namespace tinymlir::detail

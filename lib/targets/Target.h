@@ -14,7 +14,7 @@
 #include "runtime/Call.h"
 #include "runtime/Symbols.h"
 
-#include <tinymlir/jit.h>
+#include <tinymlir/options.h>
 
 #include <mlir/IR/BuiltinOps.h>
 

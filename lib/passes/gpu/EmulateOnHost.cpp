@@ -159,7 +159,8 @@ struct GpuEmulateOnHostPass : PassWrapper<GpuEmulateOnHostPass, OperationPass<Mo
     return "Run the kernels of GPU launches on the host (OpenMP teams), for tests without a GPU";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<omp::OpenMPDialect, memref::MemRefDialect, func::FuncDialect>();
+    registry.insert<arith::ArithDialect, func::FuncDialect, memref::MemRefDialect,
+                    omp::OpenMPDialect, scf::SCFDialect>();
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -1,6 +1,6 @@
 // JitOptions: the defaults, and the environment variables that supply them
 // (the one place they are read; the README's table lists them).
-#include <tinymlir/jit.h>
+#include <tinymlir/options.h>
 
 #include <cstdlib>
 #include <cstring>

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Checks that lib/ is layered as docs/architecture.md says: a file includes
+only headers of its own layer or of lower ones, and core and runtime include
+no MLIR or LLVM header.
+
+  test/check_layers.py [SOURCE_DIR]
+
+Layers, lowest first (public headers in include/tinymlir belong to a layer too).
+"""
+import os
+import re
+import sys
+
+LAYERS = ["core", "runtime", "frontend", "builder", "passes", "targets", "jit", "models"]
+NO_MLIR = {"core", "runtime"}
+PUBLIC = {"array.h": "core", "options.h": "targets", "gpu.h": "runtime", "tensor.h": "frontend", "ops.def": "frontend",
+          "kernels.h": "frontend", "jit.h": "jit", "tinymlir.h": "jit"}
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def layer_of_header(path):
+    """The layer of an included header, or None for system headers."""
+    if path.startswith("tinymlir/"):
+        return PUBLIC.get(path[len("tinymlir/"):])
+    first = path.split("/")[0]
+    return first if first in LAYERS else None
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    problems, files = [], 0
+    sources = []
+    for layer in LAYERS:
+        for dirpath, _, names in os.walk(os.path.join(root, "lib", layer)):
+            sources += [(layer, os.path.join(dirpath, n)) for n in names if n.endswith((".cpp", ".h"))]
+    for name, layer in PUBLIC.items():
+        sources.append((layer, os.path.join(root, "include", "tinymlir", name)))
+    for layer, path in sources:
+        files += 1
+        rel = os.path.relpath(path, root)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for bracket, header in INCLUDE.findall(text):
+            if layer in NO_MLIR and header.split("/")[0] in ("mlir", "llvm"):
+                problems.append(f"{rel}: includes <{header}>, but the {layer} layer has no MLIR")
+            target = layer_of_header(header)
+            if target and LAYERS.index(target) > LAYERS.index(layer):
+                problems.append(f"{rel} ({layer}) includes {header} ({target}, a higher layer)")
+    for p in problems:
+        print(p)
+    if files < 40:
+        problems.append(f"only {files} files found under {root}: wrong source directory?")
+        print(problems[-1])
+    print(f"{files} files, {len(problems)} layering problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
