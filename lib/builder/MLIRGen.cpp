@@ -25,11 +25,6 @@ namespace {
 
 using namespace mlir;
 
-/// Products with at most this many rows read float32 weights directly when
-/// the other operand is float64 (decoding: one row, or the prefix's rows);
-/// lowered by lowerSmallProducts, whose limit is the same.
-constexpr int64_t kMixedPrecisionRows = 32;
-
 Type elementType(Builder &b, DType dtype) {
   switch (dtype) {
   case DType::f32:
@@ -345,13 +340,14 @@ private:
   }
 
   /// A product of float64 rows with float32 weights (promoted by an explicit
-  /// Cast node, possibly of a transposed matrix) and only a few rows: a
-  /// mixed-precision linalg.matmul that reads the float32 weights directly and
-  /// accumulates in float64, instead of materializing float64 weights.
+  /// Cast node, possibly of a transposed matrix): a mixed-precision
+  /// linalg.matmul that reads the float32 weights and accumulates in float64.
+  /// The CPU target streams the weights of few-row products and converts
+  /// those of the others once (tinymlir-small-products, option max-rows).
   /// Returns the weights node (and whether it is transposed), or null.
   static NodePtr mixedPrecisionWeights(const Node &n, bool &transposed) {
     const Node &b = *n.args[1];
-    if (n.shape.size() != 2 || n.shape[0] > kMixedPrecisionRows || n.dtype != DType::f64 ||
+    if (n.shape.size() != 2 || n.dtype != DType::f64 ||
         b.op != Op::Cast || b.args[0]->dtype != DType::f32)
       return nullptr;
     const NodePtr &w = b.args[0];

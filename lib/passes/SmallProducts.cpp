@@ -183,10 +183,37 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB) {
   op->erase();
 }
 
+/// Widens the float32 operand B of a float64 product with more than max-rows
+/// rows into a float64 buffer (transposed back to (K, N) if it was read
+/// transposed): converted once, the product is an ordinary one for BLAS.
+void widenWeights(linalg::LinalgOp op, bool transposed) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+  auto tw = cast<MemRefType>(w.getType());
+  Type wide = cast<MemRefType>(c.getType()).getElementType();
+  int64_t k = tw.getDimSize(transposed ? 1 : 0), n = tw.getDimSize(transposed ? 0 : 1);
+  Value converted = memref::AllocOp::create(b, loc, MemRefType::get({k, n}, wide));
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
+  AffineMap read = transposed ? AffineMap::get(2, 0, {d1, d0}, ctx) : AffineMap::get(2, 0, {d0, d1}, ctx);
+  linalg::GenericOp::create(
+      b, loc, ValueRange{w}, ValueRange{converted},
+      ArrayRef<AffineMap>{read, AffineMap::getMultiDimIdentityMap(2, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel, utils::IteratorType::parallel},
+      [&](OpBuilder &ib, Location l, ValueRange args) {
+        linalg::YieldOp::create(ib, l, ValueRange{arith::ExtFOp::create(ib, l, wide, args[0])});
+      });
+  linalg::MatmulOp::create(b, loc, ValueRange{a, converted}, ValueRange{c});
+  memref::DeallocOp::create(b, loc, converted);
+  op->erase();
+}
+
 /// tinymlir-small-products: matrix-vector products, and mixed-precision
-/// products (float32 weights) with at most max-rows rows (full-prefix
-/// decoding's rows; more rows convert once, then BLAS), become loops that
-/// stream the weights once.
+/// products (float64 rows, float32 weights) with at most max-rows rows
+/// (full-prefix decoding's rows), become loops that stream the weights once;
+/// mixed-precision products with more rows convert their weights once, then
+/// are ordinary products (BLAS).
 struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SmallProductsPass)
   SmallProductsPass() = default;
@@ -204,10 +231,11 @@ struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp
                           llvm::cl::desc("Most rows of a mixed-precision product lowered here"),
                           llvm::cl::init(kSmallProductMaxRows)};
   Statistic lowered{this, "products", "products lowered to loops"};
+  Statistic widenedProducts{this, "widened", "mixed-precision products with widened weights"};
 };
 
 void SmallProductsPass::runOnOperation() {
-  SmallVector<std::pair<linalg::LinalgOp, bool>> products;
+  SmallVector<std::pair<linalg::LinalgOp, bool>> products, widened;
   getOperation().walk([&](linalg::LinalgOp op) {
     if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
         !op.hasPureBufferSemantics())
@@ -220,18 +248,24 @@ void SmallProductsPass::runOnOperation() {
     bool mixed = false;
     for (Value v : op->getOperands())
       mixed = mixed || cast<MemRefType>(v.getType()).getElementType() != tc.getElementType();
-    // Matrix-vector products, and mixed precision (float32 weights) with few rows.
-    if (rows > (mixed ? static_cast<int64_t>(maxRows) : 1))
+    // Matrix-vector products, and mixed precision (float32 weights) with few
+    // rows; mixed precision with more rows is widened.
+    const bool widen = mixed && rows > maxRows;
+    if (rows > (mixed ? static_cast<int64_t>(maxRows) : 1) && !widen)
       return;
+    if (widen && (batched || cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType() !=
+                                 tc.getElementType()))
+      return; // only float64 rows against narrower weights are widened
+    auto &list = widen ? widened : products;
     MLIRContext *ctx = op->getContext();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     if (batched) {
       if (maps == linalg::BatchMatmulOp::getDefaultIndexingMaps(ctx))
-        products.push_back({op, false});
+        list.push_back({op, false});
       return;
     }
     if (maps == linalg::MatmulOp::getDefaultIndexingMaps(ctx)) {
-      products.push_back({op, false});
+      list.push_back({op, false});
       return;
     }
     AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx),
@@ -240,11 +274,14 @@ void SmallProductsPass::runOnOperation() {
                                        AffineMap::get(3, 0, {j, k}, ctx),
                                        AffineMap::get(3, 0, {i, j}, ctx)};
     if (maps == transposedB)
-      products.push_back({op, true});
+      list.push_back({op, true});
   });
   for (auto [op, transposed] : products)
     lowerProduct(op, transposed);
+  for (auto [op, transposed] : widened)
+    widenWeights(op, transposed);
   lowered += products.size();
+  widenedProducts += widened.size();
 }
 
 } // namespace

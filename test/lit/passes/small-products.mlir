@@ -23,8 +23,14 @@ func.func @gemv(%a: memref<1x6xf32>, %b: memref<6x256xf32>, %c: memref<1x256xf32
 // CHECK-NOT: linalg.matmul
 // CHECK: memref.load %arg1{{.*}} : memref<6x256xf32>
 // CHECK-NEXT: arith.extf {{.*}} : f32 to f64
+// More rows than max-rows: the weights are converted once into a float64
+// buffer, then the product is an ordinary one (BLAS's).
 // TWO-LABEL: func.func @mixed
-// TWO: linalg.matmul
+// TWO: %[[WIDE:.*]] = memref.alloc() : memref<6x256xf64>
+// TWO: linalg.generic {{.*}} ins(%arg1 : memref<6x256xf32>) outs(%[[WIDE]] : memref<6x256xf64>)
+// TWO: arith.extf
+// TWO: linalg.matmul ins(%arg0, %[[WIDE]] : memref<4x6xf64>, memref<6x256xf64>) outs(%arg2 : memref<4x256xf64>)
+// TWO-NEXT: memref.dealloc %[[WIDE]]
 func.func @mixed(%a: memref<4x6xf64>, %b: memref<6x256xf32>, %c: memref<4x256xf64>) {
   linalg.matmul ins(%a, %b : memref<4x6xf64>, memref<6x256xf32>) outs(%c : memref<4x256xf64>)
   return
@@ -36,5 +42,20 @@ func.func @mixed(%a: memref<4x6xf64>, %b: memref<6x256xf32>, %c: memref<4x256xf6
 // CHECK: linalg.matmul
 func.func @gemm(%a: memref<4x6xf32>, %b: memref<6x256xf32>, %c: memref<4x256xf32>) {
   linalg.matmul ins(%a, %b : memref<4x6xf32>, memref<6x256xf32>) outs(%c : memref<4x256xf32>)
+  return
+}
+
+// Transposed float32 weights (x @ w.T) with more rows than max-rows: widened
+// into (K, N) order, so that the product is a plain one.
+// CHECK-LABEL: func.func @mixed_transposed
+// CHECK-NOT: linalg.matmul
+// TWO-LABEL: func.func @mixed_transposed
+// TWO: %[[WIDE:.*]] = memref.alloc() : memref<6x256xf64>
+// TWO: linalg.generic {indexing_maps = [#[[$T:.*]], #{{.*}}]{{.*}} ins(%arg1 : memref<256x6xf32>) outs(%[[WIDE]] : memref<6x256xf64>)
+// TWO: linalg.matmul ins(%arg0, %[[WIDE]] : memref<4x6xf64>, memref<6x256xf64>)
+func.func @mixed_transposed(%a: memref<4x6xf64>, %b: memref<256x6xf32>, %c: memref<4x256xf64>) {
+  linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                 affine_map<(i, j, k) -> (i, j)>]
+    ins(%a, %b : memref<4x6xf64>, memref<256x6xf32>) outs(%c : memref<4x256xf64>)
   return
 }
