@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <cmath>
 #include <string>
 
 namespace tinymlir::gpt2 {
@@ -35,15 +34,11 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
                       const LinearParams &up, const LinearParams &down, int64_t heads,
                       int64_t columns) {
   const int64_t T = x.dim(0), C = x.dim(1), D = C / heads, P = columns;
-  Tensor q = transpose(reshape(slice(qkv, {0, 0}, {T, C}), {T, heads, D}), {1, 0, 2}); // (H, T, D)
-  Tensor k = slice(keys, {0, 0, 0}, {heads, D, P});                                   // (H, D, P)
-  Tensor v = slice(values, {0, 0, 0}, {heads, P, D});                                 // (H, P, D)
-  // As the reference: float32 q @ k, then / float64 sqrt(depth) -> float64.
-  Tensor scores = matmul(q, k) / f64(std::sqrt(static_cast<double>(D)));              // (H, T, P)
-  Tensor mask = causalMask(T, P, start, qkv.dtype());                                 // (T, P)
-  Tensor weighted = matmul(softmax(scores + mask), v);                                // (H, T, D)
-  Tensor merged = reshape(transpose(weighted, {1, 0, 2}), {T, C});                    // (T, C)
-  Tensor attended = x + linear(merged, out.w, out.b);
+  Tensor q = splitHeads(slice(qkv, {0, 0}, {T, C}), heads);         // (H, T, D)
+  Tensor k = slice(keys, {0, 0, 0}, {heads, D, P});                 // (H, D, P)
+  Tensor v = slice(values, {0, 0, 0}, {heads, P, D});               // (H, P, D)
+  Tensor mask = causalMask(T, P, start, qkv.dtype());               // (T, P)
+  Tensor attended = x + linear(attentionHeads(q, k, v, mask), out.w, out.b);
   return feedforward(attended, ln2, up, down);
 }
 
