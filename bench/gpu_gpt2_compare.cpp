@@ -33,8 +33,9 @@ Run generate(const gpt2::Model &model, const std::vector<int32_t> &prompt, int64
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.logits.push_back(logits.copy());
   };
-  r.tokens = recompute ? model.generate(prompt, tokens, onToken)
-                       : model.generateIncremental(prompt, tokens, onToken);
+  gpt2::GenerateOptions how;
+  how.incremental = !recompute;
+  r.tokens = model.generate(prompt, tokens, how, onToken);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

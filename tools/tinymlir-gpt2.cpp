@@ -5,6 +5,7 @@
 //
 // Without --model it makes (once) a small random checkpoint under the user's
 // cache directory and uses it.
+#include "gpt2/RandomCheckpoint.h"
 #include "models/gpt2/Model.h"
 #include "models/gpt2/Tokenizer.h"
 
@@ -133,11 +134,7 @@ int main(int argc, char **argv) {
     if (gpu)
       options.target = Target::GPU;
     gpt2::Model gpt(std::move(weights), options);
-    gpt.checkIds(ids);
-    if (static_cast<int64_t>(ids.size()) + tokens > gpt.config().n_positions)
-      throw Error("[gpt2] a prompt of " + std::to_string(ids.size()) + " tokens plus " +
-                  std::to_string(tokens) + " new tokens exceeds the context of " +
-                  std::to_string(gpt.config().n_positions) + " positions");
+    gpt.checkIds(ids, tokens); // before the prompt is printed
     if (!dumpDir.empty())
       fs::create_directories(dumpDir);
 
@@ -160,21 +157,11 @@ int main(int argc, char **argv) {
                   << std::flush;
       stepStart = Clock::now();
     };
-    if (recompute || !dumpDir.empty()) {
-      // The reference's way: the whole prefix again for every token.
-      std::vector<int32_t> context = ids;
-      for (int64_t step = 0; step < tokens; ++step) {
-        gpt2::Trace trace;
-        Array logits = gpt.forward(context, dumpDir.empty() ? nullptr : &trace);
-        int32_t next = gpt2::argmaxLast(logits);
-        if (!dumpDir.empty())
-          dumpTrace(dumpDir, step, trace);
-        onToken(step, next, logits);
-        context.push_back(next);
-      }
-    } else {
-      gpt.generateIncremental(ids, tokens, onToken);
-    }
+    gpt2::GenerateOptions how;
+    how.incremental = !recompute;
+    if (!dumpDir.empty()) // implies full-prefix decoding
+      how.onTrace = [&](int64_t step, const gpt2::Trace &t) { dumpTrace(dumpDir, step, t); };
+    gpt.generate(ids, tokens, how, onToken);
     if (!json)
       std::cout << "\n";
     if (!logitsFile.empty())

@@ -7,7 +7,7 @@
 // The preset gives the sizes (default tiny: 2 layers, 4 heads, 64 wide, 128
 // positions, 50257 tokens; 124M: GPT-2 small); explicit flags override it. The
 // same seed gives the same bytes on every machine.
-#include "models/gpt2/Checkpoint.h"
+#include "gpt2/RandomCheckpoint.h"
 
 #include <CLI/CLI.hpp>
 

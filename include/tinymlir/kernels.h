@@ -28,9 +28,16 @@ struct LinearParams {
 inline auto tinymlir_fields(LayerNormParams &p) { return std::tie(p.gain, p.bias); }
 inline auto tinymlir_fields(LinearParams &p) { return std::tie(p.w, p.b); }
 
+/// (T, H * D) -> (H, T, D): heads as a batch dimension.
+Tensor splitHeads(const Tensor &x, int64_t heads);
+/// Scaled dot-product attention of every head, heads merged again:
+/// softmax(q @ keysT / float64 sqrt(D) + mask) @ values -> (T, H * D), for
+/// queries q (H, T, D), keys transposed (H, D, P), values (H, P, D) and an
+/// additive mask (T, P). The scores (and so the result) are float64.
+Tensor attentionHeads(const Tensor &q, const Tensor &keysT, const Tensor &values,
+                      const Tensor &mask);
 /// Causal multi-head self-attention of x (T, C): packed QKV projection, split,
-/// heads as a batch dimension, scores / float64 sqrt(depth), mask, softmax,
-/// weighted values, merged heads, output projection.
+/// attentionHeads with a causal mask, output projection.
 Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads);
 /// x + attention(layerNorm(x)).
 Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,

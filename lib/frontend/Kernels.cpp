@@ -26,25 +26,30 @@ Tensor layerNorm(const Tensor &x, const Tensor &gain, const Tensor &bias, double
 
 Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b) { return matmul(x, w) + b; }
 
+Tensor splitHeads(const Tensor &x, int64_t heads) {
+  return transpose(reshape(x, {x.dim(0), heads, x.dim(1) / heads}), {1, 0, 2});
+}
+
+Tensor attentionHeads(const Tensor &q, const Tensor &keysT, const Tensor &values,
+                      const Tensor &mask) {
+  const int64_t H = q.dim(0), T = q.dim(1), D = q.dim(2);
+  // np.sqrt(q.shape[-1]) is a float64 NumPy scalar: the scores become float64.
+  Tensor scores = matmul(q, keysT) / f64(std::sqrt(static_cast<double>(D))); // (H, T, P)
+  Tensor weighted = matmul(softmax(scores + mask), values);                 // (H, T, D)
+  return reshape(transpose(weighted, {1, 0, 2}), {T, H * D});               // (T, C)
+}
+
 Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads) {
   const int64_t T = x.dim(0), C = x.dim(1);
   if (heads <= 0 || C % heads != 0)
     throw Error("[attention] width " + std::to_string(C) + " of x " + shapeString(x.shape()) +
                 " is not divisible by " + std::to_string(heads) + " heads");
-  const int64_t D = C / heads;
   Tensor packed = linear(x, qkv.w, qkv.b);                       // (T, 3C)
   std::vector<Tensor> parts = split(packed, 3, -1);              // 3 x (T, C)
-  auto byHead = [&](const Tensor &t) {                           // (T, C) -> (H, T, D)
-    return transpose(reshape(t, {T, heads, D}), {1, 0, 2});
-  };
-  Tensor q = byHead(parts[0]), k = byHead(parts[1]), v = byHead(parts[2]);
-  // np.sqrt(q.shape[-1]) is a float64 NumPy scalar: the scores become float64.
-  Tensor scores = matmul(q, transpose(k, {0, 2, 1})) / f64(std::sqrt(static_cast<double>(D)));
+  Tensor q = splitHeads(parts[0], heads), k = splitHeads(parts[1], heads),
+         v = splitHeads(parts[2], heads);                        // (H, T, D)
   Tensor mask = causalMask(T, packed.dtype());                   // (T, T), -1e10 above diagonal
-  Tensor weights = softmax(scores + mask);                       // (H, T, T)
-  Tensor heads_out = matmul(weights, v);                         // (H, T, D)
-  Tensor merged = reshape(transpose(heads_out, {1, 0, 2}), {T, C}); // (T, C)
-  return linear(merged, out.w, out.b);
+  return linear(attentionHeads(q, transpose(k, {0, 2, 1}), v, mask), out.w, out.b);
 }
 
 Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,

@@ -1,6 +1,7 @@
 // tinymlir._tinymlir.gpt2: the C++ GPT-2 (incremental decoder) and its tokenizer.
 #include "binding.h"
 
+#include "gpt2/RandomCheckpoint.h"
 #include "models/gpt2/Checkpoint.h"
 #include "models/gpt2/Model.h"
 #include "models/gpt2/Tokenizer.h"
@@ -90,11 +91,6 @@ void registerGpt2(nb::module_ &parent) {
              const TokenCallback &onToken) {
             if (tokens < 0)
               throw nb::value_error("max_new_tokens must be non-negative");
-            g.checkIds(ids);
-            if (static_cast<int64_t>(ids.size()) + tokens > g.config().n_positions)
-              throw Error("[gpt2] a prompt of " + std::to_string(ids.size()) + " tokens plus " +
-                          std::to_string(tokens) + " new tokens exceeds the context of " +
-                          std::to_string(g.config().n_positions) + " positions");
             auto each = [&](int64_t step, int32_t id, const Array &) {
               if (onToken) {
                 nb::gil_scoped_acquire gil;
@@ -102,8 +98,9 @@ void registerGpt2(nb::module_ &parent) {
               }
             };
             nb::gil_scoped_release release;
-            return incremental ? g.generateIncremental(std::move(ids), tokens, each)
-                               : g.generate(std::move(ids), tokens, each);
+            gpt2::GenerateOptions how;
+            how.incremental = incremental;
+            return g.generate(std::move(ids), tokens, how, each);
           },
           "ids"_a, "max_new_tokens"_a, "incremental"_a = true, "on_token"_a = nb::none(),
           "Greedy decoding; on_token(step, id) is called (with the GIL) as each token is made.")

@@ -1,6 +1,7 @@
 // The GPT-2 model's input checks (numerics are checked against the NumPy
 // reference by test/python/verify_gpt2.py, run from CTest).
 #include "test_util.h"
+#include "gpt2/RandomCheckpoint.h"
 #include "models/gpt2/Model.h"
 
 #include <gtest/gtest.h>
@@ -24,6 +25,8 @@ namespace {
 /// unembedding: 2 * 8 * 4 * gamma_32 = 1.2e-5, with unit roundoff 2^-24. A
 /// wrong cache position or mask changes logits by 1e-2 or more.
 const double kPathTolerance = 2 * 8 * 4 * (32 * std::ldexp(1.0, -24));
+
+gpt2::GenerateOptions decoding(bool incremental) { return {incremental, {}}; }
 
 class ModelTest : public ::testing::Test {
 protected:
@@ -57,10 +60,13 @@ TEST_F(ModelTest, RejectsSequencesBeyondTheContext) {
   std::vector<int32_t> long_(49, 1);
   EXPECT_EQ(errorOf([&] { model.forward(long_); }),
             "[gpt2] 49 tokens exceed the context of 48 positions");
-  EXPECT_EQ(errorOf([&] { model.generate({1, 2, 3}, 46); }),
+  for (bool incremental : {false, true})
+    EXPECT_EQ(errorOf([&] { model.generate({1, 2, 3}, 46, decoding(incremental)); }),
+              "[gpt2] a prompt of 3 tokens plus 46 new tokens exceeds the context of 48 positions");
+  EXPECT_EQ(errorOf([&] { model.checkIds({1, 2, 3}, 46); }),
             "[gpt2] a prompt of 3 tokens plus 46 new tokens exceeds the context of 48 positions");
-  EXPECT_EQ(errorOf([&] { model.generateIncremental({1, 2, 3}, 46); }),
-            "[gpt2] a prompt of 3 tokens plus 46 new tokens exceeds the context of 48 positions");
+  EXPECT_NO_THROW(model.checkIds({1, 2, 3}, 45));
+  EXPECT_EQ(model.compilations(), 0u) << "nothing is compiled for rejected input";
 }
 
 TEST_F(ModelTest, ForwardGivesFloat64LogitsAndFloat64Residuals) {
@@ -72,7 +78,7 @@ TEST_F(ModelTest, ForwardGivesFloat64LogitsAndFloat64Residuals) {
   EXPECT_EQ(trace.embed.dtype(), DType::f32);
   ASSERT_EQ(trace.attn.size(), 1u);
   EXPECT_EQ(trace.attn[0].dtype(), DType::f64);
-  std::vector<int32_t> out = model.generate({3, 1, 4}, 3);
+  std::vector<int32_t> out = model.generate({3, 1, 4}, 3, decoding(false));
   EXPECT_EQ(out.size(), 3u);
   for (int32_t id : out)
     EXPECT_TRUE(id >= 0 && id < 20);
@@ -89,8 +95,8 @@ TEST_F(ModelTest, IncrementalDecodingMatchesFullPrefixRecomputation) {
         into.push_back(logits.sliced(0, T - 1, T).contiguous());
       };
     };
-    std::vector<int32_t> a = model.generate(prompt, 12, keep(full));
-    std::vector<int32_t> b = model.generateIncremental(prompt, 12, keep(cached));
+    std::vector<int32_t> a = model.generate(prompt, 12, decoding(false), keep(full));
+    std::vector<int32_t> b = model.generate(prompt, 12, decoding(true), keep(cached));
     EXPECT_EQ(a, b);
     ASSERT_EQ(full.size(), cached.size());
     for (size_t s = 0; s < full.size(); ++s)
@@ -99,10 +105,32 @@ TEST_F(ModelTest, IncrementalDecodingMatchesFullPrefixRecomputation) {
   }
 }
 
+TEST_F(ModelTest, TracesComeFromFullPrefixDecoding) {
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
+  std::vector<int64_t> traced, rows;
+  std::vector<double> traceLogit;
+  gpt2::GenerateOptions how; // incremental, but traces need every prefix
+  how.onTrace = [&](int64_t step, const gpt2::Trace &t) {
+    traced.push_back(step);
+    traceLogit.push_back(t.logits.at({t.logits.dim(0) - 1, 0}));
+    EXPECT_EQ(t.attn.size(), 1u);
+  };
+  std::vector<double> tokenLogit;
+  std::vector<int32_t> out =
+      model.generate({3, 1, 4}, 4, how, [&](int64_t, int32_t, const Array &logits) {
+        rows.push_back(logits.dim(0));
+        tokenLogit.push_back(logits.at({logits.dim(0) - 1, 0}));
+      });
+  EXPECT_EQ(out, model.generate({3, 1, 4}, 4, decoding(false)));
+  EXPECT_EQ(traced, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(rows, (std::vector<int64_t>{3, 4, 5, 6})) << "the whole prefix at every step";
+  EXPECT_EQ(traceLogit, tokenLogit);
+}
+
 TEST_F(ModelTest, DecodingCompilesNothingPerToken) {
   auto compilationsFor = [&](int64_t tokens) {
     gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
-    model.generateIncremental({3, 1, 4, 1, 5, 9, 2, 6}, tokens);
+    model.generate({3, 1, 4, 1, 5, 9, 2, 6}, tokens);
     return model.compilations();
   };
   size_t four = compilationsFor(4), thirtyTwo = compilationsFor(32);

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <cmath>
+#include <optional>
 #include <string>
 
 namespace tinymlir::gpt2 {
@@ -34,15 +34,11 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
                       const LinearParams &up, const LinearParams &down, int64_t heads,
                       int64_t columns) {
   const int64_t T = x.dim(0), C = x.dim(1), D = C / heads, P = columns;
-  Tensor q = transpose(reshape(slice(qkv, {0, 0}, {T, C}), {T, heads, D}), {1, 0, 2}); // (H, T, D)
-  Tensor k = slice(keys, {0, 0, 0}, {heads, D, P});                                   // (H, D, P)
-  Tensor v = slice(values, {0, 0, 0}, {heads, P, D});                                 // (H, P, D)
-  // As the reference: float32 q @ k, then / float64 sqrt(depth) -> float64.
-  Tensor scores = matmul(q, k) / f64(std::sqrt(static_cast<double>(D)));              // (H, T, P)
-  Tensor mask = causalMask(T, P, start, qkv.dtype());                                 // (T, P)
-  Tensor weighted = matmul(softmax(scores + mask), v);                                // (H, T, D)
-  Tensor merged = reshape(transpose(weighted, {1, 0, 2}), {T, C});                    // (T, C)
-  Tensor attended = x + linear(merged, out.w, out.b);
+  Tensor q = splitHeads(slice(qkv, {0, 0}, {T, C}), heads);         // (H, T, D)
+  Tensor k = slice(keys, {0, 0, 0}, {heads, D, P});                 // (H, D, P)
+  Tensor v = slice(values, {0, 0, 0}, {heads, P, D});               // (H, P, D)
+  Tensor mask = causalMask(T, P, start, qkv.dtype());               // (T, P)
+  Tensor attended = x + linear(attentionHeads(q, k, v, mask), out.w, out.b);
   return feedforward(attended, ln2, up, down);
 }
 
@@ -73,7 +69,7 @@ std::vector<const Array *> Model::allWeights() const {
   return all;
 }
 
-void Model::checkIds(const std::vector<int32_t> &ids) const {
+void Model::checkIds(const std::vector<int32_t> &ids, int64_t newTokens) const {
   const Config &c = config();
   if (ids.empty())
     throw Error("[gpt2] the prompt is empty: give at least one token");
@@ -85,6 +81,10 @@ void Model::checkIds(const std::vector<int32_t> &ids) const {
       throw Error("[gpt2] token id " + std::to_string(ids[i]) + " at position " +
                   std::to_string(i) + " is outside the vocabulary of " +
                   std::to_string(c.vocab_size));
+  if (static_cast<int64_t>(ids.size()) + newTokens > c.n_positions)
+    throw Error("[gpt2] a prompt of " + std::to_string(ids.size()) + " tokens plus " +
+                std::to_string(newTokens) + " new tokens exceeds the context of " +
+                std::to_string(c.n_positions) + " positions");
 }
 
 Array Model::forward(const std::vector<int32_t> &ids, Trace *trace) const {
@@ -122,26 +122,6 @@ int32_t argmaxLast(const Array &logits) {
   return static_cast<int32_t>(best);
 }
 
-std::vector<int32_t>
-Model::generate(std::vector<int32_t> ids, int64_t tokens,
-                const std::function<void(int64_t, int32_t, const Array &)> &onToken) const {
-  checkIds(ids);
-  if (static_cast<int64_t>(ids.size()) + tokens > config().n_positions)
-    throw Error("[gpt2] a prompt of " + std::to_string(ids.size()) + " tokens plus " +
-                std::to_string(tokens) + " new tokens exceeds the context of " +
-                std::to_string(config().n_positions) + " positions");
-  std::vector<int32_t> out;
-  for (int64_t step = 0; step < tokens; ++step) {
-    Array logits = forward(ids);
-    int32_t next = argmaxLast(logits);
-    if (onToken)
-      onToken(step, next, logits);
-    ids.push_back(next);
-    out.push_back(next);
-  }
-  return out;
-}
-
 namespace {
 
 int64_t nextPowerOfTwo(int64_t n) {
@@ -175,45 +155,65 @@ void storeRows(const Array &qkv, int64_t rows, int64_t start, int64_t heads, Lay
 
 } // namespace
 
-std::vector<int32_t>
-Model::generateIncremental(std::vector<int32_t> ids, int64_t tokens,
-                           const std::function<void(int64_t, int32_t, const Array &)> &onToken) const {
-  checkIds(ids);
-  const Config &c = config();
-  const int64_t T = static_cast<int64_t>(ids.size());
-  if (T + tokens > c.n_positions)
-    throw Error("[gpt2] a prompt of " + std::to_string(T) + " tokens plus " +
-                std::to_string(tokens) + " new tokens exceeds the context of " +
-                std::to_string(c.n_positions) + " positions");
-  if (tokens <= 0)
-    return {};
-  const Weights &w = weights_;
-  const int64_t C = c.n_embd, H = c.n_head, D = C / H;
-  // Capacity and prompt buckets: few specializations for any lengths.
-  const int64_t capacity = std::min(c.n_positions, std::max<int64_t>(128, nextPowerOfTwo(T + tokens)));
-  const int64_t padded = std::min(capacity, std::max<int64_t>(16, nextPowerOfTwo(T)));
+/// Incremental decoding of a prompt of T tokens and up to `tokens` more: the
+/// key/value cache of every layer and the compiled steps around it.
+struct Model::Decoder {
+  Decoder(const Model &model, int64_t T, int64_t tokens)
+      : m(model), w(model.weights_), T(T),
+        // Capacity and prompt buckets: few specializations for any lengths.
+        capacity(std::min(w.config.n_positions,
+                          std::max<int64_t>(128, nextPowerOfTwo(T + tokens)))),
+        padded(std::min(capacity, std::max<int64_t>(16, nextPowerOfTwo(T)))) {}
 
-  // TINYMLIR_PROFILE=1: seconds per part of the decoding loop, on stderr.
-  const bool profile = std::getenv("TINYMLIR_PROFILE") != nullptr;
-  std::map<std::string, double> seconds;
-  auto timed = [&](const char *part, auto &&call) {
+  /// Logits (1, V) of the prompt's last position. The prompt is padded to a
+  /// bucket (rows past it are ignored: causal attention keeps them out of the
+  /// prompt's rows).
+  Array prefill(const std::vector<int32_t> &ids) {
+    std::vector<int32_t> paddedIds(padded, 0), positions(padded);
+    std::copy(ids.begin(), ids.end(), paddedIds.begin());
+    for (int64_t t = 0; t < padded; ++t)
+      positions[t] = static_cast<int32_t>(t);
+    Array x = m.embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>(paddedIds, {padded}),
+                         Array::fromVector<int32_t>(positions, {padded}));
+    return head(layers(x, padded, 0).sliced(0, T - 1, T).contiguous());
+  }
+
+  /// Logits (1, V) after token `id` at `position`.
+  Array step(int32_t id, int64_t position) {
+    if (++steps == 2 && profile)
+      seconds.clear(); // from here on: decoding steps that compile nothing
+    Array e = m.embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>({id}, {1}),
+                         Array::fromVector<int32_t>({static_cast<int32_t>(position)}, {1}));
+    return head(layers(e, 1, position));
+  }
+
+  void printProfile(int64_t tokens) const {
+    if (profile)
+      for (const auto &[part, total] : seconds)
+        std::fprintf(stderr, "tinymlir-gpt2: %-6s %8.3f ms per decoded token\n", part.c_str(),
+                     total * 1e3 / std::max<int64_t>(1, tokens - 2));
+  }
+
+private:
+  /// TINYMLIR_PROFILE=1: seconds per part of the decoding loop, on stderr.
+  template <class Call> auto timed(const char *part, Call &&call) {
     if (!profile)
       return call();
     auto t0 = std::chrono::steady_clock::now();
     auto result = call();
     seconds[part] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return result;
-  };
+  }
 
-  std::vector<LayerCache> caches;
-  auto runLayers = [&](Array x, int64_t rows, int64_t start) {
+  Array layers(Array x, int64_t rows, int64_t start) {
     // The prompt (from position 0) attends to its own rows; a step, to the cache.
     const int64_t columns = rows > 1 ? rows : capacity;
+    const int64_t H = w.config.n_head, D = w.config.headDim();
     Array position = Array::scalar(static_cast<double>(start), DType::i32);
     for (size_t l = 0; l < w.layers.size(); ++l) {
       const LayerWeights &lw = w.layers[l];
       Array qkv = timed("qkv", [&] {
-        return qkv_(x, LayerNormParams{lw.ln_1_w, lw.ln_1_b}, LinearParams{lw.attn_w, lw.attn_b});
+        return m.qkv_(x, LayerNormParams{lw.ln_1_w, lw.ln_1_b}, LinearParams{lw.attn_w, lw.attn_b});
       });
       if (caches.size() <= l)
         caches.push_back({Array::zeros({H, D, capacity}, qkv.dtype()),
@@ -226,50 +226,57 @@ Model::generateIncremental(std::vector<int32_t> ids, int64_t tokens,
         return 0;
       });
       x = timed("block", [&] {
-        return block_(x, qkv, caches[l].keys, caches[l].values, position,
-                      LinearParams{lw.proj_w, lw.proj_b}, LayerNormParams{lw.ln_2_w, lw.ln_2_b},
-                      LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b}, H,
-                      columns);
+        return m.block_(x, qkv, caches[l].keys, caches[l].values, position,
+                        LinearParams{lw.proj_w, lw.proj_b}, LayerNormParams{lw.ln_2_w, lw.ln_2_b},
+                        LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b},
+                        H, columns);
       });
     }
     return x;
-  };
-  auto nextToken = [&](const Array &lastRow) {
+  }
+
+  Array head(const Array &lastRow) {
     return timed("head", [&] {
-      return head_(lastRow, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (1, V) float64
+      return m.head_(lastRow, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (1, V) float64
     });
-  };
+  }
 
-  // Prefill: the prompt padded to a bucket (rows past the prompt are ignored:
-  // causal attention keeps them out of the prompt's rows).
-  std::vector<int32_t> paddedIds(padded, 0), positions(padded);
-  std::copy(ids.begin(), ids.end(), paddedIds.begin());
-  for (int64_t t = 0; t < padded; ++t)
-    positions[t] = static_cast<int32_t>(t);
-  Array x = embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>(paddedIds, {padded}),
-                     Array::fromVector<int32_t>(positions, {padded}));
-  x = runLayers(x, padded, 0);
-  Array logits = nextToken(x.sliced(0, T - 1, T).contiguous());
+  const Model &m;
+  const Weights &w;
+  const int64_t T, capacity, padded;
+  const bool profile = std::getenv("TINYMLIR_PROFILE") != nullptr;
+  std::map<std::string, double> seconds;
+  std::vector<LayerCache> caches;
+  int64_t steps = 0;
+};
 
+std::vector<int32_t> Model::generate(std::vector<int32_t> ids, int64_t tokens,
+                                     const GenerateOptions &options,
+                                     const TokenCallback &onToken) const {
+  checkIds(ids, tokens);
+  std::optional<Decoder> decoder;
+  if (options.incremental && !options.onTrace)
+    decoder.emplace(*this, static_cast<int64_t>(ids.size()), tokens);
   std::vector<int32_t> out;
-  for (int64_t step = 0;; ++step) {
+  for (int64_t step = 0; step < tokens; ++step) {
+    Array logits;
+    if (decoder) {
+      logits = step == 0 ? decoder->prefill(ids)
+                         : decoder->step(ids.back(), static_cast<int64_t>(ids.size()) - 1);
+    } else {
+      Trace trace;
+      logits = forward(ids, options.onTrace ? &trace : nullptr);
+      if (options.onTrace)
+        options.onTrace(step, trace);
+    }
     int32_t next = argmaxLast(logits);
     if (onToken)
       onToken(step, next, logits);
+    ids.push_back(next);
     out.push_back(next);
-    if (step + 1 == tokens)
-      break;
-    if (step == 1 && profile)
-      seconds.clear(); // from here on: decoding steps that compile nothing
-    const int64_t position = T + step;
-    Array e = embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>({next}, {1}),
-                       Array::fromVector<int32_t>({static_cast<int32_t>(position)}, {1}));
-    logits = nextToken(runLayers(e, 1, position));
   }
-  if (profile)
-    for (const auto &[part, total] : seconds)
-      std::fprintf(stderr, "tinymlir-gpt2: %-6s %8.3f ms per decoded token\n", part.c_str(),
-                   total * 1e3 / std::max<int64_t>(1, tokens - 2));
+  if (decoder)
+    decoder->printProfile(tokens);
   return out;
 }
 

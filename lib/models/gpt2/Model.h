@@ -43,6 +43,21 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
                       const LinearParams &up, const LinearParams &down, int64_t heads,
                       int64_t columns);
 
+/// Token choices of Model::generate: onToken(step, id, logits).
+using TokenCallback = std::function<void(int64_t, int32_t, const Array &)>;
+
+struct GenerateOptions {
+  /// true: with a key/value cache. The prompt is computed once (padded to a
+  /// bucket of lengths), then each new token only at its own position. The
+  /// cache holds a bucket of capacity (a power of two, at least 128, at most
+  /// the context), so every step reuses the same compiled code.
+  /// false: the whole prefix again for each token, as the reference does.
+  bool incremental = true;
+  /// Each step's intermediates, before onToken (verification). Implies
+  /// full-prefix decoding.
+  std::function<void(int64_t step, const Trace &)> onTrace;
+};
+
 class Model {
 public:
   /// With the GPU target, the weights are kept resident on the device
@@ -56,29 +71,24 @@ public:
   /// Logits of every position, (T, V) float64. Ids are checked against the
   /// vocabulary and the context length first.
   Array forward(const std::vector<int32_t> &ids, Trace *trace = nullptr) const;
-  /// Greedy decoding, recomputing the whole prefix for each token as the
-  /// reference does. `onToken(step, id, lastLogits)` is called as each token
-  /// is chosen.
-  std::vector<int32_t>
-  generate(std::vector<int32_t> ids, int64_t tokens,
-           const std::function<void(int64_t, int32_t, const Array &)> &onToken = {}) const;
-
-  /// Greedy decoding with a key/value cache: the prompt is computed once
-  /// (padded to a bucket of lengths), then each new token only at its own
-  /// position. The cache holds a bucket of capacity (a power of two, at least
-  /// 128, at most the context), so every step reuses the same compiled code.
-  std::vector<int32_t>
-  generateIncremental(std::vector<int32_t> ids, int64_t tokens,
-                      const std::function<void(int64_t, int32_t, const Array &)> &onToken = {}) const;
+  /// Greedy decoding of `tokens` new tokens after `ids` (checked as by
+  /// checkIds). `onToken(step, id, logits)` is called as each token is chosen,
+  /// with the logits whose last row chose it.
+  std::vector<int32_t> generate(std::vector<int32_t> ids, int64_t tokens,
+                                const GenerateOptions &options = {},
+                                const TokenCallback &onToken = {}) const;
 
   /// Seconds spent compiling and the number of specializations compiled.
   double compileSeconds() const;
   size_t compilations() const;
   /// Specializations whose code was loaded from the disk cache.
   size_t diskHits() const;
-  void checkIds(const std::vector<int32_t> &ids) const;
+  /// Throws unless `ids` is a non-empty prompt of ids in the vocabulary and,
+  /// with `newTokens` more, fits in the context.
+  void checkIds(const std::vector<int32_t> &ids, int64_t newTokens = 0) const;
 
 private:
+  struct Decoder; ///< incremental decoding: the key/value cache and its steps
   using SublayerAttend = Tensor (*)(const Tensor &, const LayerNormParams &, const LinearParams &,
                                     const LinearParams &, int64_t);
   using SublayerFeedforward = Tensor (*)(const Tensor &, const LayerNormParams &,
