@@ -58,21 +58,11 @@ void registerGpt2(nb::module_ &parent) {
   nb::class_<gpt2::Model>(m, "Model")
       .def(
           "__init__",
-          [](gpt2::Model *self, const std::string &dir, const std::string &target, bool blas,
-             bool diskCache, const std::string &cacheDir) {
-            JitOptions o;
-            if (target == "gpu")
-              o.target = Target::GPU;
-            else if (target != "cpu")
-              throw nb::value_error(("target must be 'cpu' or 'gpu', not '" + target + "'").c_str());
-            o.blas = blas;
-            o.diskCache = diskCache;
-            o.cacheDir = cacheDir;
+          [](gpt2::Model *self, const std::string &dir, const JitOptions &options) {
             nb::gil_scoped_release release;
-            new (self) gpt2::Model(gpt2::loadCheckpoint(dir), o);
+            new (self) gpt2::Model(gpt2::loadCheckpoint(dir), options);
           },
-          "dir"_a, "target"_a = "cpu", "blas"_a = true, "disk_cache"_a = true,
-          "cache_dir"_a = "")
+          "dir"_a, "options"_a)
       .def_prop_ro("config", [](const gpt2::Model &g) { return configDict(g.config()); })
       .def(
           "forward",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import os
 import threading
 from collections import OrderedDict
 
@@ -180,6 +181,29 @@ OPTIONS = ("blas", "optimize", "opt_level", "vector_math", "cpu", "disk_cache", 
            "gpu_emulate", "gpu_chips", "gpu_matmul_tile", "timing", "perf")
 
 
+def _options(target, given, where):
+    """A tinymlir.Options: the defaults with TINYMLIR_* environment variables
+    applied, then the target and the keywords given (None: the default)."""
+    unknown = sorted(set(given) - set(OPTIONS))
+    if unknown:
+        raise TypeError(f"{where}: unknown option(s) {', '.join(unknown)}; "
+                        f"the options are target, {', '.join(OPTIONS)}")
+    options = _core.Options()
+    if target is not None:
+        options.target = target
+    for name, value in given.items():
+        if value is None:
+            continue
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        default = getattr(options, name)
+        if type(value) is not type(default):
+            raise TypeError(f"{where}: option {name} must be {type(default).__name__}, "
+                            f"got {value!r}")
+        setattr(options, name, value)
+    return options
+
+
 class JitFunction:
     """A jitted function. Call it with arrays (runs compiled code, compiling a new
     specialization when needed) or, while another function is traced, with traced
@@ -188,17 +212,8 @@ class JitFunction:
     def __init__(self, fn, *, target=None, cache_limit=0, **options):
         # The options: the defaults with TINYMLIR_* environment variables
         # applied (the README's table), then those given here.
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise TypeError(f"tinymlir.jit: unknown option(s) {', '.join(unknown)}; "
-                            f"the options are target, cache_limit, {', '.join(OPTIONS)}")
         self.fn = fn
-        self.options = _core.Options()
-        if target is not None:
-            self.options.target = target
-        for name, value in options.items():
-            if value is not None:
-                setattr(self.options, name, value)
+        self.options = _options(target, options, "tinymlir.jit")
         self._limit = int(cache_limit)
         self._entries = OrderedDict()
         self._lock = threading.Lock()

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 from . import _tinymlir
+from ._jit import _options
 
 _core = _tinymlir.gpt2
 
@@ -76,10 +77,11 @@ class _Stop(Exception):
 class Model:
     """A loaded checkpoint on the C++ GPT-2 (``tinymlir-gpt2``'s model)."""
 
-    def __init__(self, dir, *, target="cpu", blas=True, disk_cache=True, cache_dir=""):
+    def __init__(self, dir, *, target=None, **options):
+        """``options``: those of ``tinymlir.jit`` (blas, disk_cache, cache_dir, cpu...);
+        unset ones take their defaults and TINYMLIR_* environment variables."""
         self.dir = str(dir)
-        self._model = _core.Model(self.dir, target=target, blas=blas, disk_cache=disk_cache,
-                                  cache_dir=str(cache_dir))
+        self._model = _core.Model(self.dir, _options(target, options, "tinymlir.gpt2.Model"))
 
     @property
     def config(self) -> dict:

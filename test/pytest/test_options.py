@@ -44,3 +44,10 @@ def test_bad_options_are_clear_errors(monkeypatch):
     monkeypatch.setenv("TINYMLIR_OPT_LEVEL", "7")
     with pytest.raises(ValueError, match=r"\[options\] TINYMLIR_OPT_LEVEL='7': expected 0 to 3"):
         jit(product)
+
+
+def test_option_types_are_checked():
+    with pytest.raises(TypeError, match="option opt_level must be int, got '3'"):
+        jit(product, opt_level="3")
+    with pytest.raises(TypeError, match="option blas must be bool, got 1"):
+        jit(product, blas=1)
