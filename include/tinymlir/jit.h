@@ -98,7 +98,6 @@ namespace detail {
 /// The specialization cache of one jitted function (thread-safe, LRU).
 class Cache {
 public:
-  std::optional<Compiled> find(const std::string &key);
   void insert(const std::string &key, const Compiled &compiled, size_t limit);
   /// The entry for `key`, or `compile()`'s result, inserted. Threads asking
   /// for a key being compiled wait for that compilation (once per key); if it

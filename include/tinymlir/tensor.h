@@ -162,7 +162,7 @@ Tensor causalMask(int64_t n, DType dtype);
 /// position, as in incremental decoding).
 Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype);
 
-// --- Tracing (lib/frontend/Trace.cpp) ---
+// --- Tracing (lib/frontend/Tensor.cpp) ---
 namespace detail {
 
 /// Whether a function is being traced on this thread.

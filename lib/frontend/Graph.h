@@ -50,9 +50,5 @@ inline constexpr OpInfo kOpInfo[] = {
 };
 
 constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)]; }
-constexpr bool isElementwise(Op op) {
-  return opInfo(op).kind == OpKind::Unary || opInfo(op).kind == OpKind::Binary;
-}
-
 
 } // namespace tinymlir::detail

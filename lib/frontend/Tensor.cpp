@@ -472,4 +472,24 @@ Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtyp
   return Tensor(makeNode(Op::CausalMask, {rows, columns}, dtype, {s}));
 }
 
+// --- Tracing state ---
+namespace detail {
+
+namespace {
+thread_local int traceDepth = 0;
+} // namespace
+
+bool tracing() { return traceDepth > 0; }
+
+TraceScope::TraceScope() { ++traceDepth; }
+TraceScope::~TraceScope() { --traceDepth; }
+
+Tensor placeholder(int64_t index, const Shape &shape, DType dtype) {
+  auto node = makeNode(Op::Argument, shape, dtype);
+  node->index = index;
+  return Tensor(node);
+}
+
+} // namespace detail
+
 } // namespace tinymlir

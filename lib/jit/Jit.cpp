@@ -34,16 +34,6 @@ void Placer::tensor(Tensor &t) {
   args.push_back(t);
 }
 
-std::optional<Compiled> Cache::find(const std::string &key) {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(key);
-  if (it == entries_.end())
-    return std::nullopt;
-  it->second.lastUse = ++clock_;
-  ++stats_.hits;
-  return it->second.compiled;
-}
-
 void Cache::insert(const std::string &key, const Compiled &compiled, size_t limit) {
   std::lock_guard lock(mutex_);
   if (compiled.fromDiskCache())

@@ -1,5 +1,6 @@
-// The call boundary of compiled code: the checks before a call, the memref
-// descriptors, the call itself, and the threads the code runs on.
+// The runtime as compiled code sees it: the call boundary (the checks before
+// a call, the memref descriptors, the call itself), the threads the code runs
+// on, and the functions it calls, by name, for the JIT's symbol tables.
 #pragma once
 
 #include <tinymlir/array.h>
@@ -43,5 +44,24 @@ void callNative(const NativeFunction &f, const std::vector<Array> &inputs, Array
 void prepareThreads();
 /// Threads for generated code (OpenMP) and BLAS; 0: all cores (setThreads).
 void setRuntimeThreads(int threads);
+
+struct RuntimeSymbol {
+  const char *name;
+  void *address;
+};
+using RuntimeSymbols = std::vector<RuntimeSymbol>;
+
+/// A function's address as a symbol's address.
+template <class F> RuntimeSymbol symbol(const char *name, F *function) {
+  return {name, reinterpret_cast<void *>(function)};
+}
+
+/// tinymlir_sgemm, tinymlir_dgemm (Gemm.cpp) and MLIR's memrefCopy.
+RuntimeSymbols cpuRuntimeSymbols();
+/// The mgpu* functions of MLIR's GPU-to-LLVM lowering and tinymlirGpu* (gpu/CudaRuntime.cpp).
+RuntimeSymbols cudaRuntimeSymbols();
+/// The tinymlirGpu* functions on host buffers, and the emulated thread id
+/// (gpu/EmulationRuntime.cpp).
+RuntimeSymbols gpuEmulationSymbols();
 
 } // namespace tinymlir::detail

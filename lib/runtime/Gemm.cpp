@@ -4,7 +4,7 @@
 // threads next to OpenMP's, each pool's idle workers spin (sched_yield) on the
 // cores the other needs; column blocks on the OpenMP team remove that.
 #include "runtime/Gemm.h"
-#include "runtime/Symbols.h"
+#include "runtime/Call.h"
 
 #include <cblas.h>
 

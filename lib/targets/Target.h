@@ -12,7 +12,6 @@
 #pragma once
 
 #include "runtime/Call.h"
-#include "runtime/Symbols.h"
 
 #include <tinymlir/options.h>
 

@@ -31,7 +31,7 @@
 //  - Never throws (this runs inside JIT-compiled frames): the first failure is
 //    recorded for the thread and raised by checkGpuErrors after the call; later
 //    steps of a failed call are skipped where their inputs are missing.
-#include "runtime/Symbols.h"
+#include "runtime/Call.h"
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/GpuRuntime.h"
 #include "runtime/gpu/RuntimeAbi.h"

@@ -2,7 +2,7 @@
 // the launches): "device" buffers are host allocations that the data
 // movement functions of RuntimeAbi.h copy, as on a GPU, so that host/device
 // mix-ups show; counters as for a real device.
-#include "runtime/Symbols.h"
+#include "runtime/Call.h"
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/RuntimeAbi.h"
 
