@@ -233,6 +233,17 @@ public:
     return specialize(params, leaves);
   }
 
+  /// The result's shape and dtype for these arguments, by tracing alone
+  /// (nothing is compiled): to plan the specializations a program will need.
+  template <class... A> std::pair<Shape, DType> resultType(A &&...args) const {
+    Params traced(std::forward<A>(args)...);
+    detail::Placer placer;
+    detail::walk(traced, placer);
+    detail::TraceScope scope;
+    Tensor result = std::apply(f_, traced);
+    return {result.shape(), result.dtype()};
+  }
+
   CacheStats stats() const { return cache_->stats(); }
   void clearCache() const { cache_->clear(); }
   const JitOptions &options() const { return options_; }

@@ -26,8 +26,10 @@ struct JitOptions {
   bool blas = true;
   /// Run the optimization pipeline (canonicalize, cse, elementwise fusion).
   bool optimize = true;
-  /// LLVM code generation level, 0 to 3. TINYMLIR_OPT_LEVEL.
-  int optLevel = 3;
+  /// LLVM optimization and code generation level, 0 to 3. 2: generated code
+  /// measured as fast as at 3 (GPT-2 decode and prefill, tinymlir-bench) for
+  /// a fifth of the compile time; 1 does not vectorize. TINYMLIR_OPT_LEVEL.
+  int optLevel = 2;
   /// Loops of exp, tanh, pow... call glibc's vector math library (libmvec,
   /// a few ulp) where the CPU has AVX2; off: scalar libm. TINYMLIR_VECTOR_MATH=0.
   bool vectorMath = true;

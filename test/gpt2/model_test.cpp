@@ -33,7 +33,7 @@ protected:
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("tinymlir-model-test-" + std::to_string(::getpid()));
     gpt2::Config c;
-    c.n_layer = 1;
+    c.n_layer = 2; // two: the first layer takes float32, the second float64
     c.n_head = 2;
     c.n_embd = 8;
     c.n_positions = 48;
@@ -76,8 +76,12 @@ TEST_F(ModelTest, ForwardGivesFloat64LogitsAndFloat64Residuals) {
   EXPECT_EQ(logits.shape(), (Shape{3, 20}));
   EXPECT_EQ(logits.dtype(), DType::f64);
   EXPECT_EQ(trace.embed.dtype(), DType::f32);
-  ASSERT_EQ(trace.attn.size(), 1u);
-  EXPECT_EQ(trace.attn[0].dtype(), DType::f64);
+  ASSERT_EQ(trace.attn.size(), 2u);
+  ASSERT_EQ(trace.ffn.size(), 2u);
+  for (const Array &a : {trace.attn[0], trace.attn[1], trace.ffn[0], trace.ffn[1]}) {
+    EXPECT_EQ(a.dtype(), DType::f64);
+    EXPECT_EQ(a.shape(), (Shape{3, 8})); // the prompt's rows, not the padded bucket's
+  }
   std::vector<int32_t> out = model.generate({3, 1, 4}, 3, decoding(false));
   EXPECT_EQ(out.size(), 3u);
   for (int32_t id : out)
@@ -113,7 +117,7 @@ TEST_F(ModelTest, TracesComeFromFullPrefixDecoding) {
   how.onTrace = [&](int64_t step, const gpt2::Trace &t) {
     traced.push_back(step);
     traceLogit.push_back(t.logits.at({t.logits.dim(0) - 1, 0}));
-    EXPECT_EQ(t.attn.size(), 1u);
+    EXPECT_EQ(t.attn.size(), 2u);
   };
   std::vector<double> tokenLogit;
   std::vector<int32_t> out =
@@ -136,7 +140,36 @@ TEST_F(ModelTest, DecodingCompilesNothingPerToken) {
   size_t four = compilationsFor(4), thirtyTwo = compilationsFor(32);
   EXPECT_EQ(thirtyTwo, four) << "32 tokens compiled " << thirtyTwo << " specializations, 4 tokens "
                              << four;
-  EXPECT_LE(four, 12u);
+  // Compiled ahead, from traced types: the prompt's embedding, head, and a
+  // projection and a block for each input dtype (float32 into the first
+  // layer, float64 after), and the same for the steps but the head: 11, none
+  // planned in vain.
+  EXPECT_EQ(four, 11u);
+  // One token needs only the prompt's 6.
+  EXPECT_EQ(compilationsFor(1), 6u);
+  // Compiled ahead, decoding compiles nothing more: the planned types are
+  // those the steps use.
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
+  model.compileAhead(8, 4);
+  EXPECT_EQ(model.compilations(), 11u);
+  model.generate({3, 1, 4, 1, 5, 9, 2, 6}, 4);
+  EXPECT_EQ(model.compilations(), 11u);
+  EXPECT_NE(errorOf([&] { model.compileAhead(40, 9); }).find("do not fit the context of 48"),
+            std::string::npos);
+}
+
+TEST_F(ModelTest, RecomputingAGrowingPrefixCompilesPerLengthBucket) {
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
+  gpt2::GenerateOptions recompute;
+  recompute.incremental = false;
+  // Prefix lengths 10 to 19: buckets 16 and 32, each with an embedding, a
+  // head, the attention sublayer for each input dtype (float32 into the
+  // first layer, float64 after) and the feed-forward one (float64): 2 x 5,
+  // not 10 x 5.
+  std::vector<int32_t> tokens = model.generate({3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, 10, recompute);
+  EXPECT_EQ(model.compilations(), 10u);
+  // The same tokens as incremental decoding.
+  EXPECT_EQ(tokens, model.generate({3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, 10));
 }
 
 } // namespace

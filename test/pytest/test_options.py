@@ -15,9 +15,9 @@ def test_environment_defaults_and_keyword_overrides(monkeypatch):
     a = np.ones((8, 12), np.float32)
     b = np.ones((12, 5), np.float32)
     monkeypatch.setenv("TINYMLIR_BLAS", "0")
-    monkeypatch.setenv("TINYMLIR_OPT_LEVEL", "2")
+    monkeypatch.setenv("TINYMLIR_OPT_LEVEL", "1")
     defaults = jit(product)
-    assert defaults.options.blas is False and defaults.options.opt_level == 2
+    assert defaults.options.blas is False and defaults.options.opt_level == 1
     assert defaults.compile(a, b).blas_calls == 0
     explicit = jit(product, blas=True)
     assert explicit.options.blas is True

@@ -3,12 +3,14 @@
 #include <tinymlir/gpu.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace tinymlir::gpt2 {
 
@@ -87,25 +89,49 @@ void Model::checkIds(const std::vector<int32_t> &ids, int64_t newTokens) const {
                 std::to_string(c.n_positions) + " positions");
 }
 
+namespace {
+
+int64_t nextPowerOfTwo(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
+/// A length bucket: few specializations for any lengths.
+int64_t bucket(int64_t length, int64_t smallest, int64_t context) {
+  return std::min(context, std::max(smallest, nextPowerOfTwo(length)));
+}
+
+/// Rows [0, T) of a (rows, ...) array.
+Array firstRows(const Array &a, int64_t T) { return a.sliced(0, 0, T).contiguous(); }
+
+} // namespace
+
 Array Model::forward(const std::vector<int32_t> &ids, Trace *trace) const {
   checkIds(ids);
   const Weights &w = weights_;
-  const int64_t heads = w.config.n_head;
-  Array tokens = Array::fromVector<int32_t>(ids, {static_cast<int64_t>(ids.size())});
+  const int64_t heads = w.config.n_head, T = static_cast<int64_t>(ids.size());
+  // The prompt padded to a length bucket (so that recomputing a growing
+  // prefix compiles a few specializations, not one per length): causal
+  // attention keeps the padding rows out of the first T, which are returned.
+  std::vector<int32_t> padded(ids);
+  padded.resize(bucket(T, 16, w.config.n_positions), 0);
+  Array tokens = Array::fromVector<int32_t>(padded, {static_cast<int64_t>(padded.size())});
   Array x = embed_(w.wte, w.wpe, tokens);                                   // (T, C) float32
   if (trace)
-    *trace = Trace{x, {}, {}, {}};
+    *trace = Trace{firstRows(x, T), {}, {}, {}};
   for (const LayerWeights &l : w.layers) {
     x = attend_(x, LayerNormParams{l.ln_1_w, l.ln_1_b}, LinearParams{l.attn_w, l.attn_b},
                 LinearParams{l.proj_w, l.proj_b}, heads);                  // (T, C) float64
     if (trace)
-      trace->attn.push_back(x);
+      trace->attn.push_back(firstRows(x, T));
     x = feedforward_(x, LayerNormParams{l.ln_2_w, l.ln_2_b}, LinearParams{l.fc_w, l.fc_b},
                      LinearParams{l.fc_proj_w, l.fc_proj_b});              // (T, C) float64
     if (trace)
-      trace->ffn.push_back(x);
+      trace->ffn.push_back(firstRows(x, T));
   }
-  Array logits = head_(x, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte);       // (T, V) float64
+  Array logits = firstRows(head_(x, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte), T); // (T, V)
   if (trace)
     trace->logits = logits;
   return logits;
@@ -123,13 +149,6 @@ int32_t argmaxLast(const Array &logits) {
 }
 
 namespace {
-
-int64_t nextPowerOfTwo(int64_t n) {
-  int64_t p = 1;
-  while (p < n)
-    p *= 2;
-  return p;
-}
 
 /// Keys (H, D, P) and values (H, P, D) of one layer, in the dtype of its qkv.
 struct LayerCache {
@@ -161,9 +180,22 @@ struct Model::Decoder {
   Decoder(const Model &model, int64_t T, int64_t tokens)
       : m(model), w(model.weights_), T(T),
         // Capacity and prompt buckets: few specializations for any lengths.
-        capacity(std::min(w.config.n_positions,
-                          std::max<int64_t>(128, nextPowerOfTwo(T + tokens)))),
-        padded(std::min(capacity, std::max<int64_t>(16, nextPowerOfTwo(T)))) {}
+        capacity(bucket(T + tokens, 128, w.config.n_positions)), padded(bucket(T, 16, capacity)) {}
+
+  ~Decoder() {
+    if (background.joinable())
+      background.join();
+  }
+
+  /// Compiles the specializations of the prompt at once, on every core; then,
+  /// in the background while the prompt runs, those of the decoding steps
+  /// (if there are any). Errors are left for the calls themselves, which
+  /// compile again and throw.
+  void compileAhead(int64_t tokens) {
+    runOnAllCores(specializations(padded, padded));
+    if (tokens > 1)
+      background = std::thread([steps = specializations(1, capacity)] { runOnAllCores(steps); });
+  }
 
   /// Logits (1, V) of the prompt's last position. The prompt is padded to a
   /// bucket (rows past it are ignored: causal attention keeps them out of the
@@ -180,6 +212,8 @@ struct Model::Decoder {
 
   /// Logits (1, V) after token `id` at `position`.
   Array step(int32_t id, int64_t position) {
+    if (background.joinable())
+      background.join();
     if (++steps == 2 && profile)
       seconds.clear(); // from here on: decoding steps that compile nothing
     Array e = m.embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>({id}, {1}),
@@ -195,6 +229,59 @@ struct Model::Decoder {
   }
 
 private:
+  using Job = std::function<void()>;
+
+  /// The compilations a pass over the layers with `rows` rows attending to
+  /// `columns` cached positions needs, with their argument types found by
+  /// tracing (layers whose input type repeats share a specialization).
+  std::vector<Job> specializations(int64_t rows, int64_t columns) const {
+    const int64_t H = w.config.n_head, D = w.config.headDim();
+    const LayerWeights &lw = w.layers[0];
+    const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
+    const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b},
+        fc{lw.fc_w, lw.fc_b}, fcProj{lw.fc_proj_w, lw.fc_proj_b};
+    Array ids = Array::zeros({rows}, DType::i32), position = Array::scalar(0, DType::i32);
+    std::vector<Job> jobs{[=, this] { m.embedAt_.compile(w.wte, w.wpe, ids, ids); }};
+    auto [shape, dtype] = m.embedAt_.resultType(w.wte, w.wpe, ids, ids);
+    std::vector<DType> seen;
+    for (size_t l = 0; l < w.layers.size() && std::ranges::find(seen, dtype) == seen.end(); ++l) {
+      seen.push_back(dtype);
+      Array x = Array::zeros(shape, dtype);
+      auto [qkvShape, qkvType] = m.qkv_.resultType(x, ln1, attn);
+      Array qkv = Array::zeros(qkvShape, qkvType);
+      Array keys = Array::zeros({H, D, capacity}, qkvType), values = Array::zeros({H, capacity, D}, qkvType);
+      jobs.push_back([=, this] { m.qkv_.compile(x, ln1, attn); });
+      jobs.push_back([=, this] {
+        m.block_.compile(x, qkv, keys, values, position, proj, ln2, fc, fcProj, H, columns);
+      });
+      std::tie(shape, dtype) =
+          m.block_.resultType(x, qkv, keys, values, position, proj, ln2, fc, fcProj, H, columns);
+    }
+    Array last = Array::zeros({1, shape[1]}, dtype);
+    jobs.push_back([=, this] { m.head_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
+    return jobs;
+  }
+
+  static void runOnAllCores(const std::vector<Job> &jobs) {
+    std::atomic<size_t> next = 0;
+    auto worker = [&] {
+      for (size_t i; (i = next++) < jobs.size();) {
+        try {
+          jobs[i]();
+        } catch (...) {
+          // Left for the call itself: a failed compilation is not cached.
+        }
+      }
+    };
+    const size_t n = std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> team;
+    for (size_t t = 1; t < n; ++t)
+      team.emplace_back(worker);
+    worker();
+    for (std::thread &t : team)
+      t.join();
+  }
+
   /// TINYMLIR_PROFILE=1: seconds per part of the decoding loop, on stderr.
   template <class Call> auto timed(const char *part, Call &&call) {
     if (!profile)
@@ -248,15 +335,26 @@ private:
   std::map<std::string, double> seconds;
   std::vector<LayerCache> caches;
   int64_t steps = 0;
+  std::thread background;
 };
+
+void Model::compileAhead(int64_t promptLength, int64_t tokens) const {
+  if (promptLength <= 0 || tokens <= 0 || promptLength + tokens > config().n_positions)
+    throw Error("[gpt2] compileAhead: a prompt of " + std::to_string(promptLength) + " tokens and " +
+                std::to_string(tokens) + " new tokens do not fit the context of " +
+                std::to_string(config().n_positions) + " positions");
+  Decoder(*this, promptLength, tokens).compileAhead(tokens); // joins the steps' compilations
+}
 
 std::vector<int32_t> Model::generate(std::vector<int32_t> ids, int64_t tokens,
                                      const GenerateOptions &options,
                                      const TokenCallback &onToken) const {
   checkIds(ids, tokens);
   std::optional<Decoder> decoder;
-  if (options.incremental && !options.onTrace)
+  if (options.incremental && !options.onTrace && tokens > 0) {
     decoder.emplace(*this, static_cast<int64_t>(ids.size()), tokens);
+    decoder->compileAhead(tokens);
+  }
   std::vector<int32_t> out;
   for (int64_t step = 0; step < tokens; ++step) {
     Array logits;

@@ -69,7 +69,8 @@ public:
 
   const Config &config() const { return weights_.config; }
   /// Logits of every position, (T, V) float64. Ids are checked against the
-  /// vocabulary and the context length first.
+  /// vocabulary and the context length first. The sequence is computed padded
+  /// to a length bucket (16, 32, 64...: a few specializations for any length).
   Array forward(const std::vector<int32_t> &ids, Trace *trace = nullptr) const;
   /// Greedy decoding of `tokens` new tokens after `ids` (checked as by
   /// checkIds). `onToken(step, id, logits)` is called as each token is chosen,
@@ -77,6 +78,10 @@ public:
   std::vector<int32_t> generate(std::vector<int32_t> ids, int64_t tokens,
                                 const GenerateOptions &options = {},
                                 const TokenCallback &onToken = {}) const;
+
+  /// Compiles, in parallel, what incremental decoding of `tokens` tokens
+  /// after a prompt of `promptLength` needs (generate does it itself).
+  void compileAhead(int64_t promptLength, int64_t tokens) const;
 
   /// Seconds spent compiling and the number of specializations compiled.
   double compileSeconds() const;
