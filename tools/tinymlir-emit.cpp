@@ -139,7 +139,8 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   JitOptions options;
-  options.blas = !noBlas;
+  if (noBlas)
+    options.blas = false;
   // --- GPU target (lib/gpu) ---
   if (gpu)
     options.target = Target::GPU;

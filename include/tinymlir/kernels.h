@@ -9,6 +9,11 @@
 
 namespace tinymlir {
 
+// `constants`: the dtype of the scalars the NumPy reference writes as float64
+// (np.sqrt(2 / np.pi), np.sqrt(D)). float64, as there, promotes float32
+// activations to float64; float32 keeps a float32 model in float32 throughout
+// (as llm.c and PyTorch run GPT-2).
+
 /// GELU, tanh form; the float64 sqrt(2/pi) promotes float32 input to float64.
 Tensor gelu(const Tensor &x);
 /// Softmax over the last axis, stabilized by the row maximum.
@@ -31,19 +36,20 @@ inline auto tinymlir_fields(LinearParams &p) { return std::tie(p.w, p.b); }
 /// (T, H * D) -> (H, T, D): heads as a batch dimension.
 Tensor splitHeads(const Tensor &x, int64_t heads);
 /// Scaled dot-product attention of every head, heads merged again:
-/// softmax(q @ keysT / float64 sqrt(D) + mask) @ values -> (T, H * D), for
-/// queries q (H, T, D), keys transposed (H, D, P), values (H, P, D) and an
-/// additive mask (T, P). The scores (and so the result) are float64.
+/// softmax(q @ keysT / sqrt(D) + mask) @ values -> (T, H * D), for queries q
+/// (H, T, D), keys transposed (H, D, P), values (H, P, D) and an additive mask
+/// (T, P). With float64 constants the scores (and the result) are float64.
 Tensor attentionHeads(const Tensor &q, const Tensor &keysT, const Tensor &values,
-                      const Tensor &mask);
+                      const Tensor &mask, DType constants = DType::f64);
 /// Causal multi-head self-attention of x (T, C): packed QKV projection, split,
 /// attentionHeads with a causal mask, output projection.
-Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads);
+Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads,
+                 DType constants = DType::f64);
 /// x + attention(layerNorm(x)).
 Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
-              const LinearParams &out, int64_t heads);
+              const LinearParams &out, int64_t heads, DType constants = DType::f64);
 /// x + down(gelu(up(layerNorm(x)))).
 Tensor feedforward(const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
-                   const LinearParams &down);
+                   const LinearParams &down, DType constants = DType::f64);
 
 } // namespace tinymlir

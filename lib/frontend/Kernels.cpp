@@ -8,10 +8,18 @@
 
 namespace tinymlir {
 
-Tensor gelu(const Tensor &x) {
-  // np.sqrt(2 / np.pi) is a float64 NumPy scalar: it promotes float32 to float64.
-  return 0.5 * x * (1 + tanh(f64(std::sqrt(2 / std::numbers::pi)) * (x + 0.044715 * pow(x, 3))));
+namespace {
+
+/// GELU with its constant sqrt(2/pi) of dtype `constants`.
+Tensor geluWith(const Tensor &x, DType constants) {
+  const Tensor c = ScalarType{constants}(std::sqrt(2 / std::numbers::pi));
+  return 0.5 * x * (1 + tanh(c * (x + 0.044715 * pow(x, 3))));
 }
+
+} // namespace
+
+// np.sqrt(2 / np.pi) is a float64 NumPy scalar: it promotes float32 to float64.
+Tensor gelu(const Tensor &x) { return geluWith(x, DType::f64); }
 
 Tensor softmax(const Tensor &x) {
   Tensor numerator = exp(x - max(x, -1, /*keepdims=*/true));
@@ -31,15 +39,17 @@ Tensor splitHeads(const Tensor &x, int64_t heads) {
 }
 
 Tensor attentionHeads(const Tensor &q, const Tensor &keysT, const Tensor &values,
-                      const Tensor &mask) {
+                      const Tensor &mask, DType constants) {
   const int64_t H = q.dim(0), T = q.dim(1), D = q.dim(2);
   // np.sqrt(q.shape[-1]) is a float64 NumPy scalar: the scores become float64.
-  Tensor scores = matmul(q, keysT) / f64(std::sqrt(static_cast<double>(D))); // (H, T, P)
+  Tensor scale = ScalarType{constants}(std::sqrt(static_cast<double>(D)));
+  Tensor scores = matmul(q, keysT) / scale;                                 // (H, T, P)
   Tensor weighted = matmul(softmax(scores + mask), values);                 // (H, T, D)
   return reshape(transpose(weighted, {1, 0, 2}), {T, H * D});               // (T, C)
 }
 
-Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads) {
+Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads,
+                 DType constants) {
   const int64_t T = x.dim(0), C = x.dim(1);
   if (heads <= 0 || C % heads != 0)
     throw Error("[attention] width " + std::to_string(C) + " of x " + shapeString(x.shape()) +
@@ -49,18 +59,18 @@ Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &o
   Tensor q = splitHeads(parts[0], heads), k = splitHeads(parts[1], heads),
          v = splitHeads(parts[2], heads);                        // (H, T, D)
   Tensor mask = causalMask(T, packed.dtype());                   // (T, T), -1e10 above diagonal
-  return linear(attentionHeads(q, transpose(k, {0, 2, 1}), v, mask), out.w, out.b);
+  return linear(attentionHeads(q, transpose(k, {0, 2, 1}), v, mask, constants), out.w, out.b);
 }
 
 Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
-              const LinearParams &out, int64_t heads) {
-  return x + attention(layerNorm(x, ln.gain, ln.bias), qkv, out, heads);
+              const LinearParams &out, int64_t heads, DType constants) {
+  return x + attention(layerNorm(x, ln.gain, ln.bias), qkv, out, heads, constants);
 }
 
 Tensor feedforward(const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
-                   const LinearParams &down) {
+                   const LinearParams &down, DType constants) {
   Tensor h = layerNorm(x, ln.gain, ln.bias);
-  return x + linear(gelu(linear(h, up.w, up.b)), down.w, down.b);
+  return x + linear(geluWith(linear(h, up.w, up.b), constants), down.w, down.b);
 }
 
 } // namespace tinymlir

@@ -209,6 +209,43 @@ void widenWeights(linalg::LinalgOp op, bool transposed) {
   op->erase();
 }
 
+/// The indexing maps of C[i, j] += A[i, k] * B[j, k].
+SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
+  AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
+  return {AffineMap::get(3, 0, {i, k}, ctx), AffineMap::get(3, 0, {j, k}, ctx),
+          AffineMap::get(3, 0, {i, j}, ctx)};
+}
+
+/// A one-row product whose B is a linalg.transpose ([1, 0]) of W into a
+/// buffer only the product reads (x @ w.T, as GPT-2's head): the product reads
+/// W through transposed indexing maps instead, and the copy goes, so that the
+/// weights are streamed once, not copied first.
+void foldTransposedWeights(linalg::MatmulOp op) {
+  MLIRContext *ctx = op->getContext();
+  auto alloc = op.getDpsInputs()[1].getDefiningOp<memref::AllocOp>();
+  if (!alloc || op.getIndexingMapsArray() != linalg::MatmulOp::getDefaultIndexingMaps(ctx))
+    return;
+  linalg::TransposeOp transpose;
+  SmallVector<Operation *> deallocs;
+  for (Operation *user : alloc->getUsers()) {
+    if (auto t = dyn_cast<linalg::TransposeOp>(user); t && !transpose && t.getInit() == alloc)
+      transpose = t;
+    else if (isa<memref::DeallocOp>(user))
+      deallocs.push_back(user);
+    else if (user != op.getOperation())
+      return;
+  }
+  if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0} ||
+      transpose->getBlock() != op->getBlock() || !transpose->isBeforeInBlock(op))
+    return;
+  op->setOperand(1, transpose.getInput());
+  op.setIndexingMapsAttr(OpBuilder(ctx).getAffineMapArrayAttr(transposedBMaps(ctx)));
+  transpose->erase();
+  for (Operation *d : deallocs)
+    d->erase();
+  alloc->erase();
+}
+
 /// tinymlir-small-products: matrix-vector products, and mixed-precision
 /// products (float64 rows, float32 weights) with at most max-rows rows
 /// (full-prefix decoding's rows), become loops that stream the weights once;
@@ -235,6 +272,14 @@ struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp
 };
 
 void SmallProductsPass::runOnOperation() {
+  SmallVector<linalg::MatmulOp> gemvs;
+  getOperation().walk([&](linalg::MatmulOp op) {
+    auto tc = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
+    if (op.hasPureBufferSemantics() && tc && tc.hasStaticShape() && tc.getDimSize(0) == 1)
+      gemvs.push_back(op);
+  });
+  for (linalg::MatmulOp op : gemvs)
+    foldTransposedWeights(op);
   SmallVector<std::pair<linalg::LinalgOp, bool>> products, widened;
   getOperation().walk([&](linalg::LinalgOp op) {
     if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
@@ -268,12 +313,7 @@ void SmallProductsPass::runOnOperation() {
       list.push_back({op, false});
       return;
     }
-    AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx),
-               k = getAffineDimExpr(2, ctx);
-    SmallVector<AffineMap> transposedB{AffineMap::get(3, 0, {i, k}, ctx),
-                                       AffineMap::get(3, 0, {j, k}, ctx),
-                                       AffineMap::get(3, 0, {i, j}, ctx)};
-    if (maps == transposedB)
+    if (maps == transposedBMaps(ctx))
       list.push_back({op, true});
   });
   for (auto [op, transposed] : products)

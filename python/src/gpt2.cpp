@@ -58,11 +58,13 @@ void registerGpt2(nb::module_ &parent) {
   nb::class_<gpt2::Model>(m, "Model")
       .def(
           "__init__",
-          [](gpt2::Model *self, const std::string &dir, const JitOptions &options) {
+          [](gpt2::Model *self, const std::string &dir, const JitOptions &options,
+             const std::string &precision) {
+            gpt2::Precision p = gpt2::parsePrecision(precision);
             nb::gil_scoped_release release;
-            new (self) gpt2::Model(gpt2::loadCheckpoint(dir), options);
+            new (self) gpt2::Model(gpt2::loadCheckpoint(dir), options, p);
           },
-          "dir"_a, "options"_a)
+          "dir"_a, "options"_a, "precision"_a = "reference")
       .def_prop_ro("config", [](const gpt2::Model &g) { return configDict(g.config()); })
       .def(
           "forward",

@@ -77,11 +77,14 @@ class _Stop(Exception):
 class Model:
     """A loaded checkpoint on the C++ GPT-2 (``tinymlir-gpt2``'s model)."""
 
-    def __init__(self, dir, *, target=None, **options):
-        """``options``: those of ``tinymlir.jit`` (blas, disk_cache, cache_dir, cpu...);
-        unset ones take their defaults and TINYMLIR_* environment variables."""
+    def __init__(self, dir, *, precision="reference", target=None, **options):
+        """``precision``: "reference" (the NumPy reference's dtypes and tokens) or
+        "float32" (float32 throughout). ``options``: those of ``tinymlir.jit``
+        (blas, disk_cache, cache_dir, cpu...); unset ones take their defaults and
+        TINYMLIR_* environment variables."""
         self.dir = str(dir)
-        self._model = _core.Model(self.dir, _options(target, options, "tinymlir.gpt2.Model"))
+        self._model = _core.Model(self.dir, _options(target, options, "tinymlir.gpt2.Model"),
+                                  precision=precision)
 
     @property
     def config(self) -> dict:

@@ -205,3 +205,15 @@ def test_generate_matches_cli_tokens(tiny_checkpoint, tmp_path):
     logits = model.forward(cli["prompt_ids"])
     assert logits.shape == (len(cli["prompt_ids"]), 50257) and logits.dtype == np.float64
     assert int(np.argmax(logits[-1])) == cli["output_ids"][0]
+
+
+def test_float32_precision_matches_the_cli(tiny_checkpoint, tmp_path):
+    ids = [36235, 39141, 18765, 1143, 326]
+    cli = run_cli(["--model", tiny_checkpoint, "--prompt-ids", ",".join(map(str, ids)),
+                   "--tokens", "6", "--precision", "float32"], tmp_path)
+    model = tinymlir.gpt2.Model(tiny_checkpoint, precision="float32", cache_dir=tmp_path)
+    logits = model.forward(ids)
+    assert logits.dtype == np.float32 and logits.shape == (len(ids), 50257)
+    assert list(model.generate(ids, 6)) == cli["output_ids"]
+    with pytest.raises(ValueError, match="precision must be 'reference' or 'float32', not 'f16'"):
+        tinymlir.gpt2.Model(tiny_checkpoint, precision="f16")

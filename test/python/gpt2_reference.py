@@ -10,7 +10,7 @@ sublayer on, and the logits are float64.  Nothing is cast on purpose.
 CLI:
   gpt2_reference.py --model DIR (--prompt-ids 1,2,3 | --prompt TEXT)
                     --tokens N [--dump DIR] [--json] [--time]
-                    [--tokenizer-data DIR]
+                    [--tokenizer-data DIR] [--precision reference|float32]
 --prompt TEXT is tokenized with test/python/bpe_reference.py (encoder.json +
 vocab.bpe from --tokenizer-data, else the model dir, else data/gpt2).
 
@@ -39,8 +39,14 @@ import safetensors_np  # noqa: E402
 
 
 # ---------------------------------------------------------------- the model
+# The type of the two scalar constants: np.sqrt gives float64 NumPy scalars,
+# which promote (the reference). --precision float32 makes them float32, and
+# then the whole model runs in float32.
+CONSTANT = np.float64
+
+
 def gelu(x):
-    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + np.tanh(CONSTANT(np.sqrt(2 / np.pi)) * (x + 0.044715 * x**3)))
 
 
 def softmax(x):
@@ -63,7 +69,7 @@ def ffn(x, c_fc, c_proj):
 
 
 def attention(q, k, v, mask):
-    return softmax(q @ k.T / np.sqrt(q.shape[-1]) + mask) @ v
+    return softmax(q @ k.T / CONSTANT(np.sqrt(q.shape[-1])) + mask) @ v
 
 
 def mha(x, c_attn, c_proj, n_head):
@@ -238,7 +244,11 @@ def main(argv=None):
                     help="print {prompt_ids, output_ids} JSON on stdout")
     ap.add_argument("--time", action="store_true",
                     help="print per-step wall time and tokens/s on stderr")
+    ap.add_argument("--precision", choices=("reference", "float32"), default="reference",
+                    help="float32: float32 scalar constants, so float32 throughout")
     a = ap.parse_args(argv)
+    global CONSTANT
+    CONSTANT = np.float32 if a.precision == "float32" else np.float64
 
     hp = load_hparams(a.model)
     params = load_params(a.model, hp)

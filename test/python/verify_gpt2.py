@@ -6,6 +6,8 @@ every block's two residual outputs and the logits at every step (rtol = atol =
 3e-4, equal dtypes and shapes), the prompt ids, and the generated ids exactly,
 for tinymlir's full-prefix mode (--dump); and the tokens and each step's
 last-position logits of its default incremental (key/value cache) mode.
+--precision float32 runs both in float32 throughout, compared within a bound
+derived from float32 rounding (float32_tolerance).
 
   verify_gpt2.py --binary build/tools/tinymlir-gpt2 --model DIR \
       (--prompt TEXT | --prompt-ids 1,2,3) --tokens N [--expect 262,749,...]
@@ -28,6 +30,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RTOL = ATOL = 3e-4
 
 
+def float32_tolerance(config):
+    """rtol = atol for --precision float32: both sides compute the same
+    formulas in float32, in different orders. A product of inner length K is
+    within gamma_K = K u / (1 - K u) of |A| @ |B| on each side (u = 2^-24), so
+    two sides differ by up to 2 gamma_K; to first order the relative
+    differences of the products on a value's path add up. A path holds at most
+    6 products per layer (qkv, scores, weights @ v, out, fc, fc_proj) and the
+    head, each of inner length at most max(4 C, n_positions); elementwise ops
+    add a few u each, which the bound's K u dwarfs."""
+    u = 2.0 ** -24
+    k = max(4 * config["n_embd"], config["n_positions"])
+    gamma = k * u / (1 - k * u)
+    return (6 * config["n_layer"] + 1) * 2 * gamma
+
+
 def run(cmd, **kw):
     result = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if result.returncode != 0:
@@ -47,6 +64,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=10)
     ap.add_argument("--expect", help="expected generated ids, comma-separated")
     ap.add_argument("--keep", action="store_true", help="keep the dumps")
+    ap.add_argument("--precision", choices=("reference", "float32"), default="reference")
     ap.add_argument("--min-distinct", type=int, default=0,
                     help="fail unless the reference generates at least this many distinct "
                          "tokens (a checkpoint whose greedy output repeats one token tells "
@@ -61,6 +79,11 @@ def main():
         model = os.path.join(work, "model")
         run([a.maker, "--out", model] + a.make.split())
     prompt = ["--prompt", a.prompt] if a.prompt is not None else ["--prompt-ids", a.prompt_ids]
+    prompt += ["--precision", a.precision]
+    rtol = atol = RTOL
+    if a.precision == "float32":
+        with open(os.path.join(model, "config.json")) as f:
+            rtol = atol = float32_tolerance(json.load(f))
     ours, ref = os.path.join(work, "ours"), os.path.join(work, "reference")
     # Compiled kernels go to this run's own cache directory, never ~/.cache.
     cache = ["--cache-dir", os.path.join(work, "kernels")]
@@ -85,7 +108,7 @@ def main():
         if x.dtype != y.dtype or x.shape != y.shape:
             failures.append(f"{name}: {x.dtype} {x.shape} vs reference {y.dtype} {y.shape}")
             continue
-        if not np.allclose(x, y, rtol=RTOL, atol=ATOL):
+        if not np.allclose(x, y, rtol=rtol, atol=atol):
             diff = np.abs(x.astype(np.float64) - y)
             failures.append(f"{name}: max abs difference {diff.max():.3g}")
         worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y))) if x.size else 0.0)
@@ -107,7 +130,7 @@ def main():
                      for s in range(a.tokens)]) if a.tokens else inc
     if inc.dtype != last.dtype or inc.shape != last.shape:
         failures.append(f"incremental logits {inc.dtype} {inc.shape} vs {last.dtype} {last.shape}")
-    elif not np.allclose(inc, last, rtol=RTOL, atol=ATOL):
+    elif not np.allclose(inc, last, rtol=rtol, atol=atol):
         failures.append(f"incremental logits: max abs difference {np.abs(inc - last).max():.3g}")
     else:
         worst = max(worst, float(np.abs(inc - last).max()) if inc.size else 0.0)
@@ -120,8 +143,8 @@ def main():
         if got["output_ids"] != expected:
             failures.append(f"tokens {got['output_ids']} vs expected {expected}")
 
-    print(f"compared {len(names)} arrays over {a.tokens} steps; max abs difference {worst:.3g}; "
-          f"tokens {got['output_ids']}")
+    print(f"compared {len(names)} arrays over {a.tokens} steps ({a.precision}); max abs "
+          f"difference {worst:.3g}; tolerance {rtol:.3g}; tokens {got['output_ids']}")
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     else:
@@ -130,7 +153,7 @@ def main():
         print("\n".join("MISMATCH " + f for f in failures))
         sys.exit(1)
     print("OK: identical tokens (full-prefix and incremental), all intermediates and logits "
-          "within rtol = atol = 3e-4, equal dtypes")
+          f"within rtol = atol = {rtol:.3g}, equal dtypes")
 
 
 if __name__ == "__main__":

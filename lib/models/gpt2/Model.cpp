@@ -34,18 +34,31 @@ Tensor qkvProjection(const Tensor &x, const LayerNormParams &ln, const LinearPar
 Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
                       const Tensor &start, const LinearParams &out, const LayerNormParams &ln2,
                       const LinearParams &up, const LinearParams &down, int64_t heads,
-                      int64_t columns) {
+                      int64_t columns, DType constants) {
   const int64_t T = x.dim(0), C = x.dim(1), D = C / heads, P = columns;
   Tensor q = splitHeads(slice(qkv, {0, 0}, {T, C}), heads);         // (H, T, D)
   Tensor k = slice(keys, {0, 0, 0}, {heads, D, P});                 // (H, D, P)
   Tensor v = slice(values, {0, 0, 0}, {heads, P, D});               // (H, P, D)
   Tensor mask = causalMask(T, P, start, qkv.dtype());               // (T, P)
-  Tensor attended = x + linear(attentionHeads(q, k, v, mask), out.w, out.b);
-  return feedforward(attended, ln2, up, down);
+  Tensor attended = x + linear(attentionHeads(q, k, v, mask, constants), out.w, out.b);
+  return feedforward(attended, ln2, up, down, constants);
 }
 
-Model::Model(Weights weights, JitOptions options)
-    : weights_(std::move(weights)), embed_(&gpt2::embed, options), attend_(&tinymlir::attend, options),
+const char *precisionName(Precision precision) {
+  return precision == Precision::Float32 ? "float32" : "reference";
+}
+
+Precision parsePrecision(const std::string &name) {
+  if (name == "reference")
+    return Precision::Reference;
+  if (name == "float32")
+    return Precision::Float32;
+  throw Error("[gpt2] precision must be 'reference' or 'float32', not '" + name + "'");
+}
+
+Model::Model(Weights weights, JitOptions options, Precision precision)
+    : weights_(std::move(weights)), precision_(precision),
+      constants_(precision == Precision::Float32 ? DType::f32 : DType::f64), embed_(&gpt2::embed, options), attend_(&tinymlir::attend, options),
       feedforward_(&tinymlir::feedforward, options), head_(&gpt2::head, options),
       embedAt_(&gpt2::embedAt, options), qkv_(&gpt2::qkvProjection, options),
       block_(&gpt2::blockFromCache, options) {
@@ -123,11 +136,11 @@ Array Model::forward(const std::vector<int32_t> &ids, Trace *trace) const {
     *trace = Trace{firstRows(x, T), {}, {}, {}};
   for (const LayerWeights &l : w.layers) {
     x = attend_(x, LayerNormParams{l.ln_1_w, l.ln_1_b}, LinearParams{l.attn_w, l.attn_b},
-                LinearParams{l.proj_w, l.proj_b}, heads);                  // (T, C) float64
+                LinearParams{l.proj_w, l.proj_b}, heads, constants_);      // (T, C)
     if (trace)
       trace->attn.push_back(firstRows(x, T));
     x = feedforward_(x, LayerNormParams{l.ln_2_w, l.ln_2_b}, LinearParams{l.fc_w, l.fc_b},
-                     LinearParams{l.fc_proj_w, l.fc_proj_b});              // (T, C) float64
+                     LinearParams{l.fc_proj_w, l.fc_proj_b}, constants_);  // (T, C)
     if (trace)
       trace->ffn.push_back(firstRows(x, T));
   }
@@ -252,10 +265,12 @@ private:
       Array keys = Array::zeros({H, D, capacity}, qkvType), values = Array::zeros({H, capacity, D}, qkvType);
       jobs.push_back([=, this] { m.qkv_.compile(x, ln1, attn); });
       jobs.push_back([=, this] {
-        m.block_.compile(x, qkv, keys, values, position, proj, ln2, fc, fcProj, H, columns);
+        m.block_.compile(x, qkv, keys, values, position, proj, ln2, fc, fcProj, H, columns,
+                         m.constants_);
       });
       std::tie(shape, dtype) =
-          m.block_.resultType(x, qkv, keys, values, position, proj, ln2, fc, fcProj, H, columns);
+          m.block_.resultType(x, qkv, keys, values, position, proj, ln2, fc, fcProj, H, columns,
+                              m.constants_);
     }
     Array last = Array::zeros({1, shape[1]}, dtype);
     jobs.push_back([=, this] { m.head_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
@@ -316,7 +331,7 @@ private:
         return m.block_(x, qkv, caches[l].keys, caches[l].values, position,
                         LinearParams{lw.proj_w, lw.proj_b}, LayerNormParams{lw.ln_2_w, lw.ln_2_b},
                         LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b},
-                        H, columns);
+                        H, columns, m.constants_);
       });
     }
     return x;
@@ -324,7 +339,7 @@ private:
 
   Array head(const Array &lastRow) {
     return timed("head", [&] {
-      return m.head_(lastRow, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (1, V) float64
+      return m.head_(lastRow, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (1, V)
     });
   }
 

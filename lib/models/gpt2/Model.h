@@ -41,7 +41,17 @@ Tensor qkvProjection(const Tensor &x, const LayerNormParams &ln, const LinearPar
 Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
                       const Tensor &start, const LinearParams &out, const LayerNormParams &ln2,
                       const LinearParams &up, const LinearParams &down, int64_t heads,
-                      int64_t columns);
+                      int64_t columns, DType constants);
+
+/// The model's arithmetic. reference: the NumPy reference's dtypes (float32
+/// weights; its float64 scalar constants make scores, GELU, the residual
+/// stream after the first attention, and the logits float64): its tokens.
+/// float32: float32 throughout (llm.c, ggml, PyTorch): faster, tokens may
+/// differ where the reference's top two logits are close.
+enum class Precision { Reference, Float32 };
+/// "reference" or "float32"; parsePrecision throws on anything else.
+const char *precisionName(Precision precision);
+Precision parsePrecision(const std::string &name);
 
 /// Token choices of Model::generate: onToken(step, id, logits).
 using TokenCallback = std::function<void(int64_t, int32_t, const Array &)>;
@@ -62,12 +72,14 @@ class Model {
 public:
   /// With the GPU target, the weights are kept resident on the device
   /// (gpuKeepResident) for the model's lifetime.
-  explicit Model(Weights weights, JitOptions options = {});
+  explicit Model(Weights weights, JitOptions options = {},
+                 Precision precision = Precision::Reference);
   ~Model();
   Model(const Model &) = delete;
   Model &operator=(const Model &) = delete;
 
   const Config &config() const { return weights_.config; }
+  Precision precision() const { return precision_; }
   /// Logits of every position, (T, V) float64. Ids are checked against the
   /// vocabulary and the context length first. The sequence is computed padded
   /// to a length bucket (16, 32, 64...: a few specializations for any length).
@@ -95,21 +107,24 @@ public:
 private:
   struct Decoder; ///< incremental decoding: the key/value cache and its steps
   using SublayerAttend = Tensor (*)(const Tensor &, const LayerNormParams &, const LinearParams &,
-                                    const LinearParams &, int64_t);
+                                    const LinearParams &, int64_t, DType);
   using SublayerFeedforward = Tensor (*)(const Tensor &, const LayerNormParams &,
-                                         const LinearParams &, const LinearParams &);
+                                         const LinearParams &, const LinearParams &, DType);
   using Embed = Tensor (*)(const Tensor &, const Tensor &, const Tensor &);
   using Head = Tensor (*)(const Tensor &, const LayerNormParams &, const Tensor &);
   using EmbedAt = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
   using QkvProjection = Tensor (*)(const Tensor &, const LayerNormParams &, const LinearParams &);
   using BlockFromCache = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &,
                                     const Tensor &, const LinearParams &, const LayerNormParams &,
-                                    const LinearParams &, const LinearParams &, int64_t, int64_t);
+                                    const LinearParams &, const LinearParams &, int64_t, int64_t,
+                                    DType);
 
   /// Every weight array (for device residency).
   std::vector<const Array *> allWeights() const;
 
   Weights weights_;
+  Precision precision_;
+  DType constants_; ///< the dtype of the reference's float64 scalar constants
   bool resident_ = false;
   Jit<Embed> embed_;
   Jit<SublayerAttend> attend_;

@@ -59,3 +59,29 @@ func.func @mixed_transposed(%a: memref<4x6xf64>, %b: memref<256x6xf32>, %c: memr
     ins(%a, %b : memref<4x6xf64>, memref<256x6xf32>) outs(%c : memref<4x256xf64>)
   return
 }
+
+// One row against a transposed copy of the weights (x @ w.T in float32): the
+// product reads w through transposed maps and the copy goes.
+// CHECK-LABEL: func.func @gemv_transposed_copy
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: memref.alloc
+// CHECK: scf.parallel
+// CHECK: memref.load %arg1{{.*}} : memref<256x6xf32>
+// With several rows the copy stays, for BLAS.
+// CHECK-LABEL: func.func @gemm_transposed_copy
+// CHECK: linalg.transpose
+// CHECK: linalg.matmul
+func.func @gemv_transposed_copy(%a: memref<1x6xf32>, %w: memref<256x6xf32>, %c: memref<1x256xf32>) {
+  %t = memref.alloc() : memref<6x256xf32>
+  linalg.transpose ins(%w : memref<256x6xf32>) outs(%t : memref<6x256xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<1x6xf32>, memref<6x256xf32>) outs(%c : memref<1x256xf32>)
+  memref.dealloc %t : memref<6x256xf32>
+  return
+}
+func.func @gemm_transposed_copy(%a: memref<4x6xf32>, %w: memref<256x6xf32>, %c: memref<4x256xf32>) {
+  %t = memref.alloc() : memref<6x256xf32>
+  linalg.transpose ins(%w : memref<256x6xf32>) outs(%t : memref<6x256xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<4x6xf32>, memref<6x256xf32>) outs(%c : memref<4x256xf32>)
+  memref.dealloc %t : memref<6x256xf32>
+  return
+}
