@@ -1,7 +1,13 @@
-// tinymlir-gpt2: greedy GPT-2 generation from a Hugging Face checkpoint.
+// tinymlir-gpt2: GPT-2 generation from a Hugging Face checkpoint, greedy or
+// sampled.
 //
 //   tinymlir-gpt2 --model DIR (--prompt TEXT | --prompt-ids 1,2,3) --tokens N
 //                 [--json] [--logits FILE.npy] [--threads N] [--dump DIR]
+//                 [--temperature T [--top-k K] [--top-p P] [--seed S]]
+//                 [--repeat-penalty R] [--ignore-eos]
+//
+// Generation stops at <|endoftext|> (50256, when the vocabulary has it; it is
+// not printed) unless --ignore-eos is given.
 //
 // Without --model it makes (once) a small random checkpoint under the user's
 // cache directory and uses it.
@@ -90,7 +96,7 @@ int main(int argc, char **argv) {
   // prefill of 256 tokens 1.1 s -> 0.9 s).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
-  CLI::App app{"Greedy GPT-2 generation with tinymlir."};
+  CLI::App app{"GPT-2 generation with tinymlir: greedy, or sampled with --temperature."};
   std::string model, prompt, promptIds, logitsFile, dumpDir;
   int64_t tokens = 10;
   int threads = 0;
@@ -119,11 +125,38 @@ int main(int argc, char **argv) {
   std::string cacheDir;
   app.add_flag("--no-disk-cache", noDiskCache, "do not read or write the persistent compile cache");
   app.add_option("--cache-dir", cacheDir, "compile cache directory (default ~/.cache/tinymlir/kernels)");
+  gpt2::SamplingOptions sampling;
+  bool ignoreEos = false;
+  app.add_option("--temperature", sampling.temperature,
+                 "sample with this temperature (default 0: greedy, the largest logit)");
+  auto *topK = app.add_option("--top-k", sampling.topK,
+                              "sample from the K most probable tokens only (default 0: all)");
+  auto *topP = app.add_option("--top-p", sampling.topP,
+                              "sample from the smallest set of most probable tokens whose "
+                              "probability reaches P (default 1: all)");
+  auto *seedOpt = app.add_option("--seed", sampling.seed,
+                                 "seed of the sampler (default: a random one, printed on stderr)");
+  app.add_option("--repeat-penalty", sampling.repeatPenalty,
+                 "divide positive logits of tokens already in the text by R and multiply "
+                 "negative ones (default 1: off; greedy too)");
+  app.add_flag("--ignore-eos", ignoreEos,
+               "do not stop at <|endoftext|> (50256): always generate --tokens tokens");
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (prompt.empty() && promptIds.empty())
       throw Error("[gpt2] give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
+    sampling.validate();
+    if (sampling.greedy()) {
+      for (auto *opt : {topK, topP, seedOpt})
+        if (opt->count())
+          std::cerr << "tinymlir-gpt2: note: " << opt->get_name()
+                    << " has no effect without --temperature > 0 (greedy decoding)\n";
+    } else {
+      if (!seedOpt->count())
+        sampling.seed = gpt2::randomSeed();
+      std::cerr << "tinymlir-gpt2: sampling with --seed " << sampling.seed << "\n";
+    }
     if (threads > 0)
       setThreads(threads);
     auto start = Clock::now();
@@ -171,13 +204,17 @@ int main(int argc, char **argv) {
     };
     gpt2::GenerateOptions how;
     how.incremental = !recompute;
+    how.sampling = sampling;
+    how.stopAtEndOfText = !ignoreEos;
     if (!dumpDir.empty()) // implies full-prefix decoding
       how.onTrace = [&](int64_t step, const gpt2::Trace &t) { dumpTrace(dumpDir, step, t); };
     gpt.generate(ids, tokens, how, onToken);
     if (!json)
       std::cout << "\n";
+    const auto generated = static_cast<int64_t>(output.size());
+    const bool stopped = generated < tokens; // at end-of-text
     if (!logitsFile.empty())
-      lastLogits.saveNpy(logitsFile);
+      lastLogits.sliced(0, 0, generated).contiguous().saveNpy(logitsFile);
     std::string text;
     for (int32_t id : output)
       text += id < tokenizer.vocabSize() ? tokenizer.decodeToken(id) : "";
@@ -192,7 +229,8 @@ int main(int argc, char **argv) {
     double total = 0;
     for (double s : stepSeconds)
       total += s;
-    std::cerr << "tinymlir-gpt2: load " << loadSeconds << " s; " << tokens << " tokens in "
+    std::cerr << "tinymlir-gpt2: load " << loadSeconds << " s; " << generated << " tokens"
+              << (stopped ? " (stopped at end-of-text)" : "") << " in "
               << total << " s (compile " << gpt.compileSeconds() << " s, "
               << gpt.compilations() << " specializations compiled, " << gpt.diskHits()
               << " loaded from the disk cache)";
@@ -201,8 +239,8 @@ int main(int argc, char **argv) {
                 << "; first token " << stepSeconds.front() << " s; per token:";
       for (double s : stepSeconds)
         std::cerr << " " << s;
-      if (tokens > 1) // after the first: compiled ahead, or in the background meanwhile
-        std::cerr << "; " << (tokens - 1) / std::max(total - stepSeconds.front(), 1e-9)
+      if (stepSeconds.size() > 1) // after the first: compiled ahead, or in the background meanwhile
+        std::cerr << "; " << (stepSeconds.size() - 1) / std::max(total - stepSeconds.front(), 1e-9)
                   << " tokens/s after the first";
     }
     std::cerr << "\n";

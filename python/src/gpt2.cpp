@@ -7,8 +7,11 @@
 #include "models/gpt2/Tokenizer.h"
 
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+
+#include <optional>
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -80,9 +83,18 @@ void registerGpt2(nb::module_ &parent) {
       .def(
           "generate",
           [](const gpt2::Model &g, std::vector<int32_t> ids, int64_t tokens, bool incremental,
-             const TokenCallback &onToken) {
+             const TokenCallback &onToken, double temperature, int64_t topK, double topP,
+             double repeatPenalty, std::optional<uint64_t> seed, bool ignoreEos) {
             if (tokens < 0)
               throw nb::value_error("max_new_tokens must be non-negative");
+            gpt2::GenerateOptions how;
+            how.incremental = incremental;
+            how.sampling = {.temperature = temperature,
+                            .topK = topK,
+                            .topP = topP,
+                            .repeatPenalty = repeatPenalty,
+                            .seed = seed ? *seed : gpt2::randomSeed()};
+            how.stopAtEndOfText = !ignoreEos;
             auto each = [&](int64_t step, int32_t id, const Array &) {
               if (onToken) {
                 nb::gil_scoped_acquire gil;
@@ -90,12 +102,14 @@ void registerGpt2(nb::module_ &parent) {
               }
             };
             nb::gil_scoped_release release;
-            gpt2::GenerateOptions how;
-            how.incremental = incremental;
             return g.generate(std::move(ids), tokens, how, each);
           },
           "ids"_a, "max_new_tokens"_a, "incremental"_a = true, "on_token"_a = nb::none(),
-          "Greedy decoding; on_token(step, id) is called (with the GIL) as each token is made.")
+          "temperature"_a = 0.0, "top_k"_a = 0, "top_p"_a = 1.0, "repeat_penalty"_a = 1.0,
+          "seed"_a = nb::none(), "ignore_eos"_a = false,
+          "Greedy decoding, or sampling with temperature > 0 (seed None: a random one); stops "
+          "at <|endoftext|> (not returned) unless ignore_eos. on_token(step, id) is called "
+          "(with the GIL) as each token is made.")
       .def_prop_ro("compile_seconds", &gpt2::Model::compileSeconds)
       .def_prop_ro("compilations", &gpt2::Model::compilations)
       .def_prop_ro("disk_hits", &gpt2::Model::diskHits);

@@ -3,6 +3,10 @@
     model = tinymlir.gpt2.load("/path/to/gpt2")      # model.safetensors + config.json
     for token in model.generate("Alan Turing theorized that", max_new_tokens=10):
         print(model.decode([token]), end="", flush=True)
+
+Greedy by default; ``temperature=0.8, top_k=40, top_p=0.95, repeat_penalty=1.1, seed=1``
+sample as ``tinymlir-gpt2`` does with the same flags (the same seed gives the same tokens).
+Generation stops at <|endoftext|> (50256, not yielded) unless ``ignore_eos=True``.
 """
 
 from __future__ import annotations
@@ -105,12 +109,19 @@ class Model:
             return encode(prompt)
         return [int(i) for i in prompt]
 
-    def generate(self, prompt, max_new_tokens: int, *, incremental: bool = True):
-        """Greedy decoding of `prompt` (text or token ids): yields each new token id as it
-        is made. ``incremental=False`` recomputes the whole prefix per token (the
-        reference's way; ``--recompute``)."""
+    def generate(self, prompt, max_new_tokens: int, *, incremental: bool = True,
+                 temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
+                 repeat_penalty: float = 1.0, seed: int | None = None,
+                 ignore_eos: bool = False):
+        """Decoding of `prompt` (text or token ids): yields each new token id as it is
+        made. Greedy unless ``temperature > 0``; then ``top_k`` (0: all), ``top_p`` (1: all)
+        and ``seed`` (None: a random one) as ``tinymlir-gpt2``'s flags; ``repeat_penalty``
+        (1: off) applies to greedy decoding too. Stops at <|endoftext|> (not yielded)
+        unless ``ignore_eos``. ``incremental=False`` recomputes the whole prefix per token
+        (the reference's way; ``--recompute``)."""
         ids = self._ids(prompt)
         n = int(max_new_tokens)
+        how = self._sampling(temperature, top_k, top_p, repeat_penalty, seed, ignore_eos)
         tokens: queue.Queue = queue.Queue()
         stop = threading.Event()
 
@@ -121,7 +132,7 @@ class Model:
 
         def run():
             try:
-                self._model.generate(ids, n, incremental, on_token)
+                self._model.generate(ids, n, incremental, on_token, **how)
                 tokens.put(("done", None))
             except _Stop:
                 tokens.put(("done", None))
@@ -143,10 +154,21 @@ class Model:
             stop.set()
             worker.join()
 
-    def generate_ids(self, prompt, max_new_tokens: int, *, incremental: bool = True) -> list[int]:
-        """All the new token ids at once (no thread)."""
+    def generate_ids(self, prompt, max_new_tokens: int, *, incremental: bool = True,
+                     temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
+                     repeat_penalty: float = 1.0, seed: int | None = None,
+                     ignore_eos: bool = False) -> list[int]:
+        """All the new token ids at once (no thread); keywords as generate's."""
+        how = self._sampling(temperature, top_k, top_p, repeat_penalty, seed, ignore_eos)
         return list(self._model.generate(self._ids(prompt), int(max_new_tokens), incremental,
-                                         None))
+                                         None, **how))
+
+    @staticmethod
+    def _sampling(temperature, top_k, top_p, repeat_penalty, seed, ignore_eos) -> dict:
+        # Checked (ranges, with the option's name) by the C++ sampler.
+        return dict(temperature=float(temperature), top_k=int(top_k), top_p=float(top_p),
+                    repeat_penalty=float(repeat_penalty),
+                    seed=None if seed is None else int(seed), ignore_eos=bool(ignore_eos))
 
     @property
     def compile_seconds(self) -> float:

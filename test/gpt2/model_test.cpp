@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <filesystem>
@@ -26,7 +27,11 @@ namespace {
 /// wrong cache position or mask changes logits by 1e-2 or more.
 const double kPathTolerance = 2 * 8 * 4 * (32 * std::ldexp(1.0, -24));
 
-gpt2::GenerateOptions decoding(bool incremental) { return {incremental, {}}; }
+gpt2::GenerateOptions decoding(bool incremental) {
+  gpt2::GenerateOptions how;
+  how.incremental = incremental;
+  return how;
+}
 
 class ModelTest : public ::testing::Test {
 protected:
@@ -170,6 +175,74 @@ TEST_F(ModelTest, RecomputingAGrowingPrefixCompilesPerLengthBucket) {
   EXPECT_EQ(model.compilations(), 10u);
   // The same tokens as incremental decoding.
   EXPECT_EQ(tokens, model.generate({3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, 10));
+}
+
+gpt2::GenerateOptions sampled(double temperature, uint64_t seed) {
+  gpt2::GenerateOptions how;
+  how.sampling.temperature = temperature;
+  how.sampling.seed = seed;
+  return how;
+}
+
+TEST_F(ModelTest, ASeedGivesTheSameTokensWhateverTheThreads) {
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
+  const std::vector<int32_t> prompt{3, 1, 4};
+  std::vector<std::vector<int32_t>> runs;
+  for (int threads : {1, 2, 1}) {
+    setThreads(threads);
+    runs.push_back(model.generate(prompt, 24, sampled(1.5, 42)));
+  }
+  setThreads(0);
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(runs[0], runs[2]);
+  EXPECT_EQ(runs[0], model.generate(prompt, 24, sampled(1.5, 42))) << "the default threads";
+  std::vector<int32_t> other = model.generate(prompt, 24, sampled(1.5, 43));
+  EXPECT_NE(runs[0], other) << "another seed, other tokens";
+  EXPECT_NE(runs[0], model.generate(prompt, 24)) << "sampled, not greedy";
+  // Full-prefix decoding draws the same tokens (its logits differ only in rounding).
+  gpt2::GenerateOptions recompute = sampled(1.5, 42);
+  recompute.incremental = false;
+  EXPECT_EQ(runs[0], model.generate(prompt, 24, recompute));
+  // Temperature 0 is greedy whatever the seed and filters.
+  gpt2::GenerateOptions zero = sampled(0, 99);
+  zero.sampling.topK = 2;
+  zero.sampling.topP = 0.5;
+  EXPECT_EQ(model.generate(prompt, 12, zero), model.generate(prompt, 12));
+  // Bad options: rejected before anything is compiled.
+  gpt2::Model fresh(gpt2::loadCheckpoint(dir_.string()));
+  gpt2::GenerateOptions bad = sampled(1, 0);
+  bad.sampling.topP = 1.5;
+  EXPECT_EQ(errorOf([&] { fresh.generate(prompt, 4, bad); }),
+            "[sampling] top_p must be in (0, 1], got 1.5");
+  EXPECT_EQ(fresh.compilations(), 0u);
+}
+
+TEST_F(ModelTest, EndOfTextStopsGenerationAndIsNotEmitted) {
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
+  const std::vector<int32_t> prompt{3, 1, 4};
+  std::vector<int32_t> all = model.generate(prompt, 10); // off by default: 10 tokens
+  ASSERT_EQ(all.size(), 10u);
+  EXPECT_EQ(gpt2::GenerateOptions{}.endOfText, 50256);
+  for (bool incremental : {true, false}) {
+    // The small vocabulary has no 50256: a stop id of ours, the greedy
+    // output's first occurrence of its third token.
+    const int32_t stop = all[2];
+    const auto first = std::find(all.begin(), all.end(), stop) - all.begin();
+    gpt2::GenerateOptions how = decoding(incremental);
+    how.stopAtEndOfText = true;
+    how.endOfText = stop;
+    std::vector<int32_t> seen;
+    std::vector<int32_t> out = model.generate(prompt, 10, how, [&](int64_t, int32_t id, const Array &) {
+      seen.push_back(id);
+    });
+    EXPECT_EQ(out, std::vector<int32_t>(all.begin(), all.begin() + first));
+    EXPECT_EQ(seen, out) << "the stop token is not reported";
+    how.endOfText = 20; // outside the vocabulary: never chosen, no stop
+    EXPECT_EQ(model.generate(prompt, 10, how), all);
+    how.endOfText = stop;
+    how.stopAtEndOfText = false;
+    EXPECT_EQ(model.generate(prompt, 10, how), all);
+  }
 }
 
 } // namespace

@@ -87,10 +87,12 @@ def main():
     ours, ref = os.path.join(work, "ours"), os.path.join(work, "reference")
     # Compiled kernels go to this run's own cache directory, never ~/.cache.
     cache = ["--cache-dir", os.path.join(work, "kernels")]
+    # Greedy decoding of exactly --tokens tokens, as the reference: --ignore-eos,
+    # since a random checkpoint with GPT-2's vocabulary may choose <|endoftext|>.
     run([a.binary, "--model", model, *prompt, "--tokens", str(a.tokens), "--dump", ours,
-         "--json", *cache])
+         "--json", "--ignore-eos", *cache])
     incremental = json.loads(run([a.binary, "--model", model, *prompt, "--tokens",
-                                  str(a.tokens), "--json", *cache, "--logits",
+                                  str(a.tokens), "--json", "--ignore-eos", *cache, "--logits",
                                   os.path.join(work, "incremental_logits.npy")]).stdout)
     run([sys.executable, os.path.join(HERE, "gpt2_reference.py"), "--model", model, *prompt,
          "--tokens", str(a.tokens), "--dump", ref])

@@ -365,6 +365,11 @@ std::vector<int32_t> Model::generate(std::vector<int32_t> ids, int64_t tokens,
                                      const GenerateOptions &options,
                                      const TokenCallback &onToken) const {
   checkIds(ids, tokens);
+  Sampler sampler(options.sampling); // validates the options before anything is compiled
+  const SamplingOptions &s = options.sampling;
+  const bool plainGreedy = s.greedy() && s.repeatPenalty == 1;
+  const bool stopAtEnd = options.stopAtEndOfText && options.endOfText >= 0 &&
+                         options.endOfText < config().vocab_size;
   std::optional<Decoder> decoder;
   if (options.incremental && !options.onTrace && tokens > 0) {
     decoder.emplace(*this, static_cast<int64_t>(ids.size()), tokens);
@@ -382,14 +387,16 @@ std::vector<int32_t> Model::generate(std::vector<int32_t> ids, int64_t tokens,
       if (options.onTrace)
         options.onTrace(step, trace);
     }
-    int32_t next = argmaxLast(logits);
+    int32_t next = plainGreedy ? argmaxLast(logits) : sampler.next(logits, ids);
+    if (stopAtEnd && next == options.endOfText)
+      break;
     if (onToken)
       onToken(step, next, logits);
     ids.push_back(next);
     out.push_back(next);
   }
   if (decoder)
-    decoder->printProfile(tokens);
+    decoder->printProfile(static_cast<int64_t>(out.size()));
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "models/gpt2/Checkpoint.h"
+#include "models/gpt2/Sampling.h"
 
 #include <tinymlir/jit.h>
 #include <tinymlir/kernels.h>
@@ -66,6 +67,14 @@ struct GenerateOptions {
   /// Each step's intermediates, before onToken (verification). Implies
   /// full-prefix decoding.
   std::function<void(int64_t step, const Trace &)> onTrace;
+  /// How each token is chosen; the default is greedy (argmaxLast).
+  SamplingOptions sampling;
+  /// Stop when `endOfText` is chosen (if the vocabulary has it): that token
+  /// ends generation and is not part of the output (not returned, no
+  /// onToken). Off by default: the library makes `tokens` tokens. The CLI
+  /// and the Python module turn it on unless told to ignore end-of-text.
+  bool stopAtEndOfText = false;
+  int32_t endOfText = kEndOfText;
 };
 
 class Model {
@@ -84,9 +93,10 @@ public:
   /// vocabulary and the context length first. The sequence is computed padded
   /// to a length bucket (16, 32, 64...: a few specializations for any length).
   Array forward(const std::vector<int32_t> &ids, Trace *trace = nullptr) const;
-  /// Greedy decoding of `tokens` new tokens after `ids` (checked as by
-  /// checkIds). `onToken(step, id, logits)` is called as each token is chosen,
-  /// with the logits whose last row chose it.
+  /// Decoding of `tokens` new tokens after `ids` (checked as by checkIds),
+  /// greedy unless options.sampling says otherwise; fewer if it stops at
+  /// end-of-text. `onToken(step, id, logits)` is called as each token is
+  /// chosen, with the logits whose last row chose it.
   std::vector<int32_t> generate(std::vector<int32_t> ids, int64_t tokens,
                                 const GenerateOptions &options = {},
                                 const TokenCallback &onToken = {}) const;
