@@ -59,8 +59,9 @@ def main():
         model = os.path.join(work, "gpt2-124M")
         run([os.path.join(tools, "tinymlir-make-gpt2"), "--out", model, "--preset", "124M"])
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
-    gpt2 = [os.path.join(tools, "tinymlir-gpt2"), "--model", model, "--threads", str(a.threads),
-            "--cache-dir", cache, "--json"]
+    base = [os.path.join(tools, "tinymlir-gpt2"), "--model", model, "--threads", str(a.threads),
+            "--json"]
+    gpt2 = base + ["--cache-dir", cache]
     config = json.load(open(os.path.join(model, "config.json")))
     C, L, V, P = config["n_embd"], config["n_layer"], config["vocab_size"], config["n_positions"]
     weights = (V * C + L * (12 * C * C + 13 * C) + 2 * C) * 4  # every weight but wpe, float32
@@ -96,7 +97,7 @@ def main():
 
     # Full-prefix mode against the NumPy reference (10 + 10 tokens), alternating;
     # the first run, with an empty disk cache, compiles its specializations.
-    cold_full, _ = run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10",
+    cold_full, _ = run(base + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10",
                                "--cache-dir", os.path.join(work, "cache-recompute")], env)
     print(f"full prefix, 10 + 10 tokens, empty disk cache: {cold_full:.2f} s")
     run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"], env)  # warm the cache

@@ -144,7 +144,9 @@ Array Model::forward(const std::vector<int32_t> &ids, Trace *trace) const {
     if (trace)
       trace->ffn.push_back(firstRows(x, T));
   }
-  Array logits = firstRows(head_(x, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte), T); // (T, V)
+  // The head on the prompt's rows only: the (T, V) product is the costliest of
+  // a step, and a specialization per length compiles in a fraction of a second.
+  Array logits = head_(firstRows(x, T), LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (T, V)
   if (trace)
     trace->logits = logits;
   return logits;
