@@ -218,6 +218,8 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   mlir::ExecutionEngineOptions engineOptions;
   // The target machine, so that LLVM's optimizer (the loop vectorizer in
   // particular) knows the vector width and CPU features.
+  // One machine serves both: the optimizer uses it first, then the engine,
+  // which owns it, generates code with it.
   auto machine = target->machine(level);
   auto optimizer = target->optimizer(level, machine.get()); // transformer is a function_ref
   engineOptions.transformer = optimizer;
@@ -226,7 +228,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   // options.perf: tell perf about the generated code (perf record -k 1, perf inject --jit).
   engineOptions.enablePerfNotificationListener = options.perf;
   engineOptions.enableObjectDump = !cacheDir.empty();
-  auto engine = mlir::ExecutionEngine::create(module, engineOptions, target->machine(level));
+  auto engine = mlir::ExecutionEngine::create(module, engineOptions, std::move(machine));
   if (!engine)
     throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
   impl->engine = std::move(*engine);

@@ -159,8 +159,12 @@ TEST_F(ModelTest, DecodingCompilesNothingPerToken) {
   EXPECT_EQ(model.compilations(), 11u);
   model.generate({3, 1, 4, 1, 5, 9, 2, 6}, 4);
   EXPECT_EQ(model.compilations(), 11u);
-  EXPECT_NE(errorOf([&] { model.compileAhead(40, 9); }).find("do not fit the context of 48"),
-            std::string::npos);
+  EXPECT_EQ(errorOf([&] { model.compileAhead(40, 9); }),
+            "[gpt2] a prompt of 40 tokens plus 9 new tokens exceeds the context of 48 positions");
+  EXPECT_EQ(errorOf([&] { model.compileAhead(0, 4); }),
+            "[gpt2] the prompt is empty: give at least one token");
+  EXPECT_EQ(errorOf([&] { model.compileAhead(8, 0); }),
+            "[gpt2] compileAhead: give at least one new token, not 0");
 }
 
 TEST_F(ModelTest, RecomputingAGrowingPrefixCompilesPerLengthBucket) {

@@ -356,10 +356,9 @@ private:
 };
 
 void Model::compileAhead(int64_t promptLength, int64_t tokens) const {
-  if (promptLength <= 0 || tokens <= 0 || promptLength + tokens > config().n_positions)
-    throw Error("[gpt2] compileAhead: a prompt of " + std::to_string(promptLength) + " tokens and " +
-                std::to_string(tokens) + " new tokens do not fit the context of " +
-                std::to_string(config().n_positions) + " positions");
+  if (tokens <= 0)
+    throw Error("[gpt2] compileAhead: give at least one new token, not " + std::to_string(tokens));
+  checkIds(std::vector<int32_t>(std::max<int64_t>(promptLength, 0), 0), tokens); // the lengths
   Decoder(*this, promptLength, tokens).compileAhead(tokens); // joins the steps' compilations
 }
 
