@@ -24,6 +24,12 @@ struct JitOptions {
   Target target = Target::CPU;
   /// Replace matmuls with BLAS calls (off: loops). TINYMLIR_BLAS=0.
   bool blas = true;
+  /// CPU: products with at most this many rows stream their weights through
+  /// generated loops instead of calling BLAS, each row computed exactly as a
+  /// one-row product is (sequences decoded together get the numbers each gets
+  /// alone). 1: matrix-vector products only. (Float64 rows against float32
+  /// weights stream up to 32 rows whatever this is.)
+  int streamRows = 1;
   /// Run the optimization pipeline (canonicalize, cse, elementwise fusion).
   bool optimize = true;
   /// LLVM optimization and code generation level, 0 to 3. 2: generated code

@@ -159,7 +159,9 @@ Tensor causalMask(int64_t n, DType dtype);
 /// (rows, columns) for rows that sit at positions start, start+1, ... of a
 /// sequence: column s is 0 where s <= start + row, -1e10 after. `start` is a
 /// rank-0 int32 tensor (a runtime value: one compiled function serves every
-/// position, as in incremental decoding).
+/// position, as in incremental decoding), or of shape (rows,), each row's own
+/// position (rows of different sequences decoded together): 0 where
+/// s <= start[row].
 Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype);
 
 // --- Tracing (lib/frontend/Tensor.cpp) ---

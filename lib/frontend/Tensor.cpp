@@ -467,8 +467,10 @@ Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtyp
                              std::to_string(columns) + ")");
   if (!isFloat(dtype))
     fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype));
-  if (s->dtype != DType::i32 || !s->shape.empty() || s->weak)
-    fail(Op::CausalMask, "start must be a rank-0 int32 tensor, got " + describe(s));
+  if (s->dtype != DType::i32 || s->weak ||
+      !(s->shape.empty() || s->shape == Shape{rows}))
+    fail(Op::CausalMask, "start must be a rank-0 int32 tensor or one of shape (" +
+                             std::to_string(rows) + ",), got " + describe(s));
   return Tensor(makeNode(Op::CausalMask, {rows, columns}, dtype, {s}));
 }
 

@@ -35,7 +35,8 @@ inline constexpr int64_t kMinimumParallelWork = 1 << 16;
 
 // --- lib/passes ---
 std::unique_ptr<mlir::Pass> createSimplifyMathPass();
-std::unique_ptr<mlir::Pass> createSmallProductsPass(int64_t maxRows = kSmallProductMaxRows);
+std::unique_ptr<mlir::Pass> createSmallProductsPass(int64_t maxRows = kSmallProductMaxRows,
+                                                    int64_t streamRows = 1);
 std::unique_ptr<mlir::Pass> createBlasRewritePass();
 std::unique_ptr<mlir::Pass> createLowerReductionsPass();
 std::unique_ptr<mlir::Pass> createGuardExpUnderflowPass();

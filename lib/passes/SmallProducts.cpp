@@ -216,7 +216,7 @@ SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
           AffineMap::get(3, 0, {i, j}, ctx)};
 }
 
-/// A one-row product whose B is a linalg.transpose ([1, 0]) of W into a
+/// A few-row product whose B is a linalg.transpose ([1, 0]) of W into a
 /// buffer only the product reads (x @ w.T, as GPT-2's head): the product reads
 /// W through transposed indexing maps instead, and the copy goes, so that the
 /// weights are streamed once, not copied first.
@@ -246,9 +246,11 @@ void foldTransposedWeights(linalg::MatmulOp op) {
   alloc->erase();
 }
 
-/// tinymlir-small-products: matrix-vector products, and mixed-precision
-/// products (float64 rows, float32 weights) with at most max-rows rows
-/// (full-prefix decoding's rows), become loops that stream the weights once;
+/// tinymlir-small-products: products with at most stream-rows rows (1:
+/// matrix-vector products; more: decoding several sequences together), and
+/// mixed-precision products (float64 rows, float32 weights) with at most
+/// max-rows rows (full-prefix decoding's rows), become loops that stream the
+/// weights once -- each row computed as a one-row product is;
 /// mixed-precision products with more rows convert their weights once, then
 /// are ordinary products (BLAS).
 struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp>> {
@@ -267,6 +269,10 @@ struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp
   Option<int64_t> maxRows{*this, "max-rows",
                           llvm::cl::desc("Most rows of a mixed-precision product lowered here"),
                           llvm::cl::init(kSmallProductMaxRows)};
+  Option<int64_t> streamRows{*this, "stream-rows",
+                             llvm::cl::desc("Most rows of any product lowered here (transposed "
+                                            "weights read in place)"),
+                             llvm::cl::init(1)};
   Statistic lowered{this, "products", "products lowered to loops"};
   Statistic widenedProducts{this, "widened", "mixed-precision products with widened weights"};
 };
@@ -275,7 +281,8 @@ void SmallProductsPass::runOnOperation() {
   SmallVector<linalg::MatmulOp> gemvs;
   getOperation().walk([&](linalg::MatmulOp op) {
     auto tc = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
-    if (op.hasPureBufferSemantics() && tc && tc.hasStaticShape() && tc.getDimSize(0) == 1)
+    if (op.hasPureBufferSemantics() && tc && tc.hasStaticShape() &&
+        tc.getDimSize(0) <= std::max<int64_t>(streamRows, 1))
       gemvs.push_back(op);
   });
   for (linalg::MatmulOp op : gemvs)
@@ -295,8 +302,10 @@ void SmallProductsPass::runOnOperation() {
       mixed = mixed || cast<MemRefType>(v.getType()).getElementType() != tc.getElementType();
     // Matrix-vector products, and mixed precision (float32 weights) with few
     // rows; mixed precision with more rows is widened.
-    const bool widen = mixed && rows > maxRows;
-    if (rows > (mixed ? static_cast<int64_t>(maxRows) : 1) && !widen)
+    const int64_t streamed = std::max<int64_t>(streamRows, 1);
+    const int64_t limit = mixed ? std::max<int64_t>(maxRows, streamed) : streamed;
+    const bool widen = mixed && rows > limit;
+    if (rows > limit && !widen)
       return;
     if (widen && (batched || cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType() !=
                                  tc.getElementType()))
@@ -326,9 +335,10 @@ void SmallProductsPass::runOnOperation() {
 
 } // namespace
 
-std::unique_ptr<Pass> createSmallProductsPass(int64_t maxRows) {
+std::unique_ptr<Pass> createSmallProductsPass(int64_t maxRows, int64_t streamRows) {
   auto pass = std::make_unique<SmallProductsPass>();
   pass->maxRows = maxRows;
+  pass->streamRows = streamRows;
   return pass;
 }
 

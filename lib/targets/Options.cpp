@@ -62,6 +62,8 @@ std::string optionsKey(const JitOptions &o) {
                     std::to_string(o.blas) + " optimize=" + std::to_string(o.optimize) +
                     " O" + std::to_string(o.optLevel) + " vector-math=" +
                     std::to_string(o.vectorMath) + " cpu=" + o.cpu;
+  if (o.streamRows != 1)
+    key += " stream-rows=" + std::to_string(o.streamRows);
   if (o.target == Target::GPU)
     key += " emulate=" + std::to_string(o.gpuEmulate) + " chips=" + o.gpuChips +
            " tile=" + o.gpuMatmulTile;

@@ -282,6 +282,7 @@ NB_MODULE(_tinymlir, m) {
       .def_rw("blas", &JitOptions::blas)
       .def_rw("optimize", &JitOptions::optimize)
       .def_rw("opt_level", &JitOptions::optLevel)
+      .def_rw("stream_rows", &JitOptions::streamRows)
       .def_rw("vector_math", &JitOptions::vectorMath)
       .def_rw("cpu", &JitOptions::cpu)
       .def_rw("disk_cache", &JitOptions::diskCache)

@@ -177,7 +177,7 @@ class Specialization:
 # --- jit --------------------------------------------------------------------------
 
 # The fields of tinymlir.Options a jitted function takes as keywords (C++: JitOptions).
-OPTIONS = ("blas", "optimize", "opt_level", "vector_math", "cpu", "disk_cache", "cache_dir",
+OPTIONS = ("blas", "optimize", "opt_level", "stream_rows", "vector_math", "cpu", "disk_cache", "cache_dir",
            "gpu_emulate", "gpu_chips", "gpu_matmul_tile", "timing", "perf")
 
 

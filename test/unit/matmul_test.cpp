@@ -302,4 +302,19 @@ TEST(Mask, CausalMaskWithRuntimeStart) {
   EXPECT_EQ(f.stats().compilations, 1u);
 }
 
+TEST(Mask, CausalMaskWithAPositionPerRow) {
+  auto f = jit([](const Tensor &positions) { return causalMask(3, 8, positions, DType::f64); });
+  Array positions = Array::fromVector<int32_t>({4, 0, 7}, {3});
+  Array want = numpy("np.where(np.arange(8)[None, :] > p[:, None], -1e10, 0.0)",
+                     {{"p", positions}});
+  EXPECT_TRUE(allClose(f(positions), want, 0, 0));
+  std::string message = errorOf([] {
+    jit([](const Tensor &p) { return causalMask(3, 8, p, DType::f32); })(
+        Array::fromVector<int32_t>({1, 2}, {2}));
+  });
+  EXPECT_NE(message.find("[causal_mask] start must be a rank-0 int32 tensor or one of shape (3,)"),
+            std::string::npos)
+      << message;
+}
+
 } // namespace

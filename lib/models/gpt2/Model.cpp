@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,6 +45,21 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
   return feedforward(attended, ln2, up, down, constants);
 }
 
+Tensor decodeBlock(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
+                   const Tensor &rowPositions, const LinearParams &out,
+                   const LayerNormParams &ln2, const LinearParams &up, const LinearParams &down,
+                   int64_t heads, DType constants) {
+  const int64_t B = x.dim(0), C = x.dim(1), H = heads, D = C / H, P = keys.dim(3);
+  // Sequences and heads as one batch dimension: (B * H) one-row attentions.
+  Tensor q = reshape(slice(qkv, {0, 0}, {B, C}), {B * H, 1, D});             // (BH, 1, D)
+  Tensor k = reshape(slice(keys, {0, 0, 0, 0}, {B, H, D, P}), {B * H, D, P}); // (BH, D, P)
+  Tensor v = reshape(slice(values, {0, 0, 0, 0}, {B, H, P, D}), {B * H, P, D}); // (BH, P, D)
+  Tensor mask = reshape(causalMask(B * H, P, rowPositions, qkv.dtype()), {B * H, 1, P});
+  Tensor heads1 = attentionHeads(q, k, v, mask, constants);                   // (1, BH * D)
+  Tensor attended = x + linear(reshape(heads1, {B, C}), out.w, out.b);        // (B, C)
+  return feedforward(attended, ln2, up, down, constants);
+}
+
 const char *precisionName(Precision precision) {
   return precision == Precision::Float32 ? "float32" : "reference";
 }
@@ -56,12 +72,22 @@ Precision parsePrecision(const std::string &name) {
   throw Error("[gpt2] precision must be 'reference' or 'float32', not '" + name + "'");
 }
 
+namespace {
+/// The decoding steps' options: their products have a row per sequence.
+JitOptions stepOptions(JitOptions options) {
+  options.streamRows = Decoder::kMaxSlots;
+  return options;
+}
+} // namespace
+
 Model::Model(Weights weights, JitOptions options, Precision precision)
     : weights_(std::move(weights)), precision_(precision),
       constants_(precision == Precision::Float32 ? DType::f32 : DType::f64), embed_(&gpt2::embed, options), attend_(&tinymlir::attend, options),
       feedforward_(&tinymlir::feedforward, options), head_(&gpt2::head, options),
       embedAt_(&gpt2::embedAt, options), qkv_(&gpt2::qkvProjection, options),
-      block_(&gpt2::blockFromCache, options) {
+      block_(&gpt2::blockFromCache, options), stepQkv_(&gpt2::qkvProjection, stepOptions(options)),
+      stepBlock_(&gpt2::decodeBlock, stepOptions(options)),
+      stepHead_(&gpt2::head, stepOptions(options)) {
   resident_ = options.target == Target::GPU;
   if (resident_)
     for (const Array *a : allWeights())
@@ -163,231 +189,424 @@ int32_t argmaxLast(const Array &logits) {
   return static_cast<int32_t>(best);
 }
 
-namespace {
-
-/// Keys (H, D, P) and values (H, P, D) of one layer, in the dtype of its qkv.
-struct LayerCache {
+/// A layer's caches: keys (S, H, D, P) and values (S, H, P, D), a slot per
+/// sequence, in the dtype of the layer's qkv.
+struct Decoder::Layer {
   Array keys, values;
 };
 
-/// Copies rows [0, rows) of qkv (T, 3C), at positions start..., into the cache.
-template <class T>
-void storeRows(const Array &qkv, int64_t rows, int64_t start, int64_t heads, LayerCache &cache) {
-  const int64_t C = qkv.dim(1) / 3, D = C / heads, P = cache.values.dim(1);
-  const T *src = qkv.data<T>();
-  T *keys = cache.keys.data<T>(), *values = cache.values.data<T>();
-  for (int64_t t = 0; t < rows; ++t) {
-    const T *k = src + t * 3 * C + C, *v = src + t * 3 * C + 2 * C;
-    const int64_t pos = start + t;
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t d = 0; d < D; ++d) {
-        keys[(h * D + d) * P + pos] = k[h * D + d];
-        values[(h * P + pos) * D + d] = v[h * D + d];
-      }
+Decoder::Decoder(const Model &model, int64_t slots, int64_t capacity)
+    : m_(model), w_(model.weights_), capacity_(0),
+      profile_(std::getenv("TINYMLIR_PROFILE") != nullptr) {
+  if (slots < 1 || slots > kMaxSlots)
+    throw Error("[gpt2] a decoder has 1 to " + std::to_string(kMaxSlots) + " slots, not " +
+                std::to_string(slots));
+  slot_.resize(slots);
+  reserve(std::max<int64_t>(capacity, 1));
+}
+
+Decoder::~Decoder() { wait(); }
+
+void Decoder::wait() {
+  if (background_.joinable())
+    background_.join();
+}
+
+int64_t Decoder::slotOf(Sequence sequence) const {
+  for (size_t s = 0; s < slot_.size(); ++s)
+    if (slot_[s].sequence == sequence)
+      return static_cast<int64_t>(s);
+  throw Error("[gpt2] no sequence " + std::to_string(sequence) + " in this decoder");
+}
+
+int64_t Decoder::length(Sequence sequence) const { return slot_[slotOf(sequence)].length; }
+
+void Decoder::reserve(int64_t capacity) {
+  const int64_t context = w_.config.n_positions;
+  if (capacity > context)
+    throw Error("[gpt2] " + std::to_string(capacity) + " positions exceed the context of " +
+                std::to_string(context) + " positions");
+  const int64_t P = bucket(capacity, 128, context), old = capacity_;
+  if (P <= old)
+    return;
+  const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim();
+  for (Layer &l : layers_) {
+    const size_t e = dtypeSize(l.keys.dtype());
+    Layer grown{Array::zeros({S, H, D, P}, l.keys.dtype()), Array::zeros({S, H, P, D}, l.keys.dtype())};
+    auto *keys = static_cast<char *>(grown.keys.data()), *values = static_cast<char *>(grown.values.data());
+    for (int64_t row = 0; row < S * H * D; ++row) // keys: a (row, P) matrix, P grows
+      std::memcpy(keys + row * P * e, static_cast<const char *>(l.keys.data()) + row * old * e, old * e);
+    for (int64_t row = 0; row < S * H; ++row)     // values: (P, D) per slot and head
+      std::memcpy(values + row * P * D * e, static_cast<const char *>(l.values.data()) + row * old * D * e,
+                  old * D * e);
+    l = std::move(grown);
   }
+  capacity_ = P;
+}
+
+namespace {
+
+/// Copies row `row` of qkv (T, 3C) into the caches' slot at `position`.
+template <class T>
+void storeRow(const Array &qkv, int64_t row, Array &keysArray, Array &valuesArray, int64_t slot,
+              int64_t position) {
+  const int64_t C = qkv.dim(1) / 3, H = keysArray.dim(1), D = keysArray.dim(2),
+                P = keysArray.dim(3);
+  const T *k = qkv.data<T>() + row * 3 * C + C, *v = k + C;
+  T *keys = keysArray.data<T>() + slot * H * D * P, *values = valuesArray.data<T>() + slot * H * P * D;
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t d = 0; d < D; ++d) {
+      keys[(h * D + d) * P + position] = k[h * D + d];
+      values[(h * P + position) * D + d] = v[h * D + d];
+    }
 }
 
 } // namespace
 
-/// Incremental decoding of a prompt of T tokens and up to `tokens` more: the
-/// key/value cache of every layer and the compiled steps around it.
-struct Model::Decoder {
-  Decoder(const Model &model, int64_t T, int64_t tokens)
-      : m(model), w(model.weights_), T(T),
-        // Capacity and prompt buckets: few specializations for any lengths.
-        capacity(bucket(T + tokens, 128, w.config.n_positions)), padded(bucket(T, 16, capacity)) {}
+template <class Call> auto Decoder::timed(const char *part, Call &&call) {
+  if (!profile_)
+    return call();
+  auto t0 = std::chrono::steady_clock::now();
+  auto result = call();
+  seconds_[part] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
 
-  ~Decoder() {
-    if (background.joinable())
-      background.join();
-  }
-
-  /// Compiles the specializations of the prompt at once, on every core; then,
-  /// in the background while the prompt runs, those of the decoding steps
-  /// (if there are any). Errors are left for the calls themselves, which
-  /// compile again and throw.
-  void compileAhead(int64_t tokens) {
-    runOnAllCores(specializations(padded, padded));
-    if (tokens > 1)
-      background = std::thread([steps = specializations(1, capacity)] { runOnAllCores(steps); });
-  }
-
-  /// Logits (1, V) of the prompt's last position. The prompt is padded to a
-  /// bucket (rows past it are ignored: causal attention keeps them out of the
-  /// prompt's rows).
-  Array prefill(const std::vector<int32_t> &ids) {
-    std::vector<int32_t> paddedIds(padded, 0), positions(padded);
-    std::copy(ids.begin(), ids.end(), paddedIds.begin());
-    for (int64_t t = 0; t < padded; ++t)
-      positions[t] = static_cast<int32_t>(t);
-    Array x = m.embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>(paddedIds, {padded}),
-                         Array::fromVector<int32_t>(positions, {padded}));
-    return head(layers(x, padded, 0).sliced(0, T - 1, T).contiguous());
-  }
-
-  /// Logits (1, V) after token `id` at `position`.
-  Array step(int32_t id, int64_t position) {
-    if (background.joinable())
-      background.join();
-    if (++steps == 2 && profile)
-      seconds.clear(); // from here on: decoding steps that compile nothing
-    Array e = m.embedAt_(w.wte, w.wpe, Array::fromVector<int32_t>({id}, {1}),
-                         Array::fromVector<int32_t>({static_cast<int32_t>(position)}, {1}));
-    return head(layers(e, 1, position));
-  }
-
-  void printProfile(int64_t tokens) const {
-    if (profile)
-      for (const auto &[part, total] : seconds)
-        std::fprintf(stderr, "tinymlir-gpt2: %-6s %8.3f ms per decoded token\n", part.c_str(),
-                     total * 1e3 / std::max<int64_t>(1, tokens - 2));
-  }
-
-private:
-  using Job = std::function<void()>;
-
-  /// The compilations a pass over the layers with `rows` rows attending to
-  /// `columns` cached positions needs, with their argument types found by
-  /// tracing (layers whose input type repeats share a specialization).
-  std::vector<Job> specializations(int64_t rows, int64_t columns) const {
-    const int64_t H = w.config.n_head, D = w.config.headDim();
-    const LayerWeights &lw = w.layers[0];
+Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positions,
+                      int64_t promptSlot) {
+  // The prompt (from position 0, in one slot) attends to its own rows; a
+  // step's rows, each to its own slot's cache.
+  const bool prompt = promptSlot >= 0;
+  const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
+  std::vector<int32_t> perHead;
+  for (int64_t r = 0; r < (prompt ? 0 : rows); ++r)
+    perHead.insert(perHead.end(), H, static_cast<int32_t>(std::max<int64_t>(positions[r], 0)));
+  Array rowPositions = Array::fromVector<int32_t>(perHead, {static_cast<int64_t>(perHead.size())});
+  Array start = Array::scalar(0, DType::i32);
+  for (size_t l = 0; l < w_.layers.size(); ++l) {
+    const LayerWeights &lw = w_.layers[l];
     const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
     const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b},
         fc{lw.fc_w, lw.fc_b}, fcProj{lw.fc_proj_w, lw.fc_proj_b};
-    Array ids = Array::zeros({rows}, DType::i32), position = Array::scalar(0, DType::i32);
-    std::vector<Job> jobs{[=, this] { m.embedAt_.compile(w.wte, w.wpe, ids, ids); }};
-    auto [shape, dtype] = m.embedAt_.resultType(w.wte, w.wpe, ids, ids);
-    std::vector<DType> seen;
-    for (size_t l = 0; l < w.layers.size() && std::ranges::find(seen, dtype) == seen.end(); ++l) {
-      seen.push_back(dtype);
-      Array x = Array::zeros(shape, dtype);
-      auto [qkvShape, qkvType] = m.qkv_.resultType(x, ln1, attn);
-      Array qkv = Array::zeros(qkvShape, qkvType);
-      Array keys = Array::zeros({H, D, capacity}, qkvType), values = Array::zeros({H, capacity, D}, qkvType);
-      jobs.push_back([=, this] { m.qkv_.compile(x, ln1, attn); });
-      jobs.push_back([=, this] {
-        m.block_.compile(x, qkv, keys, values, position, proj, ln2, fc, fcProj, H, columns,
-                         m.constants_);
-      });
-      std::tie(shape, dtype) =
-          m.block_.resultType(x, qkv, keys, values, position, proj, ln2, fc, fcProj, H, columns,
-                              m.constants_);
-    }
-    Array last = Array::zeros({1, shape[1]}, dtype);
-    jobs.push_back([=, this] { m.head_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
-    return jobs;
-  }
-
-  static void runOnAllCores(const std::vector<Job> &jobs) {
-    std::atomic<size_t> next = 0;
-    auto worker = [&] {
-      for (size_t i; (i = next++) < jobs.size();) {
-        try {
-          jobs[i]();
-        } catch (...) {
-          // Left for the call itself: a failed compilation is not cached.
-        }
-      }
-    };
-    const size_t n = std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> team;
-    for (size_t t = 1; t < n; ++t)
-      team.emplace_back(worker);
-    worker();
-    for (std::thread &t : team)
-      t.join();
-  }
-
-  /// TINYMLIR_PROFILE=1: seconds per part of the decoding loop, on stderr.
-  template <class Call> auto timed(const char *part, Call &&call) {
-    if (!profile)
-      return call();
-    auto t0 = std::chrono::steady_clock::now();
-    auto result = call();
-    seconds[part] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return result;
-  }
-
-  Array layers(Array x, int64_t rows, int64_t start) {
-    // The prompt (from position 0) attends to its own rows; a step, to the cache.
-    const int64_t columns = rows > 1 ? rows : capacity;
-    const int64_t H = w.config.n_head, D = w.config.headDim();
-    Array position = Array::scalar(static_cast<double>(start), DType::i32);
-    for (size_t l = 0; l < w.layers.size(); ++l) {
-      const LayerWeights &lw = w.layers[l];
-      Array qkv = timed("qkv", [&] {
-        return m.qkv_(x, LayerNormParams{lw.ln_1_w, lw.ln_1_b}, LinearParams{lw.attn_w, lw.attn_b});
-      });
-      if (caches.size() <= l)
-        caches.push_back({Array::zeros({H, D, capacity}, qkv.dtype()),
-                          Array::zeros({H, capacity, D}, qkv.dtype())});
-      timed("cache", [&] {
+    Array qkv = timed("qkv", [&] { return (prompt ? m_.qkv_ : m_.stepQkv_)(x, ln1, attn); });
+    if (layers_.size() <= l)
+      layers_.push_back({Array::zeros({S, H, D, P}, qkv.dtype()), Array::zeros({S, H, P, D}, qkv.dtype())});
+    Layer &cache = layers_[l];
+    timed("cache", [&] {
+      for (int64_t r = 0; r < static_cast<int64_t>(positions.size()); ++r) {
+        const int64_t slot = prompt ? promptSlot : r;
+        if (positions[r] < 0)
+          continue; // a padding row
         if (qkv.dtype() == DType::f32)
-          storeRows<float>(qkv, rows, start, H, caches[l]);
+          storeRow<float>(qkv, r, cache.keys, cache.values, slot, positions[r]);
         else
-          storeRows<double>(qkv, rows, start, H, caches[l]);
-        return 0;
-      });
-      x = timed("block", [&] {
-        return m.block_(x, qkv, caches[l].keys, caches[l].values, position,
-                        LinearParams{lw.proj_w, lw.proj_b}, LayerNormParams{lw.ln_2_w, lw.ln_2_b},
-                        LinearParams{lw.fc_w, lw.fc_b}, LinearParams{lw.fc_proj_w, lw.fc_proj_b},
-                        H, columns, m.constants_);
-      });
-    }
-    return x;
-  }
-
-  Array head(const Array &lastRow) {
-    return timed("head", [&] {
-      return m.head_(lastRow, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (1, V)
+          storeRow<double>(qkv, r, cache.keys, cache.values, slot, positions[r]);
+      }
+      return 0;
+    });
+    x = timed("block", [&] {
+      if (prompt) {
+        Array keys = cache.keys.sliced(0, promptSlot, promptSlot + 1).reshaped({H, D, P});
+        Array values = cache.values.sliced(0, promptSlot, promptSlot + 1).reshaped({H, P, D});
+        return m_.block_(x, qkv, keys, values, start, proj, ln2, fc, fcProj, H, rows,
+                         m_.constants_);
+      }
+      return m_.stepBlock_(x, qkv, cache.keys, cache.values, rowPositions, proj, ln2, fc, fcProj,
+                           H, m_.constants_);
     });
   }
+  return x;
+}
 
-  const Model &m;
-  const Weights &w;
-  const int64_t T, capacity, padded;
-  const bool profile = std::getenv("TINYMLIR_PROFILE") != nullptr;
-  std::map<std::string, double> seconds;
-  std::vector<LayerCache> caches;
-  int64_t steps = 0;
-  std::thread background;
-};
+std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids) {
+  m_.checkIds(ids);
+  auto free = std::ranges::find_if(slot_, [](const Slot &s) { return s.sequence < 0; });
+  if (free == slot_.end())
+    throw Error("[gpt2] every one of the decoder's " + std::to_string(slots()) +
+                " slots is taken");
+  const int64_t slot = free - slot_.begin(), T = static_cast<int64_t>(ids.size());
+  reserve(T);
+  // The prompt padded to a bucket: rows past it are ignored (causal attention
+  // keeps them out of the prompt's rows) and not cached.
+  const int64_t padded = bucket(T, 16, capacity_);
+  std::vector<int32_t> paddedIds(padded, 0), positionIds(padded);
+  std::copy(ids.begin(), ids.end(), paddedIds.begin());
+  std::vector<int64_t> positions(padded, -1);
+  for (int64_t t = 0; t < padded; ++t) {
+    positionIds[t] = static_cast<int32_t>(t);
+    if (t < T)
+      positions[t] = t;
+  }
+  Array x = m_.embedAt_(w_.wte, w_.wpe, Array::fromVector<int32_t>(paddedIds, {padded}),
+                        Array::fromVector<int32_t>(positionIds, {padded}));
+  x = layers(x, padded, positions, slot).sliced(0, T - 1, T).contiguous();
+  Array logits = timed("head", [&] { return m_.stepHead_(x, LayerNormParams{w_.ln_f_w, w_.ln_f_b}, w_.wte); });
+  *free = Slot{next_, T};
+  active_.clear();
+  for (const Slot &s : slot_)
+    if (s.sequence >= 0)
+      active_.push_back(s.sequence);
+  return {next_++, logits};
+}
+
+void Decoder::remove(Sequence sequence) {
+  slot_[slotOf(sequence)] = Slot{};
+  std::erase(active_, sequence);
+}
+
+Array Decoder::step(const std::vector<int32_t> &tokens) {
+  wait();
+  if (tokens.size() != active_.size())
+    throw Error("[gpt2] a step takes a token for each of the " + std::to_string(active_.size()) +
+                " active sequences, not " + std::to_string(tokens.size()));
+  if (active_.empty())
+    throw Error("[gpt2] a step needs an active sequence: add one first");
+  if (++steps_ == 2 && profile_)
+    seconds_.clear(); // from here on: decoding steps that compile nothing
+  int64_t highest = 0, longest = 0;
+  for (size_t s = 0; s < slot_.size(); ++s)
+    if (slot_[s].sequence >= 0) {
+      highest = static_cast<int64_t>(s);
+      longest = std::max(longest, slot_[s].length);
+    }
+  reserve(longest + 1); // throws at the context's end
+  // Rows up to the highest slot in use, rounded up: few specializations.
+  const int64_t rows = std::min(nextPowerOfTwo(highest + 1), slots());
+  std::vector<int32_t> ids(rows, 0), positionIds(rows, 0);
+  std::vector<int64_t> positions(rows, -1); // -1: a free slot's padding row
+  for (size_t i = 0; i < active_.size(); ++i) {
+    const int64_t s = slotOf(active_[i]);
+    const int32_t id = tokens[i];
+    if (id < 0 || id >= w_.config.vocab_size)
+      throw Error("[gpt2] token id " + std::to_string(id) + " is outside the vocabulary of " +
+                  std::to_string(w_.config.vocab_size));
+    ids[s] = id;
+    positionIds[s] = static_cast<int32_t>(slot_[s].length);
+    positions[s] = slot_[s].length;
+  }
+  Array e = m_.embedAt_(w_.wte, w_.wpe, Array::fromVector<int32_t>(ids, {rows}),
+                        Array::fromVector<int32_t>(positionIds, {rows}));
+  // Padding rows attend to position 0 of a free slot (finite, ignored); their
+  // keys and values are not stored.
+  Array x = layers(e, rows, positions, -1);
+  Array logits = timed("head", [&] {
+    return m_.stepHead_(x, LayerNormParams{w_.ln_f_w, w_.ln_f_b}, w_.wte); // (rows, V)
+  });
+  for (Slot &s : slot_)
+    if (s.sequence >= 0)
+      ++s.length;
+  // Active slots are 0..n-1 when nobody left: the logits as they are.
+  const int64_t n = static_cast<int64_t>(active_.size());
+  if (n == rows && highest == n - 1)
+    return logits;
+  Array out = Array::empty({n, logits.dim(1)}, logits.dtype());
+  const size_t row = static_cast<size_t>(logits.dim(1)) * dtypeSize(logits.dtype());
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(static_cast<char *>(out.data()) + i * row,
+                static_cast<const char *>(logits.data()) + slotOf(active_[i]) * row, row);
+  return out;
+}
+
+/// The compilations a prompt padded to `rows` rows needs, with their argument
+/// types found by tracing (layers whose input type repeats share one).
+std::vector<Decoder::Job> Decoder::promptJobs(int64_t rows) const {
+  const int64_t H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
+  const LayerWeights &lw = w_.layers[0];
+  const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
+  const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b}, fc{lw.fc_w, lw.fc_b},
+      fcProj{lw.fc_proj_w, lw.fc_proj_b};
+  const Model &m = m_;
+  const Weights &w = w_;
+  Array ids = Array::zeros({rows}, DType::i32), start = Array::scalar(0, DType::i32);
+  std::vector<Job> jobs{[=, &m, &w] { m.embedAt_.compile(w.wte, w.wpe, ids, ids); }};
+  auto [shape, dtype] = m.embedAt_.resultType(w.wte, w.wpe, ids, ids);
+  std::vector<DType> seen;
+  for (size_t l = 0; l < w.layers.size() && std::ranges::find(seen, dtype) == seen.end(); ++l) {
+    seen.push_back(dtype);
+    Array x = Array::empty(shape, dtype);
+    auto [qkvShape, qkvType] = m.qkv_.resultType(x, ln1, attn);
+    Array qkv = Array::empty(qkvShape, qkvType);
+    Array keys = Array::empty({H, D, P}, qkvType), values = Array::empty({H, P, D}, qkvType);
+    jobs.push_back([=, &m] { m.qkv_.compile(x, ln1, attn); });
+    jobs.push_back([=, &m] {
+      m.block_.compile(x, qkv, keys, values, start, proj, ln2, fc, fcProj, H, rows, m.constants_);
+    });
+    std::tie(shape, dtype) = m.block_.resultType(x, qkv, keys, values, start, proj, ln2, fc,
+                                                 fcProj, H, rows, m.constants_);
+  }
+  Array last = Array::empty({1, shape[1]}, dtype);
+  jobs.push_back([=, &m, &w] { m.stepHead_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
+  return jobs;
+}
+
+/// The compilations a step of `rows` rows needs (the head's for one row is
+/// the prompt's).
+std::vector<Decoder::Job> Decoder::stepJobs(int64_t rows) const {
+  const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
+  const LayerWeights &lw = w_.layers[0];
+  const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
+  const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b}, fc{lw.fc_w, lw.fc_b},
+      fcProj{lw.fc_proj_w, lw.fc_proj_b};
+  const Model &m = m_;
+  const Weights &w = w_;
+  Array ids = Array::zeros({rows}, DType::i32), perHead = Array::zeros({rows * H}, DType::i32);
+  std::vector<Job> jobs{[=, &m, &w] { m.embedAt_.compile(w.wte, w.wpe, ids, ids); }};
+  auto [shape, dtype] = m.embedAt_.resultType(w.wte, w.wpe, ids, ids);
+  std::vector<DType> seen;
+  for (size_t l = 0; l < w.layers.size() && std::ranges::find(seen, dtype) == seen.end(); ++l) {
+    seen.push_back(dtype);
+    Array x = Array::empty(shape, dtype);
+    auto [qkvShape, qkvType] = m.stepQkv_.resultType(x, ln1, attn);
+    Array qkv = Array::empty(qkvShape, qkvType);
+    // Caches of every slot: allocated, never touched (no memory used).
+    Array keys = Array::empty({S, H, D, P}, qkvType), values = Array::empty({S, H, P, D}, qkvType);
+    jobs.push_back([=, &m] { m.stepQkv_.compile(x, ln1, attn); });
+    jobs.push_back([=, &m] {
+      m.stepBlock_.compile(x, qkv, keys, values, perHead, proj, ln2, fc, fcProj, H, m.constants_);
+    });
+    std::tie(shape, dtype) = m.stepBlock_.resultType(x, qkv, keys, values, perHead, proj, ln2,
+                                                     fc, fcProj, H, m.constants_);
+  }
+  if (rows > 1) {
+    Array last = Array::empty(shape, dtype);
+    jobs.push_back([=, &m, &w] { m.stepHead_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
+  }
+  return jobs;
+}
+
+void Decoder::runOnAllCores(const std::vector<Job> &jobs) {
+  std::atomic<size_t> next = 0;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      try {
+        jobs[i]();
+      } catch (...) {
+        // Left for the call itself: a failed compilation is not cached.
+      }
+    }
+  };
+  const size_t n = std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> team;
+  for (size_t t = 1; t < n; ++t)
+    team.emplace_back(worker);
+  worker();
+  for (std::thread &t : team)
+    t.join();
+}
+
+void Decoder::compileAhead(int64_t promptLength, int64_t rows) {
+  wait();
+  if (promptLength > 0) {
+    reserve(promptLength);
+    runOnAllCores(promptJobs(bucket(promptLength, 16, capacity_)));
+  }
+  if (rows > 0)
+    background_ = std::thread([steps = stepJobs(std::min(nextPowerOfTwo(rows), slots()))] {
+      runOnAllCores(steps);
+    });
+}
+
+void Decoder::printProfile(int64_t steps) const {
+  if (profile_)
+    for (const auto &[part, total] : seconds_)
+      std::fprintf(stderr, "tinymlir-gpt2: %-6s %8.3f ms per decoded token\n", part.c_str(),
+                   total * 1e3 / std::max<int64_t>(1, steps - 2));
+}
 
 void Model::compileAhead(int64_t promptLength, int64_t tokens) const {
   if (tokens <= 0)
     throw Error("[gpt2] compileAhead: give at least one new token, not " + std::to_string(tokens));
   checkIds(std::vector<int32_t>(std::max<int64_t>(promptLength, 0), 0), tokens); // the lengths
-  Decoder(*this, promptLength, tokens).compileAhead(tokens); // joins the steps' compilations
+  Decoder decoder(*this, 1, promptLength + tokens);
+  decoder.compileAhead(promptLength, tokens > 1 ? 1 : 0); // the destructor joins the steps'
+}
+
+std::vector<std::vector<int32_t>>
+Model::generateBatch(const std::vector<std::vector<int32_t>> &prompts, int64_t tokens,
+                     const GenerateOptions &options,
+                     const std::function<void(size_t, int64_t, int32_t, const Array &)> &onToken)
+    const {
+  if (prompts.empty() || static_cast<int64_t>(prompts.size()) > Decoder::kMaxSlots)
+    throw Error("[gpt2] a batch has 1 to " + std::to_string(Decoder::kMaxSlots) +
+                " prompts, not " + std::to_string(prompts.size()));
+  size_t longest = 0;
+  for (const std::vector<int32_t> &ids : prompts) {
+    checkIds(ids, tokens);
+    longest = std::max(longest, ids.size());
+  }
+  const int64_t n = static_cast<int64_t>(prompts.size());
+  std::vector<Sampler> samplers; // each validates the options before anything is compiled
+  for (int64_t i = 0; i < n; ++i) {
+    SamplingOptions s = options.sampling;
+    s.seed += static_cast<uint64_t>(i);
+    samplers.emplace_back(s);
+  }
+  const SamplingOptions &s = options.sampling;
+  const bool plainGreedy = s.greedy() && s.repeatPenalty == 1;
+  const bool stopAtEnd = options.stopAtEndOfText && options.endOfText >= 0 &&
+                         options.endOfText < config().vocab_size;
+  std::vector<std::vector<int32_t>> out(n), ids(prompts);
+  if (tokens <= 0)
+    return out;
+  Decoder decoder(*this, n, static_cast<int64_t>(longest) + tokens);
+  decoder.compileAhead(static_cast<int64_t>(longest), tokens > 1 ? n : 0);
+  std::map<Decoder::Sequence, size_t> which; // sequence -> prompt
+  // Chooses sequence i's next token from its logits row; false when it ends.
+  auto choose = [&](size_t i, const Array &row) {
+    int32_t next = plainGreedy ? argmaxLast(row) : samplers[i].next(row, ids[i]);
+    if (stopAtEnd && next == options.endOfText)
+      return false;
+    if (onToken)
+      onToken(i, static_cast<int64_t>(out[i].size()), next, row);
+    ids[i].push_back(next);
+    out[i].push_back(next);
+    return static_cast<int64_t>(out[i].size()) < tokens;
+  };
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto [sequence, logits] = decoder.add(prompts[i]);
+    if (choose(i, logits))
+      which[sequence] = i;
+    else
+      decoder.remove(sequence);
+  }
+  int64_t steps = 1;
+  while (!decoder.active().empty()) {
+    std::vector<int32_t> last;
+    for (Decoder::Sequence q : decoder.active())
+      last.push_back(ids[which[q]].back());
+    Array logits = decoder.step(last);
+    ++steps;
+    const std::vector<Decoder::Sequence> active = decoder.active();
+    for (size_t r = 0; r < active.size(); ++r)
+      if (!choose(which[active[r]], logits.sliced(0, r, r + 1).contiguous()))
+        decoder.remove(active[r]);
+  }
+  decoder.printProfile(steps);
+  return out;
 }
 
 std::vector<int32_t> Model::generate(std::vector<int32_t> ids, int64_t tokens,
                                      const GenerateOptions &options,
                                      const TokenCallback &onToken) const {
   checkIds(ids, tokens);
-  Sampler sampler(options.sampling); // validates the options before anything is compiled
+  if (options.incremental && !options.onTrace) // a batch of one
+    return generateBatch({ids}, tokens, options,
+                         [&](size_t, int64_t step, int32_t id, const Array &logits) {
+                           if (onToken)
+                             onToken(step, id, logits);
+                         })[0];
+  Sampler sampler(options.sampling); // validates the options
   const SamplingOptions &s = options.sampling;
   const bool plainGreedy = s.greedy() && s.repeatPenalty == 1;
   const bool stopAtEnd = options.stopAtEndOfText && options.endOfText >= 0 &&
                          options.endOfText < config().vocab_size;
-  std::optional<Decoder> decoder;
-  if (options.incremental && !options.onTrace && tokens > 0) {
-    decoder.emplace(*this, static_cast<int64_t>(ids.size()), tokens);
-    decoder->compileAhead(tokens);
-  }
   std::vector<int32_t> out;
   for (int64_t step = 0; step < tokens; ++step) {
-    Array logits;
-    if (decoder) {
-      logits = step == 0 ? decoder->prefill(ids)
-                         : decoder->step(ids.back(), static_cast<int64_t>(ids.size()) - 1);
-    } else {
-      Trace trace;
-      logits = forward(ids, options.onTrace ? &trace : nullptr);
-      if (options.onTrace)
-        options.onTrace(step, trace);
-    }
+    // The whole prefix again, as the reference does.
+    Trace trace;
+    Array logits = forward(ids, options.onTrace ? &trace : nullptr);
+    if (options.onTrace)
+      options.onTrace(step, trace);
     int32_t next = plainGreedy ? argmaxLast(logits) : sampler.next(logits, ids);
     if (stopAtEnd && next == options.endOfText)
       break;
@@ -396,28 +615,19 @@ std::vector<int32_t> Model::generate(std::vector<int32_t> ids, int64_t tokens,
     ids.push_back(next);
     out.push_back(next);
   }
-  if (decoder)
-    decoder->printProfile(static_cast<int64_t>(out.size()));
   return out;
 }
 
 double Model::compileSeconds() const {
-  return embed_.stats().compileSeconds + attend_.stats().compileSeconds +
-         feedforward_.stats().compileSeconds + head_.stats().compileSeconds +
-         embedAt_.stats().compileSeconds + qkv_.stats().compileSeconds +
-         block_.stats().compileSeconds;
+  return total([](const auto &jit) { return jit.stats().compileSeconds; });
 }
 
 size_t Model::diskHits() const {
-  return embed_.stats().diskHits + attend_.stats().diskHits + feedforward_.stats().diskHits +
-         head_.stats().diskHits + embedAt_.stats().diskHits + qkv_.stats().diskHits +
-         block_.stats().diskHits;
+  return total([](const auto &jit) { return jit.stats().diskHits; });
 }
 
 size_t Model::compilations() const {
-  return embed_.stats().compilations + attend_.stats().compilations +
-         feedforward_.stats().compilations + head_.stats().compilations +
-         embedAt_.stats().compilations + qkv_.stats().compilations + block_.stats().compilations;
+  return total([](const auto &jit) { return jit.stats().compilations; });
 }
 
 } // namespace tinymlir::gpt2

@@ -11,6 +11,9 @@
 #include <tinymlir/kernels.h>
 
 #include <functional>
+#include <map>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace tinymlir::gpt2 {
@@ -43,6 +46,18 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
                       const Tensor &start, const LinearParams &out, const LayerNormParams &ln2,
                       const LinearParams &up, const LinearParams &down, int64_t heads,
                       int64_t columns, DType constants);
+
+/// A decoding step of B sequences together, row b at position positions[b]
+/// of the sequence whose cache is slot b of keys (S, H, D, P) and values
+/// (S, H, P, D) (S >= B slots; rows past the active ones are padding): each
+/// query attends to its own sequence's cached keys up to its position, then
+/// the residual and the feed-forward sublayer. `rowPositions` (B * H,) is each
+/// (sequence, head) row's position. (B, C). Every weight read serves all B
+/// rows; each row's numbers are those of the same step decoded alone (B = 1).
+Tensor decodeBlock(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
+                   const Tensor &rowPositions, const LinearParams &out,
+                   const LayerNormParams &ln2, const LinearParams &up, const LinearParams &down,
+                   int64_t heads, DType constants);
 
 /// The model's arithmetic. reference: the NumPy reference's dtypes (float32
 /// weights; its float64 scalar constants make scores, GELU, the residual
@@ -77,6 +92,8 @@ struct GenerateOptions {
   int32_t endOfText = kEndOfText;
 };
 
+class Decoder;
+
 class Model {
 public:
   /// With the GPU target, the weights are kept resident on the device
@@ -100,6 +117,16 @@ public:
   std::vector<int32_t> generate(std::vector<int32_t> ids, int64_t tokens,
                                 const GenerateOptions &options = {},
                                 const TokenCallback &onToken = {}) const;
+  /// Several prompts decoded together (a Decoder with a slot each): each
+  /// step's products have one row per sequence, so every weight read serves
+  /// them all. Sequence i's tokens (and logits) are those generate(prompts[i])
+  /// gives alone; each sequence samples with its own generator, seeded with
+  /// options.sampling.seed + i. `onToken(sequence, step, id, logits)`.
+  std::vector<std::vector<int32_t>>
+  generateBatch(const std::vector<std::vector<int32_t>> &prompts, int64_t tokens,
+                const GenerateOptions &options = {},
+                const std::function<void(size_t, int64_t, int32_t, const Array &)> &onToken = {})
+      const;
 
   /// Compiles, in parallel, what incremental decoding of `tokens` tokens
   /// after a prompt of `promptLength` needs (generate does it itself).
@@ -115,7 +142,7 @@ public:
   void checkIds(const std::vector<int32_t> &ids, int64_t newTokens = 0) const;
 
 private:
-  struct Decoder; ///< incremental decoding: the key/value cache and its steps
+  friend class Decoder;
   using SublayerAttend = Tensor (*)(const Tensor &, const LayerNormParams &, const LinearParams &,
                                     const LinearParams &, int64_t, DType);
   using SublayerFeedforward = Tensor (*)(const Tensor &, const LayerNormParams &,
@@ -128,6 +155,14 @@ private:
                                     const Tensor &, const LinearParams &, const LayerNormParams &,
                                     const LinearParams &, const LinearParams &, int64_t, int64_t,
                                     DType);
+  using DecodeBlock = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &,
+                                 const Tensor &, const LinearParams &, const LayerNormParams &,
+                                 const LinearParams &, const LinearParams &, int64_t, DType);
+  /// Sum of a statistic over every compiled function.
+  template <class Get> auto total(Get get) const {
+    return get(embed_) + get(attend_) + get(feedforward_) + get(head_) + get(embedAt_) +
+           get(qkv_) + get(block_) + get(stepQkv_) + get(stepBlock_) + get(stepHead_);
+  }
 
   /// Every weight array (for device residency).
   std::vector<const Array *> allWeights() const;
@@ -143,6 +178,88 @@ private:
   Jit<EmbedAt> embedAt_;
   Jit<QkvProjection> qkv_;
   Jit<BlockFromCache> block_;
+  // Decoding steps, B rows of B sequences: products of up to kMaxSlots rows
+  // stream their weights, each row computed as a one-row product is.
+  Jit<QkvProjection> stepQkv_;
+  Jit<DecodeBlock> stepBlock_;
+  Jit<Head> stepHead_;
+};
+
+/// Incremental decoding of up to `slots` sequences together, continuous
+/// batching: a key/value cache slot per sequence; sequences join (their
+/// prompt computed alone, into a free slot) and leave between steps, and
+/// each step computes one row per slot in use (up to the highest, rounded up
+/// to a power of two) with the compiled step functions. Each sequence's
+/// logits are those it gets decoded alone. Not thread-safe: one caller.
+class Decoder {
+public:
+  static constexpr int64_t kMaxSlots = 64;
+  using Sequence = int64_t;
+
+  /// Room for `slots` (1 to kMaxSlots) sequences of up to `capacity`
+  /// positions (grown by reserve), at most the model's context.
+  Decoder(const Model &model, int64_t slots, int64_t capacity);
+  ~Decoder();
+  Decoder(const Decoder &) = delete;
+  Decoder &operator=(const Decoder &) = delete;
+
+  int64_t slots() const { return static_cast<int64_t>(slot_.size()); }
+  int64_t capacity() const { return capacity_; }
+  /// Sequences decoding now, in slot order: the rows of step()'s logits.
+  const std::vector<Sequence> &active() const { return active_; }
+  bool full() const { return static_cast<int64_t>(active_.size()) == slots(); }
+  /// Positions computed so far for a sequence (prompt and tokens).
+  int64_t length(Sequence sequence) const;
+
+  /// Room for sequences of `capacity` positions (rounded up to a bucket: 128,
+  /// 256, ... the context); the caches are copied into larger ones.
+  void reserve(int64_t capacity);
+  /// Computes the prompt (checked as Model::checkIds, and against the
+  /// capacity) in a free slot; returns the new sequence and the logits (1, V)
+  /// of the prompt's last position. Throws if every slot is taken.
+  std::pair<Sequence, Array> add(const std::vector<int32_t> &ids);
+  /// One position more for every active sequence: tokens[i] is appended to
+  /// active()[i]. Logits (active().size(), V), row i for active()[i].
+  Array step(const std::vector<int32_t> &tokens);
+  /// Frees a sequence's slot.
+  void remove(Sequence sequence);
+
+  /// Compiles, in parallel, what a prompt of `promptLength` tokens needs and,
+  /// in the background, the steps with `rows` rows at the current capacity.
+  void compileAhead(int64_t promptLength, int64_t rows);
+  /// Joins the background compilations.
+  void wait();
+  /// TINYMLIR_PROFILE=1: time per part of a decoding step on stderr.
+  void printProfile(int64_t steps) const;
+
+private:
+  struct Layer; ///< a layer's key/value caches
+  struct Slot {
+    Sequence sequence = -1; ///< -1: free
+    int64_t length = 0;
+  };
+  using Job = std::function<void()>;
+
+  std::vector<Job> promptJobs(int64_t rows) const;
+  std::vector<Job> stepJobs(int64_t rows) const;
+  static void runOnAllCores(const std::vector<Job> &jobs);
+  template <class Call> auto timed(const char *part, Call &&call);
+  int64_t slotOf(Sequence sequence) const;
+  /// The layers over x at rows of the slots [0, rows) (a step), or the
+  /// prompt's rows in one slot (start 0).
+  Array layers(Array x, int64_t rows, const std::vector<int64_t> &positions, int64_t promptSlot);
+
+  const Model &m_;
+  const Weights &w_;
+  int64_t capacity_;
+  std::vector<Slot> slot_;
+  std::vector<Sequence> active_;
+  std::vector<Layer> layers_;
+  Sequence next_ = 0;
+  int64_t steps_ = 0;
+  std::thread background_;
+  const bool profile_;
+  std::map<std::string, double> seconds_;
 };
 
 /// Index of the largest value of the last row of (T, V) logits (first on ties).

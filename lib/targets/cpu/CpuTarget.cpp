@@ -12,11 +12,13 @@ namespace {
 class CpuTarget final : public CompileTarget {
 public:
   explicit CpuTarget(const JitOptions &options)
-      : CompileTarget(options.cpu, options.vectorMath), blas_(options.blas) {}
+      : CompileTarget(options.cpu, options.vectorMath), blas_(options.blas),
+        streamRows_(options.streamRows) {}
   const char *name() const override { return "cpu"; }
   std::string lowerPipeline() const override {
     std::string p = "builtin.module(tinymlir-small-products{max-rows=" +
-                    std::to_string(kSmallProductMaxRows) + "},";
+                    std::to_string(kSmallProductMaxRows) +
+                    " stream-rows=" + std::to_string(streamRows_) + "},";
     if (blas_)
       p += "tinymlir-blas-rewrite,";
     p += "tinymlir-lower-reductions,tinymlir-guard-exp-underflow,"
@@ -29,6 +31,7 @@ public:
 
 private:
   bool blas_;
+  int streamRows_;
 };
 
 } // namespace

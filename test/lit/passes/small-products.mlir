@@ -1,5 +1,6 @@
 // RUN: tinymlir-opt %s --tinymlir-small-products | FileCheck %s
 // RUN: tinymlir-opt %s --tinymlir-small-products=max-rows=2 | FileCheck %s --check-prefix=TWO
+// RUN: tinymlir-opt %s --tinymlir-small-products=stream-rows=4 | FileCheck %s --check-prefix=STREAM
 
 // A matrix-vector product (one row) streams the weights in column blocks run
 // by an scf.parallel.
@@ -36,10 +37,15 @@ func.func @mixed(%a: memref<4x6xf64>, %b: memref<6x256xf32>, %c: memref<4x256xf6
   return
 }
 
-// Same precision with several rows: BLAS's, left alone.
+// Same precision with several rows: BLAS's, left alone -- unless stream-rows
+// allows them (sequences decoded together: each row as a one-row product).
 // CHECK-LABEL: func.func @gemm
 // TWO-LABEL: func.func @gemm
 // CHECK: linalg.matmul
+// STREAM-LABEL: func.func @gemm
+// STREAM-NOT: linalg.matmul
+// STREAM: scf.parallel
+// STREAM-LABEL: func.func @mixed_transposed
 func.func @gemm(%a: memref<4x6xf32>, %b: memref<6x256xf32>, %c: memref<4x256xf32>) {
   linalg.matmul ins(%a, %b : memref<4x6xf32>, memref<6x256xf32>) outs(%c : memref<4x256xf32>)
   return
@@ -67,10 +73,15 @@ func.func @mixed_transposed(%a: memref<4x6xf64>, %b: memref<256x6xf32>, %c: memr
 // CHECK-NOT: memref.alloc
 // CHECK: scf.parallel
 // CHECK: memref.load %arg1{{.*}} : memref<256x6xf32>
-// With several rows the copy stays, for BLAS.
+// With several rows the copy stays, for BLAS; with stream-rows=4 it goes.
 // CHECK-LABEL: func.func @gemm_transposed_copy
 // CHECK: linalg.transpose
 // CHECK: linalg.matmul
+// STREAM-LABEL: func.func @gemm_transposed_copy
+// STREAM-NOT: linalg.transpose
+// STREAM-NOT: memref.alloc
+// STREAM: scf.parallel
+// STREAM: memref.load %arg1{{.*}} : memref<256x6xf32>
 func.func @gemv_transposed_copy(%a: memref<1x6xf32>, %w: memref<256x6xf32>, %c: memref<1x256xf32>) {
   %t = memref.alloc() : memref<6x256xf32>
   linalg.transpose ins(%w : memref<256x6xf32>) outs(%t : memref<6x256xf32>) permutation = [1, 0]
