@@ -5,6 +5,10 @@
 //                 [--json] [--logits FILE.npy] [--threads N] [--dump DIR]
 //                 [--temperature T [--top-k K] [--top-p P] [--seed S]]
 //                 [--repeat-penalty R] [--ignore-eos]
+//   tinymlir-gpt2 --model DIR --prompt-file FILE --tokens N [...]
+//                 (one prompt per line, decoded together)
+//   tinymlir-gpt2 --model DIR --serve [--host H] [--port N] [--slots S] [--queue Q]
+//                 (an OpenAI-compatible /v1/completions server)
 //
 // Generation stops at <|endoftext|> (50256, when the vocabulary has it; it is
 // not printed) unless --ignore-eos is given.
@@ -12,6 +16,7 @@
 // Without --model it makes (once) a small random checkpoint under the user's
 // cache directory and uses it.
 #include "gpt2/RandomCheckpoint.h"
+#include "gpt2/Server.h"
 #include "models/gpt2/Model.h"
 #include "models/gpt2/Tokenizer.h"
 
@@ -28,7 +33,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <csignal>
 #include <sstream>
+#include <thread>
 
 using namespace tinymlir;
 namespace fs = std::filesystem;
@@ -88,6 +95,81 @@ void dumpTrace(const fs::path &dir, int64_t step, const gpt2::Trace &t) {
   t.logits.saveNpy(prefix + "_logits.npy");
 }
 
+/// --serve: until SIGINT or SIGTERM (taken by a thread of their own, which
+/// stops the server; the other threads block them).
+int serveForever(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
+                 gpt2::ServerOptions options, const std::string &model) {
+  options.modelName = fs::path(model).filename().string();
+  if (options.modelName.empty())
+    options.modelName = fs::path(model).parent_path().filename().string();
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  gpt2::Server server(gpt, tokenizer, options);
+  const int port = server.bind();
+  std::cerr << "tinymlir-gpt2: serving " << options.modelName << " on http://" << options.host
+            << ":" << port << " (" << options.slots << " slots, queue " << options.queue
+            << "): POST /v1/completions, GET /health, GET /metrics" << std::endl;
+  std::thread waiter([&] {
+    int received = 0;
+    sigwait(&signals, &received);
+    std::cerr << "tinymlir-gpt2: " << (received == SIGINT ? "SIGINT" : "SIGTERM")
+              << ": stopping\n";
+    server.stop();
+  });
+  server.run();
+  pthread_kill(waiter.native_handle(), SIGTERM); // if the server stopped by itself
+  waiter.join();
+  return 0;
+}
+
+/// --prompt-file: every line a prompt, decoded together; the results in order.
+int generateBatch(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
+                  const std::string &file, int64_t tokens, gpt2::SamplingOptions sampling,
+                  bool stopAtEnd, bool json) {
+  std::ifstream in(file);
+  std::vector<std::string> texts;
+  std::vector<std::vector<int32_t>> prompts;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.empty())
+      continue;
+    texts.push_back(line);
+    prompts.push_back(tokenizer.encode(line));
+  }
+  if (prompts.empty())
+    throw Error("[gpt2] --prompt-file " + file + " has no prompt (one per line)");
+  gpt2::GenerateOptions how;
+  how.sampling = sampling;
+  how.stopAtEndOfText = stopAtEnd;
+  auto start = Clock::now();
+  std::vector<std::vector<int32_t>> out = gpt.generateBatch(prompts, tokens, how);
+  const double seconds = since(start);
+  nlohmann::json results = nlohmann::json::array();
+  size_t generated = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::string text;
+    for (int32_t id : out[i])
+      text += id < tokenizer.vocabSize() ? tokenizer.decodeToken(id) : "";
+    generated += out[i].size();
+    if (json)
+      results.push_back({{"prompt_ids", prompts[i]}, {"output_ids", out[i]}, {"text", text}});
+    else
+      std::cout << texts[i] << text << "\n";
+  }
+  if (json)
+    std::cout << nlohmann::json{{"results", results}}.dump(-1, ' ', false,
+                                                          nlohmann::json::error_handler_t::replace)
+              << "\n";
+  std::cerr << "tinymlir-gpt2: " << prompts.size() << " prompts decoded together, " << generated
+            << " tokens in " << seconds << " s (" << generated / std::max(seconds, 1e-9)
+            << " tokens/s, compile " << gpt.compileSeconds() << " s)\n";
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -104,7 +186,30 @@ int main(int argc, char **argv) {
   std::string precision = "reference";
   app.add_option("--model", model, "directory with model.safetensors and config.json");
   auto *textOpt = app.add_option("--prompt", prompt, "prompt text");
-  app.add_option("--prompt-ids", promptIds, "prompt as token ids, e.g. 1,2,3")->excludes(textOpt);
+  auto *idsOpt =
+      app.add_option("--prompt-ids", promptIds, "prompt as token ids, e.g. 1,2,3")->excludes(textOpt);
+  std::string promptFile;
+  auto *fileOpt = app.add_option("--prompt-file", promptFile,
+                                 "prompts, one per line, decoded together (a batch)")
+                      ->excludes(textOpt, idsOpt)
+                      ->check(CLI::ExistingFile);
+  bool serve = false;
+  gpt2::ServerOptions server;
+  app.add_flag("--serve", serve, "serve /v1/completions (OpenAI-compatible), /health and /metrics")
+      ->excludes(textOpt, idsOpt, fileOpt);
+  app.add_option("--host", server.host, "--serve: address to listen on")->capture_default_str();
+  app.add_option("--port", server.port, "--serve: port (0: any free one, printed)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--slots", server.slots, "--serve: sequences decoded together")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, gpt2::Decoder::kMaxSlots));
+  app.add_option("--queue", server.queue, "--serve: requests waiting for a slot; more get 503")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-tokens", server.maxTokens,
+                 "--serve: most max_tokens a request may ask (default: the context)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--tokens", tokens, "tokens to generate")->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json, "print one JSON object instead of streaming text");
   app.add_option("--logits", logitsFile, "write each step's last-position logits, (steps, vocab)");
@@ -144,15 +249,16 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    if (prompt.empty() && promptIds.empty())
-      throw Error("[gpt2] give a prompt: --prompt TEXT or --prompt-ids 1,2,3");
+    if (prompt.empty() && promptIds.empty() && promptFile.empty() && !serve)
+      throw Error("[gpt2] give a prompt: --prompt TEXT, --prompt-ids 1,2,3, --prompt-file FILE, "
+                  "or --serve");
     sampling.validate();
     if (sampling.greedy()) {
       for (auto *opt : {topK, topP, seedOpt})
         if (opt->count())
           std::cerr << "tinymlir-gpt2: note: " << opt->get_name()
                     << " has no effect without --temperature > 0 (greedy decoding)\n";
-    } else {
+    } else if (!serve) { // the server: a seed per request
       if (!seedOpt->count())
         sampling.seed = gpt2::randomSeed();
       std::cerr << "tinymlir-gpt2: sampling with --seed " << sampling.seed << "\n";
@@ -162,7 +268,9 @@ int main(int argc, char **argv) {
     auto start = Clock::now();
     gpt2::Tokenizer tokenizer = gpt2::Tokenizer::loadDefault();
     std::vector<int32_t> ids = promptIds.empty() ? tokenizer.encode(prompt) : parseIds(promptIds);
-    gpt2::Weights weights = gpt2::loadCheckpoint(model.empty() ? defaultModel() : model);
+    if (model.empty())
+      model = defaultModel();
+    gpt2::Weights weights = gpt2::loadCheckpoint(model);
     if (weights.config.vocab_size > tokenizer.vocabSize() && !json && promptIds.empty())
       std::cerr << "tinymlir-gpt2: note: the model's vocabulary is larger than the tokenizer's\n";
     double loadSeconds = since(start);
@@ -176,6 +284,10 @@ int main(int argc, char **argv) {
     if (gpu)
       options.target = Target::GPU;
     gpt2::Model gpt(std::move(weights), options, gpt2::parsePrecision(precision));
+    if (serve)
+      return serveForever(gpt, tokenizer, server, model);
+    if (!promptFile.empty())
+      return generateBatch(gpt, tokenizer, promptFile, tokens, sampling, !ignoreEos, json);
     gpt.checkIds(ids, tokens); // before the prompt is printed
     if (!dumpDir.empty())
       fs::create_directories(dumpDir);

@@ -1,0 +1,535 @@
+#include "gpt2/Server.h"
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+namespace tinymlir::gpt2 {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+/// A request's progress, shared by its HTTP thread and the engine.
+struct Job {
+  std::vector<int32_t> prompt;
+  int64_t maxTokens = 16;
+  SamplingOptions sampling;
+  bool stopAtEnd = true;
+  std::atomic<bool> cancelled = false; ///< its client went away
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<int32_t> tokens;
+  std::string finish; ///< "" while running; "length", "stop", "cancelled" or "error"
+  std::string error;
+};
+
+/// The bytes of `text` up to the last complete UTF-8 character (a token may
+/// end inside one; the rest waits for the next token).
+size_t completeUtf8(const std::string &text) {
+  const size_t n = text.size();
+  for (size_t back = 1; back <= std::min<size_t>(3, n); ++back) {
+    const auto c = static_cast<unsigned char>(text[n - back]);
+    if ((c & 0xC0) == 0x80)
+      continue; // a continuation byte: look further back
+    const size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return length > back ? n - back : n;
+  }
+  return n;
+}
+
+json errorBody(const std::string &message, const std::string &type) {
+  return {{"error", {{"message", message}, {"type", type}}}};
+}
+
+std::string dump(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+} // namespace
+
+struct Server::Impl {
+  Impl(const Model &model, const Tokenizer &tokenizer, ServerOptions options)
+      : model(model), tokenizer(tokenizer), options(std::move(options)) {
+    const int64_t context = model.config().n_positions;
+    if (this->options.maxTokens <= 0 || this->options.maxTokens > context)
+      this->options.maxTokens = context;
+    if (this->options.slots < 1 || this->options.slots > Decoder::kMaxSlots)
+      throw Error("[server] --slots must be 1 to " + std::to_string(Decoder::kMaxSlots) +
+                  ", not " + std::to_string(this->options.slots));
+    if (this->options.queue < 1)
+      throw Error("[server] --queue must be at least 1, not " + std::to_string(this->options.queue));
+    routes();
+  }
+
+  const Model &model;
+  const Tokenizer &tokenizer;
+  ServerOptions options;
+  httplib::Server http;
+  std::thread engine;
+
+  // The queue and the engine's state, under `mutex`.
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::shared_ptr<Job>> pending;
+  bool stopping = false;
+  int64_t active = 0;
+  std::deque<std::pair<Clock::time_point, int64_t>> recent; ///< tokens per step, last 10 s
+  std::map<std::string, int64_t> finished;                ///< requests by finish reason
+  int64_t tokensTotal = 0, rejectedFull = 0, rejectedBad = 0;
+  std::atomic<int64_t> requests = 0;
+
+  // --- the engine ---------------------------------------------------------
+
+  struct Running {
+    std::shared_ptr<Job> job;
+    Sampler sampler;
+    std::vector<int32_t> history;
+  };
+
+  void finish(Job &job, const std::string &reason, const std::string &error = "") {
+    {
+      std::lock_guard lock(job.mutex);
+      job.finish = reason;
+      job.error = error;
+    }
+    job.changed.notify_all();
+    std::lock_guard lock(mutex);
+    ++finished[reason];
+  }
+
+  /// Chooses a sequence's next token from its logits row; false when it ends.
+  bool choose(Running &r, const Array &row) {
+    Job &job = *r.job;
+    const int32_t next = r.sampler.next(row, r.history);
+    if (job.stopAtEnd && next == kEndOfText && next < model.config().vocab_size) {
+      finish(job, "stop");
+      return false;
+    }
+    r.history.push_back(next);
+    size_t count;
+    {
+      std::lock_guard lock(job.mutex);
+      job.tokens.push_back(next);
+      count = job.tokens.size();
+    }
+    job.changed.notify_all();
+    if (static_cast<int64_t>(count) >= job.maxTokens) {
+      finish(job, "length");
+      return false;
+    }
+    return true;
+  }
+
+  void countTokens(int64_t n) {
+    std::lock_guard lock(mutex);
+    tokensTotal += n;
+    recent.emplace_back(Clock::now(), n);
+  }
+
+  void runEngine() {
+    std::optional<Decoder> decoder;
+    std::map<Decoder::Sequence, Running> running;
+    auto failAll = [&](const std::string &message) {
+      for (auto &[q, r] : running)
+        finish(*r.job, "error", message);
+      running.clear();
+      decoder.reset();
+    };
+    for (;;) {
+      std::vector<std::shared_ptr<Job>> joining;
+      {
+        std::unique_lock lock(mutex);
+        wake.wait(lock, [&] { return stopping || !pending.empty() || !running.empty(); });
+        if (stopping)
+          break;
+        while (!pending.empty() && static_cast<int64_t>(running.size() + joining.size()) < options.slots) {
+          joining.push_back(pending.front());
+          pending.pop_front();
+        }
+      }
+      try {
+        for (const std::shared_ptr<Job> &job : joining) {
+          if (job->cancelled) {
+            finish(*job, "cancelled");
+            continue;
+          }
+          if (!decoder)
+            decoder.emplace(model, options.slots, 128);
+          auto [q, logits] = decoder->add(job->prompt);
+          Running r{job, Sampler(job->sampling), job->prompt};
+          countTokens(1);
+          if (choose(r, logits))
+            running.emplace(q, std::move(r));
+          else
+            decoder->remove(q);
+        }
+        for (auto it = running.begin(); it != running.end();) {
+          if (it->second.job->cancelled) {
+            finish(*it->second.job, "cancelled");
+            decoder->remove(it->first);
+            it = running.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        if (!running.empty()) {
+          std::vector<int32_t> last;
+          for (Decoder::Sequence q : decoder->active())
+            last.push_back(running.at(q).history.back());
+          Array logits = decoder->step(last);
+          countTokens(static_cast<int64_t>(last.size()));
+          const std::vector<Decoder::Sequence> rows = decoder->active();
+          for (size_t i = 0; i < rows.size(); ++i) {
+            if (!choose(running.at(rows[i]), logits.sliced(0, i, i + 1).contiguous())) {
+              decoder->remove(rows[i]);
+              running.erase(rows[i]);
+            }
+          }
+        }
+      } catch (const std::exception &e) {
+        std::cerr << "tinymlir-gpt2: " << e.what() << "\n";
+        failAll(e.what());
+      }
+      if (running.empty() && decoder) {
+        decoder.reset(); // idle: the caches go, and the memory back to the system
+        malloc_trim(0);
+      }
+      std::lock_guard lock(mutex);
+      active = static_cast<int64_t>(running.size());
+    }
+    failAll("[server] shutting down");
+    std::lock_guard lock(mutex);
+    for (const std::shared_ptr<Job> &job : pending) {
+      {
+        std::lock_guard jobLock(job->mutex);
+        job->finish = "error";
+        job->error = "[server] shutting down";
+      }
+      job->changed.notify_all();
+    }
+    pending.clear();
+  }
+
+  // --- HTTP ------------------------------------------------------------------
+
+  /// The request's job, or a 400 reason.
+  std::shared_ptr<Job> parse(const std::string &body, bool &stream) {
+    json j;
+    try {
+      j = json::parse(body);
+    } catch (const json::exception &e) {
+      throw Error(std::string("[completions] the body is not valid JSON: ") + e.what());
+    }
+    if (!j.is_object())
+      throw Error("[completions] the body must be a JSON object, not " + std::string(j.type_name()));
+    static const std::set<std::string> known{"model", "prompt", "max_tokens", "temperature",
+                                             "top_p", "top_k", "seed", "repeat_penalty", "stream",
+                                             "ignore_eos", "n", "echo", "user"};
+    for (const auto &[key, value] : j.items())
+      if (!known.contains(key)) {
+        std::string list;
+        for (const std::string &k : known)
+          list += (list.empty() ? "" : ", ") + k;
+        throw Error("[completions] unknown field '" + key + "' (known: " + list + ")");
+      }
+    auto field = [&](const char *name, auto fallback, auto check) {
+      using T = decltype(fallback);
+      if (!j.contains(name) || j[name].is_null())
+        return fallback;
+      const json &v = j[name];
+      if (!check(v))
+        throw Error(std::string("[completions] '") + name + "' must be " +
+                    (std::is_same_v<T, bool>          ? "true or false"
+                     : std::is_same_v<T, std::string> ? "a string"
+                     : std::is_integral_v<T>          ? "an integer"
+                                                      : "a number") +
+                    ", not " + v.dump());
+      return v.template get<T>();
+    };
+    auto isInt = [](const json &v) { return v.is_number_integer(); };
+    auto isNumber = [](const json &v) { return v.is_number(); };
+    auto isBool = [](const json &v) { return v.is_boolean(); };
+    auto isString = [](const json &v) { return v.is_string(); };
+    auto job = std::make_shared<Job>();
+    field("model", std::string(), isString);
+    field("user", std::string(), isString);
+    if (field("n", int64_t{1}, isInt) != 1)
+      throw Error("[completions] 'n' must be 1: one completion per request");
+    if (field("echo", false, isBool))
+      throw Error("[completions] 'echo' is not supported: it must be false");
+    stream = field("stream", false, isBool);
+    job->stopAtEnd = !field("ignore_eos", false, isBool);
+    job->maxTokens = field("max_tokens", int64_t{16}, isInt);
+    SamplingOptions &s = job->sampling;
+    s.temperature = field("temperature", 0.0, isNumber);
+    s.topP = field("top_p", 1.0, isNumber);
+    s.topK = field("top_k", int64_t{0}, isInt);
+    s.repeatPenalty = field("repeat_penalty", 1.0, isNumber);
+    const bool seeded = j.contains("seed") && !j["seed"].is_null();
+    if (seeded && !(j["seed"].is_number_unsigned() || (j["seed"].is_number_integer() && j["seed"].get<int64_t>() >= 0)))
+      throw Error("[completions] 'seed' must be a non-negative integer, not " + j["seed"].dump());
+    s.seed = seeded ? j["seed"].get<uint64_t>() : randomSeed();
+    try {
+      s.validate();
+    } catch (const Error &e) {
+      throw Error(std::string("[completions] ") + e.what());
+    }
+    if (!j.contains("prompt"))
+      throw Error("[completions] 'prompt' is missing: give a string or a list of token ids");
+    const json &p = j["prompt"];
+    if (p.is_array() && p.size() == 1 && p[0].is_string()) {
+      job->prompt = tokenizer.encode(p[0].get<std::string>());
+    } else if (p.is_string()) {
+      job->prompt = tokenizer.encode(p.get<std::string>());
+    } else if (p.is_array() && std::ranges::all_of(p, [](const json &v) { return v.is_number_integer(); })) {
+      for (const json &v : p) {
+        const auto id = v.get<int64_t>();
+        if (id < 0 || id >= model.config().vocab_size)
+          throw Error("[completions] token id " + std::to_string(id) +
+                      " is outside the vocabulary of " + std::to_string(model.config().vocab_size));
+        job->prompt.push_back(static_cast<int32_t>(id));
+      }
+    } else {
+      throw Error("[completions] 'prompt' must be a string, a list of one string or a list of "
+                  "token ids, not " + p.dump().substr(0, 80));
+    }
+    if (job->maxTokens < 1 || job->maxTokens > options.maxTokens)
+      throw Error("[completions] 'max_tokens' must be 1 to " + std::to_string(options.maxTokens) +
+                  ", not " + std::to_string(job->maxTokens));
+    model.checkIds(job->prompt, job->maxTokens);
+    return job;
+  }
+
+  /// A completion object; `ids`, the tokens its text covers (an extension:
+  /// the text of a token ending inside a UTF-8 character waits for the next).
+  json completion(const std::string &id, const std::string &text, const char *finish,
+                  const std::vector<int32_t> &ids, const json &usage = nullptr) const {
+    json choice = {{"text", text}, {"index", 0}, {"logprobs", nullptr},
+                   {"finish_reason", finish ? json(finish) : json(nullptr)}, {"token_ids", ids}};
+    json out = {{"id", id},
+                {"object", "text_completion"},
+                {"created", std::time(nullptr)},
+                {"model", options.modelName},
+                {"choices", json::array({choice})}};
+    if (!usage.is_null())
+      out["usage"] = usage;
+    return out;
+  }
+
+  std::string text(const std::vector<int32_t> &ids, size_t from, size_t to) const {
+    std::string out;
+    for (size_t i = from; i < to; ++i)
+      if (ids[i] < tokenizer.vocabSize())
+        out += tokenizer.decodeToken(ids[i]);
+    return out;
+  }
+
+  void completions(const httplib::Request &req, httplib::Response &res) {
+    bool stream = false;
+    std::shared_ptr<Job> job;
+    try {
+      job = parse(req.body, stream);
+    } catch (const Error &e) {
+      {
+        std::lock_guard lock(mutex);
+        ++rejectedBad;
+      }
+      res.status = 400;
+      res.set_content(dump(errorBody(e.what(), "invalid_request_error")), "application/json");
+      return;
+    }
+    {
+      std::lock_guard lock(mutex);
+      if (static_cast<int64_t>(pending.size()) >= options.queue) {
+        ++rejectedFull;
+        res.status = 503;
+        res.set_header("Retry-After", "1");
+        res.set_content(dump(errorBody("[server] the queue is full (" + std::to_string(options.queue) +
+                                           " requests waiting): try again later",
+                                       "server_busy")),
+                        "application/json");
+        return;
+      }
+      pending.push_back(job);
+    }
+    wake.notify_one();
+    const std::string id = "cmpl-" + std::to_string(++requests);
+    const size_t promptTokens = job->prompt.size();
+    // The provider runs on this connection's thread until the job is done; a
+    // failed write (the client went away) cancels the job.
+    auto sent = std::make_shared<size_t>(0);
+    auto held = std::make_shared<std::string>(); // bytes of an incomplete UTF-8 character
+    auto provider = [this, job, stream, id, promptTokens, sent, held](size_t,
+                                                                      httplib::DataSink &sink) {
+      auto write = [&](const std::string &data) {
+        if (!sink.write(data.data(), data.size())) {
+          job->cancelled = true;
+          wake.notify_one();
+          return false;
+        }
+        return true;
+      };
+      for (;;) {
+        std::vector<int32_t> tokens;
+        std::string finish, error;
+        bool waited; // nothing to send after a while
+        {
+          std::unique_lock lock(job->mutex);
+          waited = !job->changed.wait_for(lock, std::chrono::milliseconds(250), [&] {
+            return !job->finish.empty() || (stream && job->tokens.size() > *sent);
+          });
+          tokens = job->tokens;
+          finish = job->finish;
+          error = job->error;
+        }
+        if (stream && tokens.size() > *sent) {
+          *held += text(tokens, *sent, tokens.size());
+          std::vector<int32_t> fresh(tokens.begin() + static_cast<std::ptrdiff_t>(*sent), tokens.end());
+          *sent = tokens.size();
+          const size_t ready = finish.empty() ? completeUtf8(*held) : held->size();
+          std::string piece = held->substr(0, ready);
+          held->erase(0, ready);
+          if (!write("data: " + dump(completion(id, piece, nullptr, fresh)) + "\n\n"))
+            return false;
+        }
+        if (!finish.empty()) {
+          json usage = {{"prompt_tokens", promptTokens},
+                        {"completion_tokens", tokens.size()},
+                        {"total_tokens", promptTokens + tokens.size()}};
+          std::string body;
+          if (finish == "error")
+            body = dump(errorBody(error, "server_error"));
+          else if (stream)
+            body = dump(completion(id, *held, finish.c_str(), {}, usage));
+          else
+            body = dump(completion(id, text(tokens, 0, tokens.size()), finish.c_str(), tokens, usage));
+          if (stream)
+            body = "data: " + body + "\n\ndata: [DONE]\n\n";
+          if (!write(body))
+            return false;
+          sink.done();
+          return true;
+        }
+        // Nothing new for a while: a keep-alive (an SSE comment, or JSON's
+        // leading whitespace) that finds out whether the client is still there.
+        if (waited && !write(stream ? ": waiting\n\n" : " "))
+          return false;
+      }
+    };
+    res.set_chunked_content_provider(stream ? "text/event-stream" : "application/json", provider,
+                                     [this, job](bool) {
+                                       if (!job->cancelled) {
+                                         std::lock_guard lock(job->mutex);
+                                         if (job->finish.empty())
+                                           job->cancelled = true;
+                                       }
+                                       wake.notify_one();
+                                     });
+    if (stream)
+      res.set_header("Cache-Control", "no-cache");
+  }
+
+  std::string metrics() {
+    std::lock_guard lock(mutex);
+    const auto now = Clock::now();
+    while (!recent.empty() && now - recent.front().first > std::chrono::seconds(10))
+      recent.pop_front();
+    int64_t window = 0;
+    for (const auto &[t, n] : recent)
+      window += n;
+    std::string out;
+    auto metric = [&](const std::string &name, const std::string &help, const std::string &type,
+                      const std::string &value, const std::string &labels = "") {
+      if (labels.empty() || out.find("# HELP " + name + " ") == std::string::npos)
+        out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+      out += name + labels + " " + value + "\n";
+    };
+    metric("tinymlir_tokens_per_second", "Tokens generated per second over the last 10 seconds",
+           "gauge", std::to_string(static_cast<double>(window) / 10.0));
+    metric("tinymlir_queue_length", "Requests waiting for a slot", "gauge",
+           std::to_string(pending.size()));
+    metric("tinymlir_active_sequences", "Sequences being decoded", "gauge", std::to_string(active));
+    metric("tinymlir_slots", "Sequences decoded together at most", "gauge",
+           std::to_string(options.slots));
+    metric("tinymlir_tokens_total", "Tokens generated", "counter", std::to_string(tokensTotal));
+    for (const char *reason : {"length", "stop", "cancelled", "error"})
+      metric("tinymlir_requests_total", "Requests finished, by finish reason", "counter",
+             std::to_string(finished[reason]), std::string("{finish_reason=\"") + reason + "\"}");
+    metric("tinymlir_rejected_total", "Requests refused", "counter", std::to_string(rejectedFull),
+           "{reason=\"queue_full\"}");
+    metric("tinymlir_rejected_total", "Requests refused", "counter", std::to_string(rejectedBad),
+           "{reason=\"bad_request\"}");
+    return out;
+  }
+
+  void routes() {
+    http.new_task_queue = [n = options.connections] { return new httplib::ThreadPool(n); };
+    http.set_payload_max_length(1 << 20);
+    http.Post("/v1/completions",
+              [this](const httplib::Request &req, httplib::Response &res) { completions(req, res); });
+    http.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
+      std::lock_guard lock(mutex);
+      res.set_content(dump({{"status", "ok"},
+                            {"slots", options.slots},
+                            {"active", active},
+                            {"queue", pending.size()}}),
+                      "application/json");
+    });
+    http.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
+      res.set_content(metrics(), "text/plain; version=0.0.4");
+    });
+  }
+};
+
+Server::Server(const Model &model, const Tokenizer &tokenizer, ServerOptions options)
+    : impl_(std::make_unique<Impl>(model, tokenizer, std::move(options))) {}
+
+Server::~Server() {
+  stop();
+  if (impl_->engine.joinable())
+    impl_->engine.join();
+}
+
+int Server::bind() {
+  Impl &s = *impl_;
+  const int port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host)
+                                       : (s.http.bind_to_port(s.options.host, s.options.port)
+                                              ? s.options.port
+                                              : -1);
+  if (port < 0)
+    throw Error("[server] cannot listen on " + s.options.host + ":" +
+                std::to_string(s.options.port) + " (in use, or not an address of this machine)");
+  return port;
+}
+
+void Server::run() {
+  Impl &s = *impl_;
+  s.engine = std::thread([&s] { s.runEngine(); });
+  s.http.listen_after_bind();
+  stop();
+  s.engine.join();
+}
+
+void Server::stop() {
+  Impl &s = *impl_;
+  {
+    std::lock_guard lock(s.mutex);
+    s.stopping = true;
+  }
+  s.wake.notify_all();
+  s.http.stop();
+}
+
+} // namespace tinymlir::gpt2
