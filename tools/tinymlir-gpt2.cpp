@@ -33,6 +33,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <atomic>
 #include <csignal>
 #include <sstream>
 #include <thread>
@@ -95,33 +96,35 @@ void dumpTrace(const fs::path &dir, int64_t step, const gpt2::Trace &t) {
   t.logits.saveNpy(prefix + "_logits.npy");
 }
 
-/// --serve: until SIGINT or SIGTERM (taken by a thread of their own, which
-/// stops the server; the other threads block them).
+volatile std::sig_atomic_t stopSignal = 0;
+
+/// --serve: until SIGINT or SIGTERM (their handler sets a flag that a
+/// watching thread turns into Server::stop).
 int serveForever(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
                  gpt2::ServerOptions options, const std::string &model) {
   options.modelName = fs::path(model).filename().string();
   if (options.modelName.empty())
     options.modelName = fs::path(model).parent_path().filename().string();
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   gpt2::Server server(gpt, tokenizer, options);
   const int port = server.bind();
   std::cerr << "tinymlir-gpt2: serving " << options.modelName << " on http://" << options.host
             << ":" << port << " (" << options.slots << " slots, queue " << options.queue
             << "): POST /v1/completions, GET /health, GET /metrics" << std::endl;
-  std::thread waiter([&] {
-    int received = 0;
-    sigwait(&signals, &received);
-    std::cerr << "tinymlir-gpt2: " << (received == SIGINT ? "SIGINT" : "SIGTERM")
-              << ": stopping\n";
-    server.stop();
+  for (int s : {SIGINT, SIGTERM})
+    std::signal(s, [](int received) { stopSignal = received; });
+  std::atomic<bool> done = false;
+  std::thread watcher([&] {
+    while (!done && !stopSignal)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (stopSignal) {
+      std::cerr << "tinymlir-gpt2: " << (stopSignal == SIGINT ? "SIGINT" : "SIGTERM")
+                << ": stopping\n";
+      server.stop();
+    }
   });
   server.run();
-  pthread_kill(waiter.native_handle(), SIGTERM); // if the server stopped by itself
-  waiter.join();
+  done = true;
+  watcher.join();
   return 0;
 }
 

@@ -1,5 +1,10 @@
 #include "gpt2/Server.h"
 
+// cpp-httplib listens with a backlog of 5: a burst of a few dozen clients
+// overflowed it, the kernel fell back to SYN cookies and some connections
+// were reset (seen in the full-queue test under load). The kernel caps this
+// at net.core.somaxconn.
+#define CPPHTTPLIB_LISTEN_BACKLOG 1024
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 

@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""tinymlir-gpt2 --serve on 127.0.0.1, checked from outside (standard library only).
+
+1. Bad requests get a 400 naming the fault; /health and /metrics answer.
+2. A load test: CLIENTS concurrent clients send REQUESTS requests of mixed
+   prompt lengths, token counts and sampling settings, some streamed and some
+   cancelled by their client. Every request that completes gets exactly the
+   token ids the same prompt and settings get alone (the CLI, a batch of one);
+   none is lost or left hanging (the finish reasons in /metrics add up); the
+   server's memory returns to its baseline; the server still answers.
+3. A full queue answers 503, and the server goes on serving.
+
+Run by CTest; bench/server_bench.py reuses load() on a larger model.
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+class Server:
+    """tinymlir-gpt2 --serve --port 0, its port read from its first line on stderr."""
+
+    def __init__(self, binary, model, env, *flags):
+        self.proc = subprocess.Popen([binary, "--model", model, "--serve", "--port", "0", *flags],
+                                     stderr=subprocess.PIPE, text=True, env=env)
+        line = self.proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        if not match:
+            self.proc.kill()
+            raise SystemExit(f"FAIL: the server did not start: {line!r}")
+        self.port = int(match.group(1))
+        self.log = []
+        threading.Thread(target=lambda: self.log.extend(self.proc.stderr), daemon=True).start()
+
+    def request(self, method, path, body=None, timeout=120):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn.request(method, path, body=None if body is None else
+                     (body if isinstance(body, (str, bytes)) else json.dumps(body)))
+        response = conn.getresponse()
+        data = response.read()
+        conn.close()
+        return response.status, data
+
+    def complete(self, body):
+        status, data = self.request("POST", "/v1/completions", body)
+        return status, json.loads(data)
+
+    def metrics(self):
+        status, data = self.request("GET", "/metrics")
+        assert status == 200, status
+        out = {}
+        for line in data.decode().splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                out[name] = float(value)
+        return out
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+    def wait_idle(self, seconds=30):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            m = self.metrics()
+            if m["tinymlir_active_sequences"] == 0 and m["tinymlir_queue_length"] == 0:
+                return m
+            time.sleep(0.05)
+        raise AssertionError(f"the server is not idle after {seconds} s: {m}")
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            code = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("the server did not stop within 30 s of SIGTERM")
+        assert code == 0, f"the server exited with {code}: {''.join(self.log)[-2000:]}"
+
+
+def sse_events(response):
+    """The data of each server-sent event, with the time it arrived."""
+    buffer = b""
+    while True:
+        chunk = response.read1(65536) if hasattr(response, "read1") else response.read(1)
+        if not chunk:
+            return
+        buffer += chunk
+        while b"\n\n" in buffer:
+            event, buffer = buffer.split(b"\n\n", 1)
+            for line in event.split(b"\n"):
+                if line.startswith(b"data: "):
+                    yield line[6:].decode(), time.perf_counter()
+
+
+def one_request(port, body, cancel_after):
+    """Sends a completion; returns (status, ids, finish, token times). With
+    cancel_after (seconds, or tokens when streaming) the client goes away early."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    start = time.perf_counter()
+    conn.request("POST", "/v1/completions", json.dumps(body))
+    response = conn.getresponse()
+    if response.status != 200:
+        data = json.loads(response.read())
+        conn.close()
+        return response.status, data, None, []
+    ids, times, finish = [], [], None
+    if body.get("stream"):
+        for data, t in sse_events(response):
+            if data == "[DONE]":
+                break
+            choice = json.loads(data)["choices"][0]
+            ids += choice["token_ids"]
+            times += [t] * len(choice["token_ids"])
+            finish = choice["finish_reason"] or finish
+            if cancel_after is not None and len(ids) >= cancel_after:
+                conn.sock.close()  # the client goes away mid-stream
+                conn.close()
+                return "cancelled", ids, None, times
+    else:
+        if cancel_after is not None:
+            time.sleep(cancel_after)
+            conn.sock.close()
+            conn.close()
+            return "cancelled", [], None, []
+        choice = json.loads(response.read())["choices"][0]
+        ids, finish = choice["token_ids"], choice["finish_reason"]
+        times = [time.perf_counter()]
+    conn.close()
+    return 200, ids, finish, [start] + times
+
+
+SETTINGS = [
+    {},
+    {"temperature": 0.9, "top_k": 50, "seed": 1},
+    {"temperature": 1.2, "top_p": 0.9, "seed": 2, "repeat_penalty": 1.3},
+]
+
+
+def cli_flags(settings):
+    flags = []
+    for key, flag in (("temperature", "--temperature"), ("top_k", "--top-k"), ("top_p", "--top-p"),
+                      ("seed", "--seed"), ("repeat_penalty", "--repeat-penalty")):
+        if key in settings:
+            flags += [flag, str(settings[key])]
+    return flags
+
+
+def expected_ids(binary, model, env, prompts, most):
+    """What each prompt and setting gives alone: the CLI (a batch of one)."""
+    out = {}
+    for p, prompt in enumerate(prompts):
+        for s, settings in enumerate(SETTINGS):
+            run = subprocess.run([binary, "--model", model, "--prompt-ids", ",".join(map(str, prompt)),
+                                  "--tokens", str(most), "--json", *cli_flags(settings)],
+                                 capture_output=True, text=True, env=env, check=True)
+            out[p, s] = json.loads(run.stdout)["output_ids"]
+    return out
+
+
+def load(server, prompts, expected, clients, requests, most, seed=0, cancel_share=0.15):
+    """The load test; returns (completed, cancelled, rejected, per-token gaps in s)."""
+    rng = random.Random(seed)
+    plan = []
+    for i in range(requests):
+        p, s = rng.randrange(len(prompts)), rng.randrange(len(SETTINGS))
+        body = {"prompt": prompts[p], "max_tokens": rng.randint(1, most),
+                "stream": rng.random() < 0.5, **SETTINGS[s]}
+        cancel = None
+        if rng.random() < cancel_share:
+            cancel = rng.randint(1, 3) if body["stream"] else rng.uniform(0.01, 0.2)
+        plan.append((p, s, body, cancel))
+    results = [None] * requests
+    next_index = iter(range(requests))
+    lock = threading.Lock()
+    failures = []
+
+    def client():
+        while True:
+            with lock:
+                i = next(next_index, None)
+            if i is None:
+                return
+            p, s, body, cancel = plan[i]
+            try:
+                results[i] = one_request(server.port, body, cancel)
+            except Exception as e:  # noqa: BLE001 -- any failure is reported
+                failures.append(f"request {i} ({body}): {type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not any(t.is_alive() for t in threads), "a client is still waiting: a request hangs"
+    assert not failures, "\n".join(failures[:5])
+    completed = cancelled = rejected = 0
+    gaps = []
+    for i, (p, s, body, cancel) in enumerate(plan):
+        status, ids, finish, times = results[i]
+        want = expected[p, s][:body["max_tokens"]]
+        if status == "cancelled":
+            cancelled += 1
+            assert ids == want[:len(ids)], f"request {i}: cancelled after {ids}, alone {want}"
+            continue
+        if status == 503:
+            rejected += 1
+            continue
+        assert status == 200, f"request {i}: status {status}: {ids}"
+        completed += 1
+        assert ids == want, f"request {i} ({body}): got {ids}, alone {want}"
+        assert finish == ("length" if len(ids) == body["max_tokens"] else "stop"), (i, finish)
+        if body["stream"]:
+            gaps += [b - a for a, b in zip(times[1:], times[2:])]
+    return completed, cancelled, rejected, gaps
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q / 100 * len(values)))] if values else float("nan")
+
+
+def check_bad_requests(server, context):
+    cases = [
+        ("{\"prompt\": ", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ({"prompt": "hi", "max_tokens": 4, "frobnicate": 1}, "unknown field 'frobnicate'"),
+        ({"max_tokens": 4}, "'prompt' is missing"),
+        ({"prompt": "hi", "max_tokens": "4"}, "'max_tokens' must be an integer, not \"4\""),
+        ({"prompt": "hi", "max_tokens": 0}, "'max_tokens' must be 1 to"),
+        ({"prompt": "hi", "max_tokens": context + 1}, f"'max_tokens' must be 1 to {context}"),
+        ({"prompt": [1] * (context + 1), "max_tokens": 1}, f"exceed the context of {context}"),
+        ({"prompt": [1] * (context - 2), "max_tokens": 5}, "plus 5 new tokens exceeds the context"),
+        ({"prompt": [], "max_tokens": 5}, "the prompt is empty"),
+        ({"prompt": [1, 99999999], "max_tokens": 5}, "token id 99999999 is outside the vocabulary"),
+        ({"prompt": {"a": 1}, "max_tokens": 5}, "'prompt' must be a string"),
+        ({"prompt": "hi", "temperature": -1}, "temperature must be a finite number >= 0"),
+        ({"prompt": "hi", "top_p": 0}, "top_p must be in (0, 1]"),
+        ({"prompt": "hi", "seed": -3}, "'seed' must be a non-negative integer"),
+        ({"prompt": "hi", "n": 2}, "'n' must be 1"),
+        ({"prompt": "hi", "stream": "yes"}, "'stream' must be true or false"),
+    ]
+    for body, reason in cases:
+        status, answer = server.complete(body)
+        message = answer.get("error", {}).get("message", "")
+        assert status == 400 and reason in message, f"{body!r}: {status} {answer}"
+    assert server.request("GET", "/nowhere")[0] == 404
+    status, data = server.request("GET", "/health")
+    assert status == 200 and json.loads(data)["status"] == "ok", (status, data)
+    m = server.metrics()
+    assert m['tinymlir_rejected_total{reason="bad_request"}'] == len(cases), m
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--maker", required=True)
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--requests", type=int, default=200)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tinymlir-server-") as tmp:
+        env = dict(os.environ, HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, "cache"),
+                   TINYMLIR_CACHE_DIR=os.path.join(tmp, "kernels"))
+        model = os.path.join(tmp, "model")
+        # The real vocabulary (so that end-of-text exists), 2 layers, 128 positions.
+        subprocess.run([a.maker, "--preset", "tiny", "--out", model, "--seed", "3"], check=True,
+                       capture_output=True, env=env)
+        context, most = 128, 40
+        rng = random.Random(1)
+        prompts = [[rng.randrange(50257) for _ in range(n)] for n in (1, 3, 7, 12, 20, 33, 60, 80)]
+        t0 = time.time()
+        expected = expected_ids(a.binary, model, env, prompts, most)
+        print(f"expected ids from the CLI: {len(expected)} runs in {time.time() - t0:.1f} s")
+        server = Server(a.binary, model, env, "--slots", "8", "--queue", "64")
+        try:
+            check_bad_requests(server, context)
+            # Warm up (compiles), then the baseline memory, idle.
+            load(server, prompts, expected, 8, 24, most, seed=99, cancel_share=0)
+            server.wait_idle()
+            time.sleep(0.3)
+            baseline = server.rss_kib()
+            t0 = time.time()
+            completed, cancelled, rejected, gaps = load(server, prompts, expected, a.clients,
+                                                        a.requests, most)
+            seconds = time.time() - t0
+            m = server.wait_idle()
+            time.sleep(0.3)
+            after = server.rss_kib()
+            finished = sum(m[f'tinymlir_requests_total{{finish_reason="{r}"}}']
+                           for r in ("length", "stop", "cancelled", "error"))
+            print(f"load: {a.requests} requests from {a.clients} clients in {seconds:.1f} s: "
+                  f"{completed} completed, {cancelled} cancelled by their client, {rejected} "
+                  f"rejected (503); per token p50 {percentile(gaps, 50) * 1e3:.1f} ms, "
+                  f"p99 {percentile(gaps, 99) * 1e3:.1f} ms; RSS {baseline} KiB before, "
+                  f"{after} KiB after")
+            assert rejected == 0, "the queue holds 64, more than the 32 clients"
+            assert completed + cancelled == a.requests
+            assert m['tinymlir_requests_total{finish_reason="error"}'] == 0, m
+            # Every request admitted finished: the warm-up's 24 and the load's.
+            assert finished == 24 + a.requests, (finished, m)
+            assert m['tinymlir_requests_total{finish_reason="cancelled"}'] >= 1, m
+            # Memory back to the baseline: the caches go when idle; a leak of
+            # a request's state (or a thread) would show over 200 requests.
+            assert after <= baseline + 16 * 1024, f"RSS grew from {baseline} to {after} KiB"
+            status, answer = server.complete({"prompt": prompts[2], "max_tokens": 10})
+            assert status == 200 and answer["choices"][0]["token_ids"] == expected[2, 0][:10], answer
+        finally:
+            server.stop()
+        # A full queue: one slot, one waiting request; a burst of 16 gets 503s.
+        server = Server(a.binary, model, env, "--slots", "1", "--queue", "1")
+        try:
+            body = {"prompt": prompts[0], "max_tokens": 100, "ignore_eos": True}
+            results, errors = [], []
+
+            def send():
+                try:
+                    results.append(server.complete(body))
+                except Exception as e:  # noqa: BLE001 -- reported below
+                    errors.append(f"{type(e).__name__}: {e}")
+
+            threads = [threading.Thread(target=send) for _ in range(16)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=300)
+            assert not errors, errors
+            statuses = sorted(s for s, _ in results)
+            busy = [answer for s, answer in results if s == 503]
+            assert len(results) == 16 and set(statuses) == {200, 503}, statuses
+            assert all("the queue is full (1 requests waiting)" in b["error"]["message"] for b in busy)
+            ok = [answer for s, answer in results if s == 200]
+            assert all(len(o["choices"][0]["token_ids"]) == 100 for o in ok)
+            assert len({tuple(o["choices"][0]["token_ids"]) for o in ok}) == 1
+            status, _ = server.complete({"prompt": prompts[1], "max_tokens": 3})
+            assert status == 200
+            print(f"full queue: {statuses.count(503)} of 16 got 503, {statuses.count(200)} completed")
+        finally:
+            server.stop()
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()
