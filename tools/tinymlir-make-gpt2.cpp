@@ -1,11 +1,13 @@
 // tinymlir-make-gpt2: writes a random-weight GPT-2 checkpoint
 // (model.safetensors + config.json, Hugging Face layout) for tests and demos.
 //
-//   tinymlir-make-gpt2 --out DIR [--preset tiny|124M] [--layers N] [--heads N]
+//   tinymlir-make-gpt2 --out DIR [--preset tiny|124M|distilgpt2|gpt2-medium|gpt2-large|gpt2-xl]
+//                      [--layers N] [--heads N]
 //                      [--embd N] [--vocab N] [--positions N] [--seed S]
 //
 // The preset gives the sizes (default tiny: 2 layers, 4 heads, 64 wide, 128
-// positions, 50257 tokens; 124M: GPT-2 small); explicit flags override it. The
+// positions, 50257 tokens; 124M: GPT-2 small; the others: the shapes of the
+// Hugging Face checkpoints of those names); explicit flags override it. The
 // same seed gives the same bytes on every machine.
 #include "gpt2/RandomCheckpoint.h"
 
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 int main(int argc, char **argv) {
   using namespace tinymlir;
@@ -22,8 +25,22 @@ int main(int argc, char **argv) {
   int64_t layers = 0, heads = 0, embd = 0, vocab = 0, positions = 0;
   uint64_t seed = 0;
   app.add_option("--out", out, "Output directory (created if missing)")->required();
-  app.add_option("--preset", preset, "Base sizes: tiny (2 layers, 4 heads, 64 wide) or 124M (GPT-2 small)")
-      ->check(CLI::IsMember({"tiny", "124M"}))
+  // n_layer, n_head, n_embd of each released GPT-2 (1024 positions, 50257 tokens).
+  const std::map<std::string, gpt2::Config> presets = {
+      {"tiny", gpt2::Config::tiny()},
+      {"124M", gpt2::Config::gpt2_124M()},
+      {"gpt2", gpt2::Config::gpt2_124M()},
+      {"distilgpt2", {6, 12, 768, 1024, 50257, 1e-5}},
+      {"gpt2-medium", {24, 16, 1024, 1024, 50257, 1e-5}},
+      {"gpt2-large", {36, 20, 1280, 1024, 50257, 1e-5}},
+      {"gpt2-xl", {48, 25, 1600, 1024, 50257, 1e-5}},
+  };
+  std::vector<std::string> names;
+  for (const auto &[name, config] : presets) names.push_back(name);
+  app.add_option("--preset", preset,
+                 "Base sizes: tiny (2 layers, 4 heads, 64 wide), 124M or gpt2 (GPT-2 small), "
+                 "distilgpt2, gpt2-medium, gpt2-large, gpt2-xl (the shapes of those checkpoints)")
+      ->check(CLI::IsMember(names))
       ->capture_default_str();
   app.add_option("--layers", layers, "Number of transformer blocks (n_layer)")->check(CLI::PositiveNumber);
   app.add_option("--heads", heads, "Attention heads (n_head)")->check(CLI::PositiveNumber);
@@ -39,7 +56,7 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  gpt2::Config config = preset == "124M" ? gpt2::Config::gpt2_124M() : gpt2::Config::tiny();
+  gpt2::Config config = presets.at(preset);
   if (layers) config.n_layer = layers;
   if (heads) config.n_head = heads;
   if (embd) config.n_embd = embd;
