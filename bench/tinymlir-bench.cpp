@@ -95,6 +95,10 @@ int main(int argc, char **argv) {
                  "dgemm; 'bandwidth': bandwidth alone)");
   app.add_option("--threads", threads, "OpenBLAS threads (NumPy's peer uses its default)");
   app.add_option("--seconds", budget, "time budget per measurement");
+  int64_t rows = 1;
+  app.add_option("--rows", rows,
+                 "--only decode: rows of the products (batched decoding: JitOptions::streamRows)")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
   CLI11_PARSE(app, argc, argv);
   if (threads > 0)
     openblas_set_num_threads(threads);
@@ -156,8 +160,10 @@ int main(int argc, char **argv) {
   if (only.rfind("decode", 0) == 0) {
     // Decoding's products: one float64 row against float32 weights (read
     // directly, not converted), as GB/s of weights streamed.
+    JitOptions options;
+    options.streamRows = rows;
     auto report = [&](const std::string &name, auto fn, const Array &x, const Array &w) {
-      auto f = jit(fn);
+      auto f = jit(fn, options);
       Compiled c = f.compile(x, w);
       std::vector<Array> inputs{x, w};
       Array out = Array::empty(c.resultShape(), c.resultDType());
@@ -170,19 +176,22 @@ int main(int argc, char **argv) {
         rotating.push_back({x, w.copy()});
       size_t next = 0;
       double cold = median([&] { c.callInto(rotating[next++ % copies], out); }, budget);
-      std::printf("%-34s %8.3f ms %8.2f GB/s of weights in cache, %8.2f GB/s from memory\n",
-                  name.c_str(), t * 1e3, w.nbytes() / t / 1e9, w.nbytes() / cold / 1e9);
+      std::printf("%-34s %8.3f ms %8.2f GB/s of weights in cache, %8.2f GB/s from memory, "
+                  "%6.2f GMAC/s\n",
+                  name.c_str(), t * 1e3, w.nbytes() / t / 1e9, w.nbytes() / cold / 1e9,
+                  double(x.dim(0)) * w.size() / cold / 1e9);
     };
     auto plain = [](const Tensor &x, const Tensor &w) { return matmul(x, w); };
     auto tied = [](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); };
-    Array x768 = randn({1, 768}, 1).astype(DType::f64), x3072 = randn({1, 3072}, 2).astype(DType::f64);
-    report("decode (1,768)@(768,2304)", plain, x768, randn({768, 2304}, 3));
-    report("decode (1,768)@(768,3072)", plain, x768, randn({768, 3072}, 4));
-    report("decode (1,3072)@(3072,768)", plain, x3072, randn({3072, 768}, 5));
-    report("decode (1,768)@(768,768)", plain, x768, randn({768, 768}, 6));
-    report("decode (1,768)@(50257,768).T", tied, x768, randn({50257, 768}, 7));
-    report("decode (1,768)@(3072,768).T", tied, x768, randn({3072, 768}, 4));
-    report("decode (1,3072)@(768,3072).T", tied, x3072, randn({768, 3072}, 5));
+    Array x768 = randn({rows, 768}, 1).astype(DType::f64),
+          x3072 = randn({rows, 3072}, 2).astype(DType::f64);
+    report("decode (R,768)@(768,2304)", plain, x768, randn({768, 2304}, 3));
+    report("decode (R,768)@(768,3072)", plain, x768, randn({768, 3072}, 4));
+    report("decode (R,3072)@(3072,768)", plain, x3072, randn({3072, 768}, 5));
+    report("decode (R,768)@(768,768)", plain, x768, randn({768, 768}, 6));
+    report("decode (R,768)@(50257,768).T", tied, x768, randn({50257, 768}, 7));
+    report("decode (R,768)@(3072,768).T", tied, x768, randn({3072, 768}, 4));
+    report("decode (R,3072)@(768,3072).T", tied, x3072, randn({768, 3072}, 5));
     return 0;
   }
 

@@ -14,6 +14,7 @@
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
+#include <mlir/Dialect/Vector/IR/VectorOps.h>
 #include <mlir/IR/Builders.h>
 #include <mlir/Pass/Pass.h>
 
@@ -38,13 +39,67 @@ void forLoop(OpBuilder &b, Location loc, Value lower, Value upper, int64_t step,
                      });
 }
 
-Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices, Type type) {
-  Value v = memref::LoadOp::create(b, loc, memref, indices);
-  if (v.getType() == type)
+/// `v` (a scalar or a vector) converted to element type `type`.
+Value convertTo(OpBuilder &b, Location loc, Value v, Type type) {
+  Type from = getElementTypeOrSelf(v.getType());
+  if (from == type)
     return v;
-  if (type.getIntOrFloatBitWidth() > v.getType().getIntOrFloatBitWidth())
-    return arith::ExtFOp::create(b, loc, type, v);
-  return arith::TruncFOp::create(b, loc, type, v);
+  Type to = type;
+  if (auto vt = dyn_cast<VectorType>(v.getType()))
+    to = VectorType::get(vt.getShape(), type);
+  if (type.getIntOrFloatBitWidth() > from.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
+}
+
+Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices, Type type) {
+  return convertTo(b, loc, memref::LoadOp::create(b, loc, memref, indices), type);
+}
+
+/// One pass of the rows `ks` of weights B (K, N), N % (kLanes * kVectors) ==
+/// 0, for all M rows of A, into partial[chunk] (M, N): for every kLanes *
+/// kVectors columns and every block of kRowBlock rows, the partial sums are
+/// loaded into registers, get a[i, k] * w[k, j] added for each k of the pass
+/// in order, and are stored back. The weights stream row by row (contiguous,
+/// as in the one-row loop) and each is loaded once per block of rows, from
+/// L1 after the first. The additions are the one-row loop's, in its order, so
+/// every row's numbers are those it gets alone.
+constexpr int64_t kLanes = 8, kVectors = 2, kRowBlock = 4;
+void rowBlocksPass(OpBuilder &b, Location loc, Value A, Value B, Value partial, Value chunk,
+                   ArrayRef<Value> ks, int64_t M, int64_t N, Type acc) {
+  auto index = [&](OpBuilder &bb, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(bb, loc, v);
+  };
+  auto wide = VectorType::get({kLanes}, acc);
+  auto narrow = VectorType::get({kLanes}, cast<MemRefType>(B.getType()).getElementType());
+  forLoop(b, loc, index(b, 0), index(b, N), kLanes * kVectors, [&](OpBuilder &b, Location loc, Value j0) {
+    SmallVector<Value> js{j0};
+    for (int64_t v = 1; v < kVectors; ++v)
+      js.push_back(arith::AddIOp::create(b, loc, j0, index(b, v * kLanes)));
+    for (int64_t i0 = 0; i0 < M; i0 += kRowBlock) {
+      const int64_t rows = std::min(kRowBlock, M - i0);
+      SmallVector<Value> sums;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < kVectors; ++v)
+          sums.push_back(vector::LoadOp::create(b, loc, wide, partial,
+                                                ValueRange{chunk, index(b, i0 + r), js[v]}));
+      for (Value k : ks) {
+        SmallVector<Value> ws;
+        for (int64_t v = 0; v < kVectors; ++v)
+          ws.push_back(convertTo(b, loc, vector::LoadOp::create(b, loc, narrow, B, ValueRange{k, js[v]}), acc));
+        for (int64_t r = 0; r < rows; ++r) {
+          Value a = vector::BroadcastOp::create(b, loc, wide, loadAs(b, loc, A, {index(b, i0 + r), k}, acc));
+          for (int64_t v = 0; v < kVectors; ++v)
+            sums[r * kVectors + v] = arith::AddFOp::create(b, loc, sums[r * kVectors + v],
+                                                           arith::MulFOp::create(b, loc, a, ws[v]));
+        }
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < kVectors; ++v)
+          vector::StoreOp::create(b, loc, sums[r * kVectors + v], partial,
+                                  ValueRange{chunk, index(b, i0 + r), js[v]});
+    }
+  });
 }
 
 /// Lowers C[(b,) i, j] += A[(b,) i, k] * B[(b,) k, j] (or B[(b,) j, k] when
@@ -95,6 +150,10 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB) {
             SmallVector<Value> ks;
             for (int64_t u = 0; u < kRowsPerPass; ++u)
               ks.push_back(u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u))));
+            if (M > 1 && N % (kLanes * kVectors) == 0) {
+              rowBlocksPass(b, loc, A, B, partial, chunk, ks, M, N, acc);
+              return;
+            }
             forLoop(b, loc, index(b, 0), index(b, M), 1, [&](OpBuilder &b, Location loc, Value i) {
               SmallVector<Value> as;
               for (int64_t u = 0; u < kRowsPerPass; ++u)
@@ -262,7 +321,8 @@ struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp
     return "Lower memref matrix-vector and few-row mixed-precision products to streaming loops";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect>();
+    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
   }
   void runOnOperation() override;
 

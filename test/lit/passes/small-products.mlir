@@ -96,3 +96,21 @@ func.func @gemm_transposed_copy(%a: memref<4x6xf32>, %w: memref<256x6xf32>, %c: 
   memref.dealloc %t : memref<6x256xf32>
   return
 }
+
+// Several rows against (K, N) weights with K a multiple of 32 (the chunked
+// loop): the rows share each pass over the weights in register blocks, each
+// weight vector loaded once (float32, widened) for a block of rows.
+// STREAM-LABEL: func.func @rows_share_weights
+// STREAM-NOT: linalg.matmul
+// STREAM: scf.parallel
+// STREAM: vector.load %{{.*}} : memref<4x4x256xf64>, vector<8xf64>
+// STREAM: %[[W:.*]] = vector.load %arg1[{{.*}}] : memref<64x256xf32>, vector<8xf32>
+// STREAM: arith.extf %[[W]] : vector<8xf32> to vector<8xf64>
+// STREAM: vector.broadcast {{.*}} : f64 to vector<8xf64>
+// STREAM: arith.mulf {{.*}} : vector<8xf64>
+// STREAM: arith.addf {{.*}} : vector<8xf64>
+// STREAM: vector.store {{.*}} : memref<4x4x256xf64>, vector<8xf64>
+func.func @rows_share_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32>, %c: memref<4x256xf64>) {
+  linalg.matmul ins(%a, %b : memref<4x64xf64>, memref<64x256xf32>) outs(%c : memref<4x256xf64>)
+  return
+}
