@@ -137,3 +137,15 @@ func.func @head_rows(%a: memref<2x64xf64>, %b: memref<256x64xf32>, %c: memref<2x
     ins(%a, %b : memref<2x64xf64>, memref<256x64xf32>) outs(%c : memref<2x256xf64>)
   return
 }
+
+// Weights whose rows are not contiguous (a strided view): no vector loads,
+// the scalar loop.
+// STREAM-LABEL: func.func @strided_weights
+// STREAM-NOT: vector.load
+// STREAM: memref.load %arg1
+// STREAM-NOT: vector.load
+// STREAM: return
+func.func @strided_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32, strided<[1, 64]>>, %c: memref<4x256xf64>) {
+  linalg.matmul ins(%a, %b : memref<4x64xf64>, memref<64x256xf32, strided<[1, 64]>>) outs(%c : memref<4x256xf64>)
+  return
+}
