@@ -105,54 +105,6 @@ void rowBlocksPass(OpBuilder &b, Location loc, Value A, Value B, Value partial, 
   });
 }
 
-/// C[i, j] += A[i, :] . B[j, :] for rows i0..i0+rows-1 of A: kInterleave
-/// vector accumulators over k in steps of kLanes * kInterleave (each a[k] w[k]
-/// added in k order within its lane), then ((s0 + s1) + (s2 + s3)) and an
-/// ordered reduction of its lanes onto C[i, j].
-constexpr int64_t kInterleave = 4;
-void dotRows(OpBuilder &b, Location loc, Value A, Value B, Value C, Value j, int64_t i0,
-             int64_t rows, int64_t K, Type acc) {
-  auto index = [&](OpBuilder &bb, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(bb, loc, v);
-  };
-  auto wide = VectorType::get({kLanes}, acc);
-  auto vectorOf = [&](Value memref) {
-    return VectorType::get({kLanes}, cast<MemRefType>(memref.getType()).getElementType());
-  };
-  Value zero = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(wide, b.getFloatAttr(acc, 0.0)));
-  SmallVector<Value> init(rows * kInterleave, zero);
-  auto sums = scf::ForOp::create(
-      b, loc, index(b, 0), index(b, K), index(b, kLanes * kInterleave), init,
-      [&](OpBuilder &b, Location loc, Value k0, ValueRange carried) {
-        SmallVector<Value> ks, ws, next;
-        for (int64_t l = 0; l < kInterleave; ++l) {
-          ks.push_back(l == 0 ? k0 : Value(arith::AddIOp::create(b, loc, k0, index(b, l * kLanes))));
-          ws.push_back(convertTo(b, loc, vector::LoadOp::create(b, loc, vectorOf(B), B, ValueRange{j, ks[l]}), acc));
-        }
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t l = 0; l < kInterleave; ++l) {
-            Value a = convertTo(b, loc, vector::LoadOp::create(b, loc, vectorOf(A), A, ValueRange{index(b, i0 + r), ks[l]}), acc);
-            next.push_back(arith::AddFOp::create(b, loc, carried[r * kInterleave + l],
-                                                 arith::MulFOp::create(b, loc, a, ws[l])));
-          }
-        scf::YieldOp::create(b, loc, next);
-      });
-  for (int64_t r = 0; r < rows; ++r) {
-    SmallVector<Value> s(sums.getResults().begin() + r * kInterleave,
-                         sums.getResults().begin() + (r + 1) * kInterleave);
-    while (s.size() > 1) { // pairwise, in a fixed order
-      SmallVector<Value> half;
-      for (size_t q = 0; q + 1 < s.size(); q += 2)
-        half.push_back(arith::AddFOp::create(b, loc, s[q], s[q + 1]));
-      s = half;
-    }
-    Value i = index(b, i0 + r);
-    Value c = memref::LoadOp::create(b, loc, C, ValueRange{i, j});
-    Value total = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, s[0], c);
-    memref::StoreOp::create(b, loc, total, C, ValueRange{i, j});
-  }
-}
-
 /// Lowers C[(b,) i, j] += A[(b,) i, k] * B[(b,) k, j] (or B[(b,) j, k] when
 /// transposedB); `batched` adds the leading batch dimension, run in parallel.
 void lowerProduct(linalg::LinalgOp op, bool transposedB) {
@@ -267,18 +219,6 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB) {
             });
             scf::YieldOp::create(b, loc);
           });
-        });
-  } else if (!batched && K % (kLanes * kInterleave) == 0 && unitStride(A) && unitStride(B)) {
-    // Rows of A against rows j of B (x @ w.T): dot products of kInterleave
-    // vector accumulators, summed in a fixed order, for blocks of rows that
-    // share each load of row j. One row and many get the same additions, so
-    // every row's numbers are those it gets alone (the order is written
-    // here, not chosen by LLVM's vectorizer per loop).
-    scf::ParallelOp::create(
-        b, loc, ValueRange{index(b, 0)}, ValueRange{index(b, N)}, ValueRange{index(b, 1)},
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          for (int64_t i0 = 0; i0 < M; i0 += kRowBlock)
-            dotRows(b, loc, A, B, C, ivs[0], i0, std::min(kRowBlock, M - i0), K, acc);
         });
   } else {
     scf::ParallelOp::create(

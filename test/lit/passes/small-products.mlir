@@ -115,29 +115,6 @@ func.func @rows_share_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32>, %c: 
   return
 }
 
-// Rows against transposed weights (x @ w.T, GPT-2's head) with K a multiple
-// of 32: 4 vector accumulators per row over k, each weight vector loaded once
-// for the block of rows, summed pairwise, then an ordered reduction onto C.
-// CHECK-LABEL: func.func @head_rows
-// CHECK: scf.parallel
-// CHECK: %[[W:.*]] = vector.load %arg1[{{.*}}] : memref<256x64xf32>, vector<8xf32>
-// CHECK: arith.extf %[[W]] : vector<8xf32> to vector<8xf64>
-// CHECK: vector.load %arg0[{{.*}}] : memref<2x64xf64>, vector<8xf64>
-// CHECK: arith.mulf {{.*}} : vector<8xf64>
-// CHECK: arith.addf {{.*}} : vector<8xf64>
-// CHECK: scf.yield
-// CHECK: arith.addf {{.*}} : vector<8xf64>
-// CHECK: arith.addf {{.*}} : vector<8xf64>
-// CHECK: arith.addf {{.*}} : vector<8xf64>
-// CHECK: %[[C:.*]] = memref.load %arg2
-// CHECK: vector.reduction <add>, %{{.*}}, %[[C]] : vector<8xf64> into f64
-func.func @head_rows(%a: memref<2x64xf64>, %b: memref<256x64xf32>, %c: memref<2x256xf64>) {
-  linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
-                                 affine_map<(i, j, k) -> (i, j)>]
-    ins(%a, %b : memref<2x64xf64>, memref<256x64xf32>) outs(%c : memref<2x256xf64>)
-  return
-}
-
 // Weights whose rows are not contiguous (a strided view): no vector loads,
 // the scalar loop.
 // STREAM-LABEL: func.func @strided_weights
