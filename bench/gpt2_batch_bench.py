@@ -3,6 +3,7 @@
 measured in the same round.
 
   bench/gpt2_batch_bench.py --build build [--model DIR] [--threads 2] [--rounds 5]
+                            [--precision reference|float32]
 
 Without --model it writes a random GPT-2 124M checkpoint to a temporary directory.
 A batch of B prompts of mixed lengths (3 to 24 tokens) goes to one `tinymlir-gpt2
@@ -44,6 +45,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--batches", default="1,4,8,16")
+    ap.add_argument("--precision", choices=("reference", "float32"), default="reference")
     a = ap.parse_args()
     binary = os.path.join(a.build, "tools", "tinymlir-gpt2")
     tmp = tempfile.mkdtemp(prefix="tinymlir-batch-bench-")
@@ -68,7 +70,8 @@ def main():
         def seconds(b, tokens):
             start = time.perf_counter()
             subprocess.run([binary, "--model", model, "--prompt-file", files[b], "--tokens",
-                            str(tokens), "--ignore-eos", "--threads", str(a.threads)],
+                            str(tokens), "--ignore-eos", "--threads", str(a.threads),
+                            "--precision", a.precision],
                            check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             return time.perf_counter() - start
 
@@ -84,7 +87,8 @@ def main():
                 rates[b].append(this[b])
             for b in batches:
                 ratios[b].append(this[b] / this[batches[0]])
-        print(f"GPT-2 {os.path.basename(model)} batched decode, {a.threads} threads, {cpu_model()}, "
+        print(f"GPT-2 {os.path.basename(model)} batched decode ({a.precision}), {a.threads} threads, "
+              f"{cpu_model()}, "
               f"{a.rounds} rounds (median [min, max])")
         print(f"{'batch':>5}  {'tokens/s':>26}  {'vs batch ' + str(batches[0]):>26}")
         for b in batches:
