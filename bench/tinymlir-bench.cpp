@@ -162,6 +162,7 @@ int main(int argc, char **argv) {
     // directly, not converted), as GB/s of weights streamed.
     JitOptions options;
     options.streamRows = rows;
+    const std::string r = std::to_string(rows);
     auto report = [&](const std::string &name, auto fn, const Array &x, const Array &w) {
       auto f = jit(fn, options);
       Compiled c = f.compile(x, w);
@@ -185,13 +186,13 @@ int main(int argc, char **argv) {
     auto tied = [](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); };
     Array x768 = randn({rows, 768}, 1).astype(DType::f64),
           x3072 = randn({rows, 3072}, 2).astype(DType::f64);
-    report("decode (R,768)@(768,2304)", plain, x768, randn({768, 2304}, 3));
-    report("decode (R,768)@(768,3072)", plain, x768, randn({768, 3072}, 4));
-    report("decode (R,3072)@(3072,768)", plain, x3072, randn({3072, 768}, 5));
-    report("decode (R,768)@(768,768)", plain, x768, randn({768, 768}, 6));
-    report("decode (R,768)@(50257,768).T", tied, x768, randn({50257, 768}, 7));
-    report("decode (R,768)@(3072,768).T", tied, x768, randn({3072, 768}, 4));
-    report("decode (R,3072)@(768,3072).T", tied, x3072, randn({768, 3072}, 5));
+    report("decode (" + r + ",768)@(768,2304)", plain, x768, randn({768, 2304}, 3));
+    report("decode (" + r + ",768)@(768,3072)", plain, x768, randn({768, 3072}, 4));
+    report("decode (" + r + ",3072)@(3072,768)", plain, x3072, randn({3072, 768}, 5));
+    report("decode (" + r + ",768)@(768,768)", plain, x768, randn({768, 768}, 6));
+    report("decode (" + r + ",768)@(50257,768).T", tied, x768, randn({50257, 768}, 7));
+    report("decode (" + r + ",768)@(3072,768).T", tied, x768, randn({3072, 768}, 4));
+    report("decode (" + r + ",3072)@(768,3072).T", tied, x3072, randn({768, 3072}, 5));
     return 0;
   }
 

@@ -56,6 +56,11 @@ Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices, Type 
   return convertTo(b, loc, memref::LoadOp::create(b, loc, memref, indices), type);
 }
 
+/// Register blocks of rowBlocksPass: kRowBlock rows x kVectors vectors of kLanes.
+constexpr int64_t kLanes = 8, kVectors = 2, kRowBlock = 4;
+/// vector.load needs the memref's last dimension contiguous.
+bool unitStride(Value memref) { return cast<MemRefType>(memref.getType()).isLastDimUnitStride(); }
+
 /// One pass of the rows `ks` of weights B (K, N), N % (kLanes * kVectors) ==
 /// 0, for all M rows of A, into partial[chunk] (M, N): for every kLanes *
 /// kVectors columns and every block of kRowBlock rows, the partial sums are
@@ -64,10 +69,6 @@ Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices, Type 
 /// as in the one-row loop) and each is loaded once per block of rows, from
 /// L1 after the first. The additions are the one-row loop's, in its order, so
 /// every row's numbers are those it gets alone.
-constexpr int64_t kLanes = 8, kVectors = 2, kRowBlock = 4;
-/// vector.load needs the memref's last dimension contiguous.
-bool unitStride(Value memref) { return cast<MemRefType>(memref.getType()).isLastDimUnitStride(); }
-
 void rowBlocksPass(OpBuilder &b, Location loc, Value A, Value B, Value partial, Value chunk,
                    ArrayRef<Value> ks, int64_t M, int64_t N, Type acc) {
   auto index = [&](OpBuilder &bb, int64_t v) -> Value {

@@ -44,8 +44,8 @@ inline constexpr const char *kBufferizePipeline =
 inline constexpr const char *kLoopsToLlvmPipeline =
     "builtin.module(convert-scf-to-openmp,canonicalize,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,convert-math-to-libm,convert-math-to-llvm,"
-    "convert-vector-to-llvm,convert-arith-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
-    "finalize-memref-to-llvm,reconcile-unrealized-casts,tinymlir-kernel-noinline)";
+    "convert-vector-to-llvm,convert-arith-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,"
+    "convert-cf-to-llvm,finalize-memref-to-llvm,reconcile-unrealized-casts,tinymlir-kernel-noinline)";
 
 /// Stages a target keeps besides the shared ones.
 struct TargetStages {
