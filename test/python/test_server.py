@@ -9,6 +9,8 @@
    none is lost or left hanging (the finish reasons in /metrics add up); the
    server's memory returns to its baseline; the server still answers.
 3. A full queue answers 503, and the server goes on serving.
+4. The listen backlog holds a burst of 64 connections made while the server
+   cannot accept (SIGSTOP), and a second server on a port in use is refused.
 
 Run by CTest; bench/server_bench.py reuses load() on a larger model.
 """
@@ -18,6 +20,8 @@ import json
 import os
 import random
 import re
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -259,6 +263,47 @@ def check_bad_requests(server, context):
     assert m['tinymlir_rejected_total{reason="bad_request"}'] == len(cases), m
 
 
+def check_backlog(server, burst=64):
+    """Connections made while the server is stopped wait in the listen backlog:
+    the kernel completes each handshake, so every connect returns at once, and
+    each request is answered when the server runs again. (httplib's compiled-in
+    backlog of 5 left the 7th connect unanswered, and a burst under load got
+    SYN cookies and connection resets.)"""
+    socks = []
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    try:
+        for i in range(burst):
+            try:
+                s = socket.create_connection(("127.0.0.1", server.port), timeout=2)
+            except OSError as e:
+                raise AssertionError(f"connection {i + 1} of a burst of {burst} was not accepted "
+                                     f"into the listen backlog within 2 s: {e}") from None
+            socks.append(s)
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    finally:
+        os.kill(server.proc.pid, signal.SIGCONT)
+    for i, s in enumerate(socks):
+        s.settimeout(60)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        s.close()
+        assert data.startswith(b"HTTP/1.1 200"), f"connection {i + 1} of {burst}: {data[:200]!r}"
+
+
+def check_port_in_use(binary, model, env, port):
+    proc = subprocess.Popen([binary, "--model", model, "--serve", "--port", str(port)],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        err = proc.stderr.readline()  # the error, or "serving ..." if it bound the port too
+    finally:
+        proc.kill()
+        err += proc.communicate()[1]
+    want = f"cannot listen on 127.0.0.1:{port} (in use"
+    assert want in err and proc.returncode != 0, (
+        f"a second server on port {port} in use: exit {proc.returncode}, {err[-1000:]!r}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
@@ -286,6 +331,8 @@ def main():
         server = Server(a.binary, model, env, "--slots", "8", "--queue", "64")
         try:
             check_bad_requests(server, context)
+            check_backlog(server)
+            check_port_in_use(a.binary, model, env, server.port)
             # Warm up (compiles), then the baseline memory, idle.
             load(server, prompts, expected, 8, 24, most, seed=99, cancel_share=0)
             server.wait_idle()

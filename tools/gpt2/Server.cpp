@@ -1,18 +1,16 @@
 #include "gpt2/Server.h"
 
-// cpp-httplib listens with a backlog of 5: a burst of a few dozen clients
-// overflowed it, the kernel fell back to SYN cookies and some connections
-// were reset (seen in the full-queue test under load). The kernel caps this
-// at net.core.somaxconn.
-#define CPPHTTPLIB_LISTEN_BACKLOG 1024
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <malloc.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <iostream>
 #include <map>
@@ -479,7 +477,25 @@ struct Server::Impl {
     return out;
   }
 
+  // Debian's cpp-httplib is a compiled library whose listen() uses a backlog
+  // of 5 (CPPHTTPLIB_LISTEN_BACKLOG is read when the library is built, so
+  // defining it here changes nothing). A burst of 16 clients overflowed it:
+  // the kernel answered with SYN cookies and reset some connections (CI, the
+  // full-queue test). bind() listens again on the socket with this backlog
+  // (Linux raises a listening socket's backlog in place; the kernel caps it
+  // at net.core.somaxconn).
+  static constexpr int kListenBacklog = 1024;
+  socket_t listening = -1; ///< the socket httplib last created to bind
+
   void routes() {
+    // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a
+    // second server on a port in use binds too and the kernel splits the
+    // connections between the two.
+    http.set_socket_options([this](socket_t sock) {
+      const int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      listening = sock;
+    });
     http.new_task_queue = [n = options.connections] { return new httplib::ThreadPool(n); };
     http.set_payload_max_length(1 << 20);
     http.Post("/v1/completions",
@@ -516,6 +532,10 @@ int Server::bind() {
   if (port < 0)
     throw Error("[server] cannot listen on " + s.options.host + ":" +
                 std::to_string(s.options.port) + " (in use, or not an address of this machine)");
+  if (::listen(s.listening, Impl::kListenBacklog) != 0)
+    throw Error("[server] cannot listen on " + s.options.host + ":" + std::to_string(port) +
+                " with a backlog of " + std::to_string(Impl::kListenBacklog) + ": " +
+                std::strerror(errno));
   return port;
 }
 
