@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -20,7 +21,6 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 namespace tinymlir::gpt2 {
@@ -250,11 +250,11 @@ std::string readFile(const std::string &path) {
   return ss.str();
 }
 
-/// SAX handler for encoder.json: a flat object of string to integer, with
-/// duplicate keys detected (a DOM parse would silently keep the last one).
+/// SAX handler for encoder.json: a flat object of string to integer, every
+/// entry kept in order, so that loadEncoder finds duplicate keys (a DOM parse
+/// would silently keep the last one).
 struct EncoderSax {
   std::vector<std::pair<std::string, int64_t>> entries;
-  std::unordered_set<std::string> seen;
   std::string currentKey;
   int depth = 0;
   bool started = false;
@@ -274,13 +274,14 @@ struct EncoderSax {
   bool number_integer(int64_t v) {
     if (depth != 1)
       return value("a number");
-    entries.emplace_back(currentKey, v);
+    entries.emplace_back(std::move(currentKey), v);
     return true;
   }
   bool number_unsigned(uint64_t v) {
     if (depth != 1)
       return value("a number");
-    entries.emplace_back(currentKey, v > uint64_t(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v));
+    entries.emplace_back(std::move(currentKey),
+                         v > uint64_t(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v));
     return true;
   }
   bool number_float(double, const std::string &text) {
@@ -298,11 +299,7 @@ struct EncoderSax {
     return value("an object");
   }
   bool key(std::string &k) {
-    if (!seen.insert(k).second) {
-      error = "duplicate token " + quote(k);
-      return false;
-    }
-    currentKey = k;
+    currentKey.swap(k); // the lexer clears its buffer before the next token
     return true;
   }
   bool end_object() {
@@ -321,6 +318,52 @@ struct EncoderSax {
   }
 };
 
+/// Raw bytes -> token id: open addressing over ids, the bytes themselves being
+/// the tokens' (`tokens`, id -> bytes). Loading vocab.bpe looks up 150,000
+/// strings before the first token; std::unordered_map's node per entry (two
+/// cache misses a lookup) made that most of the tokenizer's load time.
+class TokenIndex {
+public:
+  explicit TokenIndex(const std::vector<std::string> &tokens) : tokens_(tokens) {}
+  TokenIndex(const TokenIndex &) = delete; // it refers to its owner's tokens
+  TokenIndex &operator=(const TokenIndex &) = delete;
+  void reserve(size_t n) { slots_.assign(std::bit_ceil(2 * n + 1), Slot{}); } // at most half full
+  /// The id of `bytes`, or -1.
+  int32_t find(std::string_view bytes) const {
+    const uint64_t h = std::hash<std::string_view>{}(bytes);
+    for (size_t i = h & mask();; i = (i + 1) & mask()) {
+      const Slot &s = slots_[i];
+      if (s.id < 0)
+        return -1;
+      if (s.tag == static_cast<uint32_t>(h >> 32) && tokens_[s.id] == bytes)
+        return s.id;
+    }
+  }
+  /// Adds token `id`, whose bytes tokens[id] are to be `bytes`; false if a
+  /// token with these bytes is there already.
+  bool insert(std::string_view bytes, int32_t id) {
+    const uint64_t h = std::hash<std::string_view>{}(bytes);
+    for (size_t i = h & mask();; i = (i + 1) & mask()) {
+      Slot &s = slots_[i];
+      if (s.id < 0) {
+        s = {static_cast<uint32_t>(h >> 32), id};
+        return true;
+      }
+      if (s.tag == static_cast<uint32_t>(h >> 32) && tokens_[s.id] == bytes)
+        return false;
+    }
+  }
+
+private:
+  struct Slot {
+    uint32_t tag = 0; // the hash's high half
+    int32_t id = -1;  // -1: empty
+  };
+  size_t mask() const { return slots_.size() - 1; }
+  const std::vector<std::string> &tokens_;
+  std::vector<Slot> slots_;
+};
+
 } // namespace
 
 struct Tokenizer::Impl {
@@ -331,7 +374,7 @@ struct Tokenizer::Impl {
   };
 
   std::vector<std::string> tokenBytes;                  // id -> raw bytes
-  std::unordered_map<std::string, int32_t> bytesToId;   // raw bytes -> id
+  TokenIndex bytesToId{tokenBytes};                     // raw bytes -> id
   std::array<int32_t, 256> byteId{};                    // single-byte tokens
   std::unordered_map<uint64_t, Merge> merges;           // (left id, right id) -> merge
   std::unique_ptr<pcre2_code, CodeDeleter> regex;
@@ -377,25 +420,27 @@ void Tokenizer::Impl::loadEncoder(const std::string &path) {
     if (id < 0 || id >= n)
       failFile(path, "ids must be 0.." + std::to_string(n - 1) + " (one per token), but " + quote(key) +
                          " has id " + std::to_string(id));
+    if (!bl.toBytes(key, bytes, why))
+      failFile(path, "token " + quote(key) + " " + why);
+    // The byte-level map is one to one: equal bytes mean the same key twice.
+    if (!bytesToId.insert(bytes, static_cast<int32_t>(id)))
+      failFile(path, "duplicate token " + quote(key));
     if (owner[id] >= 0)
       failFile(path, "duplicate id " + std::to_string(id) + " (" + quote(sax.entries[owner[id]].first) +
                          " and " + quote(key) + ")");
     owner[id] = static_cast<int32_t>(e);
-    if (!bl.toBytes(key, bytes, why))
-      failFile(path, "token " + quote(key) + " " + why);
     tokenBytes[id] = bytes;
-    bytesToId.emplace(bytes, static_cast<int32_t>(id));
     if (key == "<|endoftext|>")
       endOfText = static_cast<int32_t>(id);
   }
   // n entries, distinct ids all below n: every id 0..n-1 is used. Distinct keys
   // give distinct byte strings since the byte-level map is one to one.
   for (int b = 0; b < 256; ++b) {
-    auto it = bytesToId.find(std::string(1, static_cast<char>(b)));
-    if (it == bytesToId.end())
+    const char byte = static_cast<char>(b);
+    byteId[b] = bytesToId.find(std::string_view(&byte, 1));
+    if (byteId[b] < 0)
       failFile(path, "no token for byte " + hexByte(static_cast<unsigned char>(b)) + " (" +
-                         quote(bl.toTokenString(std::string(1, static_cast<char>(b)))) + ")");
-    byteId[b] = it->second;
+                         quote(bl.toTokenString(std::string(1, byte))) + ")");
   }
 }
 
@@ -406,7 +451,12 @@ void Tokenizer::Impl::loadMerges(const std::string &path) {
   std::string_view rest = text;
   int32_t lineNo = 0;
   int32_t rank = 0;
-  std::string left, right, why;
+  std::string left, right, joined, why;
+  // Error messages are built only on failure: this loop runs 50,000 times
+  // before the first token.
+  const auto fail = [&](const std::string &what) {
+    failFile(path, "line " + std::to_string(lineNo) + ": " + what);
+  };
   while (!rest.empty()) {
     size_t nl = rest.find('\n');
     std::string_view line = rest.substr(0, nl);
@@ -414,46 +464,45 @@ void Tokenizer::Impl::loadMerges(const std::string &path) {
     ++lineNo;
     if (!line.empty() && line.back() == '\r')
       line.remove_suffix(1);
-    const std::string where = "line " + std::to_string(lineNo) + ": ";
     if (lineNo == 1) {
       if (line.empty() || line[0] != '#')
-        failFile(path, where + "expected a '#version' header, got " + quote(line));
+        fail("expected a '#version' header, got " + quote(line));
       continue;
     }
     // Split on runs of spaces/tabs, as Python's str.split() does for this data.
-    std::vector<std::string_view> fields;
+    std::array<std::string_view, 2> fields;
+    size_t count = 0;
     for (size_t i = 0; i < line.size();) {
       while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
         ++i;
       size_t j = i;
       while (j < line.size() && line[j] != ' ' && line[j] != '\t')
         ++j;
-      if (j > i)
-        fields.push_back(line.substr(i, j - i));
+      if (j > i && count++ < 2)
+        fields[count - 1] = line.substr(i, j - i);
       i = j;
     }
-    if (fields.empty())
+    if (count == 0)
       continue; // blank line
-    if (fields.size() != 2)
-      failFile(path, where + "expected two symbols separated by a space, got " + quote(line));
+    if (count != 2)
+      fail("expected two symbols separated by a space, got " + quote(line));
     int32_t ids[2];
     for (int k = 0; k < 2; ++k) {
       std::string &bytes = k == 0 ? left : right;
       if (!bl.toBytes(fields[k], bytes, why))
-        failFile(path, where + "symbol " + quote(fields[k]) + " " + why);
-      auto it = bytesToId.find(bytes);
-      if (it == bytesToId.end())
-        failFile(path, where + "symbol " + quote(fields[k]) + " is not in the vocabulary");
-      ids[k] = it->second;
+        fail("symbol " + quote(fields[k]) + " " + why);
+      ids[k] = bytesToId.find(bytes);
+      if (ids[k] < 0)
+        fail("symbol " + quote(fields[k]) + " is not in the vocabulary");
     }
-    auto merged = bytesToId.find(left + right);
-    if (merged == bytesToId.end())
-      failFile(path, where + "merged symbol " + quote(std::string(fields[0]) + std::string(fields[1])) +
-                         " is not in the vocabulary");
-    auto [it, inserted] = merges.emplace(pairKey(ids[0], ids[1]), Merge{rank, merged->second, lineNo});
+    joined.assign(left).append(right);
+    const int32_t merged = bytesToId.find(joined);
+    if (merged < 0)
+      fail("merged symbol " + quote(std::string(fields[0]) + std::string(fields[1])) +
+           " is not in the vocabulary");
+    auto [it, inserted] = merges.emplace(pairKey(ids[0], ids[1]), Merge{rank, merged, lineNo});
     if (!inserted)
-      failFile(path, where + "duplicate merge " + quote(line) + " (also on line " +
-                         std::to_string(it->second.line) + ")");
+      fail("duplicate merge " + quote(line) + " (also on line " + std::to_string(it->second.line) + ")");
     ++rank;
   }
   if (lineNo == 0)
@@ -686,10 +735,10 @@ std::optional<int32_t> Tokenizer::tokenId(std::string_view token) const {
   std::string bytes, why;
   if (!byteLevel().toBytes(token, bytes, why))
     return std::nullopt;
-  auto it = impl_->bytesToId.find(bytes);
-  if (it == impl_->bytesToId.end())
+  const int32_t id = impl_->bytesToId.find(bytes);
+  if (id < 0)
     return std::nullopt;
-  return it->second;
+  return id;
 }
 
 int32_t Tokenizer::endOfTextId() const { return impl_->endOfText; }
