@@ -151,17 +151,25 @@ struct Server::Impl {
       decoder.reset();
     };
     for (;;) {
-      std::vector<std::shared_ptr<Job>> joining;
+      std::vector<std::shared_ptr<Job>> joining, cancelledWaiting;
       {
         std::unique_lock lock(mutex);
         wake.wait(lock, [&] { return stopping || !pending.empty() || !running.empty(); });
         if (stopping)
           break;
-        while (!pending.empty() && static_cast<int64_t>(running.size() + joining.size()) < options.slots) {
-          joining.push_back(pending.front());
+        // A newcomer's prompt is computed alone, and the running sequences
+        // wait for it (a prompt costs up to a few steps' time): one joins per
+        // step, so that a running sequence's next token waits for at most one
+        // prompt. Requests cancelled while waiting do not take that turn.
+        while (!pending.empty() && joining.size() < 1 &&
+               static_cast<int64_t>(running.size()) < options.slots) {
+          std::shared_ptr<Job> job = pending.front();
           pending.pop_front();
+          (job->cancelled ? cancelledWaiting : joining).push_back(std::move(job));
         }
       }
+      for (const std::shared_ptr<Job> &job : cancelledWaiting)
+        finish(*job, "cancelled");
       try {
         for (const std::shared_ptr<Job> &job : joining) {
           if (job->cancelled) {
