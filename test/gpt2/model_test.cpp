@@ -136,6 +136,19 @@ TEST_F(ModelTest, TracesComeFromFullPrefixDecoding) {
   EXPECT_EQ(traceLogit, tokenLogit);
 }
 
+TEST(Gpt2PromptBucket, PowersOfTwoAndOneAndAHalfTimesThem) {
+  const std::vector<std::pair<int64_t, int64_t>> cases = {
+      {1, 8},   {8, 8},   {9, 12},  {12, 12}, {13, 16},  {16, 16},  {17, 24},
+      {24, 24}, {25, 32}, {33, 48}, {49, 64}, {65, 96},  {97, 128}, {129, 192},
+      {257, 384}, {385, 512}, {700, 768}, {769, 1024}, {1024, 1024}};
+  for (auto [length, rows] : cases)
+    EXPECT_EQ(gpt2::promptBucket(length, 1024), rows) << length << " tokens";
+  // Never past the context, whatever it is.
+  EXPECT_EQ(gpt2::promptBucket(40, 48), 48);
+  EXPECT_EQ(gpt2::promptBucket(33, 40), 40);
+  EXPECT_EQ(gpt2::promptBucket(3, 5), 5);
+}
+
 TEST_F(ModelTest, DecodingCompilesNothingPerToken) {
   auto compilationsFor = [&](int64_t tokens) {
     gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));

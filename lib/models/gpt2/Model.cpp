@@ -142,6 +142,17 @@ int64_t bucket(int64_t length, int64_t smallest, int64_t context) {
   return std::min(context, std::max(smallest, nextPowerOfTwo(length)));
 }
 
+} // namespace
+
+int64_t promptBucket(int64_t length, int64_t context) {
+  int64_t rows = 8;
+  while (rows < length)
+    rows = (rows & (rows - 1)) == 0 ? rows + rows / 2 : rows / 3 * 4; // 8, 12, 16, 24, 32, ...
+  return std::min(context, rows);
+}
+
+namespace {
+
 /// Rows [0, T) of a (rows, ...) array.
 Array firstRows(const Array &a, int64_t T) { return a.sliced(0, 0, T).contiguous(); }
 
@@ -328,7 +339,7 @@ std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids
   reserve(T);
   // The prompt padded to a bucket: rows past it are ignored (causal attention
   // keeps them out of the prompt's rows) and not cached.
-  const int64_t padded = bucket(T, 16, capacity_);
+  const int64_t padded = promptBucket(T, capacity_);
   std::vector<int32_t> paddedIds(padded, 0), positionIds(padded);
   std::copy(ids.begin(), ids.end(), paddedIds.begin());
   std::vector<int64_t> positions(padded, -1);
@@ -498,7 +509,7 @@ void Decoder::compileAhead(int64_t promptLength, int64_t rows) {
   wait();
   if (promptLength > 0) {
     reserve(promptLength);
-    runOnAllCores(promptJobs(bucket(promptLength, 16, capacity_)));
+    runOnAllCores(promptJobs(promptBucket(promptLength, capacity_)));
   }
   if (rows > 0)
     background_ = std::thread([steps = stepJobs(std::min(nextPowerOfTwo(rows), slots()))] {

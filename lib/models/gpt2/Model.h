@@ -69,6 +69,13 @@ enum class Precision { Reference, Float32 };
 const char *precisionName(Precision precision);
 Precision parsePrecision(const std::string &name);
 
+/// The rows a prompt of `length` tokens is computed in, at most `context`:
+/// the smallest of 8, 12, 16, 24, 32, 48, ... (powers of two and 1.5 times
+/// them) that holds it. Padding rows cost as much as the prompt's own
+/// (prefill is compute-bound), and these steps waste at most a third of the
+/// work where powers of two wasted up to half, for twice the buckets.
+int64_t promptBucket(int64_t length, int64_t context);
+
 /// Token choices of Model::generate: onToken(step, id, logits).
 using TokenCallback = std::function<void(int64_t, int32_t, const Array &)>;
 
