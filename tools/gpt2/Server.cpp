@@ -151,7 +151,8 @@ struct Server::Impl {
       decoder.reset();
     };
     for (;;) {
-      std::vector<std::shared_ptr<Job>> joining, cancelledWaiting;
+      std::shared_ptr<Job> joining; // at most one a step
+      std::vector<std::shared_ptr<Job>> cancelledWaiting;
       {
         std::unique_lock lock(mutex);
         wake.wait(lock, [&] { return stopping || !pending.empty() || !running.empty(); });
@@ -161,25 +162,25 @@ struct Server::Impl {
         // wait for it (a prompt costs up to a few steps' time): one joins per
         // step, so that a running sequence's next token waits for at most one
         // prompt. Requests cancelled while waiting do not take that turn.
-        while (!pending.empty() && joining.size() < 1 &&
-               static_cast<int64_t>(running.size()) < options.slots) {
+        while (!pending.empty() && !joining && static_cast<int64_t>(running.size()) < options.slots) {
           std::shared_ptr<Job> job = pending.front();
           pending.pop_front();
-          (job->cancelled ? cancelledWaiting : joining).push_back(std::move(job));
+          if (job->cancelled)
+            cancelledWaiting.push_back(std::move(job));
+          else
+            joining = std::move(job);
         }
       }
       for (const std::shared_ptr<Job> &job : cancelledWaiting)
         finish(*job, "cancelled");
       try {
-        for (const std::shared_ptr<Job> &job : joining) {
-          if (job->cancelled) {
-            finish(*job, "cancelled");
-            continue;
-          }
+        if (joining && joining->cancelled) {
+          finish(*joining, "cancelled");
+        } else if (joining) {
           if (!decoder)
             decoder.emplace(model, options.slots, 128);
-          auto [q, logits] = decoder->add(job->prompt);
-          Running r{job, Sampler(job->sampling), job->prompt};
+          auto [q, logits] = decoder->add(joining->prompt);
+          Running r{joining, Sampler(joining->sampling), joining->prompt};
           countTokens(1);
           if (choose(r, logits))
             running.emplace(q, std::move(r));

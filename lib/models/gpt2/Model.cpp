@@ -128,6 +128,13 @@ void Model::checkIds(const std::vector<int32_t> &ids, int64_t newTokens) const {
                 std::to_string(c.n_positions) + " positions");
 }
 
+int64_t promptBucket(int64_t length, int64_t context) {
+  int64_t rows = 8;
+  while (rows < length)
+    rows = (rows & (rows - 1)) == 0 ? rows + rows / 2 : rows / 3 * 4; // 8, 12, 16, 24, 32, ...
+  return std::min(context, rows);
+}
+
 namespace {
 
 int64_t nextPowerOfTwo(int64_t n) {
@@ -141,17 +148,6 @@ int64_t nextPowerOfTwo(int64_t n) {
 int64_t bucket(int64_t length, int64_t smallest, int64_t context) {
   return std::min(context, std::max(smallest, nextPowerOfTwo(length)));
 }
-
-} // namespace
-
-int64_t promptBucket(int64_t length, int64_t context) {
-  int64_t rows = 8;
-  while (rows < length)
-    rows = (rows & (rows - 1)) == 0 ? rows + rows / 2 : rows / 3 * 4; // 8, 12, 16, 24, 32, ...
-  return std::min(context, rows);
-}
-
-namespace {
 
 /// Rows [0, T) of a (rows, ...) array.
 Array firstRows(const Array &a, int64_t T) { return a.sliced(0, 0, T).contiguous(); }

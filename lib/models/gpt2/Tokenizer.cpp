@@ -329,29 +329,16 @@ public:
   TokenIndex &operator=(const TokenIndex &) = delete;
   void reserve(size_t n) { slots_.assign(std::bit_ceil(2 * n + 1), Slot{}); } // at most half full
   /// The id of `bytes`, or -1.
-  int32_t find(std::string_view bytes) const {
-    const uint64_t h = std::hash<std::string_view>{}(bytes);
-    for (size_t i = h & mask();; i = (i + 1) & mask()) {
-      const Slot &s = slots_[i];
-      if (s.id < 0)
-        return -1;
-      if (s.tag == static_cast<uint32_t>(h >> 32) && tokens_[s.id] == bytes)
-        return s.id;
-    }
-  }
+  int32_t find(std::string_view bytes) const { return slots_[slotOf(bytes, hash(bytes))].id; }
   /// Adds token `id`, whose bytes tokens[id] are to be `bytes`; false if a
   /// token with these bytes is there already.
   bool insert(std::string_view bytes, int32_t id) {
-    const uint64_t h = std::hash<std::string_view>{}(bytes);
-    for (size_t i = h & mask();; i = (i + 1) & mask()) {
-      Slot &s = slots_[i];
-      if (s.id < 0) {
-        s = {static_cast<uint32_t>(h >> 32), id};
-        return true;
-      }
-      if (s.tag == static_cast<uint32_t>(h >> 32) && tokens_[s.id] == bytes)
-        return false;
-    }
+    const uint64_t h = hash(bytes);
+    Slot &s = slots_[slotOf(bytes, h)];
+    if (s.id >= 0)
+      return false;
+    s = {tag(h), id};
+    return true;
   }
 
 private:
@@ -359,7 +346,16 @@ private:
     uint32_t tag = 0; // the hash's high half
     int32_t id = -1;  // -1: empty
   };
-  size_t mask() const { return slots_.size() - 1; }
+  static uint64_t hash(std::string_view bytes) { return std::hash<std::string_view>{}(bytes); }
+  static uint32_t tag(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
+  /// The slot holding `bytes` (hash h), or the empty one where they would go.
+  size_t slotOf(std::string_view bytes, uint64_t h) const {
+    const size_t mask = slots_.size() - 1;
+    size_t i = h & mask;
+    while (slots_[i].id >= 0 && !(slots_[i].tag == tag(h) && tokens_[slots_[i].id] == bytes))
+      i = (i + 1) & mask;
+    return i;
+  }
   const std::vector<std::string> &tokens_;
   std::vector<Slot> slots_;
 };
