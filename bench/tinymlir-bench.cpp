@@ -99,6 +99,8 @@ int main(int argc, char **argv) {
   app.add_option("--rows", rows,
                  "--only decode: rows of the products (batched decoding: JitOptions::streamRows)")
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
+  bool float32 = false;
+  app.add_flag("--float32", float32, "--only decode: float32 rows (--precision float32), not float64");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0)
     openblas_set_num_threads(threads);
@@ -158,8 +160,8 @@ int main(int argc, char **argv) {
   }
 
   if (only.rfind("decode", 0) == 0) {
-    // Decoding's products: one float64 row against float32 weights (read
-    // directly, not converted), as GB/s of weights streamed.
+    // Decoding's products: one float64 row (float32 with --float32) against
+    // float32 weights (read directly, not converted), as GB/s of weights streamed.
     JitOptions options;
     options.streamRows = rows;
     const std::string r = std::to_string(rows);
@@ -184,8 +186,8 @@ int main(int argc, char **argv) {
     };
     auto plain = [](const Tensor &x, const Tensor &w) { return matmul(x, w); };
     auto tied = [](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); };
-    Array x768 = randn({rows, 768}, 1).astype(DType::f64),
-          x3072 = randn({rows, 3072}, 2).astype(DType::f64);
+    const DType rowType = float32 ? DType::f32 : DType::f64;
+    Array x768 = randn({rows, 768}, 1).astype(rowType), x3072 = randn({rows, 3072}, 2).astype(rowType);
     report("decode (" + r + ",768)@(768,2304)", plain, x768, randn({768, 2304}, 3));
     report("decode (" + r + ",768)@(768,3072)", plain, x768, randn({768, 3072}, 4));
     report("decode (" + r + ",3072)@(3072,768)", plain, x3072, randn({3072, 768}, 5));

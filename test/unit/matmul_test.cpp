@@ -291,6 +291,47 @@ TEST(MixedPrecision, FewRowsReadFloat32WeightsWithoutConverting) {
   EXPECT_TRUE(withinBound(plain(rows, w), numpy("x @ w", {{"x", rows}, {"w", w}}), productBound(rows, w)));
 }
 
+TEST(StreamedProducts, EachRowIsItsOneRowProduct) {
+  // Few-row products streamed as batched decoding's (JitOptions::streamRows):
+  // within the product bound of NumPy's, and each row bit for bit the product
+  // of that row alone -- with ragged tiles (rows not a multiple of the register
+  // block, weight rows not a multiple of the tile) and K the vectors do not
+  // divide.
+  JitOptions streamed;
+  streamed.streamRows = 16;
+  auto plain = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w); }, streamed);
+  auto tied = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); }, streamed);
+  struct Case {
+    int64_t rows, k, n;
+    DType dx;
+  };
+  uint64_t seed = 200;
+  for (const Case &c : {Case{3, 64, 50, DType::f32}, Case{8, 64, 67, DType::f64},
+                        Case{5, 96, 64, DType::f32}, Case{16, 32, 33, DType::f64},
+                        Case{4, 12, 13, DType::f32}, Case{7, 6, 64, DType::f64}}) {
+    Array x = randomArray({c.rows, c.k}, c.dx, ++seed), wt = randomArray({c.n, c.k}, DType::f32, ++seed),
+          w = randomArray({c.k, c.n}, DType::f32, ++seed);
+    const std::string shape = std::to_string(c.rows) + "x" + std::to_string(c.k) + " " +
+                              dtypeName(c.dx) + ", n " + std::to_string(c.n);
+    Array viaTied = tied(x, wt), viaPlain = plain(x, w);
+    EXPECT_TRUE(withinBound(viaTied, numpy("x @ w.T", {{"x", x}, {"w", wt}}),
+                            productBound(x, wt.transposed({1, 0}).copy())))
+        << "x @ w.T, " << shape;
+    EXPECT_TRUE(withinBound(viaPlain, numpy("x @ w", {{"x", x}, {"w", w}}), productBound(x, w)))
+        << "x @ w, " << shape;
+    EXPECT_EQ(tied.compile(x, wt).blasCalls(), 0) << shape;
+    EXPECT_EQ(plain.compile(x, w).blasCalls(), 0) << shape;
+    for (int64_t r = 0; r < c.rows; ++r) {
+      Array row = x.sliced(0, r, r + 1).contiguous(), tiedAlone = tied(row, wt),
+            plainAlone = plain(row, w);
+      EXPECT_EQ(tiedAlone.toDoubles(), viaTied.sliced(0, r, r + 1).contiguous().toDoubles())
+          << "x @ w.T, row " << r << " of " << shape;
+      EXPECT_EQ(plainAlone.toDoubles(), viaPlain.sliced(0, r, r + 1).contiguous().toDoubles())
+          << "x @ w, row " << r << " of " << shape;
+    }
+  }
+}
+
 TEST(Mask, CausalMaskWithRuntimeStart) {
   auto f = jit([](const Tensor &start) { return causalMask(3, 8, start, DType::f32); });
   for (int32_t s : {0, 2, 5}) {

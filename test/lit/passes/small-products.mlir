@@ -126,3 +126,25 @@ func.func @strided_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32, strided<
   linalg.matmul ins(%a, %b : memref<4x64xf64>, memref<64x256xf32, strided<[1, 64]>>) outs(%c : memref<4x256xf64>)
   return
 }
+
+// x @ w.T with K a multiple of the lanes (256 bits: 8 of float32, 4 of
+// float64): dot products in tiles of 4 weight rows x 2 rows, each accumulated
+// in lanes over k, then reduced into C; the 6 = 4 + 2 weight rows past the
+// last whole tile in a second parallel loop, one at a time.
+// STREAM-LABEL: func.func @tied_dot_tiles
+// STREAM-NOT: linalg.matmul
+// STREAM: scf.parallel {{.*}} to (%c4{{.*}}) step (%c4{{.*}})
+// STREAM: vector.load %arg1[{{.*}}] : memref<6x16xf32>, vector<4xf32>
+// STREAM: arith.extf {{.*}} : vector<4xf32> to vector<4xf64>
+// STREAM: vector.load %arg0[{{.*}}] : memref<3x16xf64>, vector<4xf64>
+// STREAM: arith.mulf {{.*}} : vector<4xf64>
+// STREAM: vector.reduction <add>, {{.*}} fastmath<reassoc> : vector<4xf64> into f64
+// STREAM: scf.parallel {{.*}} = (%c4{{.*}}) to (%c6{{.*}}) step (%c1{{.*}})
+// STREAM: vector.reduction <add>
+// STREAM: return
+func.func @tied_dot_tiles(%a: memref<3x16xf64>, %w: memref<6x16xf32>, %c: memref<3x6xf64>) {
+  linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                 affine_map<(i, j, k) -> (i, j)>]
+    ins(%a, %w : memref<3x16xf64>, memref<6x16xf32>) outs(%c : memref<3x6xf64>)
+  return
+}
