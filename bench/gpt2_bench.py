@@ -9,8 +9,8 @@ temporary directory. Reports:
   - machine: memory read bandwidth and sgemm throughput (tinymlir-bench --only machine);
   - full-prefix mode (--recompute), 10-token prompt + 10 new tokens, against the
     NumPy reference (compile time included, disk cache warm);
-  - incremental decoding: steady-state tokens/s against the bandwidth bound
-    (weight bytes per token / read bandwidth);
+  - incremental decoding, in reference and float32 precision: steady-state
+    tokens/s against the bandwidth bound (weight bytes per token / read bandwidth);
   - prefill of a 256-token prompt: tokens/s against the sgemm-bound rate;
   - time to first token with a cold and with a warm disk cache.
 """
@@ -115,21 +115,26 @@ def main():
           f"{spread(speedups, lambda v: f'{v:.2f}x')}; same tokens: {same}")
 
     # Incremental decoding against the bandwidth bound, bandwidth measured
-    # before and after each decoding run.
-    rates, ratios = [], []
-    for _ in range(a.rounds):
-        before = bandwidth_now()
-        _, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", str(a.decode_tokens)], env)
-        after = bandwidth_now()
-        steady = statistics.median(per_token(r.stderr)[3:])
-        bound = weights / ((before + after) / 2)
-        rates.append(1 / steady)
-        ratios.append(bound / steady)
-        print(f"  decode round: {1 / steady:.1f} tokens/s, bandwidth {before / 1e9:.1f} and "
-              f"{after / 1e9:.1f} GB/s, {bound / steady * 100:.0f}% of the bound")
-    print(f"decode ({weights / 1e6:.0f} MB of weights per token): tokens/s "
-          f"{spread(rates, lambda v: f'{v:.1f}')}; against the bandwidth bound "
-          f"{spread(ratios, lambda v: f'{v * 100:.0f}%')}")
+    # before and after each decoding run; in both precisions (the weights are
+    # float32 in both: the same bytes per token).
+    for precision in ("reference", "float32"):
+        args = gpt2 + ["--precision", precision, "--prompt-ids", PROMPT10,
+                       "--tokens", str(a.decode_tokens)]
+        rates, ratios = [], []
+        for _ in range(a.rounds):
+            before = bandwidth_now()
+            _, r = run(args, env)
+            after = bandwidth_now()
+            steady = statistics.median(per_token(r.stderr)[3:])
+            bound = weights / ((before + after) / 2)
+            rates.append(1 / steady)
+            ratios.append(bound / steady)
+            print(f"  decode round, {precision}: {1 / steady:.1f} tokens/s, bandwidth "
+                  f"{before / 1e9:.1f} and {after / 1e9:.1f} GB/s, {bound / steady * 100:.0f}% of "
+                  f"the bound")
+        print(f"decode, {precision} ({weights / 1e6:.0f} MB of weights per token): tokens/s "
+              f"{spread(rates, lambda v: f'{v:.1f}')}; against the bandwidth bound "
+              f"{spread(ratios, lambda v: f'{v * 100:.0f}%')}")
 
     # Prefill of 256 tokens against the sgemm- and dgemm-bound rates, measured
     # in each round; in both precisions.
