@@ -270,9 +270,9 @@ TEST(MixedPrecision, FewRowsReadFloat32WeightsWithoutConverting) {
   auto plain = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w); });
   auto tied = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); });
   Array x = randomArray({2, 64}, DType::f64, 90), w = randomArray({64, 300}, DType::f32, 91);
-  Array x19 = randomArray({19, 64}, DType::f64, 94);
-  EXPECT_TRUE(withinBound(plain(x19, w), numpy("x @ w", {{"x", x19}, {"w", w}}), productBound(x19, w)));
-  EXPECT_EQ(plain.compile(x19, w).blasCalls(), 0);
+  Array x13 = randomArray({13, 64}, DType::f64, 94);
+  EXPECT_TRUE(withinBound(plain(x13, w), numpy("x @ w", {{"x", x13}, {"w", w}}), productBound(x13, w)));
+  EXPECT_EQ(plain.compile(x13, w).blasCalls(), 0);
   Array wt = randomArray({50, 64}, DType::f32, 92);
   EXPECT_TRUE(withinBound(plain(x, w), numpy("x @ w", {{"x", x}, {"w", w}}), productBound(x, w)));
   EXPECT_TRUE(withinBound(tied(x, wt), numpy("x @ w.T", {{"x", x}, {"w", wt}}),

@@ -154,7 +154,7 @@ Array firstRows(const Array &a, int64_t T) { return a.sliced(0, 0, T).contiguous
 
 } // namespace
 
-Array Model::forward(const std::vector<int32_t> &ids, Trace *trace) const {
+Array Model::forward(const std::vector<int32_t> &ids, Trace *trace, bool lastRow) const {
   checkIds(ids);
   const Weights &w = weights_;
   const int64_t heads = w.config.n_head, T = static_cast<int64_t>(ids.size());
@@ -177,9 +177,10 @@ Array Model::forward(const std::vector<int32_t> &ids, Trace *trace) const {
     if (trace)
       trace->ffn.push_back(firstRows(x, T));
   }
-  // The head on the prompt's rows only: the (T, V) product is the costliest of
-  // a step, and a specialization per length compiles in a fraction of a second.
-  Array logits = head_(firstRows(x, T), LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (T, V)
+  // The head on the prompt's rows only (the (T, V) product is the costliest of
+  // a step), or on the last: one specialization for every length.
+  Array rows = lastRow ? x.sliced(0, T - 1, T).contiguous() : firstRows(x, T);
+  Array logits = head_(rows, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); // (T or 1, V)
   if (trace)
     trace->logits = logits;
   return logits;
@@ -611,7 +612,7 @@ std::vector<int32_t> Model::generate(std::vector<int32_t> ids, int64_t tokens,
   for (int64_t step = 0; step < tokens; ++step) {
     // The whole prefix again, as the reference does.
     Trace trace;
-    Array logits = forward(ids, options.onTrace ? &trace : nullptr);
+    Array logits = options.onTrace ? forward(ids, &trace) : forward(ids, nullptr, true);
     if (options.onTrace)
       options.onTrace(step, trace);
     int32_t next = plainGreedy ? argmaxLast(logits) : sampler.next(logits, ids);

@@ -116,7 +116,9 @@ public:
   /// Logits of every position, (T, V) float64. Ids are checked against the
   /// vocabulary and the context length first. The sequence is computed padded
   /// to a length bucket (16, 32, 64...: a few specializations for any length).
-  Array forward(const std::vector<int32_t> &ids, Trace *trace = nullptr) const;
+  /// lastRow: the last position's logits alone, (1, V): forward's last row
+  /// within rounding (a one-row head product may take another path).
+  Array forward(const std::vector<int32_t> &ids, Trace *trace = nullptr, bool lastRow = false) const;
   /// Decoding of `tokens` new tokens after `ids` (checked as by checkIds),
   /// greedy unless options.sampling says otherwise; fewer if it stops at
   /// end-of-text. `onToken(step, id, logits)` is called as each token is

@@ -18,7 +18,7 @@ func.func @gemv(%a: memref<1x6xf32>, %b: memref<6x256xf32>, %c: memref<1x256xf32
   return
 }
 
-// Float64 rows against float32 weights, 4 rows: at most max-rows (default 32)
+// Float64 rows against float32 weights, 4 rows: at most max-rows (default 16)
 // are lowered, reading the weights as float32 and widening them.
 // CHECK-LABEL: func.func @mixed
 // CHECK-NOT: linalg.matmul
