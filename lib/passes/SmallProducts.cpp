@@ -6,7 +6,7 @@
 // them in generated code keeps its thread pool out of the decoding loop.
 //
 //   C[i, j] += A[i, k] * B[k, j]   for j-blocks (parallel) { for i { for k { for j in block } } }
-//   C[i, j] += A[i, k] * B[j, k]   for 4 js (parallel) { for 2 is { 8 dots, 8 lanes over k } }
+//   C[i, j] += A[i, k] * B[j, k]   for 4 js (parallel) { for 2 is { 8 dots in 256-bit lanes over k } }
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
 
