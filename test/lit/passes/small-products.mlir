@@ -129,8 +129,8 @@ func.func @strided_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32, strided<
 
 // x @ w.T with K a multiple of the lanes (256 bits: 8 of float32, 4 of
 // float64): dot products in tiles of 4 weight rows x 2 rows, each accumulated
-// in lanes over k, then reduced into C; the 6 = 4 + 2 weight rows past the
-// last whole tile in a second parallel loop, one at a time.
+// in lanes over k, then reduced into C; of the 6 weight rows, the 2 past the
+// last whole tile go in a second parallel loop, one at a time.
 // STREAM-LABEL: func.func @tied_dot_tiles
 // STREAM-NOT: linalg.matmul
 // STREAM: scf.parallel {{.*}} to (%c4{{.*}}) step (%c4{{.*}})
