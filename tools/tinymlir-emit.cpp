@@ -43,6 +43,8 @@ struct Example {
   /// Builds the program: (inputs, their placeholders) -> result.
   std::function<Tensor(const std::vector<Shape> &, DType, int64_t, std::vector<Tensor> &)> build;
   std::vector<Shape> defaultShapes;
+  /// The input the result updates in place (Jit::into that argument), or -1.
+  int donated = -1;
 };
 
 Tensor arg(std::vector<Tensor> &args, const Shape &shape, DType dtype) {
@@ -110,6 +112,17 @@ std::map<std::string, Example> examples() {
                     },
                     {{16, 768}}};
   m["attend"] = {"x + attention(layer_norm(x)), x: (T, C)", block(true), {{16, 768}}};
+  m["cache_write"] = {"keys[slots, :, :, positions] = k, in place: keys (S, H, D, P), k (R, H, D)",
+                      [](auto &s, DType d, int64_t, auto &a) {
+                        const Shape &keys = shapeAt(s, 0);
+                        Tensor cache = arg(a, keys, d);
+                        Tensor k = arg(a, shapeAt(s, 1), d);
+                        Tensor slots = arg(a, {k.dim(0)}, DType::i32);
+                        Tensor positions = arg(a, {k.dim(0)}, DType::i32);
+                        return indexPut(cache, {slots, std::nullopt, std::nullopt, positions}, k);
+                      },
+                      {{4, 12, 64, 128}, {2, 12, 64}},
+                      /*donated=*/0};
   m["feedforward"] = {"x + mlp(layer_norm(x)), x: (T, C)", block(false), {{16, 768}}};
   return m;
 }
@@ -182,7 +195,7 @@ int main(int argc, char **argv) {
     if (!gpu && (stage == "gpu" || stage == "ptx"))
       throw Error("[emit] stage '" + stage + "' exists only for the GPU target (add --gpu)");
     // --- end GPU target ---
-    Compiled compiled = compileGraph(result, args, options);
+    Compiled compiled = compileGraph(result, args, options, it->second.donated);
     if (stage == "module")
       std::cout << compiled.module();
     else if (stage == "optimized")

@@ -73,8 +73,10 @@ private:
 void setThreads(int threads);
 
 /// Compiles `result` as a function of `args` (placeholders from tracing).
+/// With `donated` >= 0, args[donated] (of the result's type) is updated in
+/// place: the call's output must be that input's array (CPU target).
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
-                      const JitOptions &options = JitOptions());
+                      const JitOptions &options = JitOptions(), int donated = -1);
 /// Compiles and runs a tensor built from concrete tensors (eager use).
 Array evaluate(const Tensor &result, const JitOptions &options = JitOptions());
 /// The whole pass pipeline that takes the `module` stage to the `lowered`
@@ -226,11 +228,29 @@ public:
     return Tensor(compiled.call(leaves));
   }
 
+  /// Calls into `out`, an array of the result's type. When `out` is one of
+  /// the arguments (the same array), that argument is updated in place: the
+  /// compiled code reads it where it stands, and a result that changes a few
+  /// of its elements (indexPut) writes only those.
+  template <class... A> void into(Array &out, A &&...args) const {
+    if (detail::tracing())
+      throw Error("[jit] into() runs compiled code; call the function itself while tracing");
+    Params params(std::forward<A>(args)...);
+    std::vector<Array> leaves;
+    specialize(params, leaves, &out).callInto(leaves, out);
+  }
+
   /// The specialization for these arguments, compiled if not cached yet.
   template <class... A> Compiled compile(A &&...args) const {
     Params params(std::forward<A>(args)...);
     std::vector<Array> leaves;
     return specialize(params, leaves);
+  }
+  /// The specialization into(out, args...) calls.
+  template <class... A> Compiled compileInto(const Array &out, A &&...args) const {
+    Params params(std::forward<A>(args)...);
+    std::vector<Array> leaves;
+    return specialize(params, leaves, &out);
   }
 
   /// The result's shape and dtype for these arguments, by tracing alone
@@ -249,11 +269,19 @@ public:
   const JitOptions &options() const { return options_; }
 
 private:
-  Compiled specialize(Params &params, std::vector<Array> &leaves) const {
+  /// With `out`, the argument that is `out` (if any) is updated in place.
+  Compiled specialize(Params &params, std::vector<Array> &leaves,
+                      const Array *out = nullptr) const {
     detail::Flattener flat;
     detail::walk(params, flat);
     leaves = std::move(flat.leaves);
-    std::string key = flat.key + "@" + detail::optionsKey(options_);
+    int donated = -1;
+    for (size_t i = 0; out && donated < 0 && i < leaves.size(); ++i)
+      if (leaves[i].data() == out->data() && leaves[i].shape() == out->shape() &&
+          leaves[i].strides() == out->strides() && leaves[i].dtype() == out->dtype())
+        donated = static_cast<int>(i);
+    std::string key = flat.key + "@" + detail::optionsKey(options_) +
+                      (donated >= 0 ? "@into" + std::to_string(donated) : "");
     return cache_->findOrCompile(key, options_.cacheLimit, [&] {
       Params traced = params;
       detail::Placer placer;
@@ -263,7 +291,7 @@ private:
         detail::TraceScope scope;
         result = std::apply(f_, traced);
       }
-      return compileGraph(result, placer.args, options_);
+      return compileGraph(result, placer.args, options_, donated);
     });
   }
 

@@ -154,6 +154,18 @@ Tensor concatenate(const std::vector<Tensor> &parts, int64_t axis);
 std::vector<Tensor> split(const Tensor &x, int64_t sections, int64_t axis);
 /// Rows of a rank-2 `table` picked by rank-1 int32 `ids`: table[ids].
 Tensor gather(const Tensor &table, const Tensor &ids);
+/// NumPy's `a[index] = values` as a value: a copy of `a` with the elements at
+/// `index` replaced. index[d] is a rank-1 int32 tensor of R positions along
+/// axis d, or std::nullopt for the whole axis (as `:`); missing trailing axes
+/// are whole. Row r of `values` goes to the positions (index[d][r]) of the
+/// indexed axes; `values` has NumPy's shape for `a[index]`: (R, the whole axes)
+/// when a whole axis separates two indexed ones, else R in place of the indexed
+/// axes. Values are cast to a's dtype; a repeated position takes the last row.
+/// Positions must be in [0, dim): index tensors are inputs of the compiled
+/// function, checked before each call. Calling a jitted function `into` an
+/// argument (Jit::into) updates that argument in place.
+Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index,
+                const Tensor &values);
 /// (n, n): 0 on and below the diagonal, -1e10 above.
 Tensor causalMask(int64_t n, DType dtype);
 /// (rows, columns) for rows that sit at positions start, start+1, ... of a

@@ -4,6 +4,9 @@
 //     %t = bufferization.to_tensor %in restrict
 //     ... linalg.generic / linalg.reduce / linalg.matmul ... on tensors
 //     bufferization.materialize_in_destination %r in restrict writable %out
+//
+// A donated input is read from %out instead (bufferization.to_tensor %out
+// restrict writable), so that an update of it bufferizes in place.
 #include "builder/MLIRGen.h"
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
@@ -12,6 +15,7 @@
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/Math/IR/Math.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/BuiltinTypes.h>
@@ -97,7 +101,7 @@ class ModuleBuilder {
 public:
   ModuleBuilder(MLIRContext &context) : context_(context), b_(&context), loc_(b_.getUnknownLoc()) {}
 
-  BuiltModule build(const NodePtr &result, const std::vector<NodePtr> &args) {
+  BuiltModule build(const NodePtr &result, const std::vector<NodePtr> &args, int donated) {
     collectConstants(result);
     BuiltModule out;
     out.module = ModuleOp::create(loc_);
@@ -114,15 +118,24 @@ public:
     Block *entry = func.addEntryBlock();
     b_.setInsertionPointToStart(entry);
 
+    Value output = entry->getArguments().back();
+    if (donated >= 0 && (static_cast<size_t>(donated) >= args.size() ||
+                         args[donated]->shape != result->shape ||
+                         args[donated]->dtype != result->dtype))
+      throw Error("[build] the donated input " + std::to_string(donated) +
+                  " must have the result's shape and dtype");
     for (size_t i = 0; i < args.size(); ++i)
-      bindInput(args[i], entry->getArgument(i));
+      if (static_cast<int>(i) == donated)
+        values_[args[i].get()] = bufferization::ToTensorOp::create(
+            b_, loc_, tensorType(*args[i]), output, /*restrict=*/true, /*writable=*/true);
+      else
+        bindInput(args[i], entry->getArgument(i));
     for (size_t i = 0; i < constants_.size(); ++i) {
       bindInput(constants_[i], entry->getArgument(args.size() + i));
       out.constants.push_back(constants_[i]->constant);
     }
     Value value = emit(result);
-    bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value,
-                                                      entry->getArguments().back(),
+    bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value, output,
                                                       /*restrict=*/true, /*writable=*/true);
     func::ReturnOp::create(b_, loc_);
     return out;
@@ -250,6 +263,8 @@ private:
           .getResult()[0];
     case Op::Gather:
       return emitGather(n);
+    case Op::IndexPut:
+      return emitIndexPut(n);
     case Op::CausalMask:
       return emitCausalMask(n);
     }
@@ -398,6 +413,60 @@ private:
     return generic.getResult(0);
   }
 
+  Value emitIndexPut(const Node &n) {
+    // for r: a[i0[r], :, i1[r], ...] = values[r] (R in place when the indexed
+    // axes are adjacent), as a copy into the slice of the loop-carried
+    // tensor: in place when `a` is writable (a donated input).
+    const Node &target = *n.args[0], &values = *n.args[1];
+    const auto &axes = n.axes;
+    const int64_t rank = static_cast<int64_t>(n.shape.size());
+    const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+    const int64_t rowAxis = adjacent ? axes.front() : 0; // R's axis in values
+    Shape whole;
+    for (int64_t d = 0; d < rank; ++d)
+      if (std::find(axes.begin(), axes.end(), d) == axes.end())
+        whole.push_back(n.shape[d]);
+    auto rowType = RankedTensorType::get(whole, elementType(n.dtype));
+    SmallVector<Value> indices;
+    for (size_t k = 2; k < n.args.size(); ++k)
+      indices.push_back(emit(n.args[k]));
+    Value vs = emit(n.args[1]);
+    Value zero = arith::ConstantIndexOp::create(b_, loc_, 0);
+    Value one = arith::ConstantIndexOp::create(b_, loc_, 1);
+    Value rows = arith::ConstantIndexOp::create(b_, loc_, values.shape[rowAxis]);
+    auto loop = scf::ForOp::create(
+        b_, loc_, zero, rows, one, ValueRange{emit(n.args[0])},
+        [&](OpBuilder &b, Location loc, Value r, ValueRange carried) {
+          SmallVector<OpFoldResult> offsets, sizes, strides(rank, b.getIndexAttr(1));
+          size_t k = 0;
+          for (int64_t d = 0; d < rank; ++d) {
+            bool indexed = k < axes.size() && axes[k] == d;
+            if (indexed) {
+              Value i = tensor::ExtractOp::create(b, loc, indices[k++], ValueRange{r});
+              offsets.push_back(Value(arith::IndexCastOp::create(b, loc, b.getIndexType(), i)));
+            } else {
+              offsets.push_back(b.getIndexAttr(0));
+            }
+            sizes.push_back(b.getIndexAttr(indexed ? 1 : target.shape[d]));
+          }
+          SmallVector<OpFoldResult> rowOffsets, rowSizes,
+              rowStrides(values.shape.size(), b.getIndexAttr(1));
+          for (int64_t d = 0; d < static_cast<int64_t>(values.shape.size()); ++d) {
+            rowOffsets.push_back(d == rowAxis ? OpFoldResult(r) : b.getIndexAttr(0));
+            rowSizes.push_back(b.getIndexAttr(d == rowAxis ? 1 : values.shape[d]));
+          }
+          Value row = tensor::ExtractSliceOp::create(b, loc, rowType, vs, rowOffsets, rowSizes,
+                                                     rowStrides);
+          Value slot = tensor::ExtractSliceOp::create(b, loc, rowType, carried[0], offsets, sizes,
+                                                      strides);
+          Value copied = linalg::CopyOp::create(b, loc, row, slot).getResult(0);
+          Value updated = tensor::InsertSliceOp::create(b, loc, copied, carried[0], offsets,
+                                                        sizes, strides);
+          scf::YieldOp::create(b, loc, updated);
+        });
+    return loop.getResult(0);
+  }
+
   Value emitCausalMask(const Node &n) {
     // mask[i, j] = j > i + start ? -1e10 : 0, start a runtime scalar (or 0);
     // with a start per row, j > start[i] ? -1e10 : 0.
@@ -444,8 +513,8 @@ private:
 } // namespace
 
 BuiltModule buildModule(MLIRContext &context, const NodePtr &result,
-                        const std::vector<NodePtr> &args) {
-  return ModuleBuilder(context).build(result, args);
+                        const std::vector<NodePtr> &args, int donated) {
+  return ModuleBuilder(context).build(result, args, donated);
 }
 
 } // namespace tinymlir::detail

@@ -20,7 +20,10 @@ struct BuiltModule {
 };
 
 /// func.func @kernel(inputs..., constants..., output) with the graph's body.
+/// With `donated` >= 0, input `donated` is the output's buffer, read and
+/// overwritten in place (its own argument is not read): a result that updates
+/// it (indexPut) then writes only what changes.
 BuiltModule buildModule(mlir::MLIRContext &context, const NodePtr &result,
-                        const std::vector<NodePtr> &args);
+                        const std::vector<NodePtr> &args, int donated = -1);
 
 } // namespace tinymlir::detail

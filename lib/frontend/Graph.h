@@ -22,7 +22,8 @@ struct Node {
   bool weak = false;          // Scalar: a plain C++ number, dtype not decided yet
   bool integral = false;      // Scalar, weak: written as an integer
   std::vector<int64_t> axes;  // Sum/Max: reduced axes (sorted, non-negative);
-                              // Transpose: permutation; Slice: offsets
+                              // Transpose: permutation; Slice: offsets;
+                              // IndexPut: the indexed axes (increasing)
 };
 
 using NodePtr = std::shared_ptr<Node>;

@@ -452,6 +452,51 @@ Tensor gather(const Tensor &table, const Tensor &ids) {
   return Tensor(makeNode(Op::Gather, {i->shape[0], x->shape[1]}, x->dtype, {x, i}));
 }
 
+Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index,
+                const Tensor &values) {
+  NodePtr x = nodeOf(a, "index_put"), v = nodeOf(values, "index_put");
+  if (x->weak || x->shape.empty())
+    fail(Op::IndexPut, "the target must be a tensor of rank 1 or more, got " + describe(x));
+  if (index.size() > x->shape.size())
+    fail(Op::IndexPut, std::to_string(index.size()) + " indices for shape " +
+                           shapeString(x->shape));
+  std::vector<NodePtr> args{x, nullptr};
+  std::vector<int64_t> axes;
+  Shape whole; // the shape of the axes taken whole
+  int64_t rows = -1;
+  for (size_t d = 0; d < x->shape.size(); ++d) {
+    if (d >= index.size() || !index[d]) {
+      whole.push_back(x->shape[d]);
+      continue;
+    }
+    NodePtr i = nodeOf(*index[d], "index_put");
+    if (i->dtype != DType::i32 || i->shape.size() != 1 || i->weak)
+      fail(Op::IndexPut, "the index of axis " + std::to_string(d) +
+                             " must be a rank-1 int32 tensor, got " + describe(i));
+    if (rows >= 0 && i->shape[0] != rows)
+      fail(Op::IndexPut, "indices of different lengths: " + std::to_string(rows) + " and " +
+                             std::to_string(i->shape[0]) + " (axis " + std::to_string(d) + ")");
+    rows = i->shape[0];
+    axes.push_back(static_cast<int64_t>(d));
+    args.push_back(i);
+  }
+  if (axes.empty())
+    fail(Op::IndexPut, "needs at least one index tensor");
+  // NumPy puts R first when the indexed axes are not adjacent.
+  const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+  Shape expected(whole);
+  const size_t at = adjacent ? static_cast<size_t>(axes.front()) : 0;
+  expected.insert(expected.begin() + static_cast<std::ptrdiff_t>(at), rows);
+  if (v->shape != expected)
+    fail(Op::IndexPut, "values of shape " + shapeString(v->shape) + " for " +
+                           std::to_string(rows) + " positions of " + shapeString(x->shape) +
+                           ": expected " + shapeString(expected));
+  args[1] = convert(v, x->dtype);
+  auto node = makeNode(Op::IndexPut, x->shape, x->dtype, std::move(args));
+  node->axes = std::move(axes);
+  return Tensor(node);
+}
+
 Tensor causalMask(int64_t n, DType dtype) {
   if (n <= 0)
     fail(Op::CausalMask, "size must be positive, got " + std::to_string(n));

@@ -53,25 +53,31 @@ llvm::orc::SymbolMap symbolMap(const detail::RuntimeSymbols &symbols,
   return map;
 }
 
-/// Gather ids must be inputs, so that they can be checked before native code runs.
-void findGatherIds(const NodePtr &root, const std::vector<NodePtr> &args,
-                   std::vector<std::pair<size_t, int64_t>> &out) {
+/// Gather ids and index_put positions must be inputs, so that they can be
+/// checked before native code runs.
+void findIndexInputs(const NodePtr &root, std::vector<detail::NativeFunction::IndexCheck> &out) {
   std::vector<const Node *> stack{root.get()};
   std::vector<const Node *> seen;
+  auto input = [](const Node &n, const Node &ids, const char *what) {
+    if (ids.op != Op::Argument)
+      throw Error(std::string("[") + opName(n.op) + "] " + what +
+                  " must be an input of the compiled function (they are checked against the "
+                  "sizes before each call); got a computed " + opName(ids.op) + " value");
+    return static_cast<size_t>(ids.index);
+  };
   while (!stack.empty()) {
     const Node *n = stack.back();
     stack.pop_back();
     if (std::find(seen.begin(), seen.end(), n) != seen.end())
       continue;
     seen.push_back(n);
-    if (n->op == Op::Gather) {
-      const Node *ids = n->args[1].get();
-      if (ids->op != Op::Argument)
-        throw Error("[gather] ids must be an input of the compiled function (they are checked "
-                    "against the table before each call); got a computed " +
-                    std::string(opName(ids->op)) + " value");
-      out.emplace_back(static_cast<size_t>(ids->index), n->args[0]->shape[0]);
-    }
+    if (n->op == Op::Gather)
+      out.push_back({input(*n, *n->args[1], "ids"), n->args[0]->shape[0]});
+    if (n->op == Op::IndexPut)
+      for (size_t k = 0; k < n->axes.size(); ++k) {
+        const int axis = static_cast<int>(n->axes[k]);
+        out.push_back({input(*n, *n->args[2 + k], "indices"), n->shape[axis], axis});
+      }
     for (const NodePtr &a : n->args)
       stack.push_back(a.get());
   }
@@ -150,7 +156,7 @@ private:
 } // namespace
 
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
-                      const JitOptions &options) {
+                      const JitOptions &options, int donated) {
   auto start = std::chrono::steady_clock::now();
   StageTimer stage(options.timing);
   if (!result.valid())
@@ -166,10 +172,20 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   }
   native.resultShape = result.shape();
   native.resultDType = result.dtype();
-  findGatherIds(result.node(), argNodes, native.gatherIds);
+  findIndexInputs(result.node(), native.indexChecks);
+  if (donated >= 0) {
+    if (options.target != Target::CPU)
+      throw Error("[jit] updating an argument in place (into) needs the CPU target, not " +
+                  std::string(targetName(options.target)));
+    if (static_cast<size_t>(donated) >= args.size() || args[donated].shape() != result.shape() ||
+        args[donated].dtype() != result.dtype())
+      throw Error("[jit] the argument updated in place must have the result's type " +
+                  std::string(dtypeName(result.dtype())) + " " + shapeString(result.shape()));
+    native.donated = donated;
+  }
 
   auto context = detail::makeContext();
-  detail::BuiltModule built = detail::buildModule(*context, result.node(), argNodes);
+  detail::BuiltModule built = detail::buildModule(*context, result.node(), argNodes, donated);
   native.constants = std::move(built.constants);
   mlir::ModuleOp module = *built.module;
   detail::verifyModule(module, "build");

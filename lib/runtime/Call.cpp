@@ -47,26 +47,40 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
   if (output.shape() != c.resultShape || output.dtype() != c.resultDType || !output.isContiguous())
     throw Error("[call] the output must be a contiguous " + describe(c.resultDType, c.resultShape) +
                 " array, got " + describe(output.dtype(), output.shape()));
-  for (auto [position, rows] : c.gatherIds) {
-    const Array &ids = inputs[position];
+  for (const NativeFunction::IndexCheck &check : c.indexChecks) {
+    const Array &ids = inputs[check.input];
     for (int64_t k = 0; k < ids.size(); ++k) {
       double id = ids.at({k});
-      if (id < 0 || id >= static_cast<double>(rows))
-        throw Error("[gather] id " + std::to_string(static_cast<int64_t>(id)) + " at position " +
-                    std::to_string(k) + " is outside the table of " + std::to_string(rows) +
-                    " rows");
+      if (id >= 0 && id < static_cast<double>(check.size))
+        continue;
+      const std::string at = std::to_string(static_cast<int64_t>(id)) + " at position " +
+                             std::to_string(k) + " is outside ";
+      if (check.axis < 0)
+        throw Error("[gather] id " + at + "the table of " + std::to_string(check.size) + " rows");
+      throw Error("[index_put] index " + at + "axis " + std::to_string(check.axis) + " of size " +
+                  std::to_string(check.size));
     }
+  }
+  if (c.donated >= 0) {
+    const Array &d = inputs[c.donated];
+    if (d.data() != output.data() || d.strides() != output.strides())
+      throw Error("[call] input " + std::to_string(c.donated) +
+                  " is updated in place: this specialization needs it to be the output array");
   }
 
   // Contiguous inputs that overlap neither each other nor the output: the
   // promise `restrict` makes to bufferization.
   std::vector<Array> all;
   all.reserve(inputs.size() + c.constants.size());
-  for (const Array &a : inputs)
-    all.push_back(a.contiguous());
+  for (size_t i = 0; i < inputs.size(); ++i) // a donated input: read from the output
+    all.push_back(static_cast<int>(i) == c.donated ? Array() : inputs[i].contiguous());
   for (const Array &a : c.constants)
     all.push_back(a.contiguous());
   for (size_t i = 0; i < all.size(); ++i) {
+    if (static_cast<int>(i) == c.donated) {
+      all[i] = output;
+      continue;
+    }
     bool overlapping = all[i].overlaps(output);
     for (size_t j = 0; j < i && !overlapping; ++j)
       overlapping = all[i].overlaps(all[j]);

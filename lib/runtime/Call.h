@@ -29,15 +29,23 @@ struct NativeFunction {
   std::vector<Array> constants;
   Shape resultShape;
   DType resultDType = DType::f32;
-  /// Inputs that are gather ids: (input position, rows of the table).
-  std::vector<std::pair<size_t, int64_t>> gatherIds;
+  /// Inputs that index an axis (gather ids, index_put positions), checked
+  /// against its size before each call.
+  struct IndexCheck {
+    size_t input;
+    int64_t size;
+    int axis = -1; ///< index_put: the target's axis; -1: gather ids (a table's rows)
+  };
+  std::vector<IndexCheck> indexChecks;
+  /// The input whose buffer is the output (Jit::into an argument), or -1.
+  int donated = -1;
   CallHooks hooks;
 };
 
 /// Checks the inputs and the output against the function's signature and the
-/// gather ids against their tables, then calls it. Inputs that overlap one
+/// index inputs against their axes, then calls it. Inputs that overlap one
 /// another or the output are copied first (the code was compiled with
-/// `restrict` arguments).
+/// `restrict` arguments); a donated input must be the output itself.
 void callNative(const NativeFunction &f, const std::vector<Array> &inputs, Array &output);
 
 /// Once per process, before generated code first runs: OpenMP's settings.

@@ -219,6 +219,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("split", &split, "x"_a, "sections"_a, "axis"_a);
   m.def("concatenate", &concatenate, "parts"_a, "axis"_a);
   m.def("gather", &gather, "table"_a, "ids"_a);
+  m.def("index_put", &indexPut, "a"_a, "index"_a, "values"_a);
   m.def("causal_mask", [](int64_t n, const std::string &dtype) { return causalMask(n, parseDType(dtype)); });
 
   // Tracing state of this thread (the C++ core's, so that its checks agree).

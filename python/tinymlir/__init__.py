@@ -30,7 +30,7 @@ finally:
 
 from ._jit import CacheStats, JitFunction, Specialization, jit
 from ._ops import (abs, astype, attention, causal_mask, cast, concatenate, erf, exp, gather,
-                   gelu, layer_norm, linear, log, matmul, max, maximum, mean, minimum, pow,
+                   gelu, index_put, layer_norm, linear, log, matmul, max, maximum, mean, minimum, pow,
                    reshape, slice, softmax, split, sqrt, sum, tanh, transpose, var)
 from ._trace import Traced, TracingError
 
@@ -44,7 +44,7 @@ __all__ = [
     "jit", "JitFunction", "Options", "Specialization", "CacheStats", "Traced", "TracingError",
     "tanh", "exp", "log", "sqrt", "erf", "abs", "pow", "maximum", "minimum", "cast", "astype", "sum", "max", "mean", "var",
     "matmul", "slice", "reshape", "transpose", "split", "concatenate", "gather",
-    "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",
+    "index_put", "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",
 ]
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _tinymlir as _core
 from ._jit import JitFunction
-from ._trace import Traced, _reduce, dtype_name, to_tensor, tracing
+from ._trace import Traced, _reduce, dtype_name, index_input, to_tensor, tracing
 
 
 def _frontend(fn):
@@ -141,6 +141,16 @@ def concatenate(parts, axis=0):
 @_frontend
 def gather(table, ids):
     return Traced(_core.gather(_t(table), _t(ids)))
+
+
+@_frontend
+def index_put(a, index, values):
+    """NumPy's ``b = a.copy(); b[index] = values`` as a value: `index` holds,
+    per axis, rank-1 int positions (the same count R for each) or None for the
+    whole axis; `values` has the shape of ``a[index]``."""
+    parts = [None if i is None else index_input(i, "index_put")._t
+             for i in (index if isinstance(index, tuple) else (index,))]
+    return Traced(_core.index_put(_t(a), parts, _t(values)))
 
 
 def causal_mask(n, dtype=np.float32):

@@ -222,9 +222,11 @@ def _getitem(x: "Traced", index):
     return Traced(t)
 
 
-def _gather(table: "Traced", ids):
+def index_input(ids, op: str) -> "Traced":
+    """Rank-1 integer positions as a traced int32 input: a traced value as it
+    is, constants as a hidden input (positions are checked before each call)."""
     if isinstance(ids, Traced):
-        return Traced(_core.gather(table._t, ids._t))
+        return ids
     array = np.asarray(ids)
     if array.dtype.kind not in "iu" or array.ndim != 1:
         raise IndexError(f"tinymlir: index arrays must be rank-1 integers, got {array.dtype} "
@@ -234,8 +236,12 @@ def _gather(table: "Traced", ids):
     ids32 = np.ascontiguousarray(array, dtype=np.int32)
     ctx = current_context()
     if ctx is None:
-        raise TypeError("tinymlir: gathers are only traced inside a jitted function")
-    return Traced(_core.gather(table._t, ctx.hidden_input(ids32)._t))
+        raise TypeError(f"tinymlir: {op} is only traced inside a jitted function")
+    return ctx.hidden_input(ids32)
+
+
+def _gather(table: "Traced", ids):
+    return Traced(_core.gather(table._t, index_input(ids, "a gather")._t))
 
 
 # --- The traced value ------------------------------------------------------------

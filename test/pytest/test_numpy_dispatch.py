@@ -134,6 +134,32 @@ def test_indexing(x):
         jit(lambda t: t[::2])(x)
 
 
+def test_index_put_is_numpy_assignment():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    i = np.array([2, 0, 2], dtype=np.int32)       # (2, 1) twice: the last row wins
+    j = np.array([1, 3, 1], dtype=np.int32)
+    v = rng.standard_normal((3, 4))               # float64, cast as NumPy's assignment does
+    want = a.copy()
+    want[i, :, j] = v
+    got = jit(lambda a, i, j, v: tinymlir.index_put(a, (i, None, j), v))(a, i, j, v)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    # Constant positions (int64 here) become checked inputs; eager use works too
+    # (with int32 arrays: arguments of other integer types are refused).
+    rows = np.array([3, 0])
+    w = rng.standard_normal((2, 5)).astype(np.float32)
+    want = a.copy()
+    want[1][rows] = w
+    np.testing.assert_array_equal(jit(lambda a, w: tinymlir.index_put(a[1], rows, w))(a, w), want[1])
+    np.testing.assert_array_equal(tinymlir.index_put(a[1], (rows.astype(np.int32),), w), want[1])
+    with pytest.raises(ValueError, match=r"\[index_put\] index 5 at position 0 is outside axis 2 of size 5"):
+        jit(lambda a, i, j, v: tinymlir.index_put(a, (i, None, j), v))(
+            a, i, np.array([5, 0, 0], dtype=np.int32), v)
+    with pytest.raises(ValueError, match=r"\[index_put\] values of shape \(4, 3\) for 3 positions"):
+        jit(lambda a, i, j, v: tinymlir.index_put(a, (i, None, j), v))(a, i, j, v.T)
+
+
 # --- Errors -----------------------------------------------------------------------
 
 def test_unsupported_numpy_function_is_named(x):

@@ -139,6 +139,110 @@ TEST(Gather, EmbeddingLookupAndIdChecks) {
   EXPECT_EQ(f.stats().compilations, 1u);
 }
 
+/// a[index] = values in NumPy, on a copy: `assign` is the indexing, e.g. "i, :, j".
+Array numpyPut(const Array &a, const std::string &assign, const std::map<std::string, Array> &in) {
+  std::map<std::string, Array> inputs = in;
+  inputs["a"] = a;
+  return numpy("b", inputs, "b = a.copy(); b[" + assign + "] = v");
+}
+
+TEST(IndexPut, MatchesNumPyAssignment) {
+  using Index = std::vector<std::optional<Tensor>>;
+  Array a = randomArray({3, 4, 5, 6}, DType::f32, 21);
+  // Position (2, 5) repeats: the last row wins, as in NumPy.
+  Array i = Array::fromVector<int32_t>({2, 0, 2, 1, 2}, {5});
+  Array j = Array::fromVector<int32_t>({5, 0, 3, 3, 5}, {5});
+  // Axes 0 and 3, apart: values (R, 4, 5).
+  auto apart = jit([](const Tensor &a, const Tensor &i, const Tensor &j, const Tensor &v) {
+    return indexPut(a, Index{i, std::nullopt, std::nullopt, j}, v);
+  });
+  Array v = randomArray({5, 4, 5}, DType::f32, 22);
+  EXPECT_TRUE(allClose(apart(a, i, j, v), numpyPut(a, "i, :, :, j", {{"i", i}, {"j", j}, {"v", v}}), 0, 0));
+  // Axes 1 and 2, adjacent: R in their place, values (3, R, 6); the float64
+  // values are cast to float32, as NumPy's assignment does.
+  auto adjacent = jit([](const Tensor &a, const Tensor &i, const Tensor &j, const Tensor &v) {
+    return indexPut(a, Index{std::nullopt, i, j}, v);
+  });
+  Array w = randomArray({3, 5, 6}, DType::f64, 23);
+  Array k = Array::fromVector<int32_t>({3, 0, 1, 3, 2}, {5});
+  Array m = Array::fromVector<int32_t>({4, 0, 4, 1, 2}, {5});
+  EXPECT_TRUE(allClose(adjacent(a, k, m, w), numpyPut(a, ":, i, j", {{"i", k}, {"j", m}, {"v", w}}), 0, 0));
+  // Rows of a matrix, and single elements (every axis indexed).
+  Array table = randomArray({6, 3}, DType::f64, 24);
+  auto rows = jit([](const Tensor &a, const Tensor &i, const Tensor &v) { return indexPut(a, Index{i}, v); });
+  Array r = randomArray({2, 3}, DType::f64, 25), ri = Array::fromVector<int32_t>({4, 1}, {2});
+  EXPECT_TRUE(allClose(rows(table, ri, r), numpyPut(table, "i", {{"i", ri}, {"v", r}}), 0, 0));
+  auto cells = jit([](const Tensor &a, const Tensor &i, const Tensor &j, const Tensor &v) {
+    return indexPut(a, Index{i, j}, v);
+  });
+  Array c = randomArray({3}, DType::f64, 26), ci = Array::fromVector<int32_t>({5, 0, 2}, {3}),
+        cj = Array::fromVector<int32_t>({2, 1, 0}, {3});
+  EXPECT_TRUE(allClose(cells(table, ci, cj, c), numpyPut(table, "i, j", {{"i", ci}, {"j", cj}, {"v", c}}), 0, 0));
+
+  // Positions are checked before the call; shapes and dtypes when tracing.
+  EXPECT_EQ(errorOf([&] { apart(a, i, Array::fromVector<int32_t>({5, 0, 6, 3, 5}, {5}), v); }),
+            "[index_put] index 6 at position 2 is outside axis 3 of size 6");
+  EXPECT_EQ(errorOf([&] { apart(a, Array::fromVector<int32_t>({0, -1, 0, 0, 0}, {5}), j, v); }),
+            "[index_put] index -1 at position 1 is outside axis 0 of size 3");
+  EXPECT_EQ(errorOf([&] { apart(a, i, j, randomArray({5, 5, 4}, DType::f32, 1)); }),
+            "[index_put] values of shape (5, 5, 4) for 5 positions of (3, 4, 5, 6): expected (5, 4, 5)");
+  EXPECT_EQ(errorOf([&] { apart(a, i, Array::fromVector<int32_t>({1, 2}, {2}), v); }),
+            "[index_put] indices of different lengths: 5 and 2 (axis 3)");
+  EXPECT_EQ(errorOf([&] { rows(table, randomArray({2}, DType::f32, 2), r); }),
+            "[index_put] the index of axis 0 must be a rank-1 int32 tensor, got float32 (2,)");
+  auto computed = jit([](const Tensor &a, const Tensor &i, const Tensor &v) {
+    return indexPut(a, Index{i + 1}, v);
+  });
+  EXPECT_EQ(errorOf([&] { computed(table, ri, r); }),
+            "[index_put] indices must be an input of the compiled function (they are checked "
+            "against the sizes before each call); got a computed add value");
+}
+
+TEST(IndexPut, IntoAnArgumentUpdatesItInPlace) {
+  using Index = std::vector<std::optional<Tensor>>;
+  auto store = [](const Tensor &cache, const Tensor &slots, const Tensor &positions,
+                  const Tensor &rows) {
+    return indexPut(cache, Index{slots, std::nullopt, positions}, rows); // cache[s, :, p] = rows
+  };
+  auto f = jit(store);
+  Array cache = randomArray({4, 8, 16}, DType::f64, 31);
+  Array slots = Array::fromVector<int32_t>({3, 1, 0}, {3}), positions = Array::fromVector<int32_t>({7, 15, 0}, {3});
+  Array rows = randomArray({3, 8}, DType::f64, 32);
+  Array want = numpyPut(cache, "s, :, p", {{"s", slots}, {"p", positions}, {"v", rows}});
+  const void *data = cache.data();
+  Array before = cache.copy();
+  // Into another array: the argument is left as it was.
+  Array other = Array::empty(cache.shape(), cache.dtype());
+  f.into(other, cache, slots, positions, rows);
+  EXPECT_TRUE(allClose(other, want, 0, 0));
+  EXPECT_TRUE(allClose(cache, before, 0, 0));
+  // Into the argument itself: updated where it stands, a second specialization.
+  f.into(cache, cache, slots, positions, rows);
+  EXPECT_EQ(cache.data(), data);
+  EXPECT_TRUE(allClose(cache, want, 0, 0));
+  EXPECT_EQ(f.stats().compilations, 2u);
+  // Compiled in place, the code neither allocates nor copies the cache: it
+  // writes the 3 rows into it.
+  Tensor c = detail::placeholder(0, cache.shape(), DType::f64),
+         s = detail::placeholder(1, slots.shape(), DType::i32),
+         p = detail::placeholder(2, positions.shape(), DType::i32),
+         r = detail::placeholder(3, rows.shape(), DType::f64);
+  Tensor result;
+  {
+    detail::TraceScope scope;
+    result = store(c, s, p, r);
+  }
+  Compiled inPlace = compileGraph(result, {c, s, p, r}, JitOptions(), /*donated=*/0);
+  EXPECT_EQ(count(inPlace.bufferized(), "memref.alloc"), 0) << inPlace.bufferized();
+  EXPECT_EQ(count(inPlace.bufferized(), "memref.copy"), 0) << inPlace.bufferized();
+  Compiled copying = compileGraph(result, {c, s, p, r});
+  EXPECT_GE(count(copying.bufferized(), "memref.copy"), 1) << copying.bufferized();
+  // A donated input must be the output array itself.
+  Array elsewhere = cache.copy();
+  EXPECT_EQ(errorOf([&] { inPlace.callInto({cache, slots, positions, rows}, elsewhere); }),
+            "[call] input 0 is updated in place: this specialization needs it to be the output array");
+}
+
 TEST(Mask, CausalMaskMatchesNumPy) {
   for (DType d : {DType::f32, DType::f64}) {
     Tensor m = causalMask(6, d);

@@ -45,6 +45,26 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
   return feedforward(attended, ln2, up, down, constants);
 }
 
+namespace {
+/// Row r's key (or value, `part` 1 or 2) of qkv (R, 3C), as (R, H, D).
+Tensor rowsOf(const Tensor &qkv, int part, int64_t heads) {
+  const int64_t R = qkv.dim(0), C = qkv.dim(1) / 3;
+  return reshape(slice(qkv, {0, part * C}, {R, (part + 1) * C}), {R, heads, C / heads});
+}
+} // namespace
+
+Tensor storeKeys(const Tensor &keys, const Tensor &qkv, const Tensor &slots,
+                 const Tensor &positions) {
+  return indexPut(keys, {slots, std::nullopt, std::nullopt, positions},
+                  rowsOf(qkv, 1, keys.dim(1)));     // keys[s, :, :, p] = k: (R, H, D)
+}
+
+Tensor storeValues(const Tensor &values, const Tensor &qkv, const Tensor &slots,
+                   const Tensor &positions) {
+  return indexPut(values, {slots, std::nullopt, positions},
+                  rowsOf(qkv, 2, values.dim(1)));   // values[s, :, p] = v: (R, H, D)
+}
+
 Tensor decodeBlock(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
                    const Tensor &rowPositions, const LinearParams &out,
                    const LayerNormParams &ln2, const LinearParams &up, const LinearParams &down,
@@ -78,6 +98,11 @@ JitOptions stepOptions(JitOptions options) {
   options.streamRows = Decoder::kMaxSlots;
   return options;
 }
+/// The cache writes' options: they update the host caches in place.
+JitOptions storeOptions(JitOptions options) {
+  options.target = Target::CPU;
+  return options;
+}
 } // namespace
 
 Model::Model(Weights weights, JitOptions options, Precision precision)
@@ -87,7 +112,8 @@ Model::Model(Weights weights, JitOptions options, Precision precision)
       embedAt_(&gpt2::embedAt, options), qkv_(&gpt2::qkvProjection, options),
       block_(&gpt2::blockFromCache, options), stepQkv_(&gpt2::qkvProjection, stepOptions(options)),
       stepBlock_(&gpt2::decodeBlock, stepOptions(options)),
-      stepHead_(&gpt2::head, stepOptions(options)) {
+      stepHead_(&gpt2::head, stepOptions(options)), storeKeys_(&gpt2::storeKeys, storeOptions(options)),
+      storeValues_(&gpt2::storeValues, storeOptions(options)) {
   resident_ = options.target == Target::GPU;
   if (resident_)
     for (const Array *a : allWeights())
@@ -253,22 +279,16 @@ void Decoder::reserve(int64_t capacity) {
 }
 
 namespace {
-
-/// Copies row `row` of qkv (T, 3C) into the caches' slot at `position`.
-template <class T>
-void storeRow(const Array &qkv, int64_t row, Array &keysArray, Array &valuesArray, int64_t slot,
-              int64_t position) {
-  const int64_t C = qkv.dim(1) / 3, H = keysArray.dim(1), D = keysArray.dim(2),
-                P = keysArray.dim(3);
-  const T *k = qkv.data<T>() + row * 3 * C + C, *v = k + C;
-  T *keys = keysArray.data<T>() + slot * H * D * P, *values = valuesArray.data<T>() + slot * H * P * D;
-  for (int64_t h = 0; h < H; ++h)
-    for (int64_t d = 0; d < D; ++d) {
-      keys[(h * D + d) * P + position] = k[h * D + d];
-      values[(h * P + position) * D + d] = v[h * D + d];
-    }
+/// The slots and positions rows' keys and values are stored at (Decoder::layers).
+std::pair<Array, Array> cacheRows(int64_t rows, const std::vector<int64_t> &positions,
+                                  int64_t promptSlot) {
+  std::vector<int32_t> slots(rows), at(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    slots[r] = static_cast<int32_t>(promptSlot >= 0 ? promptSlot : r);
+    at[r] = static_cast<int32_t>(promptSlot >= 0 ? r : std::max<int64_t>(positions[r], 0));
+  }
+  return {Array::fromVector<int32_t>(slots, {rows}), Array::fromVector<int32_t>(at, {rows})};
 }
-
 } // namespace
 
 template <class Call> auto Decoder::timed(const char *part, Call &&call) {
@@ -291,6 +311,11 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
     perHead.insert(perHead.end(), H, static_cast<int32_t>(std::max<int64_t>(positions[r], 0)));
   Array rowPositions = Array::fromVector<int32_t>(perHead, {static_cast<int64_t>(perHead.size())});
   Array start = Array::scalar(0, DType::i32);
+  // Where each row's key and value go: the prompt's to its slot, padding rows
+  // too (at positions its own rows never attend to, written again before any
+  // step attends to them); a step's row r to slot r, a free slot's padding
+  // row at position 0 (written again by that slot's next prompt).
+  auto [slots, cachePositions] = cacheRows(rows, positions, promptSlot);
   for (size_t l = 0; l < w_.layers.size(); ++l) {
     const LayerWeights &lw = w_.layers[l];
     const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
@@ -301,15 +326,8 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
       layers_.push_back({Array::zeros({S, H, D, P}, qkv.dtype()), Array::zeros({S, H, P, D}, qkv.dtype())});
     Layer &cache = layers_[l];
     timed("cache", [&] {
-      for (int64_t r = 0; r < static_cast<int64_t>(positions.size()); ++r) {
-        const int64_t slot = prompt ? promptSlot : r;
-        if (positions[r] < 0)
-          continue; // a padding row
-        if (qkv.dtype() == DType::f32)
-          storeRow<float>(qkv, r, cache.keys, cache.values, slot, positions[r]);
-        else
-          storeRow<double>(qkv, r, cache.keys, cache.values, slot, positions[r]);
-      }
+      m_.storeKeys_.into(cache.keys, cache.keys, qkv, slots, cachePositions);
+      m_.storeValues_.into(cache.values, cache.values, qkv, slots, cachePositions);
       return 0;
     });
     x = timed("block", [&] {
@@ -418,7 +436,7 @@ Array Decoder::step(const std::vector<int32_t> &tokens) {
 /// The compilations a prompt padded to `rows` rows needs, with their argument
 /// types found by tracing (layers whose input type repeats share one).
 std::vector<Decoder::Job> Decoder::promptJobs(int64_t rows) const {
-  const int64_t H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
+  const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
   const LayerWeights &lw = w_.layers[0];
   const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
   const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b}, fc{lw.fc_w, lw.fc_b},
@@ -436,6 +454,7 @@ std::vector<Decoder::Job> Decoder::promptJobs(int64_t rows) const {
     Array qkv = Array::empty(qkvShape, qkvType);
     Array keys = Array::empty({H, D, P}, qkvType), values = Array::empty({H, P, D}, qkvType);
     jobs.push_back([=, &m] { m.qkv_.compile(x, ln1, attn); });
+    storeJobs(jobs, Array::empty({S, H, D, P}, qkvType), Array::empty({S, H, P, D}, qkvType), qkv);
     jobs.push_back([=, &m] {
       m.block_.compile(x, qkv, keys, values, start, proj, ln2, fc, fcProj, H, rows, m.constants_);
     });
@@ -445,6 +464,16 @@ std::vector<Decoder::Job> Decoder::promptJobs(int64_t rows) const {
   Array last = Array::empty({1, shape[1]}, dtype);
   jobs.push_back([=, &m, &w] { m.stepHead_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
   return jobs;
+}
+
+/// The cache writes' compilations for these caches (untouched: no memory
+/// used) and qkv's rows.
+void Decoder::storeJobs(std::vector<Job> &jobs, const Array &keys, const Array &values,
+                        const Array &qkv) const {
+  const Model &m = m_;
+  Array at = Array::zeros({qkv.dim(0)}, DType::i32);
+  jobs.push_back([=, &m] { m.storeKeys_.compileInto(keys, keys, qkv, at, at); });
+  jobs.push_back([=, &m] { m.storeValues_.compileInto(values, values, qkv, at, at); });
 }
 
 /// The compilations a step of `rows` rows needs (the head's for one row is
@@ -469,6 +498,7 @@ std::vector<Decoder::Job> Decoder::stepJobs(int64_t rows) const {
     // Caches of every slot: allocated, never touched (no memory used).
     Array keys = Array::empty({S, H, D, P}, qkvType), values = Array::empty({S, H, P, D}, qkvType);
     jobs.push_back([=, &m] { m.stepQkv_.compile(x, ln1, attn); });
+    storeJobs(jobs, keys, values, qkv);
     jobs.push_back([=, &m] {
       m.stepBlock_.compile(x, qkv, keys, values, perHead, proj, ln2, fc, fcProj, H, m.constants_);
     });

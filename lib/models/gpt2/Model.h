@@ -47,6 +47,15 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
                       const LinearParams &up, const LinearParams &down, int64_t heads,
                       int64_t columns, DType constants);
 
+/// The cache write of R rows: their keys (from qkv (R, 3C)) into keys
+/// (S, H, D, P) at keys[slots[r], :, :, positions[r]], the transposed layout
+/// the scores' product reads. Called into the cache: updates it in place.
+Tensor storeKeys(const Tensor &keys, const Tensor &qkv, const Tensor &slots,
+                 const Tensor &positions);
+/// Their values into values (S, H, P, D) at values[slots[r], :, positions[r]].
+Tensor storeValues(const Tensor &values, const Tensor &qkv, const Tensor &slots,
+                   const Tensor &positions);
+
 /// A decoding step of B sequences together, row b at position positions[b]
 /// of the sequence whose cache is slot b of keys (S, H, D, P) and values
 /// (S, H, P, D) (S >= B slots; rows past the active ones are padding): each
@@ -167,10 +176,12 @@ private:
   using DecodeBlock = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &,
                                  const Tensor &, const LinearParams &, const LayerNormParams &,
                                  const LinearParams &, const LinearParams &, int64_t, DType);
+  using Store = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
   /// Sum of a statistic over every compiled function.
   template <class Get> auto total(Get get) const {
     return get(embed_) + get(attend_) + get(feedforward_) + get(head_) + get(embedAt_) +
-           get(qkv_) + get(block_) + get(stepQkv_) + get(stepBlock_) + get(stepHead_);
+           get(qkv_) + get(block_) + get(stepQkv_) + get(stepBlock_) + get(stepHead_) +
+           get(storeKeys_) + get(storeValues_);
   }
 
   /// Every weight array (for device residency).
@@ -192,6 +203,8 @@ private:
   Jit<QkvProjection> stepQkv_;
   Jit<DecodeBlock> stepBlock_;
   Jit<Head> stepHead_;
+  // The cache writes, into the caches (host arrays, whatever the target).
+  Jit<Store> storeKeys_, storeValues_;
 };
 
 /// Incremental decoding of up to `slots` sequences together, continuous
@@ -251,6 +264,8 @@ private:
 
   std::vector<Job> promptJobs(int64_t rows) const;
   std::vector<Job> stepJobs(int64_t rows) const;
+  void storeJobs(std::vector<Job> &jobs, const Array &keys, const Array &values,
+                 const Array &qkv) const;
   static void runOnAllCores(const std::vector<Job> &jobs);
   template <class Call> auto timed(const char *part, Call &&call);
   int64_t slotOf(Sequence sequence) const;
