@@ -173,16 +173,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   native.resultShape = result.shape();
   native.resultDType = result.dtype();
   findIndexInputs(result.node(), native.indexChecks);
-  if (donated >= 0) {
-    if (options.target != Target::CPU)
-      throw Error("[jit] updating an argument in place (into) needs the CPU target, not " +
-                  std::string(targetName(options.target)));
-    if (static_cast<size_t>(donated) >= args.size() || args[donated].shape() != result.shape() ||
-        args[donated].dtype() != result.dtype())
-      throw Error("[jit] the argument updated in place must have the result's type " +
-                  std::string(dtypeName(result.dtype())) + " " + shapeString(result.shape()));
-    native.donated = donated;
-  }
+  native.donated = donated;
 
   auto context = detail::makeContext();
   detail::BuiltModule built = detail::buildModule(*context, result.node(), argNodes, donated);
@@ -194,6 +185,9 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
 
   std::unique_ptr<CompileTarget> target = detail::makeTarget(options);
   native.hooks = target->callHooks();
+  if (donated >= 0 && !target->updatesInPlace())
+    throw Error("[jit] the " + std::string(target->name()) +
+                " target cannot update an argument in place (into one of the arguments)");
   impl->target = options.target;
   const int level = std::clamp(options.optLevel, 0, 3);
 

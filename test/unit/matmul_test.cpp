@@ -241,6 +241,13 @@ TEST(IndexPut, IntoAnArgumentUpdatesItInPlace) {
   Array elsewhere = cache.copy();
   EXPECT_EQ(errorOf([&] { inPlace.callInto({cache, slots, positions, rows}, elsewhere); }),
             "[call] input 0 is updated in place: this specialization needs it to be the output array");
+  // GPU code works on device copies: no in-place update there.
+  JitOptions gpu;
+  gpu.target = Target::GPU;
+  gpu.gpuEmulate = true;
+  EXPECT_EQ(errorOf([&] { jit(store, gpu).into(cache, cache, slots, positions, rows); }),
+            "[jit] the gpu-emulated target cannot update an argument in place (into one of the "
+            "arguments)");
 }
 
 TEST(Mask, CausalMaskMatchesNumPy) {
