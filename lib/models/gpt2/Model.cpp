@@ -433,9 +433,10 @@ Array Decoder::step(const std::vector<int32_t> &tokens) {
   return out;
 }
 
-/// The compilations a prompt padded to `rows` rows needs, with their argument
-/// types found by tracing (layers whose input type repeats share one).
-std::vector<Decoder::Job> Decoder::promptJobs(int64_t rows) const {
+/// The compilations a prompt padded to `rows` rows, or a step of `rows` rows,
+/// needs, with their argument types found by tracing (layers whose input type
+/// repeats share one). A step of one row uses the prompt's head.
+std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step) const {
   const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
   const LayerWeights &lw = w_.layers[0];
   const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
@@ -443,70 +444,39 @@ std::vector<Decoder::Job> Decoder::promptJobs(int64_t rows) const {
       fcProj{lw.fc_proj_w, lw.fc_proj_b};
   const Model &m = m_;
   const Weights &w = w_;
-  Array ids = Array::zeros({rows}, DType::i32), start = Array::scalar(0, DType::i32);
+  const auto &project = step ? m.stepQkv_ : m.qkv_;
+  Array ids = Array::zeros({rows}, DType::i32), start = Array::scalar(0, DType::i32),
+        perHead = Array::zeros({rows * H}, DType::i32);
   std::vector<Job> jobs{[=, &m, &w] { m.embedAt_.compile(w.wte, w.wpe, ids, ids); }};
   auto [shape, dtype] = m.embedAt_.resultType(w.wte, w.wpe, ids, ids);
   std::vector<DType> seen;
   for (size_t l = 0; l < w.layers.size() && std::ranges::find(seen, dtype) == seen.end(); ++l) {
     seen.push_back(dtype);
     Array x = Array::empty(shape, dtype);
-    auto [qkvShape, qkvType] = m.qkv_.resultType(x, ln1, attn);
-    Array qkv = Array::empty(qkvShape, qkvType);
-    Array keys = Array::empty({H, D, P}, qkvType), values = Array::empty({H, P, D}, qkvType);
-    jobs.push_back([=, &m] { m.qkv_.compile(x, ln1, attn); });
-    storeJobs(jobs, Array::empty({S, H, D, P}, qkvType), Array::empty({S, H, P, D}, qkvType), qkv);
-    jobs.push_back([=, &m] {
-      m.block_.compile(x, qkv, keys, values, start, proj, ln2, fc, fcProj, H, rows, m.constants_);
-    });
-    std::tie(shape, dtype) = m.block_.resultType(x, qkv, keys, values, start, proj, ln2, fc,
-                                                 fcProj, H, rows, m.constants_);
-  }
-  Array last = Array::empty({1, shape[1]}, dtype);
-  jobs.push_back([=, &m, &w] { m.stepHead_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
-  return jobs;
-}
-
-/// The cache writes' compilations for these caches (untouched: no memory
-/// used) and qkv's rows.
-void Decoder::storeJobs(std::vector<Job> &jobs, const Array &keys, const Array &values,
-                        const Array &qkv) const {
-  const Model &m = m_;
-  Array at = Array::zeros({qkv.dim(0)}, DType::i32);
-  jobs.push_back([=, &m] { m.storeKeys_.compileInto(keys, keys, qkv, at, at); });
-  jobs.push_back([=, &m] { m.storeValues_.compileInto(values, values, qkv, at, at); });
-}
-
-/// The compilations a step of `rows` rows needs (the head's for one row is
-/// the prompt's).
-std::vector<Decoder::Job> Decoder::stepJobs(int64_t rows) const {
-  const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
-  const LayerWeights &lw = w_.layers[0];
-  const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
-  const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b}, fc{lw.fc_w, lw.fc_b},
-      fcProj{lw.fc_proj_w, lw.fc_proj_b};
-  const Model &m = m_;
-  const Weights &w = w_;
-  Array ids = Array::zeros({rows}, DType::i32), perHead = Array::zeros({rows * H}, DType::i32);
-  std::vector<Job> jobs{[=, &m, &w] { m.embedAt_.compile(w.wte, w.wpe, ids, ids); }};
-  auto [shape, dtype] = m.embedAt_.resultType(w.wte, w.wpe, ids, ids);
-  std::vector<DType> seen;
-  for (size_t l = 0; l < w.layers.size() && std::ranges::find(seen, dtype) == seen.end(); ++l) {
-    seen.push_back(dtype);
-    Array x = Array::empty(shape, dtype);
-    auto [qkvShape, qkvType] = m.stepQkv_.resultType(x, ln1, attn);
+    auto [qkvShape, qkvType] = project.resultType(x, ln1, attn);
     Array qkv = Array::empty(qkvShape, qkvType);
     // Caches of every slot: allocated, never touched (no memory used).
     Array keys = Array::empty({S, H, D, P}, qkvType), values = Array::empty({S, H, P, D}, qkvType);
-    jobs.push_back([=, &m] { m.stepQkv_.compile(x, ln1, attn); });
-    storeJobs(jobs, keys, values, qkv);
-    jobs.push_back([=, &m] {
-      m.stepBlock_.compile(x, qkv, keys, values, perHead, proj, ln2, fc, fcProj, H, m.constants_);
-    });
-    std::tie(shape, dtype) = m.stepBlock_.resultType(x, qkv, keys, values, perHead, proj, ln2,
-                                                     fc, fcProj, H, m.constants_);
+    jobs.push_back([=, &project] { project.compile(x, ln1, attn); });
+    jobs.push_back([=, &m] { m.storeKeys_.compileInto(keys, keys, qkv, ids, ids); });
+    jobs.push_back([=, &m] { m.storeValues_.compileInto(values, values, qkv, ids, ids); });
+    if (step) {
+      jobs.push_back([=, &m] {
+        m.stepBlock_.compile(x, qkv, keys, values, perHead, proj, ln2, fc, fcProj, H, m.constants_);
+      });
+      std::tie(shape, dtype) = m.stepBlock_.resultType(x, qkv, keys, values, perHead, proj, ln2,
+                                                       fc, fcProj, H, m.constants_);
+    } else { // one slot's caches
+      Array key = keys.sliced(0, 0, 1).reshaped({H, D, P}), value = values.sliced(0, 0, 1).reshaped({H, P, D});
+      jobs.push_back([=, &m] {
+        m.block_.compile(x, qkv, key, value, start, proj, ln2, fc, fcProj, H, rows, m.constants_);
+      });
+      std::tie(shape, dtype) = m.block_.resultType(x, qkv, key, value, start, proj, ln2, fc,
+                                                   fcProj, H, rows, m.constants_);
+    }
   }
-  if (rows > 1) {
-    Array last = Array::empty(shape, dtype);
+  if (!step || rows > 1) {
+    Array last = Array::empty({step ? rows : 1, shape[1]}, dtype);
     jobs.push_back([=, &m, &w] { m.stepHead_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
   }
   return jobs;
@@ -536,10 +506,10 @@ void Decoder::compileAhead(int64_t promptLength, int64_t rows) {
   wait();
   if (promptLength > 0) {
     reserve(promptLength);
-    runOnAllCores(promptJobs(promptBucket(promptLength, capacity_)));
+    runOnAllCores(jobs(promptBucket(promptLength, capacity_), false));
   }
   if (rows > 0)
-    background_ = std::thread([steps = stepJobs(std::min(nextPowerOfTwo(rows), slots()))] {
+    background_ = std::thread([steps = jobs(std::min(nextPowerOfTwo(rows), slots()), true)] {
       runOnAllCores(steps);
     });
 }

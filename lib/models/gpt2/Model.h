@@ -262,10 +262,7 @@ private:
   };
   using Job = std::function<void()>;
 
-  std::vector<Job> promptJobs(int64_t rows) const;
-  std::vector<Job> stepJobs(int64_t rows) const;
-  void storeJobs(std::vector<Job> &jobs, const Array &keys, const Array &values,
-                 const Array &qkv) const;
+  std::vector<Job> jobs(int64_t rows, bool step) const;
   static void runOnAllCores(const std::vector<Job> &jobs);
   template <class Call> auto timed(const char *part, Call &&call);
   int64_t slotOf(Sequence sequence) const;
