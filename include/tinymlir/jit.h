@@ -73,8 +73,9 @@ private:
 void setThreads(int threads);
 
 /// Compiles `result` as a function of `args` (placeholders from tracing).
-/// With `donated` >= 0, args[donated] (of the result's type) is updated in
-/// place: the call's output must be that input's array (CPU target).
+/// With `donated` >= 0 and a result that is args[donated] updated by
+/// indexPut, that input is updated in place (on the CPU): the call's output
+/// must be that input's array. Other results ignore it.
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
                       const JitOptions &options = JitOptions(), int donated = -1);
 /// Compiles and runs a tensor built from concrete tensors (eager use).
@@ -229,9 +230,10 @@ public:
   }
 
   /// Calls into `out`, an array of the result's type. When `out` is one of
-  /// the arguments (the same array), that argument is updated in place: the
-  /// compiled code reads it where it stands, and a result that changes a few
-  /// of its elements (indexPut) writes only those.
+  /// the arguments (the same array) and the result is that argument updated
+  /// by indexPut, the update happens in place (CPU target): the compiled code
+  /// writes only the elements that change. Any other result into an argument is computed
+  /// as NumPy's out= does: as if the argument were read before being overwritten.
   template <class... A> void into(Array &out, A &&...args) const {
     if (detail::tracing())
       throw Error("[jit] into() runs compiled code; call the function itself while tracing");

@@ -163,7 +163,7 @@ Tensor gather(const Tensor &table, const Tensor &ids);
 /// axes. Values are cast to a's dtype; a repeated position takes the last row.
 /// Positions must be in [0, dim): index tensors are inputs of the compiled
 /// function, checked before each call. Calling a jitted function `into` an
-/// argument (Jit::into) updates that argument in place.
+/// argument (Jit::into) updates that argument in place. CPU target only.
 Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index,
                 const Tensor &values);
 /// (n, n): 0 on and below the diagonal, -1e10 above.

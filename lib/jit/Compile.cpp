@@ -55,7 +55,9 @@ llvm::orc::SymbolMap symbolMap(const detail::RuntimeSymbols &symbols,
 
 /// Gather ids and index_put positions must be inputs, so that they can be
 /// checked before native code runs.
-void findIndexInputs(const NodePtr &root, std::vector<detail::NativeFunction::IndexCheck> &out) {
+/// (index_put: also that the target can run its row loop.)
+void findIndexInputs(const NodePtr &root, const CompileTarget &target,
+                     std::vector<detail::NativeFunction::IndexCheck> &out) {
   std::vector<const Node *> stack{root.get()};
   std::vector<const Node *> seen;
   auto input = [](const Node &n, const Node &ids, const char *what) {
@@ -73,6 +75,10 @@ void findIndexInputs(const NodePtr &root, std::vector<detail::NativeFunction::In
     seen.push_back(n);
     if (n->op == Op::Gather)
       out.push_back({input(*n, *n->args[1], "ids"), n->args[0]->shape[0]});
+    if (n->op == Op::IndexPut && !target.hostLoops())
+      throw Error(std::string("[index_put] the ") + target.name() +
+                  " target cannot run it (its rows are written in order, by a loop on the "
+                  "host); compile it for the CPU");
     if (n->op == Op::IndexPut)
       for (size_t k = 0; k < n->axes.size(); ++k) {
         const int axis = static_cast<int>(n->axes[k]);
@@ -153,6 +159,18 @@ private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+/// Whether `n` is `arg` updated by index_puts (at least one): the only
+/// results computed in place of an input. Bufferization sees every read and
+/// write of such a chain; other results may be computed into the output
+/// buffer before the input is read, so they are computed as usual, with the
+/// input copied first (callNative), as NumPy's out= does.
+bool updates(const Node *n, const Node *arg) {
+  if (n->op != Op::IndexPut)
+    return false;
+  const Node *target = n->args[0].get();
+  return target == arg || updates(target, arg);
+}
+
 } // namespace
 
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
@@ -172,7 +190,11 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   }
   native.resultShape = result.shape();
   native.resultDType = result.dtype();
-  findIndexInputs(result.node(), native.indexChecks);
+  std::unique_ptr<CompileTarget> target = detail::makeTarget(options);
+  findIndexInputs(result.node(), *target, native.indexChecks);
+  if (donated >= 0 && (static_cast<size_t>(donated) >= args.size() || !target->hostLoops() ||
+                       !updates(result.node().get(), args[donated].node().get())))
+    donated = -1;
   native.donated = donated;
 
   auto context = detail::makeContext();
@@ -183,11 +205,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   impl->module = detail::printModule(module);
   stage("build");
 
-  std::unique_ptr<CompileTarget> target = detail::makeTarget(options);
   native.hooks = target->callHooks();
-  if (donated >= 0 && !target->updatesInPlace())
-    throw Error("[jit] the " + std::string(target->name()) +
-                " target cannot update an argument in place (into one of the arguments)");
   impl->target = options.target;
   const int level = std::clamp(options.optLevel, 0, 3);
 

@@ -68,9 +68,10 @@ public:
   virtual bool hasConstructors() const { return false; }
   /// Whether its native code may be kept in the disk cache.
   virtual bool cacheable() const { return false; }
-  /// Whether its code works on the caller's arrays where they are (not on
-  /// device copies), so that an input can be updated in place (Jit::into).
-  virtual bool updatesInPlace() const { return false; }
+  /// Whether its code is host loops on the caller's arrays where they are
+  /// (not kernels on device copies): an input can be updated in place
+  /// (Jit::into), and sequential loops (index_put's rows, in order) can run.
+  virtual bool hostLoops() const { return false; }
   /// The runtime's checks around each call (CallHooks in runtime/Call.h).
   virtual CallHooks callHooks() const { return {}; }
 

@@ -28,7 +28,7 @@ public:
   }
   RuntimeSymbols runtimeSymbols() const override { return cpuRuntimeSymbols(); }
   bool cacheable() const override { return true; }
-  bool updatesInPlace() const override { return true; }
+  bool hostLoops() const override { return true; }
 
 private:
   bool blas_;
