@@ -241,6 +241,16 @@ TEST(IndexPut, IntoAnArgumentUpdatesItInPlace) {
   Array elsewhere = cache.copy();
   EXPECT_EQ(errorOf([&] { inPlace.callInto({cache, slots, positions, rows}, elsewhere); }),
             "[call] input 0 is updated in place: this specialization needs it to be the output array");
+  // Rows written from the argument itself: in NumPy, b[i] = a[:3] reads a
+  // before any row is written; so does the in-place update (bufferization
+  // sees the slice alias the rows written after it, and copies it first).
+  auto shift = jit([](const Tensor &a, const Tensor &i) {
+    return indexPut(a, Index{i}, slice(a, {0, 0}, {3, 8}));
+  });
+  Array grid = randomArray({6, 8}, DType::f64, 34), at = Array::fromVector<int32_t>({1, 2, 3}, {3});
+  Array shifted = numpy("b", {{"a", grid}, {"i", at}}, "b = a.copy(); b[i] = a[:3]");
+  shift.into(grid, grid, at);
+  EXPECT_TRUE(allClose(grid, shifted, 0, 0));
   // Any function may run into an argument: where the result's elements depend
   // on others of it (a transpose, a product), bufferization copies what it
   // must; the numbers are those of the out-of-place call.
