@@ -54,8 +54,7 @@ llvm::orc::SymbolMap symbolMap(const detail::RuntimeSymbols &symbols,
 }
 
 /// Gather ids and index_put positions must be inputs, so that they can be
-/// checked before native code runs.
-/// (index_put: also that the target can run its row loop.)
+/// checked before native code runs; index_put's row loop must run on the host.
 void findIndexInputs(const NodePtr &root, const CompileTarget &target,
                      std::vector<detail::NativeFunction::IndexCheck> &out) {
   std::vector<const Node *> stack{root.get()};
@@ -75,15 +74,16 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
     seen.push_back(n);
     if (n->op == Op::Gather)
       out.push_back({input(*n, *n->args[1], "ids"), n->args[0]->shape[0]});
-    if (n->op == Op::IndexPut && !target.hostLoops())
-      throw Error(std::string("[index_put] the ") + target.name() +
-                  " target cannot run it (its rows are written in order, by a loop on the "
-                  "host); compile it for the CPU");
-    if (n->op == Op::IndexPut)
+    if (n->op == Op::IndexPut) {
+      if (!target.hostLoops())
+        throw Error(std::string("[index_put] the ") + target.name() +
+                    " target cannot run it (its rows are written in order, by a loop on the "
+                    "host); compile it for the CPU");
       for (size_t k = 0; k < n->axes.size(); ++k) {
         const int axis = static_cast<int>(n->axes[k]);
         out.push_back({input(*n, *n->args[2 + k], "indices"), n->shape[axis], axis});
       }
+    }
     for (const NodePtr &a : n->args)
       stack.push_back(a.get());
   }

@@ -72,15 +72,13 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
   // promise `restrict` makes to bufferization.
   std::vector<Array> all;
   all.reserve(inputs.size() + c.constants.size());
-  for (size_t i = 0; i < inputs.size(); ++i) // a donated input: read from the output
-    all.push_back(static_cast<int>(i) == c.donated ? Array() : inputs[i].contiguous());
+  for (size_t i = 0; i < inputs.size(); ++i) // a donated input is the output
+    all.push_back(static_cast<int>(i) == c.donated ? output : inputs[i].contiguous());
   for (const Array &a : c.constants)
     all.push_back(a.contiguous());
   for (size_t i = 0; i < all.size(); ++i) {
-    if (static_cast<int>(i) == c.donated) {
-      all[i] = output;
+    if (static_cast<int>(i) == c.donated)
       continue;
-    }
     bool overlapping = all[i].overlaps(output);
     for (size_t j = 0; j < i && !overlapping; ++j)
       overlapping = all[i].overlaps(all[j]);
