@@ -353,19 +353,16 @@ std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids
   const int64_t slot = free - slot_.begin(), T = static_cast<int64_t>(ids.size());
   reserve(T);
   // The prompt padded to a bucket: rows past it are ignored (causal attention
-  // keeps them out of the prompt's rows) and not cached.
+  // keeps them out of the prompt's rows); their keys and values are cached at
+  // positions written again before any step attends to them.
   const int64_t padded = promptBucket(T, capacity_);
   std::vector<int32_t> paddedIds(padded, 0), positionIds(padded);
   std::copy(ids.begin(), ids.end(), paddedIds.begin());
-  std::vector<int64_t> positions(padded, -1);
-  for (int64_t t = 0; t < padded; ++t) {
+  for (int64_t t = 0; t < padded; ++t)
     positionIds[t] = static_cast<int32_t>(t);
-    if (t < T)
-      positions[t] = t;
-  }
   Array x = m_.embedAt_(w_.wte, w_.wpe, Array::fromVector<int32_t>(paddedIds, {padded}),
                         Array::fromVector<int32_t>(positionIds, {padded}));
-  x = layers(x, padded, positions, slot).sliced(0, T - 1, T).contiguous();
+  x = layers(x, padded, {}, slot).sliced(0, T - 1, T).contiguous();
   Array logits = timed("head", [&] { return m_.stepHead_(x, LayerNormParams{w_.ln_f_w, w_.ln_f_b}, w_.wte); });
   *free = Slot{next_, T};
   active_.clear();
@@ -412,8 +409,8 @@ Array Decoder::step(const std::vector<int32_t> &tokens) {
   }
   Array e = m_.embedAt_(w_.wte, w_.wpe, Array::fromVector<int32_t>(ids, {rows}),
                         Array::fromVector<int32_t>(positionIds, {rows}));
-  // Padding rows attend to position 0 of a free slot (finite, ignored); their
-  // keys and values are not stored.
+  // Padding rows attend to position 0 of a free slot (finite, ignored), where
+  // their keys and values are stored until that slot's next prompt.
   Array x = layers(e, rows, positions, -1);
   Array logits = timed("head", [&] {
     return m_.stepHead_(x, LayerNormParams{w_.ln_f_w, w_.ln_f_b}, w_.wte); // (rows, V)

@@ -266,8 +266,9 @@ private:
   static void runOnAllCores(const std::vector<Job> &jobs);
   template <class Call> auto timed(const char *part, Call &&call);
   int64_t slotOf(Sequence sequence) const;
-  /// The layers over x at rows of the slots [0, rows) (a step), or the
-  /// prompt's rows in one slot (start 0).
+  /// The layers over x at rows of the slots [0, rows) (a step, row r at
+  /// positions[r], -1 for a free slot), or the prompt's rows in one slot at
+  /// positions 0, 1, ... (positions unused).
   Array layers(Array x, int64_t rows, const std::vector<int64_t> &positions, int64_t promptSlot);
 
   const Model &m_;
