@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
   app.add_option("--dtype", dtypeName, "float32 | float64 | int32");
   app.add_option("--heads", heads, "attention heads (attention, attend)");
   app.add_flag("--no-blas", noBlas, "keep matmuls as loops");
-  // --- GPU target (lib/gpu) ---
+  // --- GPU target (lib/passes/gpu, lib/targets/gpu) ---
   app.add_flag("--gpu", gpu,
                "compile for the NVIDIA GPU (stages gpu: kernels outlined, ptx: PTX for sm_90)");
   // --- end GPU target ---
@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
   JitOptions options;
   if (noBlas)
     options.blas = false;
-  // --- GPU target (lib/gpu) ---
+  // --- GPU target (lib/passes/gpu, lib/targets/gpu) ---
   if (gpu)
     options.target = Target::GPU;
   // --- end GPU target ---
@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
       detail::TraceScope scope;
       result = it->second.build(inputShapes, parseDType(dtypeName), heads, args);
     }
-    // --- GPU target (lib/gpu) ---
+    // --- GPU target (lib/passes/gpu, lib/targets/gpu) ---
     if (!gpu && (stage == "gpu" || stage == "ptx"))
       throw Error("[emit] stage '" + stage + "' exists only for the GPU target (add --gpu)");
     // --- end GPU target ---

@@ -28,7 +28,7 @@ struct JitOptions {
   /// generated loops instead of calling BLAS, each row computed exactly as a
   /// one-row product is (sequences decoded together get the numbers each gets
   /// alone). 1: matrix-vector products only. (Float64 rows against float32
-  /// weights stream up to 32 rows whatever this is.)
+  /// weights stream up to tinymlir-small-products max-rows, 16, whatever this is.)
   int streamRows = 1;
   /// Run the optimization pipeline (canonicalize, cse, elementwise fusion).
   bool optimize = true;

@@ -94,27 +94,13 @@ Tensor weakScalar(double value, bool integral);
 template <class S>
 concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 
-// Elementwise arithmetic with broadcasting and promotion.
-Tensor operator+(const Tensor &a, const Tensor &b);
-Tensor operator-(const Tensor &a, const Tensor &b);
-Tensor operator*(const Tensor &a, const Tensor &b);
-Tensor operator/(const Tensor &a, const Tensor &b);
-Tensor operator-(const Tensor &a);
-Tensor pow(const Tensor &base, const Tensor &exponent);
-/// Elementwise maximum / minimum; NaN if either is NaN, as np.maximum / np.minimum.
-Tensor maximum(const Tensor &a, const Tensor &b);
-Tensor minimum(const Tensor &a, const Tensor &b);
-/// Absolute value; int32 stays int32 (as NumPy, abs(INT32_MIN) wraps).
-Tensor abs(const Tensor &x);
-// Math functions: an int32 operand is promoted to float64, as NumPy does.
-Tensor exp(const Tensor &x);
-Tensor log(const Tensor &x);
-Tensor tanh(const Tensor &x);
-Tensor sqrt(const Tensor &x);
-/// The error function (std::erf); NumPy has no np.erf (scipy.special.erf).
-Tensor erf(const Tensor &x);
-Tensor cast(const Tensor &x, DType dtype);
-
+// Elementwise functions with broadcasting and promotion, one per Unary or
+// Binary row of ops.def (Function column): negative, abs, exp, log, tanh, sqrt,
+// erf (the error function; NumPy has none), add, subtract, multiply, divide,
+// pow, maximum and minimum (NaN if either operand is NaN, as NumPy's). Math
+// functions promote int32 to float64, as NumPy does; abs keeps int32 (as
+// NumPy, abs(INT32_MIN) wraps). Binary ones also take a plain number on
+// either side.
 #define TINYMLIR_SCALAR_OVERLOADS(OP)                                                              \
   template <Number S> Tensor OP(const Tensor &a, S b) {                                            \
     return OP(a, weakScalar(static_cast<double>(b), std::is_integral_v<S>));                       \
@@ -122,14 +108,30 @@ Tensor cast(const Tensor &x, DType dtype);
   template <Number S> Tensor OP(S a, const Tensor &b) {                                            \
     return OP(weakScalar(static_cast<double>(a), std::is_integral_v<S>), b);                       \
   }
+#define TINYMLIR_DECLARE_Unary(f) Tensor f(const Tensor &x);
+#define TINYMLIR_DECLARE_Binary(f)                                                                 \
+  Tensor f(const Tensor &a, const Tensor &b);                                                      \
+  TINYMLIR_SCALAR_OVERLOADS(f)
+#define TINYMLIR_DECLARE_Convert(f)
+#define TINYMLIR_OP(...)
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
+  TINYMLIR_DECLARE_##Kind(Function)
+#include <tinymlir/ops.def>
+#undef TINYMLIR_DECLARE_Unary
+#undef TINYMLIR_DECLARE_Binary
+#undef TINYMLIR_DECLARE_Convert
+
+Tensor operator+(const Tensor &a, const Tensor &b);
+Tensor operator-(const Tensor &a, const Tensor &b);
+Tensor operator*(const Tensor &a, const Tensor &b);
+Tensor operator/(const Tensor &a, const Tensor &b);
+Tensor operator-(const Tensor &a);
 TINYMLIR_SCALAR_OVERLOADS(operator+)
 TINYMLIR_SCALAR_OVERLOADS(operator-)
 TINYMLIR_SCALAR_OVERLOADS(operator*)
 TINYMLIR_SCALAR_OVERLOADS(operator/)
-TINYMLIR_SCALAR_OVERLOADS(pow)
-TINYMLIR_SCALAR_OVERLOADS(maximum)
-TINYMLIR_SCALAR_OVERLOADS(minimum)
 #undef TINYMLIR_SCALAR_OVERLOADS
+Tensor cast(const Tensor &x, DType dtype);
 
 // Reductions: axis may be negative; std::nullopt reduces every axis.
 Tensor sum(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);

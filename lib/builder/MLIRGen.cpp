@@ -319,7 +319,7 @@ private:
 #define TINYMLIR_OP(Name, ...)                                                                     \
   case Op::Name:                                                                                   \
     break;
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering)           \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
   case Op::Name:                                                                                   \
     return f ? lower<OpKind::Kind, FloatLowering>(b, loc_, n, x)                                   \
              : lower<OpKind::Kind, IntLowering>(b, loc_, n, x);

@@ -237,20 +237,21 @@ Tensor weakScalar(double value, bool integral) {
 
 // --- Elementwise ----------------------------------------------------------------
 
-Tensor operator+(const Tensor &a, const Tensor &b) { return binary(Op::Add, a, b); }
-Tensor operator-(const Tensor &a, const Tensor &b) { return binary(Op::Sub, a, b); }
-Tensor operator*(const Tensor &a, const Tensor &b) { return binary(Op::Mul, a, b); }
-Tensor operator/(const Tensor &a, const Tensor &b) { return binary(Op::Div, a, b); }
-Tensor pow(const Tensor &a, const Tensor &b) { return binary(Op::Pow, a, b); }
-Tensor maximum(const Tensor &a, const Tensor &b) { return binary(Op::Maximum, a, b); }
-Tensor minimum(const Tensor &a, const Tensor &b) { return binary(Op::Minimum, a, b); }
-Tensor operator-(const Tensor &a) { return unary(Op::Neg, a); }
-Tensor abs(const Tensor &x) { return unary(Op::Abs, x); }
-Tensor exp(const Tensor &x) { return unary(Op::Exp, x); }
-Tensor log(const Tensor &x) { return unary(Op::Log, x); }
-Tensor tanh(const Tensor &x) { return unary(Op::Tanh, x); }
-Tensor sqrt(const Tensor &x) { return unary(Op::Sqrt, x); }
-Tensor erf(const Tensor &x) { return unary(Op::Erf, x); }
+#define TINYMLIR_DEFINE_Unary(Name, f)                                                             \
+  Tensor f(const Tensor &x) { return unary(Op::Name, x); }
+#define TINYMLIR_DEFINE_Binary(Name, f)                                                            \
+  Tensor f(const Tensor &a, const Tensor &b) { return binary(Op::Name, a, b); }
+#define TINYMLIR_DEFINE_Convert(Name, f)
+#define TINYMLIR_OP(...)
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
+  TINYMLIR_DEFINE_##Kind(Name, Function)
+#include <tinymlir/ops.def>
+
+Tensor operator+(const Tensor &a, const Tensor &b) { return add(a, b); }
+Tensor operator-(const Tensor &a, const Tensor &b) { return subtract(a, b); }
+Tensor operator*(const Tensor &a, const Tensor &b) { return multiply(a, b); }
+Tensor operator/(const Tensor &a, const Tensor &b) { return divide(a, b); }
+Tensor operator-(const Tensor &a) { return negative(a); }
 
 Tensor cast(const Tensor &x, DType dtype) { return Tensor(convert(nodeOf(x, "cast"), dtype)); }
 

@@ -191,20 +191,21 @@ NB_MODULE(_tinymlir, m) {
       "index"_a, "shape"_a, "dtype"_a);
 
   // Elementwise.
-  m.def("add", [](const Tensor &a, const Tensor &b) { return a + b; });
-  m.def("sub", [](const Tensor &a, const Tensor &b) { return a - b; });
-  m.def("mul", [](const Tensor &a, const Tensor &b) { return a * b; });
-  m.def("div", [](const Tensor &a, const Tensor &b) { return a / b; });
-  m.def("pow", [](const Tensor &a, const Tensor &b) { return tinymlir::pow(a, b); });
-  m.def("maximum", [](const Tensor &a, const Tensor &b) { return tinymlir::maximum(a, b); });
-  m.def("minimum", [](const Tensor &a, const Tensor &b) { return tinymlir::minimum(a, b); });
-  m.def("neg", [](const Tensor &a) { return -a; });
-  m.def("abs", [](const Tensor &a) { return tinymlir::abs(a); });
-  m.def("exp", [](const Tensor &a) { return tinymlir::exp(a); });
-  m.def("log", [](const Tensor &a) { return tinymlir::log(a); });
-  m.def("tanh", [](const Tensor &a) { return tinymlir::tanh(a); });
-  m.def("sqrt", [](const Tensor &a) { return tinymlir::sqrt(a); });
-  m.def("erf", [](const Tensor &a) { return tinymlir::erf(a); });
+  // Elementwise: one function per Unary and Binary row of ops.def, and the
+  // table ELEMENTWISE of (name, arity) that the Python layer builds on.
+  nb::list elementwise;
+#define TINYMLIR_BIND_Unary(f)                                                                     \
+  m.def(#f, [](const Tensor &x) { return tinymlir::f(x); });                                      \
+  elementwise.append(nb::make_tuple(#f, 1));
+#define TINYMLIR_BIND_Binary(f)                                                                    \
+  m.def(#f, [](const Tensor &a, const Tensor &b) { return tinymlir::f(a, b); });                  \
+  elementwise.append(nb::make_tuple(#f, 2));
+#define TINYMLIR_BIND_Convert(f)
+#define TINYMLIR_OP(...)
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
+  TINYMLIR_BIND_##Kind(Function)
+#include <tinymlir/ops.def>
+  m.attr("ELEMENTWISE") = nb::tuple(elementwise);
   m.def("cast", [](const Tensor &a, const std::string &dtype) { return cast(a, parseDType(dtype)); });
   // Reductions.
   m.def("sum", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });

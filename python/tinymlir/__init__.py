@@ -29,20 +29,24 @@ finally:
     _sys.setdlopenflags(_flags)
 
 from ._jit import CacheStats, JitFunction, Specialization, jit
-from ._ops import (abs, astype, attention, causal_mask, cast, concatenate, erf, exp, gather,
-                   gelu, index_put, layer_norm, linear, log, matmul, max, maximum, mean, minimum, pow,
-                   reshape, slice, softmax, split, sqrt, sum, tanh, transpose, var)
+from . import _ops
+from ._ops import (astype, attention, causal_mask, cast, concatenate, gather, gelu, index_put,
+                   layer_norm, linear, matmul, max, mean, reshape, slice, softmax, split, sum,
+                   transpose, var)
 from ._trace import Traced, TracingError
 
 #: How a function is compiled (C++ JitOptions): Options() holds the defaults
 #: with TINYMLIR_* environment variables applied; jit(f, blas=False, ...) sets fields.
 Options = _tinymlir.Options
 
+#: The elementwise functions of ops.def (tinymlir.exp, tinymlir.add, ...).
+globals().update({_name: getattr(_ops, _name) for _name in _ops.ELEMENTWISE})
+
 __version__ = "0.1.0"
 
 __all__ = [
     "jit", "JitFunction", "Options", "Specialization", "CacheStats", "Traced", "TracingError",
-    "tanh", "exp", "log", "sqrt", "erf", "abs", "pow", "maximum", "minimum", "cast", "astype", "sum", "max", "mean", "var",
+    *_ops.ELEMENTWISE, "cast", "astype", "sum", "max", "mean", "var",
     "matmul", "slice", "reshape", "transpose", "split", "concatenate", "gather",
     "index_put", "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",
 ]

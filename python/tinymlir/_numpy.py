@@ -13,26 +13,16 @@ import operator
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import Traced, TracingError, _reduce, dtype_name, to_tensor, true_divide
+from ._trace import Traced, TracingError, _reduce, dtype_name, to_tensor
 
-_UNARY = {
-    np.negative: _core.neg,
-    np.absolute: _core.abs,
-    np.exp: _core.exp,
-    np.log: _core.log,
-    np.tanh: _core.tanh,
-    np.sqrt: _core.sqrt,
-}
-_BINARY = {
-    np.add: _core.add,
-    np.subtract: _core.sub,
-    np.multiply: _core.mul,
-    np.divide: true_divide,
-    np.power: _core.pow,
-    np.maximum: _core.maximum,
-    np.minimum: _core.minimum,
-    np.matmul: _core.matmul,
-}
+# NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow
+# is np.power), and matmul.
+_UNARY = {}
+_BINARY = {np.matmul: _core.matmul}
+for _name, _arity in _core.ELEMENTWISE:
+    if isinstance(getattr(np, _name, None), np.ufunc):
+        (_UNARY if _arity == 1 else _BINARY)[getattr(np, _name)] = getattr(_core, _name)
+_TRACED = ", ".join(sorted(["positive", "square"] + [u.__name__ for u in (*_UNARY, *_BINARY)]))
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
@@ -57,11 +47,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return Traced(_BINARY[ufunc](a, b))
     if ufunc is np.square:
         t = to_tensor(inputs[0], f"{name}'s operand")
-        return Traced(_core.mul(t, t))
+        return Traced(_core.multiply(t, t))
     raise TracingError(
         f"tinymlir cannot trace {name}: it is not among the traced NumPy functions "
-        "(add, subtract, multiply, divide, power, negative, positive, absolute, square, exp, "
-        "log, tanh, sqrt, maximum, minimum, matmul)")
+        f"({_TRACED})")
 
 
 # --- Array functions ----------------------------------------------------------------

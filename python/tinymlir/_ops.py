@@ -34,50 +34,25 @@ def _t(x):
     return to_tensor(x)
 
 
-@_frontend
-def tanh(x):
-    return Traced(_core.tanh(_t(x)))
+def _elementwise(name, arity):
+    """The frontend function of ops.def's row `name`: tinymlir.exp and friends."""
+    op = getattr(_core, name)
+    if arity == 1:
+        def fn(x):
+            return Traced(op(_t(x)))
+    else:
+        def fn(x, y):
+            return Traced(op(_t(x), _t(y)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Elementwise {name}, as numpy.{name}" if hasattr(np, name) else
+                  f"Elementwise {name} (NumPy has no numpy.{name})") + \
+        ", with NumPy broadcasting and promotion."
+    return _frontend(fn)
 
 
-@_frontend
-def exp(x):
-    return Traced(_core.exp(_t(x)))
-
-
-@_frontend
-def sqrt(x):
-    return Traced(_core.sqrt(_t(x)))
-
-
-@_frontend
-def log(x):
-    return Traced(_core.log(_t(x)))
-
-
-@_frontend
-def abs(x):
-    return Traced(_core.abs(_t(x)))
-
-
-@_frontend
-def erf(x):
-    """The error function (C's erf); NumPy has none (scipy.special.erf)."""
-    return Traced(_core.erf(_t(x)))
-
-
-@_frontend
-def pow(x, y):
-    return Traced(_core.pow(_t(x), _t(y)))
-
-
-@_frontend
-def maximum(x, y):
-    return Traced(_core.maximum(_t(x), _t(y)))
-
-
-@_frontend
-def minimum(x, y):
-    return Traced(_core.minimum(_t(x), _t(y)))
+#: The elementwise functions, one per Unary and Binary row of ops.def.
+ELEMENTWISE = tuple(name for name, _ in _core.ELEMENTWISE)
+globals().update({name: _elementwise(name, arity) for name, arity in _core.ELEMENTWISE})
 
 
 @_frontend

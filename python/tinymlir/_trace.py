@@ -246,13 +246,6 @@ def _gather(table: "Traced", ids):
 
 # --- The traced value ------------------------------------------------------------
 
-def true_divide(a, b):
-    """a / b: integers divide as float64, as in NumPy (int32 / int32 is float64)."""
-    if a.dtype == "int32" and b.dtype == "int32":
-        a, b = _core.cast(a, "float64"), _core.cast(b, "float64")
-    return _core.div(a, b)
-
-
 def _binary(fn, swap=False):
     def method(self, other):
         if isinstance(other, (str, bytes, dict, set)) or other is None:
@@ -308,19 +301,19 @@ class Traced:
     # Arithmetic.
     __add__ = _binary(_core.add)
     __radd__ = _binary(_core.add, swap=True)
-    __sub__ = _binary(_core.sub)
-    __rsub__ = _binary(_core.sub, swap=True)
-    __mul__ = _binary(_core.mul)
-    __rmul__ = _binary(_core.mul, swap=True)
-    __truediv__ = _binary(true_divide)
-    __rtruediv__ = _binary(true_divide, swap=True)
+    __sub__ = _binary(_core.subtract)
+    __rsub__ = _binary(_core.subtract, swap=True)
+    __mul__ = _binary(_core.multiply)
+    __rmul__ = _binary(_core.multiply, swap=True)
+    __truediv__ = _binary(_core.divide)
+    __rtruediv__ = _binary(_core.divide, swap=True)
     __pow__ = _binary(_core.pow)
     __rpow__ = _binary(_core.pow, swap=True)
     __matmul__ = _binary(_core.matmul)
     __rmatmul__ = _binary(_core.matmul, swap=True)
 
     def __neg__(self):
-        return Traced(_core.neg(self._t))
+        return Traced(_core.negative(self._t))
 
     def __pos__(self):
         return self

@@ -760,7 +760,7 @@ TEST(Broadcasting, MaximumAndTwoSidedRankThree) {
 
 } // namespace
 
-// --- log, abs, minimum, erf: ops added through their ops.def rows ---------------------------
+// --- log, abs, minimum, erf, sin, cos: ops added through their ops.def rows ----------------
 
 namespace {
 
@@ -780,6 +780,11 @@ TEST_P(TableOps, LogAbsMinimumErfMatchNumPy) {
   std::string erf = std::string(kErf) + "(x).astype(x.dtype)";
   EXPECT_TRUE(matchesNumPy(jit([](const Tensor &t) { return tinymlir::erf(t); })(x), erf,
                            {{"x", x}}, 2 * kMathUlps, "np.abs(" + erf + ")"));
+  for (const char *f : {"sin", "cos"}) { // rows added to ops.def alone
+    auto fn = jit([f](const Tensor &t) { return std::string(f) == "sin" ? sin(t) : cos(t); });
+    std::string want = std::string("np.") + f + "(x)";
+    EXPECT_TRUE(matchesNumPy(fn(x), want, {{"x", x}}, 2 * kMathUlps, "np.abs(" + want + ")")) << f;
+  }
   // abs and minimum round nothing: equal to NumPy, broadcasting included.
   EXPECT_TRUE(allClose(jit([](const Tensor &t) { return abs(t); })(x), numpy("np.abs(x)", {{"x", x}}),
                        0, 0));
