@@ -15,6 +15,9 @@
 #include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_BLASREWRITEPASS
+#define GEN_PASS_DEF_BLASREWRITEPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
@@ -144,16 +147,8 @@ bool supported(linalg::LinalgOp op) {
 
 /// tinymlir-blas-rewrite: row-major static memref linalg.matmul /
 /// linalg.batch_matmul with default maps -> one tinymlir_sgemm/dgemm call each.
-struct BlasRewritePass : PassWrapper<BlasRewritePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BlasRewritePass)
-  StringRef getArgument() const override { return "tinymlir-blas-rewrite"; }
-  StringRef getDescription() const override {
-    return "Replace row-major memref linalg.matmul/batch_matmul with tinymlir_sgemm/dgemm calls";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
-                    memref::MemRefDialect>();
-  }
+struct BlasRewritePass : impl::BlasRewritePassBase<BlasRewritePass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> products;
@@ -174,12 +169,9 @@ struct BlasRewritePass : PassWrapper<BlasRewritePass, OperationPass<ModuleOp>> {
     }
     replaced += products.size();
   }
-  Statistic replaced{this, "products", "products replaced by BLAS calls"};
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createBlasRewritePass() { return std::make_unique<BlasRewritePass>(); }
 
 int countBlasCalls(ModuleOp module) {
   int calls = 0;

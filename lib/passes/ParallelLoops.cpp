@@ -13,6 +13,9 @@
 #include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_SERIALIZESMALLPARALLELLOOPSPASS
+#define GEN_PASS_DEF_SERIALIZESMALLPARALLELLOOPSPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
@@ -81,25 +84,9 @@ namespace {
 /// tinymlir-serialize-small-parallel-loops: parallel loops with less work
 /// than minimum-work iterations (and parallel loops nested in another) become
 /// sequential loops; the rest keep one parallel dimension, which gets threads.
-struct SerializeSmallParallelLoopsPass
-    : PassWrapper<SerializeSmallParallelLoopsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SerializeSmallParallelLoopsPass)
-  SerializeSmallParallelLoopsPass() = default;
-  SerializeSmallParallelLoopsPass(const SerializeSmallParallelLoopsPass &other)
-      : PassWrapper(other) {}
-  StringRef getArgument() const override { return "tinymlir-serialize-small-parallel-loops"; }
-  StringRef getDescription() const override {
-    return "Make small and nested scf.parallel loops sequential; one parallel dimension for the rest";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<scf::SCFDialect>();
-  }
+struct SerializeSmallParallelLoopsPass : impl::SerializeSmallParallelLoopsPassBase<SerializeSmallParallelLoopsPass> {
+  using Base::Base;
   void runOnOperation() override;
-
-  Option<int64_t> minimumWork{*this, "minimum-work",
-                              llvm::cl::desc("Fewest iterations (nested loops counted) that get threads"),
-                              llvm::cl::init(kMinimumParallelWork)};
-  Statistic serialized{this, "serialized", "parallel loops made sequential"};
 };
 
 void SerializeSmallParallelLoopsPass::runOnOperation() {
@@ -130,11 +117,4 @@ void SerializeSmallParallelLoopsPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> createSerializeSmallParallelLoopsPass(int64_t minimumWork) {
-  auto pass = std::make_unique<SerializeSmallParallelLoopsPass>();
-  pass->minimumWork = minimumWork;
-  return pass;
-}
-
 } // namespace tinymlir::detail

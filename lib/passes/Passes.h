@@ -1,16 +1,15 @@
 // tinymlir's own MLIR passes: one per compiler step written in C++, each a
-// module pass with a command-line name (tinymlir-opt, textual pipelines) and a
-// create...Pass() function. Registered in one place, registerPasses().
+// module pass with a command-line name (tinymlir-opt, textual pipelines),
+// options and statistics, declared in Passes.td. mlir-tblgen makes their base
+// classes and create...Pass() functions (passes/Passes.h.inc in the build
+// tree: each pass's file includes its own); registerPasses() registers them.
 // No MLIR headers here: tools include this file.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <string>
 
 namespace mlir {
 class DialectRegistry;
-class Pass;
 } // namespace mlir
 
 namespace tinymlir {
@@ -35,27 +34,6 @@ inline constexpr int64_t kSmallProductMaxRows = 16;
 /// thread: below this, an OpenMP fork costs more than it saves
 /// (tinymlir-serialize-small-parallel-loops minimum-work).
 inline constexpr int64_t kMinimumParallelWork = 1 << 16;
-
-// --- lib/passes ---
-std::unique_ptr<mlir::Pass> createSimplifyMathPass();
-std::unique_ptr<mlir::Pass> createSmallProductsPass(int64_t maxRows = kSmallProductMaxRows,
-                                                    int64_t streamRows = 1);
-std::unique_ptr<mlir::Pass> createBlasRewritePass();
-std::unique_ptr<mlir::Pass> createLowerReductionsPass();
-std::unique_ptr<mlir::Pass> createGuardExpUnderflowPass();
-std::unique_ptr<mlir::Pass>
-createSerializeSmallParallelLoopsPass(int64_t minimumWork = kMinimumParallelWork);
-std::unique_ptr<mlir::Pass> createKernelNoInlinePass();
-
-// --- lib/passes/gpu (targets/gpu/GpuTarget.cpp describes the order) ---
-std::unique_ptr<mlir::Pass> createGpuMatmulKernelsPass(const std::string &tile = "");
-std::unique_ptr<mlir::Pass> createGpuPrepareLoopsPass();
-std::unique_ptr<mlir::Pass> createGpuMapParallelLoopsPass();
-std::unique_ptr<mlir::Pass> createGpuMoveDataToDevicePass();
-std::unique_ptr<mlir::Pass> createGpuMergeKernelModulesPass();
-std::unique_ptr<mlir::Pass> createGpuCheckHostPass();
-std::unique_ptr<mlir::Pass> createGpuPackPtxBundlePass(const std::string &libdevice = "");
-std::unique_ptr<mlir::Pass> createGpuEmulateOnHostPass();
 
 } // namespace detail
 } // namespace tinymlir

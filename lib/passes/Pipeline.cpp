@@ -20,6 +20,13 @@
 #include <llvm/Support/raw_ostream.h>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_SIMPLIFYMATHPASS
+#define GEN_PASS_DEF_SIMPLIFYMATHPASS
+#define GEN_PASS_DECL_GUARDEXPUNDERFLOWPASS
+#define GEN_PASS_DEF_GUARDEXPUNDERFLOWPASS
+#define GEN_PASS_DECL_KERNELNOINLINEPASS
+#define GEN_PASS_DEF_KERNELNOINLINEPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 /// Collects diagnostics while alive.
@@ -86,15 +93,8 @@ using namespace mlir;
 /// operands (MLIR's algebraic simplification): powf(x, 2 or 3) becomes
 /// products, powf(x, 0.5) sqrt... The GELU's cube then costs two
 /// multiplications instead of a pow call.
-struct SimplifyMathPass : PassWrapper<SimplifyMathPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SimplifyMathPass)
-  StringRef getArgument() const override { return "tinymlir-simplify-math"; }
-  StringRef getDescription() const override {
-    return "Strength-reduce math ops with constant operands (powf(x, 3) -> x * x * x)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, math::MathDialect>();
-  }
+struct SimplifyMathPass : impl::SimplifyMathPassBase<SimplifyMathPass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathAlgebraicSimplificationPatterns(patterns);
@@ -109,15 +109,8 @@ struct SimplifyMathPass : PassWrapper<SimplifyMathPass, OperationPass<ModuleOp>>
 /// 0 without calling exp: the vector exp (libmvec) sends such lanes one by one
 /// to the scalar exp's slow path (errno), and the causal mask's -1e10 scores
 /// are such lanes. Exact: exp rounds to +0 there.
-struct GuardExpUnderflowPass : PassWrapper<GuardExpUnderflowPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GuardExpUnderflowPass)
-  StringRef getArgument() const override { return "tinymlir-guard-exp-underflow"; }
-  StringRef getDescription() const override {
-    return "Select 0 for f32/f64 math.exp of arguments below the underflow threshold";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, math::MathDialect>();
-  }
+struct GuardExpUnderflowPass : impl::GuardExpUnderflowPassBase<GuardExpUnderflowPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<math::ExpOp> exps;
     getOperation().walk([&](math::ExpOp op) {
@@ -142,18 +135,13 @@ struct GuardExpUnderflowPass : PassWrapper<GuardExpUnderflowPass, OperationPass<
     }
     guarded += exps.size();
   }
-  Statistic guarded{this, "guarded", "exps guarded"};
 };
 
 /// tinymlir-kernel-noinline: the C interface wrapper and the engine's packed
 /// wrappers each call the kernel: keep it out of line so that LLVM optimizes
 /// and compiles its body once.
-struct KernelNoInlinePass : PassWrapper<KernelNoInlinePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelNoInlinePass)
-  StringRef getArgument() const override { return "tinymlir-kernel-noinline"; }
-  StringRef getDescription() const override {
-    return "Mark the kernel's llvm.func noinline (passthrough)";
-  }
+struct KernelNoInlinePass : impl::KernelNoInlinePassBase<KernelNoInlinePass> {
+  using Base::Base;
   void runOnOperation() override {
     if (auto kernel = getOperation().lookupSymbol<LLVM::LLVMFuncOp>(kKernelName)) {
       OpBuilder b(&getContext());
@@ -163,12 +151,6 @@ struct KernelNoInlinePass : PassWrapper<KernelNoInlinePass, OperationPass<Module
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createSimplifyMathPass() { return std::make_unique<SimplifyMathPass>(); }
-std::unique_ptr<Pass> createGuardExpUnderflowPass() {
-  return std::make_unique<GuardExpUnderflowPass>();
-}
-std::unique_ptr<Pass> createKernelNoInlinePass() { return std::make_unique<KernelNoInlinePass>(); }
 
 std::string printModule(mlir::ModuleOp module) {
   std::string text;

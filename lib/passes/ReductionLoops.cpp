@@ -21,6 +21,9 @@
 #include <functional>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_LOWERREDUCTIONSPASS
+#define GEN_PASS_DEF_LOWERREDUCTIONSPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
@@ -132,15 +135,8 @@ namespace {
 
 /// tinymlir-lower-reductions: every static linalg.reduce on memrefs, through
 /// reductionToLoops (parallel dimensions first).
-struct LowerReductionsPass : PassWrapper<LowerReductionsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerReductionsPass)
-  StringRef getArgument() const override { return "tinymlir-lower-reductions"; }
-  StringRef getDescription() const override {
-    return "Lower memref linalg.reduce to scf loops carrying the accumulators in registers";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect>();
-  }
+struct LowerReductionsPass : impl::LowerReductionsPassBase<LowerReductionsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<linalg::ReduceOp> reductions;
     getOperation().walk([&](linalg::ReduceOp op) {
@@ -169,11 +165,7 @@ struct LowerReductionsPass : PassWrapper<LowerReductionsPass, OperationPass<Modu
         ++lowered;
     }
   }
-  Statistic lowered{this, "reductions", "reductions lowered to loops"};
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createLowerReductionsPass() { return std::make_unique<LowerReductionsPass>(); }
-
 } // namespace tinymlir::detail

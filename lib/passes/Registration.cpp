@@ -1,5 +1,5 @@
-// Dialect, interface, pass and translation registration (ours: one line per
-// pass in registerPasses): the one translation unit that includes MLIR's
+// Dialect, interface, pass and translation registration (ours: every pass of
+// Passes.td, registered by its generated registerTinymlirPasses): the one translation unit that includes MLIR's
 // "register everything" headers (slow to compile).
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
@@ -19,6 +19,12 @@
 // --- end GPU target ---
 
 #include <llvm/Support/TargetSelect.h>
+
+namespace tinymlir::detail {
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+} // namespace tinymlir::detail
 
 #include <mutex>
 
@@ -43,26 +49,7 @@ void registerDialects(mlir::DialectRegistry &registry) {
 
 void registerPasses() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    using namespace detail;
-    mlir::registerPass([] { return createSimplifyMathPass(); });
-    mlir::registerPass([] { return createSmallProductsPass(); });
-    mlir::registerPass([] { return createBlasRewritePass(); });
-    mlir::registerPass([] { return createLowerReductionsPass(); });
-    mlir::registerPass([] { return createGuardExpUnderflowPass(); });
-    mlir::registerPass([] { return createSerializeSmallParallelLoopsPass(); });
-    mlir::registerPass([] { return createKernelNoInlinePass(); });
-    // --- GPU target (lib/passes/gpu, lib/targets/gpu) ---
-    mlir::registerPass([] { return createGpuMatmulKernelsPass(); });
-    mlir::registerPass([] { return createGpuPrepareLoopsPass(); });
-    mlir::registerPass([] { return createGpuMapParallelLoopsPass(); });
-    mlir::registerPass([] { return createGpuMoveDataToDevicePass(); });
-    mlir::registerPass([] { return createGpuMergeKernelModulesPass(); });
-    mlir::registerPass([] { return createGpuCheckHostPass(); });
-    mlir::registerPass([] { return createGpuPackPtxBundlePass(); });
-    mlir::registerPass([] { return createGpuEmulateOnHostPass(); });
-    // --- end GPU target ---
-  });
+  std::call_once(once, detail::registerTinymlirPasses);
 }
 
 void registerAllForOpt(mlir::DialectRegistry &registry) {

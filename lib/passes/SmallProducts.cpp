@@ -19,6 +19,9 @@
 #include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_SMALLPRODUCTSPASS
+#define GEN_PASS_DEF_SMALLPRODUCTSPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
@@ -386,29 +389,9 @@ void foldTransposedWeights(linalg::MatmulOp op) {
 /// weights once -- each row computed as a one-row product is;
 /// mixed-precision products with more rows convert their weights once, then
 /// are ordinary products (BLAS).
-struct SmallProductsPass : PassWrapper<SmallProductsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SmallProductsPass)
-  SmallProductsPass() = default;
-  SmallProductsPass(const SmallProductsPass &other) : PassWrapper(other) {}
-  StringRef getArgument() const override { return "tinymlir-small-products"; }
-  StringRef getDescription() const override {
-    return "Lower memref matrix-vector and few-row mixed-precision products to streaming loops";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
-                    vector::VectorDialect>();
-  }
+struct SmallProductsPass : impl::SmallProductsPassBase<SmallProductsPass> {
+  using Base::Base;
   void runOnOperation() override;
-
-  Option<int64_t> maxRows{*this, "max-rows",
-                          llvm::cl::desc("Most rows of a mixed-precision product lowered here"),
-                          llvm::cl::init(kSmallProductMaxRows)};
-  Option<int64_t> streamRows{*this, "stream-rows",
-                             llvm::cl::desc("Most rows of any product lowered here (transposed "
-                                            "weights read in place)"),
-                             llvm::cl::init(1)};
-  Statistic lowered{this, "products", "products lowered to loops"};
-  Statistic widenedProducts{this, "widened", "mixed-precision products with widened weights"};
 };
 
 void SmallProductsPass::runOnOperation() {
@@ -468,12 +451,4 @@ void SmallProductsPass::runOnOperation() {
 }
 
 } // namespace
-
-std::unique_ptr<Pass> createSmallProductsPass(int64_t maxRows, int64_t streamRows) {
-  auto pass = std::make_unique<SmallProductsPass>();
-  pass->maxRows = maxRows;
-  pass->streamRows = streamRows;
-  return pass;
-}
-
 } // namespace tinymlir::detail

@@ -35,6 +35,11 @@
 #include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_GPUMOVEDATATODEVICEPASS
+#define GEN_PASS_DEF_GPUMOVEDATATODEVICEPASS
+#define GEN_PASS_DECL_GPUCHECKHOSTPASS
+#define GEN_PASS_DEF_GPUCHECKHOSTPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
@@ -228,16 +233,8 @@ bool isHostFunction(func::FuncOp f) { return !f.isDeclaration() && !f->getParent
 /// tinymlir-gpu-move-data-to-device: in every host function, arguments ->
 /// device buffers through the runtime, memref.alloc -> gpu.alloc, copy-out of
 /// the result.
-struct GpuMoveDataToDevicePass : PassWrapper<GpuMoveDataToDevicePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMoveDataToDevicePass)
-  StringRef getArgument() const override { return "tinymlir-gpu-move-data-to-device"; }
-  StringRef getDescription() const override {
-    return "Put host function data in device memory through the tinymlir GPU runtime";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
-                    memref::MemRefDialect>();
-  }
+struct GpuMoveDataToDevicePass : impl::GpuMoveDataToDevicePassBase<GpuMoveDataToDevicePass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<func::FuncOp> functions;
     for (auto f : getOperation().getOps<func::FuncOp>())
@@ -254,12 +251,8 @@ struct GpuMoveDataToDevicePass : PassWrapper<GpuMoveDataToDevicePass, OperationP
 /// tinymlir-gpu-check-host: fails if a host function still holds loops,
 /// linalg ops, host allocations or direct loads/stores: all data work must be
 /// in kernels, all data in device memory.
-struct GpuCheckHostPass : PassWrapper<GpuCheckHostPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuCheckHostPass)
-  StringRef getArgument() const override { return "tinymlir-gpu-check-host"; }
-  StringRef getDescription() const override {
-    return "Check that host functions only launch kernels on device data";
-  }
+struct GpuCheckHostPass : impl::GpuCheckHostPassBase<GpuCheckHostPass> {
+  using Base::Base;
   void runOnOperation() override {
     for (auto f : getOperation().getOps<func::FuncOp>()) {
       if (!isHostFunction(f))
@@ -289,10 +282,4 @@ struct GpuCheckHostPass : PassWrapper<GpuCheckHostPass, OperationPass<ModuleOp>>
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createGpuMoveDataToDevicePass() {
-  return std::make_unique<GpuMoveDataToDevicePass>();
-}
-std::unique_ptr<Pass> createGpuCheckHostPass() { return std::make_unique<GpuCheckHostPass>(); }
-
 } // namespace tinymlir::detail

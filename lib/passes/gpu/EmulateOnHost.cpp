@@ -31,6 +31,9 @@
 #include <vector>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_GPUEMULATEONHOSTPASS
+#define GEN_PASS_DEF_GPUEMULATEONHOSTPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
@@ -152,16 +155,8 @@ void emulateLaunch(ModuleOp module, gpu::LaunchFuncOp launch) {
 /// tinymlir-gpu-emulate-on-host: every launch becomes host code (blocks in
 /// turn; the threads of a block with barriers as an OpenMP team), device
 /// allocations host ones. The CPU's lowering pipeline follows.
-struct GpuEmulateOnHostPass : PassWrapper<GpuEmulateOnHostPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuEmulateOnHostPass)
-  StringRef getArgument() const override { return "tinymlir-gpu-emulate-on-host"; }
-  StringRef getDescription() const override {
-    return "Run the kernels of GPU launches on the host (OpenMP teams), for tests without a GPU";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect, memref::MemRefDialect,
-                    omp::OpenMPDialect, scf::SCFDialect>();
-  }
+struct GpuEmulateOnHostPass : impl::GpuEmulateOnHostPassBase<GpuEmulateOnHostPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(reportErrors(module, [&] { emulateKernelsOnHost(module); })))
@@ -195,7 +190,4 @@ struct GpuEmulateOnHostPass : PassWrapper<GpuEmulateOnHostPass, OperationPass<Mo
 
 } // namespace
 
-std::unique_ptr<Pass> createGpuEmulateOnHostPass() {
-  return std::make_unique<GpuEmulateOnHostPass>();
-}
 } // namespace tinymlir::detail

@@ -13,22 +13,19 @@
 #include <mlir/Pass/Pass.h>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_GPUMERGEKERNELMODULESPASS
+#define GEN_PASS_DEF_GPUMERGEKERNELMODULESPASS
+#define GEN_PASS_DECL_GPUPACKPTXBUNDLEPASS
+#define GEN_PASS_DEF_GPUPACKPTXBUNDLEPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
 
 /// tinymlir-gpu-merge-kernel-modules: every outlined kernel in one gpu.module
 /// @kernels (one PTX module per compiled function); launches renamed.
-struct GpuMergeKernelModulesPass
-    : PassWrapper<GpuMergeKernelModulesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMergeKernelModulesPass)
-  StringRef getArgument() const override { return "tinymlir-gpu-merge-kernel-modules"; }
-  StringRef getDescription() const override {
-    return "Move every outlined kernel into one gpu.module and retarget the launches";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<gpu::GPUDialect>();
-  }
+struct GpuMergeKernelModulesPass : impl::GpuMergeKernelModulesPassBase<GpuMergeKernelModulesPass> {
+  using Base::Base;
   void runOnOperation() override;
 };
 
@@ -74,14 +71,8 @@ void GpuMergeKernelModulesPass::runOnOperation() {
 /// become one object holding the bundle of RuntimeAbi.h, from which the
 /// runtime loads the newest chip the device supports. Fails if the PTX calls
 /// libdevice (__nv_*) and no libdevice was linked.
-struct GpuPackPtxBundlePass : PassWrapper<GpuPackPtxBundlePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuPackPtxBundlePass)
-  GpuPackPtxBundlePass() = default;
-  GpuPackPtxBundlePass(const GpuPackPtxBundlePass &other) : PassWrapper(other) {}
-  StringRef getArgument() const override { return "tinymlir-gpu-pack-ptx-bundle"; }
-  StringRef getDescription() const override {
-    return "Pack the per-chip PTX objects of each gpu.binary into one bundle object";
-  }
+struct GpuPackPtxBundlePass : impl::GpuPackPtxBundlePassBase<GpuPackPtxBundlePass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(reportErrors(module, [&] { pack(module); })))
@@ -114,20 +105,7 @@ struct GpuPackPtxBundlePass : PassWrapper<GpuPackPtxBundlePass, OperationPass<Mo
       binary.setObjectsAttr(ArrayAttr::get(ctx, {packed}));
     }
   }
-  Option<std::string> libdevice{*this, "libdevice",
-                                llvm::cl::desc("The libdevice linked into the kernels (empty: none)")};
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createGpuMergeKernelModulesPass() {
-  return std::make_unique<GpuMergeKernelModulesPass>();
-}
-
-std::unique_ptr<Pass> createGpuPackPtxBundlePass(const std::string &libdevice) {
-  auto pass = std::make_unique<GpuPackPtxBundlePass>();
-  pass->libdevice = libdevice;
-  return pass;
-}
-
 } // namespace tinymlir::detail

@@ -32,6 +32,11 @@
 #include <functional>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_GPUPREPARELOOPSPASS
+#define GEN_PASS_DEF_GPUPREPARELOOPSPASS
+#define GEN_PASS_DECL_GPUMAPPARALLELLOOPSPASS
+#define GEN_PASS_DEF_GPUMAPPARALLELLOOPSPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
@@ -208,16 +213,8 @@ void setSequential(scf::ParallelOp loop) {
 /// convert-linalg-to-parallel-loops yields one outermost scf.parallel per op
 /// (copies and reshapes as linalg.copy and views, parallel dimensions first,
 /// nests without one wrapped in a one-trip scf.parallel).
-struct GpuPrepareLoopsPass : PassWrapper<GpuPrepareLoopsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuPrepareLoopsPass)
-  StringRef getArgument() const override { return "tinymlir-gpu-prepare-loops"; }
-  StringRef getDescription() const override {
-    return "Shape host linalg ops into one outermost parallel loop each, for the GPU";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<affine::AffineDialect, arith::ArithDialect, linalg::LinalgDialect,
-                    memref::MemRefDialect, scf::SCFDialect>();
-  }
+struct GpuPrepareLoopsPass : impl::GpuPrepareLoopsPassBase<GpuPrepareLoopsPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(reportErrors(module, [&] {
@@ -231,17 +228,8 @@ struct GpuPrepareLoopsPass : PassWrapper<GpuPrepareLoopsPass, OperationPass<Modu
 
 /// tinymlir-gpu-map-parallel-loops: every outermost host scf.parallel tiled
 /// (no min/max bounds) and mapped onto blocks and threads.
-struct GpuMapParallelLoopsPass
-    : PassWrapper<GpuMapParallelLoopsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMapParallelLoopsPass)
-  StringRef getArgument() const override { return "tinymlir-gpu-map-parallel-loops"; }
-  StringRef getDescription() const override {
-    return "Tile outermost scf.parallel loops and map them onto GPU blocks and threads";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<affine::AffineDialect, arith::ArithDialect, gpu::GPUDialect,
-                    scf::SCFDialect>();
-  }
+struct GpuMapParallelLoopsPass : impl::GpuMapParallelLoopsPassBase<GpuMapParallelLoopsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> outermost;
     for (scf::ParallelOp loop : hostOps<scf::ParallelOp>(getOperation()))
@@ -266,12 +254,4 @@ struct GpuMapParallelLoopsPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createGpuPrepareLoopsPass() {
-  return std::make_unique<GpuPrepareLoopsPass>();
-}
-std::unique_ptr<Pass> createGpuMapParallelLoopsPass() {
-  return std::make_unique<GpuMapParallelLoopsPass>();
-}
-
 } // namespace tinymlir::detail

@@ -39,6 +39,9 @@
 #include <cstdlib>
 
 namespace tinymlir::detail {
+#define GEN_PASS_DECL_GPUMATMULKERNELSPASS
+#define GEN_PASS_DEF_GPUMATMULKERNELSPASS
+#include "passes/Passes.h.inc"
 namespace {
 
 using namespace mlir;
@@ -359,18 +362,8 @@ void buildKernel(linalg::LinalgOp op, const std::string &tile) {
 
 /// tinymlir-gpu-matmul-kernels: memref linalg.matmul / linalg.batch_matmul ->
 /// a gpu.launch of a shared-memory tiled kernel each.
-struct GpuMatmulKernelsPass : PassWrapper<GpuMatmulKernelsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMatmulKernelsPass)
-  GpuMatmulKernelsPass() = default;
-  GpuMatmulKernelsPass(const GpuMatmulKernelsPass &other) : PassWrapper(other) {}
-  StringRef getArgument() const override { return "tinymlir-gpu-matmul-kernels"; }
-  StringRef getDescription() const override {
-    return "Replace memref linalg.matmul/batch_matmul with tiled shared-memory gpu.launch kernels";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, gpu::GPUDialect, memref::MemRefDialect,
-                    scf::SCFDialect>();
-  }
+struct GpuMatmulKernelsPass : impl::GpuMatmulKernelsPassBase<GpuMatmulKernelsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> products;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -386,18 +379,7 @@ struct GpuMatmulKernelsPass : PassWrapper<GpuMatmulKernelsPass, OperationPass<Mo
       return signalPassFailure();
     kernels += products.size();
   }
-  Option<std::string> tile{*this, "tile",
-                           llvm::cl::desc("Outputs per thread TMxTN (1, 2 or 4 each); "
-                                          "empty: chosen per product")};
-  Statistic kernels{this, "products", "products replaced by GPU kernels"};
 };
 
 } // namespace
-
-std::unique_ptr<Pass> createGpuMatmulKernelsPass(const std::string &tile) {
-  auto pass = std::make_unique<GpuMatmulKernelsPass>();
-  pass->tile = tile;
-  return pass;
-}
-
 } // namespace tinymlir::detail

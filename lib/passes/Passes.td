@@ -1,0 +1,132 @@
+// tinymlir's own MLIR passes: one record per compiler step written in C++.
+// mlir-tblgen (-gen-pass-decls -name Tinymlir) makes each one's base class
+// (argument, description, options, statistics, dependent dialects), its
+// create...Pass() and create...Pass(...Options), and registerTinymlirPasses(),
+// the one registration (passes/Registration.cpp). The pipelines that use them
+// belong to the targets (lib/targets).
+include "mlir/Pass/PassBase.td"
+
+class ModulePass<string passArgument> : Pass<passArgument, "::mlir::ModuleOp">;
+
+// --- lib/passes ---
+
+def SimplifyMathPass : ModulePass<"tinymlir-simplify-math"> {
+  let summary = "Strength-reduce math ops with constant operands (powf(x, 3) -> x * x * x)";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
+def SmallProductsPass : ModulePass<"tinymlir-small-products"> {
+  let summary = "Lower memref matrix-vector and few-row mixed-precision products to streaming "
+                "loops";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", "kSmallProductMaxRows",
+           "Most rows of a mixed-precision product lowered here">,
+    Option<"streamRows", "stream-rows", "int64_t", "1",
+           "Most rows of any product lowered here (transposed weights read in place)">,
+  ];
+  let statistics = [
+    Statistic<"lowered", "products", "products lowered to loops">,
+    Statistic<"widenedProducts", "widened", "mixed-precision products with widened weights">,
+  ];
+}
+
+def BlasRewritePass : ModulePass<"tinymlir-blas-rewrite"> {
+  let summary = "Replace row-major memref linalg.matmul/batch_matmul with tinymlir_sgemm/dgemm "
+                "calls";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect"];
+  let statistics = [Statistic<"replaced", "products", "products replaced by BLAS calls">];
+}
+
+def LowerReductionsPass : ModulePass<"tinymlir-lower-reductions"> {
+  let summary = "Lower memref linalg.reduce to scf loops carrying the accumulators in registers";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [Statistic<"lowered", "reductions", "reductions lowered to loops">];
+}
+
+def GuardExpUnderflowPass : ModulePass<"tinymlir-guard-exp-underflow"> {
+  let summary = "Select 0 for f32/f64 math.exp of arguments below the underflow threshold";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+  let statistics = [Statistic<"guarded", "guarded", "exps guarded">];
+}
+
+def SerializeSmallParallelLoopsPass
+    : ModulePass<"tinymlir-serialize-small-parallel-loops"> {
+  let summary = "Make small and nested scf.parallel loops sequential; one parallel dimension for "
+                "the rest";
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"minimumWork", "minimum-work", "int64_t", "kMinimumParallelWork",
+           "Fewest iterations (nested loops counted) that get threads">,
+  ];
+  let statistics = [Statistic<"serialized", "serialized", "parallel loops made sequential">];
+}
+
+def KernelNoInlinePass : ModulePass<"tinymlir-kernel-noinline"> {
+  let summary = "Mark the kernel's llvm.func noinline (passthrough)";
+}
+
+// --- lib/passes/gpu (targets/gpu/GpuTarget.cpp describes the order) ---
+
+def GpuMatmulKernelsPass : ModulePass<"tinymlir-gpu-matmul-kernels"> {
+  let summary = "Replace memref linalg.matmul/batch_matmul with tiled shared-memory gpu.launch "
+                "kernels";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"tile", "tile", "std::string", "\"\"",
+           "Outputs per thread TMxTN (1, 2 or 4 each); empty: chosen per product">,
+  ];
+  let statistics = [Statistic<"kernels", "products", "products replaced by GPU kernels">];
+}
+
+def GpuPrepareLoopsPass : ModulePass<"tinymlir-gpu-prepare-loops"> {
+  let summary = "Shape host linalg ops into one outermost parallel loop each, for the GPU";
+  let dependentDialects = ["::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def GpuMapParallelLoopsPass
+    : ModulePass<"tinymlir-gpu-map-parallel-loops"> {
+  let summary = "Tile outermost scf.parallel loops and map them onto GPU blocks and threads";
+  let dependentDialects = ["::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect"];
+}
+
+def GpuMoveDataToDevicePass
+    : ModulePass<"tinymlir-gpu-move-data-to-device"> {
+  let summary = "Put host function data in device memory through the tinymlir GPU runtime";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def GpuMergeKernelModulesPass
+    : ModulePass<"tinymlir-gpu-merge-kernel-modules"> {
+  let summary = "Move every outlined kernel into one gpu.module and retarget the launches";
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def GpuCheckHostPass : ModulePass<"tinymlir-gpu-check-host"> {
+  let summary = "Check that host functions only launch kernels on device data";
+}
+
+def GpuPackPtxBundlePass : ModulePass<"tinymlir-gpu-pack-ptx-bundle"> {
+  let summary = "Pack the per-chip PTX objects of each gpu.binary into one bundle object";
+  let options = [
+    Option<"libdevice", "libdevice", "std::string", "\"\"",
+           "The libdevice linked into the kernels (empty: none)">,
+  ];
+}
+
+def GpuEmulateOnHostPass : ModulePass<"tinymlir-gpu-emulate-on-host"> {
+  let summary = "Run the kernels of GPU launches on the host (OpenMP teams), for tests without a "
+                "GPU";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::omp::OpenMPDialect",
+                           "::mlir::scf::SCFDialect"];
+}
