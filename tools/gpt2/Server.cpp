@@ -197,18 +197,12 @@ struct Server::Impl {
           }
         }
         if (!running.empty()) {
-          std::vector<int32_t> last;
-          for (Decoder::Sequence q : decoder->active())
-            last.push_back(running.at(q).history.back());
-          Array logits = decoder->step(last);
-          countTokens(static_cast<int64_t>(last.size()));
-          const std::vector<Decoder::Sequence> rows = decoder->active();
-          for (size_t i = 0; i < rows.size(); ++i) {
-            if (!choose(running.at(rows[i]), logits.sliced(0, i, i + 1).contiguous())) {
-              decoder->remove(rows[i]);
-              running.erase(rows[i]);
-            }
-          }
+          const auto rows = static_cast<int64_t>(running.size());
+          decoder->advance([&](Decoder::Sequence q) { return running.at(q).history.back(); },
+                           [&](Decoder::Sequence q, const Array &row) {
+                             return choose(running.at(q), row) || (running.erase(q), false);
+                           });
+          countTokens(rows);
         }
       } catch (const std::exception &e) {
         std::cerr << "tinymlir-gpt2: " << e.what() << "\n";

@@ -372,6 +372,18 @@ std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids
   return {next_++, logits};
 }
 
+void Decoder::advance(const std::function<int32_t(Sequence)> &last,
+                      const std::function<bool(Sequence, const Array &)> &keep) {
+  std::vector<int32_t> tokens;
+  for (Sequence q : active_)
+    tokens.push_back(last(q));
+  Array logits = step(tokens);
+  const std::vector<Sequence> rows = active_;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!keep(rows[i], logits.sliced(0, i, i + 1).contiguous()))
+      remove(rows[i]);
+}
+
 void Decoder::remove(Sequence sequence) {
   slot_[slotOf(sequence)] = Slot{};
   std::erase(active_, sequence);
@@ -575,17 +587,9 @@ Model::generateBatch(const std::vector<std::vector<int32_t>> &prompts, int64_t t
       decoder.remove(sequence);
   }
   int64_t steps = 1;
-  while (!decoder.active().empty()) {
-    std::vector<int32_t> last;
-    for (Decoder::Sequence q : decoder.active())
-      last.push_back(ids[which[q]].back());
-    Array logits = decoder.step(last);
-    ++steps;
-    const std::vector<Decoder::Sequence> active = decoder.active();
-    for (size_t r = 0; r < active.size(); ++r)
-      if (!choose(which[active[r]], logits.sliced(0, r, r + 1).contiguous()))
-        decoder.remove(active[r]);
-  }
+  for (; !decoder.active().empty(); ++steps)
+    decoder.advance([&](Decoder::Sequence q) { return ids[which[q]].back(); },
+                    [&](Decoder::Sequence q, const Array &row) { return choose(which[q], row); });
   decoder.printProfile(steps);
   return out;
 }

@@ -243,6 +243,12 @@ public:
   /// One position more for every active sequence: tokens[i] is appended to
   /// active()[i]. Logits (active().size(), V), row i for active()[i].
   Array step(const std::vector<int32_t> &tokens);
+  /// One step of every active sequence, the loop of every decoder's user:
+  /// `last(q)` is sequence q's newest token, `keep(q, logits)` takes q's row
+  /// (1, V) of the step's logits and says whether q goes on; if not, q is
+  /// removed.
+  void advance(const std::function<int32_t(Sequence)> &last,
+               const std::function<bool(Sequence, const Array &)> &keep);
   /// Frees a sequence's slot.
   void remove(Sequence sequence);
 
