@@ -9,6 +9,7 @@
 #include "binding.h"
 
 #include <tinymlir/jit.h>
+#include <tinymlir/kernels.h>
 #include <tinymlir/tensor.h>
 
 #include <nanobind/stl/optional.h>
@@ -214,6 +215,15 @@ NB_MODULE(_tinymlir, m) {
   m.def("var", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return var(a, axis, keep); });
   // Products and layout.
   m.def("matmul", &matmul);
+  // The library's kernels (kernels.h), those GPT-2 runs.
+  m.def("gelu", &gelu);
+  m.def("softmax", &softmax);
+  m.def("layer_norm", &layerNorm, "x"_a, "gain"_a, "bias"_a, "eps"_a = 1e-5);
+  m.def("linear", &linear);
+  m.def("attention", [](const Tensor &x, const Tensor &qkvWeight, const Tensor &qkvBias,
+                        const Tensor &outWeight, const Tensor &outBias, int64_t heads) {
+    return attention(x, {qkvWeight, qkvBias}, {outWeight, outBias}, heads);
+  });
   m.def("slice", &slice, "x"_a, "begin"_a, "end"_a);
   m.def("reshape", [](const Tensor &a, const std::vector<int64_t> &s) { return reshape(a, s); });
   m.def("transpose", [](const Tensor &a, const std::vector<int64_t> &p) { return transpose(a, p); });

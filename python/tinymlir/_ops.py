@@ -133,34 +133,35 @@ def causal_mask(n, dtype=np.float32):
     return Traced(_core.causal_mask(operator.index(n), dtype_name(dtype, "causal_mask's dtype")))
 
 
-# --- Kernels: library functions written with the frontend (the seeds' formulas) ----
+# --- Kernels: the C++ library's (kernels.h), as GPT-2 runs them -------------------
 
+@_frontend
 def gelu(x):
-    return 0.5 * x * (1 + tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    """GELU, tanh form; its float64 sqrt(2/pi) promotes float32 to float64, as the seeds'."""
+    return Traced(_core.gelu(_t(x)))
 
 
+@_frontend
 def softmax(x):
-    numerator = exp(x - x.max(axis=-1, keepdims=True))
-    return numerator / numerator.sum(axis=-1, keepdims=True)
+    """Softmax over the last axis, stabilized by the row maximum."""
+    return Traced(_core.softmax(_t(x)))
 
 
+@_frontend
 def layer_norm(x, gain, bias, eps=1e-5):
-    centered = x - x.mean(axis=-1, keepdims=True)
-    variance = (centered * centered).mean(axis=-1, keepdims=True)
-    return gain * centered / sqrt(variance + eps) + bias
+    """Layer normalization over the last axis (centered variance)."""
+    return Traced(_core.layer_norm(_t(x), _t(gain), _t(bias), float(eps)))
 
 
+@_frontend
 def linear(x, weight, bias):
-    return x @ weight + bias
+    """x @ weight + bias."""
+    return Traced(_core.linear(_t(x), _t(weight), _t(bias)))
 
 
+@_frontend
 def attention(x, qkv_weight, qkv_bias, out_weight, out_bias, heads):
-    packed = linear(x, qkv_weight, qkv_bias)
-    length, width = x.shape
-    depth = width // heads
-    q, k, v = [packed[:, i * width:(i + 1) * width].reshape((length, heads, depth))
-               .transpose((1, 0, 2)) for i in range(3)]
-    scores = (q @ k.transpose((0, 2, 1))) / np.sqrt(depth)
-    probabilities = softmax(scores + causal_mask(length, packed.dtype))
-    context = (probabilities @ v).transpose((1, 0, 2)).reshape((length, width))
-    return linear(context, out_weight, out_bias)
+    """Causal multi-head self-attention of x (T, C): packed QKV projection (C, 3C), heads,
+    softmax(q k^T / sqrt(D) + causal mask) v, output projection (C, C)."""
+    return Traced(_core.attention(_t(x), _t(qkv_weight), _t(qkv_bias), _t(out_weight),
+                                  _t(out_bias), operator.index(heads)))
