@@ -65,6 +65,11 @@ struct JitOptions {
   /// Outputs per thread of the matmul kernels, "TMxTN" (1, 2 or 4 each);
   /// "": chosen per product. TINYMLIR_GPU_MATMUL_TILE.
   std::string gpuMatmulTile;
+  /// The libdevice bitcode linked into kernels that call math functions
+  /// (empty: none found; such kernels are then an error). Default:
+  /// nvvm/libdevice/libdevice.10.bc under $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT,
+  /// /usr/local/cuda or /usr/lib/cuda, else Debian's nvidia-cuda-toolkit's.
+  std::string gpuLibdevice;
 
   // --- Diagnostics (no effect on the code) ---
   /// Print each stage's compile time on stderr. TINYMLIR_TIMING=1.

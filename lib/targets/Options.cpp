@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace tinymlir {
 namespace {
@@ -32,6 +33,23 @@ void readText(const char *name, std::string &field) {
     field = value;
 }
 
+/// JitOptions::gpuLibdevice's default.
+std::string findLibdevice() {
+  std::vector<std::string> roots;
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (const char *v = variable(var))
+      roots.emplace_back(v);
+  roots.emplace_back("/usr/local/cuda");
+  roots.emplace_back("/usr/lib/cuda");
+  for (const std::string &root : roots) {
+    std::string path = root + "/nvvm/libdevice/libdevice.10.bc";
+    if (std::filesystem::exists(path))
+      return path;
+  }
+  const char *debian = "/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc";
+  return std::filesystem::exists(debian) ? debian : "";
+}
+
 } // namespace
 
 JitOptions::JitOptions() {
@@ -49,6 +67,7 @@ JitOptions::JitOptions() {
   readFlag("TINYMLIR_GPU_EMULATE", gpuEmulate);
   readText("TINYMLIR_GPU_CHIPS", gpuChips);
   readText("TINYMLIR_GPU_MATMUL_TILE", gpuMatmulTile);
+  gpuLibdevice = findLibdevice();
   readFlag("TINYMLIR_TIMING", timing);
   readFlag("TINYMLIR_PERF", perf);
 }
@@ -66,7 +85,7 @@ std::string optionsKey(const JitOptions &o) {
     key += " stream-rows=" + std::to_string(o.streamRows);
   if (o.target == Target::GPU)
     key += " emulate=" + std::to_string(o.gpuEmulate) + " chips=" + o.gpuChips +
-           " tile=" + o.gpuMatmulTile;
+           " tile=" + o.gpuMatmulTile + " libdevice=" + o.gpuLibdevice;
   return key;
 }
 

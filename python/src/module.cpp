@@ -301,6 +301,7 @@ NB_MODULE(_tinymlir, m) {
       .def_rw("cache_dir", &JitOptions::cacheDir)
       .def_rw("gpu_emulate", &JitOptions::gpuEmulate)
       .def_rw("gpu_chips", &JitOptions::gpuChips)
+      .def_rw("gpu_libdevice", &JitOptions::gpuLibdevice)
       .def_rw("gpu_matmul_tile", &JitOptions::gpuMatmulTile)
       .def_rw("timing", &JitOptions::timing)
       .def_rw("perf", &JitOptions::perf)

@@ -178,7 +178,7 @@ class Specialization:
 
 # The fields of tinymlir.Options a jitted function takes as keywords (C++: JitOptions).
 OPTIONS = ("blas", "optimize", "opt_level", "stream_rows", "vector_math", "cpu", "disk_cache", "cache_dir",
-           "gpu_emulate", "gpu_chips", "gpu_matmul_tile", "timing", "perf")
+           "gpu_emulate", "gpu_chips", "gpu_matmul_tile", "gpu_libdevice", "timing", "perf")
 
 
 def _options(target, given, where):

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <optional>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <latch>
@@ -627,6 +628,19 @@ TEST(Options, TheEnvironmentSuppliesDefaultsThatCodeOverrides) {
     o.timing = false;
     auto product = [](const Tensor &x, const Tensor &y) { return matmul(x, y); };
     EXPECT_EQ(jit(product, o).compile(a, b).blasCalls(), 1);
+  }
+  { // The libdevice under $CUDA_HOME is the default, and it is what the GPU pipeline links.
+    auto home = std::filesystem::temp_directory_path() / ("tinymlir-cuda-" + std::to_string(getpid()));
+    std::filesystem::create_directories(home / "nvvm" / "libdevice");
+    std::ofstream(home / "nvvm" / "libdevice" / "libdevice.10.bc") << "bitcode";
+    ScopedEnv env({{"CUDA_HOME", home.c_str()}});
+    JitOptions o;
+    EXPECT_EQ(o.gpuLibdevice, (home / "nvvm" / "libdevice" / "libdevice.10.bc").string());
+    o.target = Target::GPU;
+    o.gpuLibdevice = "/elsewhere/libdevice.bc";
+    EXPECT_NE(printablePipeline(o).find("libdevice=/elsewhere/libdevice.bc"), std::string::npos)
+        << printablePipeline(o);
+    std::filesystem::remove_all(home);
   }
   // Options that change the code are in the specialization key.
   JitOptions plain, noVectorMath;

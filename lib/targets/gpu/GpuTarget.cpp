@@ -43,8 +43,6 @@
 #include <mlir/Dialect/GPU/IR/GPUDialect.h>
 #include <mlir/Dialect/LLVMIR/NVVMDialect.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <mutex>
 #include <sstream>
 
@@ -97,22 +95,6 @@ std::vector<Chip> targetChips(const std::string &list) {
   if (chips.empty())
     throw Error("[gpu] chips '" + list + "' name no chip");
   return chips;
-}
-
-std::string findLibdevice() {
-  std::vector<std::string> roots;
-  for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
-    if (const char *v = std::getenv(var); v && *v)
-      roots.emplace_back(v);
-  roots.emplace_back("/usr/local/cuda");
-  roots.emplace_back("/usr/lib/cuda");
-  for (const std::string &root : roots) {
-    std::string path = root + "/nvvm/libdevice/libdevice.10.bc";
-    if (std::filesystem::exists(path))
-      return path;
-  }
-  const char *debian = "/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc";
-  return std::filesystem::exists(debian) ? debian : "";
 }
 
 void initializeNvptx() {
@@ -186,7 +168,7 @@ class GpuTarget final : public CompileTarget {
 public:
   explicit GpuTarget(const JitOptions &options)
       : CompileTarget("", options.vectorMath), tile_(options.gpuMatmulTile),
-        chips_(targetChips(options.gpuChips)), libdevice_(findLibdevice()) {}
+        chips_(targetChips(options.gpuChips)), libdevice_(options.gpuLibdevice) {}
   const char *name() const override { return "gpu"; }
   std::string lowerPipeline() const override {
     return joinPipelines({mapPipeline(tile_), loweringPipeline(chips_, libdevice_)});
