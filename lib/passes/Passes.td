@@ -25,6 +25,9 @@ def SmallProductsPass : ModulePass<"tinymlir-small-products"> {
            "Most rows of a mixed-precision product lowered here">,
     Option<"streamRows", "stream-rows", "int64_t", "1",
            "Most rows of any product lowered here (transposed weights read in place)">,
+    Option<"vectorBits", "vector-bits", "int64_t", "256",
+           "Width of the vectors of several rows' register blocks (vector-bits / 32 lanes): "
+           "the CPU target gives 512 where the CPU has AVX-512">,
   ];
   let statistics = [
     Statistic<"lowered", "products", "products lowered to loops">,

@@ -59,13 +59,14 @@ Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices, Type 
   return convertTo(b, loc, memref::LoadOp::create(b, loc, memref, indices), type);
 }
 
-/// Register blocks of rowBlocksPass: kRowBlock rows x kVectors vectors of kLanes.
-constexpr int64_t kLanes = 8, kVectors = 2, kRowBlock = 4;
+/// Register blocks of rowBlocksPass: kRowBlock rows x kVectors vectors of
+/// `lanes` (vector-bits / 32) elements.
+constexpr int64_t kVectors = 2, kRowBlock = 4;
 /// vector.load needs the memref's last dimension contiguous.
 bool unitStride(Value memref) { return cast<MemRefType>(memref.getType()).isLastDimUnitStride(); }
 
-/// One pass of the rows `ks` of weights B (K, N), N % (kLanes * kVectors) ==
-/// 0, for all M rows of A, into partial[chunk] (M, N): for every kLanes *
+/// One pass of the rows `ks` of weights B (K, N), N % (lanes * kVectors) ==
+/// 0, for all M rows of A, into partial[chunk] (M, N): for every lanes *
 /// kVectors columns and every block of kRowBlock rows, the partial sums are
 /// loaded into registers, get a[i, k] * w[k, j] added for each k of the pass
 /// in order, and are stored back. The weights stream row by row (contiguous,
@@ -73,16 +74,16 @@ bool unitStride(Value memref) { return cast<MemRefType>(memref.getType()).isLast
 /// L1 after the first. The additions are the one-row loop's, in its order, so
 /// every row's numbers are those it gets alone.
 void rowBlocksPass(OpBuilder &b, Location loc, Value A, Value B, Value partial, Value chunk,
-                   ArrayRef<Value> ks, int64_t M, int64_t N, Type acc) {
+                   ArrayRef<Value> ks, int64_t M, int64_t N, Type acc, int64_t lanes) {
   auto index = [&](OpBuilder &bb, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(bb, loc, v);
   };
-  auto wide = VectorType::get({kLanes}, acc);
-  auto narrow = VectorType::get({kLanes}, cast<MemRefType>(B.getType()).getElementType());
-  forLoop(b, loc, index(b, 0), index(b, N), kLanes * kVectors, [&](OpBuilder &b, Location loc, Value j0) {
+  auto wide = VectorType::get({lanes}, acc);
+  auto narrow = VectorType::get({lanes}, cast<MemRefType>(B.getType()).getElementType());
+  forLoop(b, loc, index(b, 0), index(b, N), lanes * kVectors, [&](OpBuilder &b, Location loc, Value j0) {
     SmallVector<Value> js{j0};
     for (int64_t v = 1; v < kVectors; ++v)
-      js.push_back(arith::AddIOp::create(b, loc, j0, index(b, v * kLanes)));
+      js.push_back(arith::AddIOp::create(b, loc, j0, index(b, v * lanes)));
     for (int64_t i0 = 0; i0 < M; i0 += kRowBlock) {
       const int64_t rows = std::min(kRowBlock, M - i0);
       SmallVector<Value> sums;
@@ -168,7 +169,8 @@ void dotTile(OpBuilder &b, Location loc, Value A, Value B, Value C, Value j0, in
 
 /// Lowers C[(b,) i, j] += A[(b,) i, k] * B[(b,) k, j] (or B[(b,) j, k] when
 /// transposedB); `batched` adds the leading batch dimension, run in parallel.
-void lowerProduct(linalg::LinalgOp op, bool transposedB) {
+/// Register blocks of several rows use vectors of `lanes` elements.
+void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t lanes) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1], C = op.getDpsInits()[0];
@@ -214,8 +216,8 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB) {
             SmallVector<Value> ks;
             for (int64_t u = 0; u < kRowsPerPass; ++u)
               ks.push_back(u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u))));
-            if (M > 1 && N % (kLanes * kVectors) == 0 && unitStride(B)) {
-              rowBlocksPass(b, loc, A, B, partial, chunk, ks, M, N, acc);
+            if (M > 1 && N % (lanes * kVectors) == 0 && unitStride(B)) {
+              rowBlocksPass(b, loc, A, B, partial, chunk, ks, M, N, acc, lanes);
               return;
             }
             forLoop(b, loc, index(b, 0), index(b, M), 1, [&](OpBuilder &b, Location loc, Value i) {
@@ -443,7 +445,7 @@ void SmallProductsPass::runOnOperation() {
       list.push_back({op, true});
   });
   for (auto [op, transposed] : products)
-    lowerProduct(op, transposed);
+    lowerProduct(op, transposed, std::max<int64_t>(vectorBits / 32, 1));
   for (auto [op, transposed] : widened)
     widenWeights(op, transposed);
   lowered += products.size();

@@ -1,6 +1,7 @@
 // RUN: tinymlir-opt %s --tinymlir-small-products | FileCheck %s
 // RUN: tinymlir-opt %s --tinymlir-small-products=max-rows=2 | FileCheck %s --check-prefix=TWO
 // RUN: tinymlir-opt %s --tinymlir-small-products=stream-rows=4 | FileCheck %s --check-prefix=STREAM
+// RUN: tinymlir-opt %s --tinymlir-small-products="stream-rows=4 vector-bits=512" | FileCheck %s --check-prefix=V512
 
 // A matrix-vector product (one row) streams the weights in column blocks run
 // by an scf.parallel.
@@ -110,6 +111,11 @@ func.func @gemm_transposed_copy(%a: memref<4x6xf32>, %w: memref<256x6xf32>, %c: 
 // STREAM: arith.mulf {{.*}} : vector<8xf64>
 // STREAM: arith.addf {{.*}} : vector<8xf64>
 // STREAM: vector.store {{.*}} : memref<4x4x256xf64>, vector<8xf64>
+// With vector-bits=512 (AVX-512 CPUs) the blocks' vectors have 16 lanes.
+// V512-LABEL: func.func @rows_share_weights
+// V512: %[[W:.*]] = vector.load %arg1[{{.*}}] : memref<64x256xf32>, vector<16xf32>
+// V512: arith.extf %[[W]] : vector<16xf32> to vector<16xf64>
+// V512: arith.addf {{.*}} : vector<16xf64>
 func.func @rows_share_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32>, %c: memref<4x256xf64>) {
   linalg.matmul ins(%a, %b : memref<4x64xf64>, memref<64x256xf32>) outs(%c : memref<4x256xf64>)
   return
