@@ -26,8 +26,9 @@ def SmallProductsPass : ModulePass<"tinymlir-small-products"> {
     Option<"streamRows", "stream-rows", "int64_t", "1",
            "Most rows of any product lowered here (transposed weights read in place)">,
     Option<"vectorBits", "vector-bits", "int64_t", "256",
-           "Width of the vectors of several rows' register blocks (vector-bits / 32 lanes): "
-           "the CPU target gives 512 where the CPU has AVX-512">,
+           "Width of the register blocks' vectors, 256 or 512 (several rows: vector-bits / 32 "
+           "lanes; float32 dot products: vector-bits): the CPU target gives 512 where the CPU "
+           "has AVX-512">,
   ];
   let statistics = [
     Statistic<"lowered", "products", "products lowered to loops">,

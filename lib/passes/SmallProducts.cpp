@@ -6,7 +6,7 @@
 // them in generated code keeps its thread pool out of the decoding loop.
 //
 //   C[i, j] += A[i, k] * B[k, j]   for j-blocks (parallel) { for i { for k { for j in block } } }
-//   C[i, j] += A[i, k] * B[j, k]   for 4 js (parallel) { for 2 is { 8 dots in 256-bit lanes over k } }
+//   C[i, j] += A[i, k] * B[j, k]   for 4 js (parallel) { for 2 is { 8 dots in vector lanes over k } }
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
 
@@ -112,22 +112,24 @@ void rowBlocksPass(OpBuilder &b, Location loc, Value A, Value B, Value partial, 
 
 /// Tiles of dotTile: weight rows per tile, rows of A per register block.
 constexpr int64_t kWeightRows = 4, kDotRows = 2;
-/// Lanes of a dot product's accumulators: 256 bits (measured here, 8 rows
-/// against the GPT-2 head: float64 in 8 lanes is 25% slower than in 4).
-int64_t dotLanes(Type acc) { return 256 / acc.getIntOrFloatBitWidth(); }
+/// Lanes of a dot product's accumulators: float32 in vector-bits (GPT-2
+/// 124M's head, 8 rows on a Xeon with AVX-512: 9.7 -> 8.7 ms in 512 bits),
+/// float64 in 256 bits (8 rows on an AMD EPYC: 8 lanes 25% slower than 4).
+int64_t dotLanes(Type acc, int64_t vectorBits) {
+  return (acc.isF32() ? vectorBits : 256) / acc.getIntOrFloatBitWidth();
+}
 
 /// C[i, j] += A[i, :] . B[j, :] for j in [j0, j0 + weightRows) and every row i
-/// (K % dotLanes(acc) == 0): each dot product accumulates its lanes over k in
+/// (K % lanes == 0): each dot product accumulates its lanes over k in
 /// order, then adds them to C. Register blocks of kDotRows rows x
 /// weightRows dot products load each vector of A and B once per block, and
 /// the weight rows stay in L1 for every block. A dot product's additions do
 /// not depend on the tile, so every row's numbers are those it gets alone.
 void dotTile(OpBuilder &b, Location loc, Value A, Value B, Value C, Value j0, int64_t weightRows,
-             int64_t M, int64_t K, Type acc) {
+             int64_t M, int64_t K, Type acc, int64_t lanes) {
   auto index = [&](OpBuilder &bb, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(bb, loc, v);
   };
-  const int64_t lanes = dotLanes(acc);
   auto wide = VectorType::get({lanes}, acc);
   auto vectorOf = [&](Value m) {
     return VectorType::get({lanes}, cast<MemRefType>(m.getType()).getElementType());
@@ -169,8 +171,10 @@ void dotTile(OpBuilder &b, Location loc, Value A, Value B, Value C, Value j0, in
 
 /// Lowers C[(b,) i, j] += A[(b,) i, k] * B[(b,) k, j] (or B[(b,) j, k] when
 /// transposedB); `batched` adds the leading batch dimension, run in parallel.
-/// Register blocks of several rows use vectors of `lanes` elements.
-void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t lanes) {
+/// Register blocks use vectors of vectorBits (rows of several rows: 32-bit
+/// lanes; dot products: dotLanes).
+void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
+  const int64_t lanes = vectorBits / 32;
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1], C = op.getDpsInits()[0];
@@ -283,7 +287,8 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t lanes) {
             scf::YieldOp::create(b, loc);
           });
         });
-  } else if (!batched && K % dotLanes(acc) == 0 && unitStride(A) && unitStride(B)) {
+  } else if (const int64_t dot = dotLanes(acc, vectorBits);
+             !batched && K % dot == 0 && unitStride(A) && unitStride(B)) {
     // Weight rows in tiles of kWeightRows, each used by every row while in L1.
     const int64_t tiled = N / kWeightRows * kWeightRows;
     auto tiles = [&](int64_t from, int64_t to, int64_t step) {
@@ -291,7 +296,7 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t lanes) {
         scf::ParallelOp::create(b, loc, ValueRange{index(b, from)}, ValueRange{index(b, to)},
                                 ValueRange{index(b, step)},
                                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                                  dotTile(b, loc, A, B, C, ivs[0], step, M, K, acc);
+                                  dotTile(b, loc, A, B, C, ivs[0], step, M, K, acc, dot);
                                 });
     };
     tiles(0, tiled, kWeightRows);
@@ -445,7 +450,7 @@ void SmallProductsPass::runOnOperation() {
       list.push_back({op, true});
   });
   for (auto [op, transposed] : products)
-    lowerProduct(op, transposed, std::max<int64_t>(vectorBits / 32, 1));
+    lowerProduct(op, transposed, vectorBits == 512 ? 512 : 256);
   for (auto [op, transposed] : widened)
     widenWeights(op, transposed);
   lowered += products.size();

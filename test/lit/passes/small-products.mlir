@@ -154,3 +154,25 @@ func.func @tied_dot_tiles(%a: memref<3x16xf64>, %w: memref<6x16xf32>, %c: memref
     ins(%a, %w : memref<3x16xf64>, memref<6x16xf32>) outs(%c : memref<3x6xf64>)
   return
 }
+
+// Float32 dot products take vector-bits' lanes (16 at 512); float64 ones stay
+// in 256 bits (above: 4 lanes, at either width).
+// STREAM-LABEL: func.func @dot_tiles_f32
+// STREAM: vector.reduction <add>, {{.*}} : vector<8xf32> into f32
+// V512-LABEL: func.func @dot_tiles_f32
+// V512: vector.load %arg1[{{.*}}] : memref<6x32xf32>, vector<16xf32>
+// V512: vector.reduction <add>, {{.*}} : vector<16xf32> into f32
+// V512-LABEL: func.func @tied_dot_tiles_again
+// V512: vector.reduction <add>, {{.*}} : vector<4xf64> into f64
+func.func @dot_tiles_f32(%a: memref<3x32xf32>, %w: memref<6x32xf32>, %c: memref<3x6xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                 affine_map<(i, j, k) -> (i, j)>]
+    ins(%a, %w : memref<3x32xf32>, memref<6x32xf32>) outs(%c : memref<3x6xf32>)
+  return
+}
+func.func @tied_dot_tiles_again(%a: memref<3x16xf64>, %w: memref<6x16xf32>, %c: memref<3x6xf64>) {
+  linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                 affine_map<(i, j, k) -> (i, j)>]
+    ins(%a, %w : memref<3x16xf64>, memref<6x16xf32>) outs(%c : memref<3x6xf64>)
+  return
+}
