@@ -172,9 +172,9 @@ void dotTile(OpBuilder &b, Location loc, Value A, Value B, Value C, Value j0, in
 /// Lowers C[(b,) i, j] += A[(b,) i, k] * B[(b,) k, j] (or B[(b,) j, k] when
 /// transposedB); `batched` adds the leading batch dimension, run in parallel.
 /// Register blocks use vectors of vectorBits (rows of several rows: 32-bit
-/// lanes; dot products: dotLanes).
+/// lanes; dot products: dotLanes), or of 256 bits where the size is not a
+/// multiple of the wider ones.
 void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
-  const int64_t lanes = vectorBits / 32;
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1], C = op.getDpsInits()[0];
@@ -220,6 +220,7 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
             SmallVector<Value> ks;
             for (int64_t u = 0; u < kRowsPerPass; ++u)
               ks.push_back(u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u))));
+            const int64_t lanes = N % (vectorBits / 32 * kVectors) == 0 ? vectorBits / 32 : 8;
             if (M > 1 && N % (lanes * kVectors) == 0 && unitStride(B)) {
               rowBlocksPass(b, loc, A, B, partial, chunk, ks, M, N, acc, lanes);
               return;
@@ -287,7 +288,8 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
             scf::YieldOp::create(b, loc);
           });
         });
-  } else if (const int64_t dot = dotLanes(acc, vectorBits);
+  } else if (const int64_t dot = K % dotLanes(acc, vectorBits) == 0 ? dotLanes(acc, vectorBits)
+                                                                   : dotLanes(acc, 256);
              !batched && K % dot == 0 && unitStride(A) && unitStride(B)) {
     // Weight rows in tiles of kWeightRows, each used by every row while in L1.
     const int64_t tiled = N / kWeightRows * kWeightRows;

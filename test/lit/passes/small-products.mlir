@@ -176,3 +176,17 @@ func.func @tied_dot_tiles_again(%a: memref<3x16xf64>, %w: memref<6x16xf32>, %c: 
     ins(%a, %w : memref<3x16xf64>, memref<6x16xf32>) outs(%c : memref<3x6xf64>)
   return
 }
+
+// Sizes the wider vectors do not divide keep 256-bit ones: N = 48 columns
+// (16 lanes x 2 vectors do not divide it), K = 24 (16 lanes do not).
+// V512-LABEL: func.func @narrow_sizes
+// V512: vector.load %arg1[{{.*}}] : memref<64x48xf32>, vector<8xf32>
+// V512: vector.reduction <add>, {{.*}} : vector<8xf32> into f32
+func.func @narrow_sizes(%a: memref<4x64xf64>, %b: memref<64x48xf32>, %c: memref<4x48xf64>,
+                        %x: memref<3x24xf32>, %w: memref<6x24xf32>, %y: memref<3x6xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x64xf64>, memref<64x48xf32>) outs(%c : memref<4x48xf64>)
+  linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                 affine_map<(i, j, k) -> (i, j)>]
+    ins(%x, %w : memref<3x24xf32>, memref<6x24xf32>) outs(%y : memref<3x6xf32>)
+  return
+}
