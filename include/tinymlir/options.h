@@ -65,10 +65,11 @@ struct JitOptions {
   /// Outputs per thread of the matmul kernels, "TMxTN" (1, 2 or 4 each);
   /// "": chosen per product. TINYMLIR_GPU_MATMUL_TILE.
   std::string gpuMatmulTile;
-  /// The libdevice bitcode linked into kernels that call math functions
-  /// (empty: none found; such kernels are then an error). Default:
+  /// The libdevice bitcode linked into kernels that call math functions.
+  /// "": found when a GPU target is made (detail::libdevice):
   /// nvvm/libdevice/libdevice.10.bc under $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT,
-  /// /usr/local/cuda or /usr/lib/cuda, else Debian's nvidia-cuda-toolkit's.
+  /// /usr/local/cuda or /usr/lib/cuda, else Debian's nvidia-cuda-toolkit's
+  /// (none found: kernels that call math functions are an error).
   std::string gpuLibdevice;
 
   // --- Diagnostics (no effect on the code) ---
@@ -83,6 +84,8 @@ namespace detail {
 /// The fields of the options that decide the generated code, as one string
 /// (specialization and disk cache keys).
 std::string optionsKey(const JitOptions &options);
+/// options.gpuLibdevice, or where it is not set, the default it documents.
+std::string libdevice(const JitOptions &options);
 } // namespace detail
 
 } // namespace tinymlir

@@ -33,23 +33,6 @@ void readText(const char *name, std::string &field) {
     field = value;
 }
 
-/// JitOptions::gpuLibdevice's default.
-std::string findLibdevice() {
-  std::vector<std::string> roots;
-  for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
-    if (const char *v = variable(var))
-      roots.emplace_back(v);
-  roots.emplace_back("/usr/local/cuda");
-  roots.emplace_back("/usr/lib/cuda");
-  for (const std::string &root : roots) {
-    std::string path = root + "/nvvm/libdevice/libdevice.10.bc";
-    if (std::filesystem::exists(path))
-      return path;
-  }
-  const char *debian = "/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc";
-  return std::filesystem::exists(debian) ? debian : "";
-}
-
 } // namespace
 
 JitOptions::JitOptions() {
@@ -67,7 +50,6 @@ JitOptions::JitOptions() {
   readFlag("TINYMLIR_GPU_EMULATE", gpuEmulate);
   readText("TINYMLIR_GPU_CHIPS", gpuChips);
   readText("TINYMLIR_GPU_MATMUL_TILE", gpuMatmulTile);
-  gpuLibdevice = findLibdevice();
   readFlag("TINYMLIR_TIMING", timing);
   readFlag("TINYMLIR_PERF", perf);
 }
@@ -75,6 +57,24 @@ JitOptions::JitOptions() {
 const char *targetName(Target target) { return target == Target::CPU ? "cpu" : "gpu"; }
 
 namespace detail {
+
+std::string libdevice(const JitOptions &options) {
+  if (!options.gpuLibdevice.empty())
+    return options.gpuLibdevice;
+  std::vector<std::string> roots;
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (const char *v = variable(var))
+      roots.emplace_back(v);
+  roots.emplace_back("/usr/local/cuda");
+  roots.emplace_back("/usr/lib/cuda");
+  for (const std::string &root : roots) {
+    std::string path = root + "/nvvm/libdevice/libdevice.10.bc";
+    if (std::filesystem::exists(path))
+      return path;
+  }
+  const char *debian = "/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc";
+  return std::filesystem::exists(debian) ? debian : "";
+}
 
 std::string optionsKey(const JitOptions &o) {
   std::string key = std::string("target=") + targetName(o.target) + " blas=" +

@@ -635,8 +635,11 @@ TEST(Options, TheEnvironmentSuppliesDefaultsThatCodeOverrides) {
     std::ofstream(home / "nvvm" / "libdevice" / "libdevice.10.bc") << "bitcode";
     ScopedEnv env({{"CUDA_HOME", home.c_str()}});
     JitOptions o;
-    EXPECT_EQ(o.gpuLibdevice, (home / "nvvm" / "libdevice" / "libdevice.10.bc").string());
     o.target = Target::GPU;
+    const std::string found = (home / "nvvm" / "libdevice" / "libdevice.10.bc").string();
+    EXPECT_EQ(detail::libdevice(o), found);
+    EXPECT_NE(printablePipeline(o).find("libdevice=" + found), std::string::npos)
+        << printablePipeline(o);
     o.gpuLibdevice = "/elsewhere/libdevice.bc";
     EXPECT_NE(printablePipeline(o).find("libdevice=/elsewhere/libdevice.bc"), std::string::npos)
         << printablePipeline(o);

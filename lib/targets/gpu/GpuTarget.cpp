@@ -168,7 +168,7 @@ class GpuTarget final : public CompileTarget {
 public:
   explicit GpuTarget(const JitOptions &options)
       : CompileTarget("", options.vectorMath), tile_(options.gpuMatmulTile),
-        chips_(targetChips(options.gpuChips)), libdevice_(options.gpuLibdevice) {}
+        chips_(targetChips(options.gpuChips)), libdevice_(libdevice(options)) {}
   const char *name() const override { return "gpu"; }
   std::string lowerPipeline() const override {
     return joinPipelines({mapPipeline(tile_), loweringPipeline(chips_, libdevice_)});
