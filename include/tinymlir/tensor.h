@@ -95,12 +95,9 @@ template <class S>
 concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 
 // Elementwise functions with broadcasting and promotion, one per Unary or
-// Binary row of ops.def (Function column): negative, abs, exp, log, tanh, sqrt,
-// erf (the error function; NumPy has none), add, subtract, multiply, divide,
-// pow, maximum and minimum (NaN if either operand is NaN, as NumPy's). Math
-// functions promote int32 to float64, as NumPy does; abs keeps int32 (as
-// NumPy, abs(INT32_MIN) wraps). Binary ones also take a plain number on
-// either side.
+// Binary row of ops.def, named by its Function column (tinymlir::exp, add,
+// maximum...; its Ints column says what int32 operands do). Binary ones also
+// take a plain number on either side.
 #define TINYMLIR_SCALAR_OVERLOADS(OP)                                                              \
   template <Number S> Tensor OP(const Tensor &a, S b) {                                            \
     return OP(a, weakScalar(static_cast<double>(b), std::is_integral_v<S>));                       \

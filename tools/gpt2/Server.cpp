@@ -200,7 +200,10 @@ struct Server::Impl {
           const auto rows = static_cast<int64_t>(running.size());
           decoder->advance([&](Decoder::Sequence q) { return running.at(q).history.back(); },
                            [&](Decoder::Sequence q, const Array &row) {
-                             return choose(running.at(q), row) || (running.erase(q), false);
+                             if (choose(running.at(q), row))
+                               return true;
+                             running.erase(q);
+                             return false;
                            });
           countTokens(rows);
         }
