@@ -33,6 +33,15 @@ bool isFloat(DType dtype);
 std::string shapeString(const Shape &shape);
 int64_t numElements(const Shape &shape);
 
+/// Host memory, 64-byte aligned: arrays' storage and compiled code's
+/// temporaries. Freed blocks of 64 KiB or more are kept (up to 256 MiB in
+/// all) for the next request of about their size, so that repeated calls do
+/// not fault in fresh pages; releaseMemory() returns them to the system and
+/// says how many bytes that was.
+void *allocateMemory(size_t bytes);
+void freeMemory(void *data);
+size_t releaseMemory();
+
 template <class T> struct DTypeOf;
 template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; };
 template <> struct DTypeOf<double> { static constexpr DType value = DType::f64; };

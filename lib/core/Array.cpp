@@ -122,10 +122,7 @@ void forEachOffset(const Shape &shape, const std::vector<int64_t> &strides, Fn &
 }
 
 std::shared_ptr<void> allocateAligned(size_t nbytes) {
-  constexpr size_t align = 64;
-  size_t rounded = (std::max<size_t>(nbytes, 1) + align - 1) / align * align;
-  void *p = ::operator new(rounded, std::align_val_t(align));
-  return std::shared_ptr<void>(p, [](void *q) { ::operator delete(q, std::align_val_t(64)); });
+  return std::shared_ptr<void>(allocateMemory(nbytes), freeMemory);
 }
 
 } // namespace

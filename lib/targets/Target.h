@@ -40,12 +40,15 @@ inline constexpr const char *kBufferizePipeline =
     "builtin.module(eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries},"
     "buffer-deallocation-pipeline,canonicalize)";
 /// Loops and memrefs to the LLVM dialect (the last steps of the CPU and of GPU
-/// emulation); the kernel function stays out of line.
+/// emulation); the kernel function stays out of line. Temporaries come from
+/// the arrays' memory (allocateMemory), which reuses freed blocks: memrefs are
+/// lowered before convert-openmp-to-llvm, which would lower them to malloc.
 inline constexpr const char *kLoopsToLlvmPipeline =
     "builtin.module(convert-scf-to-openmp,canonicalize,expand-strided-metadata,"
     "lower-affine,convert-scf-to-cf,convert-math-to-libm,convert-math-to-llvm,"
-    "convert-vector-to-llvm,convert-arith-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,"
-    "convert-cf-to-llvm,finalize-memref-to-llvm,reconcile-unrealized-casts,tinymlir-kernel-noinline)";
+    "convert-vector-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm{use-generic-functions},"
+    "convert-openmp-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,"
+    "tinymlir-kernel-noinline)";
 
 /// Stages a target keeps besides the shared ones.
 struct TargetStages {

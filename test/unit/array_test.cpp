@@ -218,6 +218,40 @@ TEST(Array, BorrowedViews) {
   EXPECT_EQ(o.at({3}), 3.0);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kKeepsFreedBlocks = false; // AddressSanitizer's build keeps none (Memory.cpp)
+#else
+constexpr bool kKeepsFreedBlocks = true;
+#endif
+
+TEST(Memory, LargeFreedBlocksAreReusedSmallOnesAreNot) {
+  if (!kKeepsFreedBlocks)
+    GTEST_SKIP() << "AddressSanitizer build: freed blocks go back at once, so that it sees every "
+                    "use after free";
+  releaseMemory();
+  void *big = allocateMemory(1 << 20);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big) % 64, 0u);
+  freeMemory(big);
+  // The same block for the same size, and for one up to a quarter smaller.
+  void *again = allocateMemory(1 << 20);
+  EXPECT_EQ(again, big);
+  freeMemory(again);
+  void *smaller = allocateMemory((1 << 20) - (1 << 17));
+  EXPECT_EQ(smaller, big);
+  freeMemory(smaller);
+  EXPECT_EQ(releaseMemory(), size_t{1} << 20);
+  EXPECT_EQ(releaseMemory(), 0u);
+  // A small block is not kept; nor is a large one past the 256 MiB kept in all.
+  freeMemory(allocateMemory(1000));
+  EXPECT_EQ(releaseMemory(), 0u);
+  void *huge = allocateMemory(size_t{300} << 20);
+  freeMemory(huge);
+  EXPECT_EQ(releaseMemory(), 0u);
+  // Arrays' storage is that memory.
+  { Array a = Array::zeros({512, 512}, DType::f32); }
+  EXPECT_EQ(releaseMemory(), size_t{1} << 20);
+}
+
 TEST(Array, Overlaps) {
   Array a = Array::arange(10, DType::f32);
   Array lo = a.sliced(0, 0, 5), hi = a.sliced(0, 5, 10), mid = a.sliced(0, 4, 6);

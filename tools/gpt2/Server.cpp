@@ -213,6 +213,7 @@ struct Server::Impl {
       }
       if (running.empty() && decoder) {
         decoder.reset(); // idle: the caches go, and the memory back to the system
+        releaseMemory();
         malloc_trim(0);
       }
       std::lock_guard lock(mutex);
