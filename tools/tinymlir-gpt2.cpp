@@ -184,6 +184,7 @@ int main(int argc, char **argv) {
   CLI::App app{"GPT-2 generation with tinymlir: greedy, or sampled with --temperature."};
   std::string model, prompt, promptIds, logitsFile, dumpDir;
   int64_t tokens = 10;
+  int64_t repeat = 1;
   int threads = 0;
   bool json = false, noBlas = false, recompute = false;
   std::string precision = "reference";
@@ -217,6 +218,10 @@ int main(int argc, char **argv) {
   app.add_flag("--json", json, "print one JSON object instead of streaming text");
   app.add_option("--logits", logitsFile, "write each step's last-position logits, (steps, vocab)");
   app.add_option("--threads", threads, "threads for compiled loops and BLAS (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--repeat", repeat,
+                 "generate N times in this process (a benchmark: the runs after the first are "
+                 "warm); the output and timings printed are the last run's")
       ->check(CLI::PositiveNumber);
   app.add_flag("--recompute", recompute,
                "recompute the whole prefix for every token (the reference's way) instead of "
@@ -323,7 +328,15 @@ int main(int argc, char **argv) {
     how.stopAtEndOfText = !ignoreEos;
     if (!dumpDir.empty()) // implies full-prefix decoding
       how.onTrace = [&](int64_t step, const gpt2::Trace &t) { dumpTrace(dumpDir, step, t); };
-    gpt.generate(ids, tokens, how, onToken);
+    std::vector<double> firstTokens; // each run's
+    for (int64_t run = 0; run < repeat; ++run) {
+      stepSeconds.clear();
+      output.clear();
+      stepStart = Clock::now();
+      gpt.generate(ids, tokens, how, onToken);
+      if (!stepSeconds.empty())
+        firstTokens.push_back(stepSeconds.front());
+    }
     if (!json)
       std::cout << "\n";
     const auto generated = static_cast<int64_t>(output.size());
@@ -351,7 +364,14 @@ int main(int argc, char **argv) {
               << " loaded from the disk cache)";
     if (!stepSeconds.empty()) {
       std::cerr << "; " << (recompute || !dumpDir.empty() ? "full-prefix" : "incremental")
-                << "; first token " << stepSeconds.front() << " s; per token:";
+                << "; first token " << stepSeconds.front() << " s";
+      if (repeat > 1) {
+        std::cerr << " (each run's:";
+        for (double s : firstTokens)
+          std::cerr << " " << s;
+        std::cerr << ")";
+      }
+      std::cerr << "; per token:";
       for (double s : stepSeconds)
         std::cerr << " " << s;
       if (stepSeconds.size() > 1) // after the first: compiled ahead, or in the background meanwhile

@@ -51,6 +51,20 @@ def test_a_seed_gives_the_cli_tokens(checkpoint, model, tmp_path):
                                                                              **SAMPLING)
 
 
+def test_repeat_runs_again_with_the_same_tokens(checkpoint, tmp_path):
+    # --repeat (a benchmark's warm runs): every run decodes from scratch, so a
+    # seed gives the same tokens each time; the timings list each run.
+    args = ["--model", checkpoint, "--prompt", PROMPT, "--tokens", "6", *flags(seed=3, **SAMPLING)]
+    once = cli(args, tmp_path)
+    thrice = cli(args + ["--repeat", "3"], tmp_path)
+    assert json.loads(thrice.stdout)["output_ids"] == json.loads(once.stdout)["output_ids"]
+    runs = thrice.stderr.split("each run's:")[1].split(")")[0].split()
+    assert len(runs) == 3 and all(float(t) > 0 for t in runs), thrice.stderr
+    assert "each run's" not in once.stderr
+    bad = cli(args + ["--repeat", "0"], tmp_path, check=False)
+    assert bad.returncode != 0 and "--repeat" in bad.stderr
+
+
 def test_temperature_zero_is_greedy(model):
     greedy = model.generate_ids(PROMPT, 8)
     assert model.generate_ids(PROMPT, 8, temperature=0, top_k=3, top_p=0.5, seed=1) == greedy
