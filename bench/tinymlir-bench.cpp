@@ -92,7 +92,8 @@ int main(int argc, char **argv) {
   double budget = 1.0;
   app.add_option("--only", only,
                  "run the benchmarks whose name starts with this ('machine': bandwidth, sgemm and "
-                 "dgemm; 'bandwidth': bandwidth alone)");
+                 "dgemm; 'bandwidth': bandwidth alone; 'prefill-products': a 256-token GPT-2 "
+                 "124M prefill's products alone)");
   app.add_option("--threads", threads, "OpenBLAS threads (NumPy's peer uses its default)");
   app.add_option("--seconds", budget, "time budget per measurement");
   int64_t rows = 1;
@@ -156,6 +157,47 @@ int main(int argc, char **argv) {
                 "\"threads\": %d}\n",
                 n * 4.0 / read / 1e9, 2.0 * 256 * 768 * 3072 / gemm / 1e9,
                 2.0 * 256 * 768 * 3072 / dgemm / 1e9, workers);
+    return 0;
+  }
+
+  if (only == "prefill-products") {
+    // The products of a 256-token prefill of GPT-2 124M alone, cblas called
+    // directly: 12 layers of (256,768)@(768,2304), (768,768), (768,3072) and
+    // (256,3072)@(3072,768), each layer with its own weights (113 MB in
+    // float32), read from memory as a prefill reads them. The ceiling of the
+    // prefill's rate with these BLAS calls; dgemm's weights are float64 here,
+    // converted beforehand.
+    const int64_t M = 256, C = 768, L = 12;
+    const int64_t shapes[4][2] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}};
+    auto layers = [&](auto blas, DType dtype) {
+      std::vector<Array> weights;
+      for (int64_t l = 0; l < L; ++l)
+        for (const auto &kn : shapes)
+          weights.push_back(randn({kn[0], kn[1]}, 10 + l).astype(dtype));
+      Array x = randn({M, 4 * C}, 1).astype(dtype), y = Array::empty({M, 4 * C}, dtype);
+      return median(
+          [&] {
+            for (const Array &w : weights) {
+              const int k = static_cast<int>(w.dim(0)), n = static_cast<int>(w.dim(1));
+              blas(static_cast<int>(M), n, k, x.data(), w.data(), y.data());
+            }
+          },
+          budget);
+    };
+    auto sgemm = [](int m, int n, int k, const void *a, const void *b, void *c) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                  static_cast<const float *>(a), k, static_cast<const float *>(b), n, 0.0f,
+                  static_cast<float *>(c), n);
+    };
+    auto dgemm = [](int m, int n, int k, const void *a, const void *b, void *c) {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
+                  static_cast<const double *>(a), k, static_cast<const double *>(b), n, 0.0,
+                  static_cast<double *>(c), n);
+    };
+    const double flops = 2.0 * M * L * 12 * C * C;
+    double s = layers(+sgemm, DType::f32), d = layers(+dgemm, DType::f64);
+    std::printf("{\"sgemm_s\": %.6f, \"dgemm_s\": %.6f, \"sgemm_gflops\": %.3f, "
+                "\"dgemm_gflops\": %.3f}\n", s, d, flops / s / 1e9, flops / d / 1e9);
     return 0;
   }
 
