@@ -57,6 +57,14 @@ def GuardExpUnderflowPass : ModulePass<"tinymlir-guard-exp-underflow"> {
   let statistics = [Statistic<"guarded", "guarded", "exps guarded">];
 }
 
+def InterchangeScatteredCopiesPass : ModulePass<"tinymlir-interchange-scattered-copies"> {
+  let summary = "Row-by-row copies into slots of non-unit innermost stride (index_put's loop) "
+                "become a parallel loop over the row's elements, the rows in order inside";
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [Statistic<"interchanged", "interchanged", "row loops interchanged">];
+}
+
 def SerializeSmallParallelLoopsPass
     : ModulePass<"tinymlir-serialize-small-parallel-loops"> {
   let summary = "Make small and nested scf.parallel loops sequential; one parallel dimension for "
