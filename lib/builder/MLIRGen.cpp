@@ -17,6 +17,7 @@
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
+#include <mlir/Dialect/Utils/ReshapeOpsUtils.h>
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/BuiltinTypes.h>
 
@@ -234,8 +235,15 @@ private:
                                             sizes, strides);
     }
     case Op::Reshape: {
-      // A shape operand (not expand/collapse_shape), so fusion cannot fold the
-      // reshape into a neighbouring matmul and turn it into a generic.
+      // A slice split into more dimensions (a row of packed q, k, v into
+      // heads) stays a view of the slice: expand_shape, no copy.
+      if (n.args[0]->op == Op::Slice && n.shape.size() > n.args[0]->shape.size()) {
+        if (auto groups = getReassociationIndicesForReshape(tensorType(*n.args[0]), tensorType(n)))
+          return tensor::ExpandShapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), *groups);
+      }
+      // Otherwise a shape operand (not expand/collapse_shape), so fusion
+      // cannot fold the reshape into a neighbouring matmul and turn it into a
+      // generic.
       auto shapeType = RankedTensorType::get({static_cast<int64_t>(n.shape.size())}, b_.getI64Type());
       Value shape = arith::ConstantOp::create(
           b_, loc_, DenseIntElementsAttr::get(shapeType, ArrayRef<int64_t>(n.shape)));
