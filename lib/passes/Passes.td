@@ -18,8 +18,9 @@ def SimplifyMathPass : ModulePass<"tinymlir-simplify-math"> {
 def SmallProductsPass : ModulePass<"tinymlir-small-products"> {
   let summary = "Lower memref matrix-vector and few-row mixed-precision products to streaming "
                 "loops";
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", "kSmallProductMaxRows",
            "Most rows of a mixed-precision product lowered here">,

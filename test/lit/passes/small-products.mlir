@@ -10,8 +10,7 @@
 // CHECK: scf.parallel
 // CHECK: scf.for
 // CHECK: memref.load %arg1
-// CHECK: arith.mulf
-// CHECK: arith.addf
+// CHECK: llvm.intr.fmuladd
 // TWO-LABEL: func.func @gemv
 // TWO-NOT: linalg.matmul
 func.func @gemv(%a: memref<1x6xf32>, %b: memref<6x256xf32>, %c: memref<1x256xf32>) {
@@ -100,7 +99,8 @@ func.func @gemm_transposed_copy(%a: memref<4x6xf32>, %w: memref<256x6xf32>, %c: 
 
 // Several rows against (K, N) weights with K a multiple of 32 (the chunked
 // loop): the rows share each pass over the weights in register blocks, each
-// weight vector loaded once (float32, widened) for a block of rows.
+// weight vector loaded once (float32, widened) for a block of rows; a
+// multiply-add (fused where the CPU has FMA) per term.
 // STREAM-LABEL: func.func @rows_share_weights
 // STREAM-NOT: linalg.matmul
 // STREAM: scf.parallel
@@ -108,14 +108,13 @@ func.func @gemm_transposed_copy(%a: memref<4x6xf32>, %w: memref<256x6xf32>, %c: 
 // STREAM: %[[W:.*]] = vector.load %arg1[{{.*}}] : memref<64x256xf32>, vector<8xf32>
 // STREAM: arith.extf %[[W]] : vector<8xf32> to vector<8xf64>
 // STREAM: vector.broadcast {{.*}} : f64 to vector<8xf64>
-// STREAM: arith.mulf {{.*}} : vector<8xf64>
-// STREAM: arith.addf {{.*}} : vector<8xf64>
+// STREAM: llvm.intr.fmuladd({{.*}}) : (vector<8xf64>, vector<8xf64>, vector<8xf64>) -> vector<8xf64>
 // STREAM: vector.store {{.*}} : memref<4x4x256xf64>, vector<8xf64>
 // With vector-bits=512 (AVX-512 CPUs) the blocks' vectors have 16 lanes.
 // V512-LABEL: func.func @rows_share_weights
 // V512: %[[W:.*]] = vector.load %arg1[{{.*}}] : memref<64x256xf32>, vector<16xf32>
 // V512: arith.extf %[[W]] : vector<16xf32> to vector<16xf64>
-// V512: arith.addf {{.*}} : vector<16xf64>
+// V512: llvm.intr.fmuladd({{.*}}) : (vector<16xf64>, vector<16xf64>, vector<16xf64>) -> vector<16xf64>
 func.func @rows_share_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32>, %c: memref<4x256xf64>) {
   linalg.matmul ins(%a, %b : memref<4x64xf64>, memref<64x256xf32>) outs(%c : memref<4x256xf64>)
   return
@@ -143,7 +142,7 @@ func.func @strided_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32, strided<
 // STREAM: vector.load %arg1[{{.*}}] : memref<6x16xf32>, vector<4xf32>
 // STREAM: arith.extf {{.*}} : vector<4xf32> to vector<4xf64>
 // STREAM: vector.load %arg0[{{.*}}] : memref<3x16xf64>, vector<4xf64>
-// STREAM: arith.mulf {{.*}} : vector<4xf64>
+// STREAM: llvm.intr.fmuladd({{.*}}) : (vector<4xf64>, vector<4xf64>, vector<4xf64>) -> vector<4xf64>
 // STREAM: vector.reduction <add>, {{.*}} fastmath<reassoc> : vector<4xf64> into f64
 // STREAM: scf.parallel {{.*}} = (%c4{{.*}}) to (%c6{{.*}}) step (%c1{{.*}})
 // STREAM: vector.reduction <add>
