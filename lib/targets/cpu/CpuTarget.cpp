@@ -1,7 +1,8 @@
 // The CPU target: after bufferization, small products to streaming loops, the
 // others to BLAS calls (options.blas), reductions to register loops, exp
-// guarded, scattering row loops interchanged, linalg to loops (scf.parallel over parallel dimensions), small
-// parallel loops serialized, then loops to LLVM (OpenMP for scf.parallel).
+// guarded, scattering row loops interchanged, linalg to loops (scf.parallel
+// over parallel dimensions), small parallel loops serialized, then loops to
+// LLVM (OpenMP for scf.parallel).
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
 #include "targets/Target.h"
@@ -27,7 +28,8 @@ public:
     if (blas_)
       p += "tinymlir-blas-rewrite,";
     p += "tinymlir-lower-reductions,tinymlir-guard-exp-underflow,"
-         "tinymlir-interchange-scattered-copies,convert-linalg-to-parallel-loops,tinymlir-serialize-small-parallel-loops{minimum-work=" +
+         "tinymlir-interchange-scattered-copies,convert-linalg-to-parallel-loops,"
+         "tinymlir-serialize-small-parallel-loops{minimum-work=" +
          std::to_string(kMinimumParallelWork) + "})";
     return joinPipelines({p, kLoopsToLlvmPipeline});
   }
