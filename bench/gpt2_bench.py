@@ -96,9 +96,10 @@ def main():
 
     # Time to first token: cold disk cache, then warm.
     cold, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", "1"], env)
-    warm, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", "1"], env)
+    warm = [run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", "1"], env)[0]
+            for _ in range(a.rounds)]
     print(f"time to first token (10-token prompt, whole process): cold cache {cold:.2f} s, "
-          f"warm cache {warm:.2f} s")
+          f"warm cache {spread(warm, lambda v: f'{v:.3f} s')}")
 
     # Full-prefix mode against the NumPy reference (10 + 10 tokens), alternating;
     # the first run, with an empty disk cache, compiles its specializations.
