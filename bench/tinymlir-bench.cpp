@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
     // converted beforehand.
     const int64_t M = 256, C = 768, L = 12;
     const int64_t shapes[4][2] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}};
-    auto layers = [&](auto blas, DType dtype) {
+    auto layers = [&](DType dtype) {
       std::vector<Array> weights;
       for (int64_t l = 0; l < L; ++l)
         for (const auto &kn : shapes)
@@ -178,24 +178,20 @@ int main(int argc, char **argv) {
       return median(
           [&] {
             for (const Array &w : weights) {
-              const int k = static_cast<int>(w.dim(0)), n = static_cast<int>(w.dim(1));
-              blas(static_cast<int>(M), n, k, x.data(), w.data(), y.data());
+              const int m = static_cast<int>(M), k = static_cast<int>(w.dim(0)),
+                        n = static_cast<int>(w.dim(1));
+              if (dtype == DType::f32)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                            x.data<float>(), k, w.data<float>(), n, 0.0f, y.data<float>(), n);
+              else
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
+                            x.data<double>(), k, w.data<double>(), n, 0.0, y.data<double>(), n);
             }
           },
           budget);
     };
-    auto sgemm = [](int m, int n, int k, const void *a, const void *b, void *c) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                  static_cast<const float *>(a), k, static_cast<const float *>(b), n, 0.0f,
-                  static_cast<float *>(c), n);
-    };
-    auto dgemm = [](int m, int n, int k, const void *a, const void *b, void *c) {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
-                  static_cast<const double *>(a), k, static_cast<const double *>(b), n, 0.0,
-                  static_cast<double *>(c), n);
-    };
     const double flops = 2.0 * M * L * 12 * C * C;
-    double s = layers(+sgemm, DType::f32), d = layers(+dgemm, DType::f64);
+    double s = layers(DType::f32), d = layers(DType::f64);
     std::printf("{\"sgemm_s\": %.6f, \"dgemm_s\": %.6f, \"sgemm_gflops\": %.3f, "
                 "\"dgemm_gflops\": %.3f}\n", s, d, flops / s / 1e9, flops / d / 1e9);
     return 0;

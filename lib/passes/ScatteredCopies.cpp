@@ -81,12 +81,11 @@ linalg::CopyOp scatteredCopy(scf::ForOp loop) {
 void interchange(scf::ForOp loop, linalg::CopyOp copy) {
   OpBuilder b(loop);
   Location loc = loop.getLoc();
-  SmallVector<Value> lower, upper, step;
-  for (int64_t size : cast<MemRefType>(copy.getInputs()[0].getType()).getShape()) {
-    lower.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+  auto shape = cast<MemRefType>(copy.getInputs()[0].getType()).getShape();
+  SmallVector<Value> lower(shape.size(), arith::ConstantIndexOp::create(b, loc, 0)), upper,
+      step(shape.size(), arith::ConstantIndexOp::create(b, loc, 1));
+  for (int64_t size : shape)
     upper.push_back(arith::ConstantIndexOp::create(b, loc, size));
-    step.push_back(arith::ConstantIndexOp::create(b, loc, 1));
-  }
   scf::ParallelOp::create(
       b, loc, lower, upper, step, [&](OpBuilder &b, Location loc, ValueRange element) {
         scf::ForOp::create(

@@ -63,8 +63,11 @@ Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices, Type 
 /// a * w + c, one rounding where the CPU has fused multiply-add (every x86-64
 /// CPU with AVX2): half the floating-point instructions of a multiply and an
 /// add, which bound several rows' products (batched decoding) more than
-/// memory does. The same op (llvm.intr.fmuladd) in every path below, scalar
-/// or vector, so that a row's numbers stay those it gets alone.
+/// memory does. The same op (llvm.intr.fmuladd) in the one-row loops, the
+/// row blocks and the dot tiles, scalar or vector, so that a row's numbers
+/// stay those it gets alone. (The strided dot products keep a multiply and a
+/// reassociable add, which LLVM vectorizes as a reduction; they serve any
+/// number of rows the same way.)
 Value multiplyAdd(OpBuilder &b, Location loc, Value a, Value w, Value c) {
   return LLVM::FMulAddOp::create(b, loc, a, w, c);
 }
@@ -123,11 +126,13 @@ void rowBlocksPass(OpBuilder &b, Location loc, Value A, Value B, Value partial, 
 /// (float64 on AVX-512's 32 registers: 4 rows, each weight vector widened
 /// once per 4 rows; GPT-2 124M's head, 8 rows: 14.6 -> 13.5 ms).
 constexpr int64_t kWeightRows = 4, kDotRows = 2, kWideDotRows = 4;
-/// Lanes of a dot product's accumulators: float32 in vector-bits (GPT-2
-/// 124M's head, 8 rows on a Xeon with AVX-512: 9.7 -> 8.7 ms in 512 bits),
-/// float64 in 256 bits (8 rows on an AMD EPYC: 8 lanes 25% slower than 4).
-int64_t dotLanes(Type acc, int64_t vectorBits) {
-  return (acc.isF32() ? vectorBits : 256) / acc.getIntOrFloatBitWidth();
+/// Lanes of a dot product's accumulators over K: float32 in vector-bits
+/// (GPT-2 124M's head, 8 rows on a Xeon with AVX-512: 9.7 -> 8.7 ms in 512
+/// bits) where K is a multiple of them, else 256 bits; float64 in 256 bits
+/// (8 rows on an AMD EPYC: 8 lanes 25% slower than 4).
+int64_t dotLanes(Type acc, int64_t vectorBits, int64_t K) {
+  const int64_t bits = acc.isF32() && K % (vectorBits / 32) == 0 ? vectorBits : 256;
+  return bits / acc.getIntOrFloatBitWidth();
 }
 
 /// C[i, j] += A[i, :] . B[j, :] for j in [j0, j0 + weightRows) and every row i
@@ -298,8 +303,7 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
             scf::YieldOp::create(b, loc);
           });
         });
-  } else if (const int64_t dot = K % dotLanes(acc, vectorBits) == 0 ? dotLanes(acc, vectorBits)
-                                                                   : dotLanes(acc, 256);
+  } else if (const int64_t dot = dotLanes(acc, vectorBits, K);
              !batched && K % dot == 0 && unitStride(A) && unitStride(B)) {
     // Weight rows in tiles of kWeightRows, each used by every row while in L1.
     const int64_t tiled = N / kWeightRows * kWeightRows;

@@ -64,7 +64,8 @@ template <class F> RuntimeSymbol symbol(const char *name, F *function) {
   return {name, reinterpret_cast<void *>(function)};
 }
 
-/// tinymlir_sgemm, tinymlir_dgemm (Gemm.cpp) and MLIR's memrefCopy.
+/// tinymlir_sgemm, tinymlir_dgemm (Gemm.cpp), MLIR's memrefCopy and the memref allocation
+/// functions (allocateMemory, freeMemory).
 RuntimeSymbols cpuRuntimeSymbols();
 /// The mgpu* functions of MLIR's GPU-to-LLVM lowering and tinymlirGpu* (gpu/CudaRuntime.cpp).
 RuntimeSymbols cudaRuntimeSymbols();

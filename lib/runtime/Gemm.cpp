@@ -69,16 +69,12 @@ extern "C" void tinymlir_dgemm(int64_t batch, int64_t m, int64_t n, int64_t k, c
   gemm<double>(cblas_dgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC);
 }
 
-namespace {
-// Generated code's memref.alloc and memref.dealloc
-// (finalize-memref-to-llvm{use-generic-functions}): the arrays' memory, whose
-// freed blocks are reused by the next call.
-void *allocate(size_t bytes) { return tinymlir::allocateMemory(bytes); }
-void release(void *data) { tinymlir::freeMemory(data); }
-} // namespace
-
 tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
+  // Generated code's memref.alloc and memref.dealloc
+  // (finalize-memref-to-llvm{use-generic-functions}) take the arrays' memory,
+  // whose freed blocks the next call reuses.
   return {symbol("tinymlir_sgemm", &tinymlir_sgemm), symbol("tinymlir_dgemm", &tinymlir_dgemm),
-          symbol("memrefCopy", &memrefCopy), symbol("_mlir_memref_to_llvm_alloc", &allocate),
-          symbol("_mlir_memref_to_llvm_free", &release)};
+          symbol("memrefCopy", &memrefCopy),
+          symbol("_mlir_memref_to_llvm_alloc", &tinymlir::allocateMemory),
+          symbol("_mlir_memref_to_llvm_free", &tinymlir::freeMemory)};
 }
