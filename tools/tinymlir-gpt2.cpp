@@ -32,6 +32,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <atomic>
 #include <csignal>
@@ -274,12 +275,21 @@ int main(int argc, char **argv) {
     if (threads > 0)
       setThreads(threads);
     auto start = Clock::now();
-    gpt2::Tokenizer tokenizer = gpt2::Tokenizer::loadDefault();
-    std::vector<int32_t> ids = promptIds.empty() ? tokenizer.encode(prompt) : parseIds(promptIds);
+    // The tokenizer (about 20 ms of parsing) loads on another thread while
+    // the weights are mapped and the kernels are loaded; prompt ids and
+    // --json need it only for the text of the answer.
+    std::future<gpt2::Tokenizer> loading = std::async(std::launch::async, gpt2::Tokenizer::loadDefault);
+    std::optional<gpt2::Tokenizer> loaded;
+    auto tokenizer = [&]() -> const gpt2::Tokenizer & {
+      if (!loaded)
+        loaded.emplace(loading.get());
+      return *loaded;
+    };
+    std::vector<int32_t> ids = promptIds.empty() ? tokenizer().encode(prompt) : parseIds(promptIds);
     if (model.empty())
       model = defaultModel();
     gpt2::Weights weights = gpt2::loadCheckpoint(model);
-    if (weights.config.vocab_size > tokenizer.vocabSize() && !json && promptIds.empty())
+    if (!json && promptIds.empty() && weights.config.vocab_size > tokenizer().vocabSize())
       std::cerr << "tinymlir-gpt2: note: the model's vocabulary is larger than the tokenizer's\n";
     double loadSeconds = since(start);
     JitOptions options; // the environment's defaults, then the flags given
@@ -293,9 +303,9 @@ int main(int argc, char **argv) {
       options.target = Target::GPU;
     gpt2::Model gpt(std::move(weights), options, gpt2::parsePrecision(precision));
     if (serve)
-      return serveForever(gpt, tokenizer, server, model);
+      return serveForever(gpt, tokenizer(), server, model);
     if (!promptFile.empty())
-      return generateBatch(gpt, tokenizer, promptFile, tokens, sampling, !ignoreEos, json);
+      return generateBatch(gpt, tokenizer(), promptFile, tokens, sampling, !ignoreEos, json);
     gpt.checkIds(ids, tokens); // before the prompt is printed
     if (!dumpDir.empty())
       fs::create_directories(dumpDir);
@@ -307,7 +317,7 @@ int main(int argc, char **argv) {
     std::vector<double> stepSeconds;
     std::vector<int32_t> output;
     if (!json)
-      std::cout << (promptIds.empty() ? prompt : tokenizer.decode(ids)) << std::flush;
+      std::cout << (promptIds.empty() ? prompt : tokenizer().decode(ids)) << std::flush;
     auto stepStart = Clock::now();
     auto onToken = [&](int64_t step, int32_t next, const Array &logits) {
       stepSeconds.push_back(since(stepStart));
@@ -317,7 +327,7 @@ int main(int argc, char **argv) {
                   last.nbytes());
       output.push_back(next);
       if (!json)
-        std::cout << (next < tokenizer.vocabSize() ? tokenizer.decodeToken(next)
+        std::cout << (next < tokenizer().vocabSize() ? tokenizer().decodeToken(next)
                                                    : "<" + std::to_string(next) + ">")
                   << std::flush;
       stepStart = Clock::now();
@@ -345,7 +355,7 @@ int main(int argc, char **argv) {
       lastLogits.sliced(0, 0, generated).contiguous().saveNpy(logitsFile);
     std::string text;
     for (int32_t id : output)
-      text += id < tokenizer.vocabSize() ? tokenizer.decodeToken(id) : "";
+      text += id < tokenizer().vocabSize() ? tokenizer().decodeToken(id) : "";
     nlohmann::json result = {{"prompt_ids", ids}, {"output_ids", output}, {"text", text}};
     if (!dumpDir.empty())
       std::ofstream(fs::path(dumpDir) / "output_ids.json")
