@@ -2,6 +2,7 @@
 distributions themselves are tested statistically in test/gpt2/sampling_test.cpp)."""
 
 import json
+import os
 import subprocess
 
 import numpy as np
@@ -86,6 +87,29 @@ def test_bad_options_name_the_option(checkpoint, model, tmp_path):
               check=False)
     assert out.returncode == 1
     assert "repeat_penalty must be a finite number > 0 (1: off), got -1" in out.stderr
+
+
+def test_prompt_ids_decode_with_the_tokenizer_loaded_alongside(checkpoint, tmp_path):
+    # The command line loads the tokenizer on another thread while the model
+    # loads; with prompt ids it is needed only for the answer's text, and a
+    # tokenizer that fails to load is still an error, whichever path needs it.
+    text = cli(["--model", checkpoint, "--prompt", PROMPT, "--tokens", "5"], tmp_path)
+    want = json.loads(text.stdout)
+    ids = cli(["--model", checkpoint, "--prompt-ids", ",".join(map(str, want["prompt_ids"])),
+               "--tokens", "5"], tmp_path)
+    got = json.loads(ids.stdout)
+    assert got["output_ids"] == want["output_ids"]
+    assert got["text"] == want["text"] and got["text"]
+    empty = tmp_path / "no-tokenizer"
+    empty.mkdir()
+    for prompt in (["--prompt", PROMPT], ["--prompt-ids", "1,2,3"]):
+        out = subprocess.run([tinymlir.gpt2.tool("tinymlir-gpt2"), "--model", checkpoint, *prompt,
+                              "--tokens", "2", "--json", "--cache-dir", str(tmp_path / "kernels")],
+                             capture_output=True, text=True,
+                             env=dict(os.environ, TINYMLIR_GPT2_DATA=str(empty)))
+        assert out.returncode == 1, prompt
+        assert f"[tokenizer] {empty}/encoder.json: missing file" in out.stderr, prompt
+        assert out.stdout == "", prompt
 
 
 def read_header(path):
