@@ -2,6 +2,7 @@
 #include "targets/Target.h"
 
 #include <llvm/Config/llvm-config.h>
+#include <llvm/Support/xxhash.h>
 #include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -23,16 +25,24 @@ namespace {
 
 constexpr char kMagic[16] = {'T', 'I', 'N', 'Y', 'M', 'L', 'I', 'R', '-',
                              'K', 'E', 'R', 'N', 'E', 'L', '\n'};
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2; // 2: XXH3 checksums and names
 constexpr const char *kVersion = "tinymlir 0.1.0";
 
-uint64_t fnv1a(const char *data, size_t size, uint64_t seed = 0xcbf29ce484222325ull) {
-  uint64_t h = seed;
-  for (size_t i = 0; i < size; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
+/// XXH3: the checksum of an entry, the name of its file (128 bits of its
+/// key) and the fingerprint of the build, at memory speed (GPT-2's first token
+/// reads ten entries, up to 650 KB each, and their keys of the same size).
+uint64_t hash64(const std::string &bytes) { return llvm::xxh3_64bits(llvm::StringRef(bytes)); }
+
+/// The whole of a file, or nothing if it cannot be read.
+std::optional<std::string> readWhole(const std::string &path) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file)
+    return std::nullopt;
+  std::string bytes(static_cast<size_t>(file.tellg()), '\0');
+  file.seekg(0);
+  if (!file.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    return std::nullopt;
+  return bytes;
 }
 
 std::string hex(uint64_t v) {
@@ -73,16 +83,15 @@ bool getString(const std::string &in, size_t &pos, std::string &s) {
 std::string buildFingerprint() {
   static const std::string fingerprint = [] {
     Dl_info info;
-    if (dladdr(reinterpret_cast<void *>(&fnv1a), &info) == 0 || !info.dli_fname)
+    if (dladdr(reinterpret_cast<void *>(&hash64), &info) == 0 || !info.dli_fname)
       return std::string("unknown-build");
-    std::ifstream file(info.dli_fname, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    return hex(fnv1a(bytes.data(), bytes.size())) + "-" + std::to_string(bytes.size());
+    std::string bytes = readWhole(info.dli_fname).value_or("");
+    return hex(hash64(bytes)) + "-" + std::to_string(bytes.size());
   }();
   return fingerprint;
 }
 
-std::string hostDescription() {
+std::string describeHost() {
   std::string text = std::string("cpu=") + llvm::sys::getHostCPUName().str() + " features=";
   auto features = llvm::sys::getHostCPUFeatures();
   std::vector<std::string> enabled;
@@ -93,6 +102,12 @@ std::string hostDescription() {
   for (const std::string &f : enabled)
     text += "+" + f;
   return text;
+}
+
+/// The host does not change while the process runs (CPUID is slow in a VM).
+const std::string &hostDescription() {
+  static const std::string description = describeHost();
+  return description;
 }
 
 } // namespace
@@ -120,18 +135,17 @@ std::string cacheKey(const std::string &module, const JitOptions &options,
 }
 
 std::string entryPath(const std::string &directory, const std::string &key) {
-  uint64_t a = fnv1a(key.data(), key.size());
-  uint64_t b = fnv1a(key.data(), key.size(), 0x84222325cbf29ce4ull);
-  return (fs::path(directory) / (hex(a) + hex(b) + ".kernel")).string();
+  const llvm::XXH128_hash_t h = llvm::xxh3_128bits(
+      llvm::ArrayRef(reinterpret_cast<const uint8_t *>(key.data()), key.size()));
+  return (fs::path(directory) / (hex(h.high64) + hex(h.low64) + ".kernel")).string();
 }
 
 std::optional<CacheEntry> loadEntry(const std::string &directory, const std::string &key) {
   std::string path = entryPath(directory, key);
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
+  std::optional<std::string> read = readWhole(path);
+  if (!read)
     return std::nullopt;
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  file.close();
+  const std::string &bytes = *read;
   auto reject = [&]() -> std::optional<CacheEntry> {
     std::error_code ignored;
     fs::remove(path, ignored); // corrupt or stale: never loaded, replaced later
@@ -143,7 +157,7 @@ std::optional<CacheEntry> loadEntry(const std::string &directory, const std::str
   if (bytes.size() < pos || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
       !getU64(bytes, pos, format) || format != kFormat || !getU64(bytes, pos, checksum) ||
       !getU64(bytes, pos, size) || bytes.size() - pos != size ||
-      fnv1a(bytes.data() + pos, size) != checksum)
+      llvm::xxh3_64bits(llvm::StringRef(bytes).substr(pos)) != checksum)
     return reject();
   CacheEntry entry;
   std::string storedKey, blas;
@@ -170,7 +184,7 @@ bool storeEntry(const std::string &directory, const std::string &key, const Cach
   putString(payload, std::to_string(entry.blasCalls));
   std::string bytes(kMagic, sizeof kMagic);
   putU64(bytes, kFormat);
-  putU64(bytes, fnv1a(payload.data(), payload.size()));
+  putU64(bytes, hash64(payload));
   putU64(bytes, payload.size());
   bytes += payload;
   std::string path = entryPath(directory, key);

@@ -22,8 +22,10 @@ namespace tinymlir::detail {
 /// one builtin.module(...) pipeline.
 std::string joinPipelines(std::initializer_list<std::string> pipelines);
 
-/// A context with every dialect, interface and translation the JIT needs.
-std::unique_ptr<mlir::MLIRContext> makeContext();
+/// A context with every dialect, interface and translation the JIT needs,
+/// from a pool: dropping the pointer hands it back for the next compile.
+using PooledContext = std::unique_ptr<mlir::MLIRContext, void (*)(mlir::MLIRContext *)>;
+PooledContext makeContext();
 
 /// Runs a textual pass pipeline, then the verifier. On failure throws an
 /// Error naming `stage` and carrying MLIR's diagnostics.

@@ -585,6 +585,39 @@ TEST(Jit, ThreadsCallingWhileItCompilesShareOneCompilation) {
   EXPECT_EQ(f.stats().hits, static_cast<size_t>(kThreads - 1));
 }
 
+TEST(Jit, CompilesOnSeveralThreadsAtOnce) {
+  // Each compile borrows an MLIR context from a pool and gives it back, and a
+  // context is dropped after 32 compiles (lib/passes/Registration.cpp): four
+  // threads compile 40 specializations each, all at the same time, more than
+  // one context's lifetime.
+  auto f = jit([](const Tensor &x) { return x * 2 + 1; });
+  constexpr int kThreads = 4, kShapes = 40;
+  std::latch start(kThreads);
+  std::vector<std::string> wrong(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int s = 0; s < kShapes && wrong[t].empty(); ++s) {
+        const int64_t n = 1 + t * kShapes + s; // a length no other thread compiles
+        std::vector<float> x(n);
+        for (int64_t i = 0; i < n; ++i)
+          x[i] = static_cast<float>(i % 97) - 48; // small integers: exact results
+        Array r = f(Array::fromVector<float>(x, {n}));
+        std::vector<float> y = r.toVector<float>();
+        for (int64_t i = 0; i < n && wrong[t].empty(); ++i)
+          if (y[i] != 2 * x[i] + 1)
+            wrong[t] = "length " + std::to_string(n) + " at " + std::to_string(i) + ": " +
+                       std::to_string(y[i]) + " for x = " + std::to_string(x[i]);
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_EQ(wrong[t], "") << "thread " << t;
+  EXPECT_EQ(f.stats().compilations, static_cast<size_t>(kThreads * kShapes));
+}
+
 TEST(Jit, ACompileErrorReachesEveryWaitingThreadAndIsNotCached) {
   auto f = jit([](const Tensor &a, const Tensor &b) { return matmul(a, b); });
   Array a = randomArray({3, 5}, DType::f32, 1), b = randomArray({4, 7}, DType::f32, 2);
