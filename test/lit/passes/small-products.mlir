@@ -140,6 +140,9 @@ func.func @strided_weights(%a: memref<4x64xf64>, %b: memref<64x256xf32, strided<
 // STREAM-NOT: linalg.matmul
 // STREAM: scf.parallel {{.*}} to (%c4{{.*}}) step (%c4{{.*}})
 // STREAM: :8 = scf.for
+// The next tile's weight rows (the last row at most) are prefetched at each k.
+// STREAM: %[[NEXT:.*]] = arith.minui
+// STREAM: memref.prefetch %arg1[%[[NEXT]], %{{.*}}], read, locality<3>, data : memref<6x16xf32>
 // STREAM: vector.load %arg1[{{.*}}] : memref<6x16xf32>, vector<4xf32>
 // STREAM: arith.extf {{.*}} : vector<4xf32> to vector<4xf64>
 // STREAM: vector.load %arg0[{{.*}}] : memref<3x16xf64>, vector<4xf64>
@@ -156,6 +159,20 @@ func.func @tied_dot_tiles(%a: memref<3x16xf64>, %w: memref<6x16xf32>, %c: memref
   linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
                                  affine_map<(i, j, k) -> (i, j)>]
     ins(%a, %w : memref<3x16xf64>, memref<6x16xf32>) outs(%c : memref<3x6xf64>)
+  return
+}
+
+// On AVX-512, 5 to 8 rows of float64 make one block with tiles of 2 weight
+// rows: 8 x 2 dot products, each weight vector read once for every row.
+// V512-LABEL: func.func @all_rows_dot_tiles
+// V512: scf.parallel {{.*}} to (%c6{{.*}}) step (%c2{{.*}})
+// V512: :16 = scf.for
+// V512-NOT: scf.for
+// V512: return
+func.func @all_rows_dot_tiles(%a: memref<8x16xf64>, %w: memref<6x16xf32>, %c: memref<8x6xf64>) {
+  linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                 affine_map<(i, j, k) -> (i, j)>]
+    ins(%a, %w : memref<8x16xf64>, memref<6x16xf32>) outs(%c : memref<8x6xf64>)
   return
 }
 
