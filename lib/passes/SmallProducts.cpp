@@ -31,6 +31,12 @@ constexpr int64_t kColumnBlocks = 4;
 constexpr int64_t kRowChunks = 4;
 /// Rows of B per pass over a partial row (measured: 8 streams beat 4 and 16).
 constexpr int64_t kRowsPerPass = 8;
+/// The one-row loop over a pass's columns goes a cache line of float32 (16
+/// columns) at a time and prefetches each of its rows kLineAhead lines ahead:
+/// float64 products of float32 weights (the reference's decoding) leave the
+/// hardware's prefetcher behind (GPT-2 124M, one row: layers 14.9 -> 12.9 ms a
+/// token, 38 -> 41 tokens/s; float32 unchanged).
+constexpr int64_t kLine = 16, kLineAhead = 8;
 
 /// scf.for from lower to upper by step, with a body that yields nothing.
 void forLoop(OpBuilder &b, Location loc, Value lower, Value upper, int64_t step,
@@ -258,13 +264,27 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
               SmallVector<Value> as;
               for (int64_t u = 0; u < kRowsPerPass; ++u)
                 as.push_back(loadAs(b, loc, A, {i, ks[u]}, acc));
-              forLoop(b, loc, index(b, 0), index(b, N), 1, [&](OpBuilder &b, Location loc, Value j) {
-                Value c = memref::LoadOp::create(b, loc, partial, ValueRange{chunk, i, j});
-                for (int64_t u = 0; u < kRowsPerPass; ++u) {
-                  Value w = loadAs(b, loc, B, {ks[u], j}, acc);
-                  c = multiplyAdd(b, loc, as[u], w, c);
-                }
-                memref::StoreOp::create(b, loc, c, partial, ValueRange{chunk, i, j});
+              auto columns = [&](OpBuilder &b, Location loc, Value from, Value to) {
+                forLoop(b, loc, from, to, 1, [&](OpBuilder &b, Location loc, Value j) {
+                  Value c = memref::LoadOp::create(b, loc, partial, ValueRange{chunk, i, j});
+                  for (int64_t u = 0; u < kRowsPerPass; ++u) {
+                    Value w = loadAs(b, loc, B, {ks[u], j}, acc);
+                    c = multiplyAdd(b, loc, as[u], w, c);
+                  }
+                  memref::StoreOp::create(b, loc, c, partial, ValueRange{chunk, i, j});
+                });
+              };
+              if (N % kLine != 0) {
+                columns(b, loc, index(b, 0), index(b, N));
+                return;
+              }
+              Value lastColumn = index(b, N - 1);
+              forLoop(b, loc, index(b, 0), index(b, N), kLine, [&](OpBuilder &b, Location loc, Value j0) {
+                Value ahead = arith::MinUIOp::create(
+                    b, loc, arith::AddIOp::create(b, loc, j0, index(b, kLineAhead * kLine)), lastColumn);
+                for (int64_t u = 0; u < kRowsPerPass; ++u)
+                  memref::PrefetchOp::create(b, loc, B, ValueRange{ks[u], ahead}, false, 3, true);
+                columns(b, loc, j0, arith::AddIOp::create(b, loc, j0, index(b, kLine)));
               });
             });
           });

@@ -39,6 +39,19 @@ func.func @mixed(%a: memref<4x6xf64>, %b: memref<6x256xf32>, %c: memref<4x256xf6
 
 // Same precision with several rows: BLAS's, left alone -- unless stream-rows
 // allows them (sequences decoded together: each row as a one-row product).
+// One row against weights (K, N) with K a multiple of 32: row chunks in
+// parallel, passes of 8 rows of B, and the columns a cache line (16) at a
+// time, each of the 8 rows prefetched 8 lines ahead (the last column at most).
+// CHECK-LABEL: func.func @one_row_prefetches
+// CHECK: scf.for {{.*}} to %c256 step %c16
+// CHECK: %[[AHEAD:.*]] = arith.minui %{{.*}}, %c255 : index
+// CHECK-COUNT-8: memref.prefetch %arg1[%{{.*}}, %[[AHEAD]]], read, locality<3>, data : memref<64x256xf32>
+// CHECK: llvm.intr.fmuladd
+func.func @one_row_prefetches(%a: memref<1x64xf64>, %b: memref<64x256xf32>, %c: memref<1x256xf64>) {
+  linalg.matmul ins(%a, %b : memref<1x64xf64>, memref<64x256xf32>) outs(%c : memref<1x256xf64>)
+  return
+}
+
 // CHECK-LABEL: func.func @gemm
 // TWO-LABEL: func.func @gemm
 // CHECK: linalg.matmul
