@@ -118,6 +118,9 @@ func.func @gemm_transposed_copy(%a: memref<4x6xf32>, %w: memref<256x6xf32>, %c: 
 // STREAM-NOT: linalg.matmul
 // STREAM: scf.parallel
 // STREAM: vector.load %{{.*}} : memref<4x4x256xf64>, vector<8xf64>
+// The first block of rows prefetches each weight vector's row 8 lines ahead.
+// STREAM: %[[AHEAD:.*]] = arith.minui %{{.*}}, %c255 : index
+// STREAM-NEXT: memref.prefetch %arg1[%{{.*}}, %[[AHEAD]]], read, locality<3>, data : memref<64x256xf32>
 // STREAM: %[[W:.*]] = vector.load %arg1[{{.*}}] : memref<64x256xf32>, vector<8xf32>
 // STREAM: arith.extf %[[W]] : vector<8xf32> to vector<8xf64>
 // STREAM: vector.broadcast {{.*}} : f64 to vector<8xf64>
