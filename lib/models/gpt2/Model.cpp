@@ -261,7 +261,7 @@ void Decoder::reserve(int64_t capacity) {
   if (capacity > context)
     throw Error("[gpt2] " + std::to_string(capacity) + " positions exceed the context of " +
                 std::to_string(context) + " positions");
-  const int64_t P = bucket(capacity, 64, context), old = capacity_;
+  const int64_t P = bucket(capacity, 128, context), old = capacity_;
   if (P <= old)
     return;
   const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim();

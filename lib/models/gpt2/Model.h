@@ -91,7 +91,7 @@ using TokenCallback = std::function<void(int64_t, int32_t, const Array &)>;
 struct GenerateOptions {
   /// true: with a key/value cache. The prompt is computed once (padded to a
   /// bucket of lengths), then each new token only at its own position. The
-  /// cache holds a bucket of capacity (a power of two, at least 64, at most
+  /// cache holds a bucket of capacity (a power of two, at least 128, at most
   /// the context), so every step reuses the same compiled code.
   /// false: the whole prefix again for each token, as the reference does.
   bool incremental = true;
@@ -233,11 +233,11 @@ public:
   /// Positions computed so far for a sequence (prompt and tokens).
   int64_t length(Sequence sequence) const;
 
-  /// Room for sequences of `capacity` positions (rounded up to a bucket: 64,
-  /// 128, ... the context); the caches are copied into larger ones. Each step
-  /// reads the whole capacity (GPT-2 124M, reference: 147 KB a position and
-  /// sequence): 64 rather than 128 for short runs (8 prompts of 3 to 24
-  /// tokens, 40 new: batch 8 at 173 -> 182 tokens/s, batch 1 41 -> 43).
+  /// Room for sequences of `capacity` positions (rounded up to a bucket: 128,
+  /// 256, ... the context); the caches are copied into larger ones. (Starting
+  /// at 64 made short batches 5% faster but gave the server other
+  /// specializations than those its clients' runs leave in the disk cache:
+  /// p99 per token 290 -> 850 ms in bench/server_bench.py.)
   void reserve(int64_t capacity);
   /// Computes the prompt (checked as Model::checkIds, and against the
   /// capacity) in a free slot; returns the new sequence and the logits (1, V)
