@@ -80,6 +80,18 @@ Value multiplyAdd(OpBuilder &b, Location loc, Value a, Value w, Value c) {
   return LLVM::FMulAddOp::create(b, loc, a, w, c);
 }
 
+/// Prefetches B[row, column] into L1 for reading, a hint that loads nothing.
+void prefetch(OpBuilder &b, Location loc, Value B, Value row, Value column) {
+  memref::PrefetchOp::create(b, loc, B, ValueRange{row, column}, /*isWrite=*/false,
+                             /*localityHint=*/3, /*isDataCache=*/true);
+}
+
+/// at + distance, at most last: an index ahead that stays inside the memref.
+Value ahead(OpBuilder &b, Location loc, Value at, int64_t distance, Value last) {
+  return arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, at, arith::ConstantIndexOp::create(b, loc, distance)), last);
+}
+
 /// Register blocks of rowBlocksPass: kRowBlock rows x kVectors vectors of
 /// `lanes` (vector-bits / 32) elements.
 constexpr int64_t kVectors = 2, kRowBlock = 4;
@@ -116,11 +128,8 @@ void rowBlocksPass(OpBuilder &b, Location loc, Value A, Value B, Value partial, 
       for (Value k : ks) {
         SmallVector<Value> ws;
         if (i0 == 0)
-          for (int64_t v = 0; v < kVectors; ++v) {
-            Value ahead = arith::MinUIOp::create(
-                b, loc, arith::AddIOp::create(b, loc, js[v], index(b, kLineAhead * kLine)), lastColumn);
-            memref::PrefetchOp::create(b, loc, B, ValueRange{k, ahead}, false, 3, true);
-          }
+          for (int64_t v = 0; v < kVectors; ++v)
+            prefetch(b, loc, B, k, ahead(b, loc, js[v], kLineAhead * kLine, lastColumn));
         for (int64_t v = 0; v < kVectors; ++v)
           ws.push_back(convertTo(b, loc, vector::LoadOp::create(b, loc, narrow, B, ValueRange{k, js[v]}), acc));
         for (int64_t r = 0; r < rows; ++r) {
@@ -185,11 +194,8 @@ void dotTile(OpBuilder &b, Location loc, Value A, Value B, Value C, Value j0, in
         b, loc, index(b, 0), index(b, K), index(b, lanes), init,
         [&](OpBuilder &b, Location loc, Value k, ValueRange sums) {
           SmallVector<Value> ws, next(sums.begin(), sums.end());
-          for (Value j : js) {
-            Value ahead = arith::MinUIOp::create(
-                b, loc, arith::AddIOp::create(b, loc, j, index(b, weightRows)), lastRow);
-            memref::PrefetchOp::create(b, loc, B, ValueRange{ahead, k}, false, 3, true);
-          }
+          for (Value j : js)
+            prefetch(b, loc, B, ahead(b, loc, j, weightRows, lastRow), k);
           for (Value j : js)
             ws.push_back(convertTo(b, loc, vector::LoadOp::create(b, loc, vectorOf(B), B, ValueRange{j, k}), acc));
           for (int64_t r = 0; r < rows; ++r) {
@@ -289,10 +295,9 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
               }
               Value lastColumn = index(b, N - 1);
               forLoop(b, loc, index(b, 0), index(b, N), kLine, [&](OpBuilder &b, Location loc, Value j0) {
-                Value ahead = arith::MinUIOp::create(
-                    b, loc, arith::AddIOp::create(b, loc, j0, index(b, kLineAhead * kLine)), lastColumn);
+                Value column = ahead(b, loc, j0, kLineAhead * kLine, lastColumn);
                 for (int64_t u = 0; u < kRowsPerPass; ++u)
-                  memref::PrefetchOp::create(b, loc, B, ValueRange{ks[u], ahead}, false, 3, true);
+                  prefetch(b, loc, B, ks[u], column);
                 columns(b, loc, j0, arith::AddIOp::create(b, loc, j0, index(b, kLine)));
               });
             });
