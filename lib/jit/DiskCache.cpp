@@ -31,15 +31,16 @@ constexpr const char *kVersion = "tinymlir 0.1.0";
 /// XXH3: the checksum of an entry, the name of its file (128 bits of its
 /// key) and the fingerprint of the build, at memory speed (GPT-2's first token
 /// reads ten entries, up to 650 KB each, and their keys of the same size).
-uint64_t hash64(const std::string &bytes) { return llvm::xxh3_64bits(llvm::StringRef(bytes)); }
+uint64_t hash64(llvm::StringRef bytes) { return llvm::xxh3_64bits(bytes); }
 
 /// The whole of a file, or nothing if it cannot be read.
 std::optional<std::string> readWhole(const std::string &path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file)
+  std::error_code error;
+  const uintmax_t size = fs::file_size(path, error); // fails for a directory, which would open
+  std::ifstream file(path, std::ios::binary);
+  if (error || !file)
     return std::nullopt;
-  std::string bytes(static_cast<size_t>(file.tellg()), '\0');
-  file.seekg(0);
+  std::string bytes(static_cast<size_t>(size), '\0');
   if (!file.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
     return std::nullopt;
   return bytes;
@@ -157,7 +158,7 @@ std::optional<CacheEntry> loadEntry(const std::string &directory, const std::str
   if (bytes.size() < pos || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
       !getU64(bytes, pos, format) || format != kFormat || !getU64(bytes, pos, checksum) ||
       !getU64(bytes, pos, size) || bytes.size() - pos != size ||
-      llvm::xxh3_64bits(llvm::StringRef(bytes).substr(pos)) != checksum)
+      hash64(llvm::StringRef(bytes).substr(pos)) != checksum)
     return reject();
   CacheEntry entry;
   std::string storedKey, blas;

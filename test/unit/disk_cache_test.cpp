@@ -111,6 +111,22 @@ TEST_F(DiskCache, CorruptEntriesAreIgnoredAndReplaced) {
   });
 }
 
+TEST_F(DiskCache, ADirectoryWhereAnEntryGoesIsAMiss) {
+  // A directory opens as a file would; reading it must be a miss, not a
+  // crash (its size is not the bytes to read).
+  Array expected = jit(program, options_)(x_, w_);
+  ASSERT_EQ(entries().size(), 1u);
+  fs::path entry = entries()[0];
+  fs::remove(entry);
+  fs::create_directory(entry);
+  auto f = jit(program, options_);
+  Array got = f(x_, w_);
+  EXPECT_EQ(f.stats().diskHits, 0u);
+  EXPECT_EQ(f.stats().compilations, 1u);
+  EXPECT_TRUE(allClose(got, expected, 0, 0));
+  EXPECT_TRUE(fs::is_directory(entry)) << "left as it was: the entry is not stored over it";
+}
+
 TEST_F(DiskCache, CanBeSwitchedOff) {
   JitOptions off;
   off.diskCache = false;
