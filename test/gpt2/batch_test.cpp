@@ -58,14 +58,16 @@ using Logits = std::map<size_t, std::vector<Array>>;
 TEST_P(BatchTest, EachSequenceGetsTheTokensAndLogitsItGetsAlone) {
   gpt2::Model model(gpt2::loadCheckpoint(dir_.string()), {}, GetParam());
   Logits batched;
-  auto together = model.generateBatch(kPrompts, 20, {},
+  // 50 tokens: the batch's steps attend to 128 positions once its longest
+  // sequence passes 64, those of shorter sequences alone to 64.
+  auto together = model.generateBatch(kPrompts, 50, {},
                                       [&](size_t i, int64_t, int32_t, const Array &logits) {
                                         batched[i].push_back(logits.copy());
                                       });
   ASSERT_EQ(together.size(), kPrompts.size());
   for (size_t i = 0; i < kPrompts.size(); ++i) {
     std::vector<Array> alone;
-    auto tokens = model.generate(kPrompts[i], 20, {}, [&](int64_t, int32_t, const Array &logits) {
+    auto tokens = model.generate(kPrompts[i], 50, {}, [&](int64_t, int32_t, const Array &logits) {
       alone.push_back(logits.copy());
     });
     EXPECT_EQ(together[i], tokens) << "sequence " << i;

@@ -180,6 +180,47 @@ TEST_F(ModelTest, DecodingCompilesNothingPerToken) {
             "[gpt2] compileAhead: give at least one new token, not 0");
 }
 
+TEST(Gpt2Decoding, StepsAttendToAWidthThatGrowsWithTheSequences) {
+  // The model of ModelTest (the same tolerance holds) with 160 positions:
+  // decoding steps attend to the first 64 cached positions, then 128.
+  const fs::path dir =
+      fs::temp_directory_path() / ("tinymlir-widths-test-" + std::to_string(::getpid()));
+  gpt2::Config c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 8;
+  c.n_positions = 160;
+  c.vocab_size = 20;
+  gpt2::writeRandomCheckpoint(dir.string(), c, 5);
+  gpt2::Model model(gpt2::loadCheckpoint(dir.string()));
+  // Compiled ahead: the prompt's 10, and steps at widths 64 and 128 (a block
+  // each for float32 and float64 input, 2 x 2) with their projections, cache
+  // writes and embedding (7): 21. Decoding compiles nothing more.
+  model.compileAhead(60, 12);
+  EXPECT_EQ(model.compilations(), 21u);
+  std::vector<int32_t> prompt(60);
+  for (size_t i = 0; i < prompt.size(); ++i)
+    prompt[i] = static_cast<int32_t>(i * 7 % 20);
+  // Steps at positions 60 to 70: a width's last column (63, of 64) and the
+  // first steps past it, within rounding of recomputing the whole prefix.
+  std::vector<Array> full, cached;
+  auto keep = [](std::vector<Array> &into) {
+    return [&into](int64_t, int32_t, const Array &logits) {
+      const int64_t T = logits.dim(0);
+      into.push_back(logits.sliced(0, T - 1, T).contiguous());
+    };
+  };
+  std::vector<int32_t> a = model.generate(prompt, 12, decoding(true), keep(cached));
+  EXPECT_EQ(model.compilations(), 21u);
+  std::vector<int32_t> b = model.generate(prompt, 12, decoding(false), keep(full));
+  EXPECT_EQ(a, b);
+  ASSERT_EQ(full.size(), cached.size());
+  for (size_t s = 0; s < full.size(); ++s)
+    for (int64_t v = 0; v < 20; ++v)
+      EXPECT_NEAR(full[s].at({0, v}), cached[s].at({0, v}), kPathTolerance) << "step " << s;
+  fs::remove_all(dir);
+}
+
 TEST_F(ModelTest, RecomputingAGrowingPrefixCompilesPerLengthBucket) {
   gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
   gpt2::GenerateOptions recompute;

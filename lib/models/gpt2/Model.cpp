@@ -68,13 +68,16 @@ Tensor storeValues(const Tensor &values, const Tensor &qkv, const Tensor &slots,
 Tensor decodeBlock(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
                    const Tensor &rowPositions, const LinearParams &out,
                    const LayerNormParams &ln2, const LinearParams &up, const LinearParams &down,
-                   int64_t heads, DType constants) {
-  const int64_t B = x.dim(0), C = x.dim(1), H = heads, D = C / H, P = keys.dim(3);
-  // Sequences and heads as one batch dimension: (B * H) one-row attentions.
-  Tensor q = reshape(slice(qkv, {0, 0}, {B, C}), {B * H, 1, D});             // (BH, 1, D)
-  Tensor k = reshape(slice(keys, {0, 0, 0, 0}, {B, H, D, P}), {B * H, D, P}); // (BH, D, P)
-  Tensor v = reshape(slice(values, {0, 0, 0, 0}, {B, H, P, D}), {B * H, P, D}); // (BH, P, D)
-  Tensor mask = reshape(causalMask(B * H, P, rowPositions, qkv.dtype()), {B * H, 1, P});
+                   int64_t heads, int64_t columns, DType constants) {
+  const int64_t B = x.dim(0), C = x.dim(1), H = heads, D = C / H, S = keys.dim(0),
+                P = keys.dim(3), W = columns;
+  // Sequences and heads as one batch dimension: (B * H) one-row attentions
+  // over the first W positions (sliced after the reshape, which is then of
+  // whole arrays and copies nothing).
+  Tensor q = reshape(slice(qkv, {0, 0}, {B, C}), {B * H, 1, D});              // (BH, 1, D)
+  Tensor k = slice(reshape(keys, {S * H, D, P}), {0, 0, 0}, {B * H, D, W});   // (BH, D, W)
+  Tensor v = slice(reshape(values, {S * H, P, D}), {0, 0, 0}, {B * H, W, D}); // (BH, W, D)
+  Tensor mask = reshape(causalMask(B * H, W, rowPositions, qkv.dtype()), {B * H, 1, W});
   Tensor heads1 = attentionHeads(q, k, v, mask, constants);                   // (1, BH * D)
   Tensor attended = x + linear(reshape(heads1, {B, C}), out.w, out.b);        // (B, C)
   return feedforward(attended, ln2, up, down, constants);
@@ -240,11 +243,14 @@ Decoder::Decoder(const Model &model, int64_t slots, int64_t capacity)
   reserve(std::max<int64_t>(capacity, 1));
 }
 
-Decoder::~Decoder() { wait(); }
-
-void Decoder::wait() {
+Decoder::~Decoder() {
   if (background_.joinable())
     background_.join();
+}
+
+void Decoder::wait() {
+  if (firstSteps_.valid())
+    firstSteps_.get();
 }
 
 int64_t Decoder::slotOf(Sequence sequence) const {
@@ -312,6 +318,7 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
     perHead.insert(perHead.end(), H, static_cast<int32_t>(std::max<int64_t>(positions[r], 0)));
   Array rowPositions = Array::fromVector<int32_t>(perHead, {static_cast<int64_t>(perHead.size())});
   Array start = Array::scalar(0, DType::i32);
+  const int64_t columns = prompt ? rows : columnsFor(*std::ranges::max_element(positions) + 1);
   // Where each row's key and value go: the prompt's to its slot, padding rows
   // too (at positions its own rows never attend to, written again before any
   // step attends to them); a step's row r to slot r, a free slot's padding
@@ -339,7 +346,7 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
                          m_.constants_);
       }
       return m_.stepBlock_(x, qkv, cache.keys, cache.values, rowPositions, proj, ln2, fc, fcProj,
-                           H, m_.constants_);
+                           H, columns, m_.constants_);
     });
   }
   return x;
@@ -446,7 +453,12 @@ Array Decoder::step(const std::vector<int32_t> &tokens) {
 /// The compilations a prompt padded to `rows` rows, or a step of `rows` rows,
 /// needs, with their argument types found by tracing (layers whose input type
 /// repeats share one). A step of one row uses the prompt's head.
-std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step) const {
+int64_t Decoder::columnsFor(int64_t positions) const {
+  return bucket(positions, 64, capacity_);
+}
+
+std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step,
+                                        const std::vector<int64_t> &columns) const {
   const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
   const LayerWeights &lw = w_.layers[0];
   const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
@@ -471,11 +483,13 @@ std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step) const {
     jobs.push_back([=, &m] { m.storeKeys_.compileInto(keys, keys, qkv, ids, ids); });
     jobs.push_back([=, &m] { m.storeValues_.compileInto(values, values, qkv, ids, ids); });
     if (step) {
-      jobs.push_back([=, &m] {
-        m.stepBlock_.compile(x, qkv, keys, values, perHead, proj, ln2, fc, fcProj, H, m.constants_);
-      });
+      for (int64_t n : columns)
+        jobs.push_back([=, &m] {
+          m.stepBlock_.compile(x, qkv, keys, values, perHead, proj, ln2, fc, fcProj, H, n,
+                               m.constants_);
+        });
       std::tie(shape, dtype) = m.stepBlock_.resultType(x, qkv, keys, values, perHead, proj, ln2,
-                                                       fc, fcProj, H, m.constants_);
+                                                       fc, fcProj, H, columns.at(0), m.constants_);
     } else { // one slot's caches
       Array key = keys.sliced(0, 0, 1).reshaped({H, D, P}), value = values.sliced(0, 0, 1).reshaped({H, P, D});
       jobs.push_back([=, &m] {
@@ -512,16 +526,32 @@ void Decoder::runOnAllCores(const std::vector<Job> &jobs) {
     t.join();
 }
 
-void Decoder::compileAhead(int64_t promptLength, int64_t rows) {
+void Decoder::compileAhead(int64_t promptLength, int64_t rows, int64_t positions) {
   wait();
+  if (background_.joinable())
+    background_.join();
   if (promptLength > 0) {
     reserve(promptLength);
-    runOnAllCores(jobs(promptBucket(promptLength, capacity_), false));
+    runOnAllCores(jobs(promptBucket(promptLength, capacity_), false, {}));
   }
-  if (rows > 0)
-    background_ = std::thread([steps = jobs(std::min(nextPowerOfTwo(rows), slots()), true)] {
+  if (rows > 0) {
+    // The first step's attention width, then the wider ones up to `positions`
+    // while the first steps run.
+    reserve(positions);
+    rows = std::min(nextPowerOfTwo(rows), slots());
+    const int64_t first = columnsFor(std::max<int64_t>(promptLength, 0) + 1);
+    std::vector<int64_t> wider;
+    for (int64_t n = first; n < columnsFor(positions);)
+      wider.push_back(n = columnsFor(n + 1));
+    std::promise<void> firstDone;
+    firstSteps_ = firstDone.get_future();
+    background_ = std::thread([firstDone = std::move(firstDone), steps = jobs(rows, true, {first}),
+                               later = wider.empty() ? std::vector<Job>{} : jobs(rows, true, wider)]() mutable {
       runOnAllCores(steps);
+      firstDone.set_value();
+      runOnAllCores(later);
     });
+  }
 }
 
 void Decoder::printProfile(int64_t steps) const {
@@ -536,7 +566,7 @@ void Model::compileAhead(int64_t promptLength, int64_t tokens) const {
     throw Error("[gpt2] compileAhead: give at least one new token, not " + std::to_string(tokens));
   checkIds(std::vector<int32_t>(std::max<int64_t>(promptLength, 0), 0), tokens); // the lengths
   Decoder decoder(*this, 1, promptLength + tokens);
-  decoder.compileAhead(promptLength, tokens > 1 ? 1 : 0); // the destructor joins the steps'
+  decoder.compileAhead(promptLength, tokens > 1 ? 1 : 0, promptLength + tokens - 1); // the destructor joins the steps'
 }
 
 std::vector<std::vector<int32_t>>
@@ -567,7 +597,8 @@ Model::generateBatch(const std::vector<std::vector<int32_t>> &prompts, int64_t t
   if (tokens <= 0)
     return out;
   Decoder decoder(*this, n, static_cast<int64_t>(longest) + tokens);
-  decoder.compileAhead(static_cast<int64_t>(longest), tokens > 1 ? n : 0);
+  decoder.compileAhead(static_cast<int64_t>(longest), tokens > 1 ? n : 0,
+                       static_cast<int64_t>(longest) + tokens - 1);
   std::map<Decoder::Sequence, size_t> which; // sequence -> prompt
   // Chooses sequence i's next token from its logits row; false when it ends.
   auto choose = [&](size_t i, const Array &row) {

@@ -11,6 +11,7 @@
 #include <tinymlir/kernels.h>
 
 #include <functional>
+#include <future>
 #include <map>
 #include <string>
 #include <thread>
@@ -59,14 +60,15 @@ Tensor storeValues(const Tensor &values, const Tensor &qkv, const Tensor &slots,
 /// A decoding step of B sequences together, row b at position positions[b]
 /// of the sequence whose cache is slot b of keys (S, H, D, P) and values
 /// (S, H, P, D) (S >= B slots; rows past the active ones are padding): each
-/// query attends to its own sequence's cached keys up to its position, then
+/// query attends to its own sequence's cached keys up to its position (of the
+/// first `columns` <= P, which hold every position attended to), then
 /// the residual and the feed-forward sublayer. `rowPositions` (B * H,) is each
 /// (sequence, head) row's position. (B, C). Every weight read serves all B
 /// rows; each row's numbers are those of the same step decoded alone (B = 1).
 Tensor decodeBlock(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
                    const Tensor &rowPositions, const LinearParams &out,
                    const LayerNormParams &ln2, const LinearParams &up, const LinearParams &down,
-                   int64_t heads, DType constants);
+                   int64_t heads, int64_t columns, DType constants);
 
 /// The model's arithmetic. reference: the NumPy reference's dtypes (float32
 /// weights; its float64 scalar constants make scores, GELU, the residual
@@ -175,7 +177,8 @@ private:
                                     DType);
   using DecodeBlock = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &,
                                  const Tensor &, const LinearParams &, const LayerNormParams &,
-                                 const LinearParams &, const LinearParams &, int64_t, DType);
+                                 const LinearParams &, const LinearParams &, int64_t, int64_t,
+                                 DType);
   using Store = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
   /// Sum of a statistic over every compiled function.
   template <class Get> auto total(Get get) const {
@@ -256,9 +259,11 @@ public:
   void remove(Sequence sequence);
 
   /// Compiles, in parallel, what a prompt of `promptLength` tokens needs and,
-  /// in the background, the steps with `rows` rows at the current capacity.
-  void compileAhead(int64_t promptLength, int64_t rows);
-  /// Joins the background compilations.
+  /// in the background, the steps with `rows` rows from the prompt's length
+  /// until a step's rows reach `positions` positions (the attention widths
+  /// after the first one compiling while the first steps run).
+  void compileAhead(int64_t promptLength, int64_t rows, int64_t positions);
+  /// Waits for the background compilation of the first steps.
   void wait();
   /// TINYMLIR_PROFILE=1: time per part of a decoding step on stderr.
   void printProfile(int64_t steps) const;
@@ -271,7 +276,13 @@ private:
   };
   using Job = std::function<void()>;
 
-  std::vector<Job> jobs(int64_t rows, bool step) const;
+  /// What a prompt of `rows` rows, or a step of `rows` rows attending to
+  /// each of `columns` (widths), compiles.
+  std::vector<Job> jobs(int64_t rows, bool step, const std::vector<int64_t> &columns) const;
+  /// The cache columns a step attends to when its rows reach `positions`
+  /// positions: a power of two from 64 to the capacity (a step reads no more
+  /// than twice the keys and values it needs, in few specializations).
+  int64_t columnsFor(int64_t positions) const;
   static void runOnAllCores(const std::vector<Job> &jobs);
   template <class Call> auto timed(const char *part, Call &&call);
   int64_t slotOf(Sequence sequence) const;
@@ -289,6 +300,7 @@ private:
   Sequence next_ = 0;
   int64_t steps_ = 0;
   std::thread background_;
+  std::future<void> firstSteps_; ///< background_'s first steps compiled
   const bool profile_;
   std::map<std::string, double> seconds_;
 };
