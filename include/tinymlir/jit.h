@@ -107,6 +107,8 @@ public:
   /// throws, each waiter gets the error and the next call compiles again.
   Compiled findOrCompile(const std::string &key, size_t limit,
                          const std::function<Compiled()> &compile);
+  /// Whether `key`'s code is here, to be called without compiling.
+  bool contains(const std::string &key) const;
   CacheStats stats() const;
   void clear();
 
@@ -255,6 +257,15 @@ public:
     return specialize(params, leaves, &out);
   }
 
+  /// Whether the specialization for these arguments is compiled and in
+  /// memory: a call would not compile or load it (nothing is compiled here).
+  template <class... A> bool compiled(A &&...args) const {
+    Params params(std::forward<A>(args)...);
+    detail::Flattener flat;
+    detail::walk(params, flat);
+    return cache_->contains(key(flat, -1));
+  }
+
   /// The result's shape and dtype for these arguments, by tracing alone
   /// (nothing is compiled): to plan the specializations a program will need.
   template <class... A> std::pair<Shape, DType> resultType(A &&...args) const {
@@ -282,9 +293,7 @@ private:
       if (leaves[i].data() == out->data() && leaves[i].shape() == out->shape() &&
           leaves[i].strides() == out->strides() && leaves[i].dtype() == out->dtype())
         donated = static_cast<int>(i);
-    std::string key = flat.key + "@" + detail::optionsKey(options_) +
-                      (donated >= 0 ? "@into" + std::to_string(donated) : "");
-    return cache_->findOrCompile(key, options_.cacheLimit, [&] {
+    return cache_->findOrCompile(key(flat, donated), options_.cacheLimit, [&] {
       Params traced = params;
       detail::Placer placer;
       detail::walk(traced, placer);
@@ -295,6 +304,11 @@ private:
       }
       return compileGraph(result, placer.args, options_, donated);
     });
+  }
+
+  std::string key(const detail::Flattener &flat, int donated) const {
+    return flat.key + "@" + detail::optionsKey(options_) +
+           (donated >= 0 ? "@into" + std::to_string(donated) : "");
   }
 
   F f_;

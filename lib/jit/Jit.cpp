@@ -84,6 +84,11 @@ Compiled Cache::findOrCompile(const std::string &key, size_t limit,
   }
 }
 
+bool Cache::contains(const std::string &key) const {
+  std::lock_guard lock(mutex_);
+  return entries_.contains(key);
+}
+
 CacheStats Cache::stats() const {
   std::lock_guard lock(mutex_);
   CacheStats s = stats_;

@@ -151,6 +151,30 @@ TEST_P(BatchTest, SequencesJoinAndLeaveBetweenSteps) {
             "[gpt2] 161 positions exceed the context of 160 positions");
 }
 
+TEST_P(BatchTest, AnUnplannedDecoderStepsAtTheCapacityWhileItsWidthCompiles) {
+  // Alone, planned (compileAhead): steps attend to 64 columns.
+  gpt2::Model planned(gpt2::loadCheckpoint(dir_.string()), {}, GetParam());
+  std::vector<Array> alone;
+  std::vector<int32_t> tokens = planned.generate(
+      kPrompts[1], 8, {}, [&](int64_t, int32_t, const Array &l) { alone.push_back(l.copy()); });
+  // A server's decoder has no plan: its first step compiles the capacity's
+  // width (128) and attends to it while 64 compiles in the background.
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()), {}, GetParam());
+  {
+    gpt2::Decoder decoder(model, 1, 16);
+    auto [q, logits] = decoder.add(kPrompts[1]);
+    EXPECT_TRUE(identical(logits, alone[0]));
+    for (size_t t = 1; t < alone.size(); ++t)
+      EXPECT_TRUE(identical(decoder.step({tokens[t - 1]}), alone[t])) << "token " << t;
+  } // joins the background compilation
+  // The same compilations as planned decoding, and a step's block at the
+  // other width for each input dtype (float32 into the first layer, float64
+  // after in reference precision; float32 into both otherwise).
+  const size_t dtypes = GetParam() == gpt2::Precision::Reference ? 2 : 1;
+  EXPECT_EQ(model.compilations() + model.diskHits(),
+            planned.compilations() + planned.diskHits() + dtypes);
+}
+
 TEST_P(BatchTest, BadUseIsRejected) {
   gpt2::Model model(gpt2::loadCheckpoint(dir_.string()), {}, GetParam());
   EXPECT_EQ(errorOf([&] { gpt2::Decoder(model, 0, 16); }),

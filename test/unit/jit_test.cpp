@@ -585,6 +585,19 @@ TEST(Jit, ThreadsCallingWhileItCompilesShareOneCompilation) {
   EXPECT_EQ(f.stats().hits, static_cast<size_t>(kThreads - 1));
 }
 
+TEST(Jit, CompiledSaysWhetherACallWouldCompile) {
+  auto f = jit([](const Tensor &x, int64_t n) { return x * static_cast<double>(n); });
+  Array x = randomArray({4, 3}, DType::f32, 41);
+  EXPECT_FALSE(f.compiled(x, 2));
+  f.compile(x, 2);
+  EXPECT_TRUE(f.compiled(x, 2));
+  EXPECT_TRUE(f.compiled(randomArray({4, 3}, DType::f32, 42), 2)) << "values are not part of the key";
+  EXPECT_FALSE(f.compiled(x, 3)) << "another static";
+  EXPECT_FALSE(f.compiled(randomArray({4, 4}, DType::f32, 41), 2)) << "another shape";
+  EXPECT_FALSE(f.compiled(x.astype(DType::f64), 2)) << "another dtype";
+  EXPECT_EQ(f.stats().compilations, 1u) << "compiled() compiles nothing";
+}
+
 TEST(Jit, CompilesOnSeveralThreadsAtOnce) {
   // Each compile borrows an MLIR context from a pool and gives it back, and a
   // context is dropped after 32 compiles (lib/passes/Registration.cpp): four

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <map>
 #include <optional>
 #include <string>
@@ -246,6 +248,21 @@ Decoder::Decoder(const Model &model, int64_t slots, int64_t capacity)
 Decoder::~Decoder() {
   if (background_.joinable())
     background_.join();
+  for (std::thread &t : later_)
+    t.join();
+}
+
+void Decoder::compileLater(const std::array<int64_t, 3> &what, Job job) {
+  if (compiling_.insert(what).second)
+    later_.emplace_back([job = std::move(job)] {
+      // At the lowest priority: on the cores the steps leave idle.
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+      try {
+        job();
+      } catch (...) {
+        // Left for the call itself: a failed compilation is not cached.
+      }
+    });
 }
 
 void Decoder::wait() {
@@ -345,8 +362,32 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
         return m_.block_(x, qkv, keys, values, start, proj, ln2, fc, fcProj, H, rows,
                          m_.constants_);
       }
+      // The step's width or, while it compiles in the background, a wider
+      // one compiled already (the same numbers: columns past every row's
+      // position are masked). Without a plan (compileAhead) and nothing
+      // compiled, the whole capacity, which serves every step until the
+      // capacity grows: a server compiles one width before answering, as
+      // many as its sequences need while it does.
+      auto ready = [&](int64_t w) {
+        return m_.stepBlock_.compiled(x, qkv, cache.keys, cache.values, rowPositions, proj, ln2,
+                                      fc, fcProj, H, w, m_.constants_);
+      };
+      int64_t width = columns;
+      if (!ready(width)) {
+        int64_t wider = width;
+        while (wider < capacity_ && !ready(wider))
+          wider = columnsFor(wider + 1);
+        if (wider != width && (!planned_ || ready(wider))) {
+          compileLater({rows, width, static_cast<int64_t>(x.dtype())},
+                       [=, &m = m_, keys = cache.keys, values = cache.values] {
+                         m.stepBlock_.compile(x, qkv, keys, values, rowPositions, proj, ln2, fc,
+                                              fcProj, H, width, m.constants_);
+                       });
+          width = wider;
+        }
+      }
       return m_.stepBlock_(x, qkv, cache.keys, cache.values, rowPositions, proj, ln2, fc, fcProj,
-                           H, columns, m_.constants_);
+                           H, width, m_.constants_);
     });
   }
   return x;
@@ -535,6 +576,7 @@ void Decoder::compileAhead(int64_t promptLength, int64_t rows, int64_t positions
     runOnAllCores(jobs(promptBucket(promptLength, capacity_), false, {}));
   }
   if (rows > 0) {
+    planned_ = true;
     // The first step's attention width, then the wider ones up to `positions`
     // while the first steps run.
     reserve(positions);

@@ -12,7 +12,9 @@
 
 #include <functional>
 #include <future>
+#include <array>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -283,6 +285,8 @@ private:
   /// positions: a power of two from 64 to the capacity (a step reads no more
   /// than twice the keys and values it needs, in few specializations).
   int64_t columnsFor(int64_t positions) const;
+  /// Runs `job` on a thread of its own, once per `what` (rows, width, dtype).
+  void compileLater(const std::array<int64_t, 3> &what, Job job);
   static void runOnAllCores(const std::vector<Job> &jobs);
   template <class Call> auto timed(const char *part, Call &&call);
   int64_t slotOf(Sequence sequence) const;
@@ -301,6 +305,9 @@ private:
   int64_t steps_ = 0;
   std::thread background_;
   std::future<void> firstSteps_; ///< background_'s first steps compiled
+  bool planned_ = false;         ///< compileAhead planned the steps' widths
+  std::vector<std::thread> later_; ///< compileLater's
+  std::set<std::array<int64_t, 3>> compiling_;
   const bool profile_;
   std::map<std::string, double> seconds_;
 };
