@@ -33,6 +33,22 @@ gpt2::GenerateOptions decoding(bool incremental) {
   return how;
 }
 
+/// A generate callback keeping each step's last row of logits in `into`.
+gpt2::TokenCallback keepLastRows(std::vector<Array> &into) {
+  return [&into](int64_t, int32_t, const Array &logits) {
+    const int64_t T = logits.dim(0);
+    into.push_back(logits.sliced(0, T - 1, T).contiguous());
+  };
+}
+
+/// Full-prefix and incremental logits (vocabulary V) agree within rounding.
+void expectSameLogits(const std::vector<Array> &full, const std::vector<Array> &cached, int64_t V) {
+  ASSERT_EQ(full.size(), cached.size());
+  for (size_t s = 0; s < full.size(); ++s)
+    for (int64_t v = 0; v < V; ++v)
+      EXPECT_NEAR(full[s].at({0, v}), cached[s].at({0, v}), kPathTolerance) << "step " << s;
+}
+
 class ModelTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
@@ -98,19 +114,10 @@ TEST_F(ModelTest, IncrementalDecodingMatchesFullPrefixRecomputation) {
   for (const std::vector<int32_t> &prompt :
        {std::vector<int32_t>{7}, std::vector<int32_t>{3, 1, 4, 1, 5}}) {
     std::vector<Array> full, cached;
-    auto keep = [](std::vector<Array> &into) {
-      return [&into](int64_t, int32_t, const Array &logits) {
-        const int64_t T = logits.dim(0);
-        into.push_back(logits.sliced(0, T - 1, T).contiguous());
-      };
-    };
-    std::vector<int32_t> a = model.generate(prompt, 12, decoding(false), keep(full));
-    std::vector<int32_t> b = model.generate(prompt, 12, decoding(true), keep(cached));
+    std::vector<int32_t> a = model.generate(prompt, 12, decoding(false), keepLastRows(full));
+    std::vector<int32_t> b = model.generate(prompt, 12, decoding(true), keepLastRows(cached));
     EXPECT_EQ(a, b);
-    ASSERT_EQ(full.size(), cached.size());
-    for (size_t s = 0; s < full.size(); ++s)
-      for (int64_t v = 0; v < 20; ++v)
-        EXPECT_NEAR(full[s].at({0, v}), cached[s].at({0, v}), kPathTolerance) << "step " << s;
+    expectSameLogits(full, cached, 20);
   }
 }
 
@@ -204,20 +211,11 @@ TEST(Gpt2Decoding, StepsAttendToAWidthThatGrowsWithTheSequences) {
   // Steps at positions 60 to 70: a width's last column (63, of 64) and the
   // first steps past it, within rounding of recomputing the whole prefix.
   std::vector<Array> full, cached;
-  auto keep = [](std::vector<Array> &into) {
-    return [&into](int64_t, int32_t, const Array &logits) {
-      const int64_t T = logits.dim(0);
-      into.push_back(logits.sliced(0, T - 1, T).contiguous());
-    };
-  };
-  std::vector<int32_t> a = model.generate(prompt, 12, decoding(true), keep(cached));
+  std::vector<int32_t> a = model.generate(prompt, 12, decoding(true), keepLastRows(cached));
   EXPECT_EQ(model.compilations(), 21u);
-  std::vector<int32_t> b = model.generate(prompt, 12, decoding(false), keep(full));
+  std::vector<int32_t> b = model.generate(prompt, 12, decoding(false), keepLastRows(full));
   EXPECT_EQ(a, b);
-  ASSERT_EQ(full.size(), cached.size());
-  for (size_t s = 0; s < full.size(); ++s)
-    for (int64_t v = 0; v < 20; ++v)
-      EXPECT_NEAR(full[s].at({0, v}), cached[s].at({0, v}), kPathTolerance) << "step " << s;
+  expectSameLogits(full, cached, 20);
   fs::remove_all(dir);
 }
 

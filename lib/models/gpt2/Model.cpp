@@ -8,12 +8,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sys/resource.h>
-#include <unistd.h>
 #include <map>
 #include <optional>
 #include <string>
 #include <thread>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace tinymlir::gpt2 {
 
@@ -491,15 +492,16 @@ Array Decoder::step(const std::vector<int32_t> &tokens) {
   return out;
 }
 
-/// The compilations a prompt padded to `rows` rows, or a step of `rows` rows,
-/// needs, with their argument types found by tracing (layers whose input type
-/// repeats share one). A step of one row uses the prompt's head.
 int64_t Decoder::columnsFor(int64_t positions) const {
   return bucket(positions, 64, capacity_);
 }
 
+/// The compilations a prompt padded to `rows` rows, or a step of `rows` rows,
+/// needs, with their argument types found by tracing (layers whose input type
+/// repeats share one). A step of one row uses the prompt's head.
 std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step,
-                                        const std::vector<int64_t> &columns) const {
+                                        const std::vector<int64_t> &columns,
+                                        std::vector<Job> *wider) const {
   const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
   const LayerWeights &lw = w_.layers[0];
   const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
@@ -524,8 +526,8 @@ std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step,
     jobs.push_back([=, &m] { m.storeKeys_.compileInto(keys, keys, qkv, ids, ids); });
     jobs.push_back([=, &m] { m.storeValues_.compileInto(values, values, qkv, ids, ids); });
     if (step) {
-      for (int64_t n : columns)
-        jobs.push_back([=, &m] {
+      for (size_t c = 0; c < columns.size(); ++c)
+        (c > 0 && wider ? *wider : jobs).push_back([=, &m, n = columns[c]] {
           m.stepBlock_.compile(x, qkv, keys, values, perHead, proj, ln2, fc, fcProj, H, n,
                                m.constants_);
         });
@@ -568,12 +570,11 @@ void Decoder::runOnAllCores(const std::vector<Job> &jobs) {
 }
 
 void Decoder::compileAhead(int64_t promptLength, int64_t rows, int64_t positions) {
-  wait();
   if (background_.joinable())
     background_.join();
   if (promptLength > 0) {
     reserve(promptLength);
-    runOnAllCores(jobs(promptBucket(promptLength, capacity_), false, {}));
+    runOnAllCores(jobs(promptBucket(promptLength, capacity_), false, {}, nullptr));
   }
   if (rows > 0) {
     planned_ = true;
@@ -581,14 +582,15 @@ void Decoder::compileAhead(int64_t promptLength, int64_t rows, int64_t positions
     // while the first steps run.
     reserve(positions);
     rows = std::min(nextPowerOfTwo(rows), slots());
-    const int64_t first = columnsFor(std::max<int64_t>(promptLength, 0) + 1);
-    std::vector<int64_t> wider;
-    for (int64_t n = first; n < columnsFor(positions);)
-      wider.push_back(n = columnsFor(n + 1));
+    std::vector<int64_t> widths{columnsFor(std::max<int64_t>(promptLength, 0) + 1)};
+    while (widths.back() < columnsFor(positions))
+      widths.push_back(columnsFor(widths.back() + 1));
+    std::vector<Job> later;
+    std::vector<Job> steps = jobs(rows, true, widths, &later);
     std::promise<void> firstDone;
     firstSteps_ = firstDone.get_future();
-    background_ = std::thread([firstDone = std::move(firstDone), steps = jobs(rows, true, {first}),
-                               later = wider.empty() ? std::vector<Job>{} : jobs(rows, true, wider)]() mutable {
+    background_ = std::thread([firstDone = std::move(firstDone), steps = std::move(steps),
+                               later = std::move(later)]() mutable {
       runOnAllCores(steps);
       firstDone.set_value();
       runOnAllCores(later);
@@ -608,7 +610,8 @@ void Model::compileAhead(int64_t promptLength, int64_t tokens) const {
     throw Error("[gpt2] compileAhead: give at least one new token, not " + std::to_string(tokens));
   checkIds(std::vector<int32_t>(std::max<int64_t>(promptLength, 0), 0), tokens); // the lengths
   Decoder decoder(*this, 1, promptLength + tokens);
-  decoder.compileAhead(promptLength, tokens > 1 ? 1 : 0, promptLength + tokens - 1); // the destructor joins the steps'
+  // The destructor joins the steps' compilations.
+  decoder.compileAhead(promptLength, tokens > 1 ? 1 : 0, promptLength + tokens - 1);
 }
 
 std::vector<std::vector<int32_t>>

@@ -10,9 +10,9 @@
 #include <tinymlir/jit.h>
 #include <tinymlir/kernels.h>
 
+#include <array>
 #include <functional>
 #include <future>
-#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -279,8 +279,10 @@ private:
   using Job = std::function<void()>;
 
   /// What a prompt of `rows` rows, or a step of `rows` rows attending to
-  /// each of `columns` (widths), compiles.
-  std::vector<Job> jobs(int64_t rows, bool step, const std::vector<int64_t> &columns) const;
+  /// each of `columns` (widths), compiles; with `wider`, the steps' blocks
+  /// past the first width go there instead.
+  std::vector<Job> jobs(int64_t rows, bool step, const std::vector<int64_t> &columns,
+                        std::vector<Job> *wider) const;
   /// The cache columns a step attends to when its rows reach `positions`
   /// positions: a power of two from 64 to the capacity (a step reads no more
   /// than twice the keys and values it needs, in few specializations).
