@@ -31,6 +31,8 @@ def main():
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--slots", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--no-warm-up", action="store_true",
+                    help="the server compiles what requests need when they first need it")
     a = ap.parse_args()
     binary = os.path.join(a.build, "tools", "tinymlir-gpt2")
     tmp = tempfile.mkdtemp(prefix="tinymlir-server-bench-")
@@ -46,8 +48,10 @@ def main():
         prompts = [[rng.randrange(50257) for _ in range(n)] for n in (1, 5, 12, 30, 60)]
         expected = test_server.expected_ids(binary, model, env, prompts, most)
         server = test_server.Server(binary, model, env, "--slots", str(a.slots), "--queue", "256",
-                                    "--threads", str(a.threads))
+                                    "--threads", str(a.threads),
+                                    *(["--no-warm-up"] if a.no_warm_up else []))
         try:
+            server.wait_warm()
             test_server.load(server, prompts, expected, 8, 16, most, seed=99, cancel_share=0)
             server.wait_idle()
             start = time.time()

@@ -110,7 +110,8 @@ int serveForever(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
   const int port = server.bind();
   std::cerr << "tinymlir-gpt2: serving " << options.modelName << " on http://" << options.host
             << ":" << port << " (" << options.slots << " slots, queue " << options.queue
-            << "): POST /v1/completions, GET /health, GET /metrics" << std::endl;
+            << "): POST /v1/completions, GET /health, GET /metrics"
+            << (options.warmUp ? "; compiling in the background" : "") << std::endl;
   for (int s : {SIGINT, SIGTERM})
     std::signal(s, [](int received) { stopSignal = received; });
   std::atomic<bool> done = false;
@@ -215,6 +216,9 @@ int main(int argc, char **argv) {
   app.add_option("--max-tokens", server.maxTokens,
                  "--serve: most max_tokens a request may ask (default: the context)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("!--no-warm-up", server.warmUp,
+               "--serve: do not compile every step and prompt of the first 128 positions in the "
+               "background at start (they compile when a request first needs them)");
   app.add_option("--tokens", tokens, "tokens to generate")->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json, "print one JSON object instead of streaming text");
   app.add_option("--logits", logitsFile, "write each step's last-position logits, (steps, vocab)");

@@ -80,6 +80,17 @@ class Server:
             time.sleep(0.05)
         raise AssertionError(f"the server is not idle after {seconds} s: {m}")
 
+    def wait_warm(self, seconds=600):
+        """Waits for the start's compilations (every step and prompt of the first
+        128 positions); returns the kernels made ready so far."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            m = self.metrics()
+            if m["tinymlir_warming_up"] == 0:
+                return m["tinymlir_kernels_total"]
+            time.sleep(0.1)
+        raise AssertionError(f"the server still compiles after {seconds} s: {m}")
+
     def stop(self):
         self.proc.terminate()
         try:
@@ -333,7 +344,10 @@ def main():
             check_bad_requests(server, context)
             check_backlog(server)
             check_port_in_use(a.binary, model, env, server.port)
-            # Warm up (compiles), then the baseline memory, idle.
+            # After the start's compilations, no request compiles anything (every
+            # prompt and step here stays within the first 128 positions).
+            kernels = server.wait_warm()
+            # Warm up (the weights' and buffers' pages), then the baseline memory, idle.
             load(server, prompts, expected, 8, 24, most, seed=99, cancel_share=0)
             server.wait_idle()
             time.sleep(0.3)
@@ -358,6 +372,9 @@ def main():
             # Every request admitted finished: the warm-up's 24 and the load's.
             assert finished == 24 + a.requests, (finished, m)
             assert m['tinymlir_requests_total{finish_reason="cancelled"}'] >= 1, m
+            assert m["tinymlir_kernels_total"] == kernels, (
+                f"requests waited for {m['tinymlir_kernels_total'] - kernels:.0f} compilations "
+                f"the warm-up at start did not make")
             # Memory back to the baseline: the caches go when idle; a leak of
             # a request's state (or a thread) would show over 200 requests.
             if a.no_rss_check:

@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -92,6 +94,25 @@ struct Server::Impl {
   std::map<std::string, int64_t> finished;                ///< requests by finish reason
   int64_t tokensTotal = 0, rejectedFull = 0, rejectedBad = 0;
   std::atomic<int64_t> requests = 0;
+  std::atomic<bool> warming = false;
+  std::jthread warmUp; ///< last: stopped and joined first
+
+  /// Positions of the decoder's first caches (grown by longer sequences).
+  int64_t firstCapacity() const { return std::min<int64_t>(128, model.config().n_positions); }
+
+  void startWarmUp() {
+    warming = true;
+    warmUp = std::jthread([this](std::stop_token stop) {
+      // At the lowest priority: on the cores that serving leaves idle.
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+      try {
+        Decoder(model, options.slots, firstCapacity()).compileAll(stop);
+      } catch (const std::exception &e) {
+        std::cerr << "tinymlir-gpt2: warm-up: " << e.what() << "\n"; // the call itself throws it
+      }
+      warming = false;
+    });
+  }
 
   // --- the engine ---------------------------------------------------------
 
@@ -178,7 +199,7 @@ struct Server::Impl {
           finish(*joining, "cancelled");
         } else if (joining) {
           if (!decoder)
-            decoder.emplace(model, options.slots, 128);
+            decoder.emplace(model, options.slots, firstCapacity());
           auto [q, logits] = decoder->add(joining->prompt);
           Running r{joining, Sampler(joining->sampling), joining->prompt};
           countTokens(1);
@@ -474,6 +495,10 @@ struct Server::Impl {
     metric("tinymlir_slots", "Sequences decoded together at most", "gauge",
            std::to_string(options.slots));
     metric("tinymlir_tokens_total", "Tokens generated", "counter", std::to_string(tokensTotal));
+    metric("tinymlir_warming_up", "1 while the start's compilations run", "gauge",
+           warming ? "1" : "0");
+    metric("tinymlir_kernels_total", "Kernels compiled or loaded from the disk cache", "counter",
+           std::to_string(model.compilations() + model.diskHits()));
     for (const char *reason : {"length", "stop", "cancelled", "error"})
       metric("tinymlir_requests_total", "Requests finished, by finish reason", "counter",
              std::to_string(finished[reason]), std::string("{finish_reason=\"") + reason + "\"}");
@@ -510,6 +535,7 @@ struct Server::Impl {
     http.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
       std::lock_guard lock(mutex);
       res.set_content(dump({{"status", "ok"},
+                            {"warming_up", warming.load()},
                             {"slots", options.slots},
                             {"active", active},
                             {"queue", pending.size()}}),
@@ -548,10 +574,14 @@ int Server::bind() {
 
 void Server::run() {
   Impl &s = *impl_;
+  if (s.options.warmUp)
+    s.startWarmUp();
   s.engine = std::thread([&s] { s.runEngine(); });
   s.http.listen_after_bind();
   stop();
   s.engine.join();
+  if (s.warmUp.joinable())
+    s.warmUp.join();
 }
 
 void Server::stop() {
@@ -561,6 +591,7 @@ void Server::stop() {
     s.stopping = true;
   }
   s.wake.notify_all();
+  s.warmUp.request_stop();
   s.http.stop();
 }
 

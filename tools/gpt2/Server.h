@@ -7,7 +7,9 @@
 // together with every other sequence, and leave when they finish, stop at
 // end-of-text, or their client goes away. A full queue answers 503; bad
 // requests get a 400 naming the field and the value at fault. Each request's
-// tokens are those of the same prompt and settings generated alone.
+// tokens are those of the same prompt and settings generated alone. At start,
+// a thread at the lowest priority compiles (or loads from the disk cache)
+// every step and prompt the decoder's first capacity can call.
 #pragma once
 
 #include "models/gpt2/Model.h"
@@ -26,6 +28,9 @@ struct ServerOptions {
   int64_t queue = 64;     ///< requests waiting for a slot; more get 503
   int64_t maxTokens = 0;  ///< most max_tokens a request may ask (0: the context)
   int connections = 64;   ///< HTTP worker threads (open connections served at once)
+  /// Compiles every step and prompt of the first capacity in the background
+  /// at start (lowest priority), so that no request waits for a compilation.
+  bool warmUp = true;
   std::string modelName = "gpt2"; ///< the "model" of responses
 };
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -549,10 +550,10 @@ std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step,
   return jobs;
 }
 
-void Decoder::runOnAllCores(const std::vector<Job> &jobs) {
+void Decoder::runOnAllCores(const std::vector<Job> &jobs, std::stop_token stop) {
   std::atomic<size_t> next = 0;
   auto worker = [&] {
-    for (size_t i; (i = next++) < jobs.size();) {
+    for (size_t i; !stop.stop_requested() && (i = next++) < jobs.size();) {
       try {
         jobs[i]();
       } catch (...) {
@@ -596,6 +597,25 @@ void Decoder::compileAhead(int64_t promptLength, int64_t rows, int64_t positions
       runOnAllCores(later);
     });
   }
+}
+
+void Decoder::compileAll(std::stop_token stop) const {
+  std::vector<int64_t> widths{columnsFor(1)};
+  while (widths.back() < capacity_)
+    widths.push_back(columnsFor(widths.back() + 1));
+  std::vector<Job> all;
+  auto add = [&](std::vector<Job> more) { std::ranges::move(more, std::back_inserter(all)); };
+  for (int64_t rows = 1;; rows = std::min(rows * 2, slots())) {
+    add(jobs(rows, true, widths, nullptr));
+    if (rows == slots())
+      break;
+  }
+  for (int64_t rows = promptBucket(1, capacity_);; rows = promptBucket(rows + 1, capacity_)) {
+    add(jobs(rows, false, {}, nullptr));
+    if (rows == capacity_)
+      break;
+  }
+  runOnAllCores(all, stop);
 }
 
 void Decoder::printProfile(int64_t steps) const {

@@ -15,6 +15,7 @@
 #include <future>
 #include <map>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -265,6 +266,12 @@ public:
   /// until a step's rows reach `positions` positions (the attention widths
   /// after the first one compiling while the first steps run).
   void compileAhead(int64_t promptLength, int64_t rows, int64_t positions);
+  /// Compiles everything this decoder's steps (1, 2, 4, ... slots rows, at
+  /// each attention width of its capacity) and prompts (each bucket up to the
+  /// capacity) call, on every core at the calling thread's priority, until
+  /// `stop` is requested: a server's warm-up, after which no request waits for
+  /// a compilation while the capacity holds. Allocates no caches.
+  void compileAll(std::stop_token stop = {}) const;
   /// Waits for the background compilation of the first steps.
   void wait();
   /// TINYMLIR_PROFILE=1: time per part of a decoding step on stderr.
@@ -289,7 +296,7 @@ private:
   int64_t columnsFor(int64_t positions) const;
   /// Runs `job` on a thread of its own, once per `what` (rows, width, dtype).
   void compileLater(const std::array<int64_t, 3> &what, Job job);
-  static void runOnAllCores(const std::vector<Job> &jobs);
+  static void runOnAllCores(const std::vector<Job> &jobs, std::stop_token stop = {});
   template <class Call> auto timed(const char *part, Call &&call);
   int64_t slotOf(Sequence sequence) const;
   /// The layers over x at rows of the slots [0, rows) (a step, row r at
