@@ -53,8 +53,8 @@ class Server:
         conn.close()
         return response.status, data
 
-    def complete(self, body):
-        status, data = self.request("POST", "/v1/completions", body)
+    def complete(self, body, timeout=120):
+        status, data = self.request("POST", "/v1/completions", body, timeout)
         return status, json.loads(data)
 
     def metrics(self):
@@ -416,6 +416,23 @@ def main():
             print(f"full queue: {statuses.count(503)} of 16 got 503, {statuses.count(200)} completed")
         finally:
             server.stop()
+        # A model of fewer positions than the decoder's first capacity (128) serves, with
+        # and without the warm-up (its caches made 128 positions long: a 500, and before
+        # that the request left hanging).
+        short = os.path.join(tmp, "short")
+        subprocess.run([a.maker, "--preset", "tiny", "--positions", "64", "--out", short,
+                        "--seed", "4"], check=True, capture_output=True, env=env)
+        want = expected_ids(a.binary, short, env, [prompts[3]], 20)[0, 0]
+        for flags in ((), ("--no-warm-up",)):
+            server = Server(a.binary, short, env, "--slots", "2", *flags)
+            try:
+                server.wait_warm()
+                status, answer = server.complete({"prompt": prompts[3], "max_tokens": 20,
+                                                  **SETTINGS[0]}, timeout=60)
+                assert status == 200 and answer["choices"][0]["token_ids"] == want, (flags, answer)
+            finally:
+                server.stop()
+        print("a 64-position model serves")
     print("OK")
 
 

@@ -207,6 +207,7 @@ struct Server::Impl {
             running.emplace(q, std::move(r));
           else
             decoder->remove(q);
+          joining.reset(); // running, or finished
         }
         for (auto it = running.begin(); it != running.end();) {
           if (it->second.job->cancelled) {
@@ -230,6 +231,8 @@ struct Server::Impl {
         }
       } catch (const std::exception &e) {
         std::cerr << "tinymlir-gpt2: " << e.what() << "\n";
+        if (joining) // its prompt failed: neither waiting nor running, answered here
+          finish(*joining, "error", e.what());
         failAll(e.what());
       }
       if (running.empty() && decoder) {
