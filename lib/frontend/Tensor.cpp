@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <sstream>
 
@@ -73,8 +74,16 @@ Shape broadcastShapes(Op op, const Shape &a, const Shape &b) {
   return out;
 }
 
-/// `n` converted to `dtype`: a Cast node, or a re-typed scalar.
-NodePtr convert(const NodePtr &n, DType dtype) {
+/// `n` converted to `dtype` for operation `op`: a Cast node, or a re-typed
+/// scalar. A Python integer beyond int32 fails where it meets int32, as in
+/// NumPy 2 (a float operand takes it as a float).
+NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
+  if (n->weak && n->integral && dtype == DType::i32 &&
+      !(n->scalar >= -2147483648.0 && n->scalar <= 2147483647.0)) {
+    char value[64];
+    std::snprintf(value, sizeof value, "%.0f", n->scalar);
+    fail(op, std::string("Python integer ") + value + " is out of bounds for int32");
+  }
   if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
     auto s = makeNode(Op::Scalar, {}, dtype);
     s->scalar = dtype == DType::f32   ? static_cast<double>(static_cast<float>(n->scalar))
@@ -104,13 +113,14 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
     fail(op, "requires floating-point operands, got " + describe(x) + " and " + describe(y) +
                  "; cast one to float32 or float64 first");
   Shape shape = broadcastShapes(op, x->shape, y->shape);
-  return Tensor(makeNode(op, std::move(shape), result, {convert(x, result), convert(y, result)}));
+  return Tensor(makeNode(op, std::move(shape), result,
+                         {convert(x, result, opName(op)), convert(y, result, opName(op))}));
 }
 
 Tensor unary(Op op, const Tensor &a) {
   NodePtr x = nodeOf(a, opName(op));
   if (x->weak)
-    x = convert(x, x->integral ? DType::i32 : DType::f64);
+    x = convert(x, x->integral ? DType::i32 : DType::f64, opName(op));
   if (opInfo(op).ints == IntPolicy::ToFloat64 && !isFloat(x->dtype))
     x = convert(x, DType::f64); // as NumPy's: np.exp(int32) is float64
   if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
@@ -146,7 +156,7 @@ Shape keptShape(const Shape &shape, const std::vector<int64_t> &axes) {
 Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims) {
   NodePtr x = nodeOf(t, opName(op));
   if (x->weak)
-    x = convert(x, x->integral ? DType::i32 : DType::f64);
+    x = convert(x, x->integral ? DType::i32 : DType::f64, opName(op));
   if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
     fail(op, "int32 sums are not supported (NumPy widens them to int64): got " + describe(x) +
                  "; cast to a float type first");

@@ -16,9 +16,13 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/ProgramStack.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <chrono>
+#include <exception>
+#include <optional>
+#include <unordered_map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -171,10 +175,54 @@ bool updates(const Node *n, const Node *arg) {
   return target == arg || updates(target, arg);
 }
 
+/// The longest chain of arguments under `root`, found without recursion.
+size_t depthOf(const Node *root) {
+  std::unordered_map<const Node *, size_t> depth;
+  std::vector<std::pair<const Node *, size_t>> stack{{root, 0}}; // node, next argument
+  while (!stack.empty()) {
+    auto [n, next] = stack.back();
+    if (next < n->args.size()) {
+      ++stack.back().second;
+      if (const Node *a = n->args[next].get(); !depth.contains(a))
+        stack.emplace_back(a, 0);
+      continue;
+    }
+    size_t d = 0;
+    for (const NodePtr &a : n->args)
+      d = std::max(d, depth[a.get()]);
+    depth[n] = d + 1;
+    stack.pop_back();
+  }
+  return depth[root];
+}
+
+/// Set on a thread made for a deep graph's compilation.
+thread_local bool onLargeStack = false;
+
 } // namespace
 
+/// The builder recurses once per node of the longest chain (a few hundred
+/// bytes a level): graphs deeper than a thousand nodes compile on a stack
+/// sized for them (a loop of 7000 x = x * a + b overflowed the default 8 MB).
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
                       const JitOptions &options, int donated) {
+  if (const size_t depth = result.valid() ? depthOf(result.node().get()) : 0;
+      depth > 1000 && !onLargeStack) {
+    std::optional<Compiled> compiled;
+    std::exception_ptr error;
+    const size_t bytes = std::min<size_t>((size_t{16} << 20) + depth * 4096, size_t{1} << 31);
+    llvm::runOnNewStack(static_cast<unsigned>(bytes), [&] {
+      onLargeStack = true;
+      try {
+        compiled = compileGraph(result, args, options, donated);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    if (error)
+      std::rethrow_exception(error);
+    return std::move(*compiled);
+  }
   auto start = std::chrono::steady_clock::now();
   StageTimer stage(options.timing);
   if (!result.valid())

@@ -92,7 +92,9 @@ using namespace mlir;
 /// tinymlir-simplify-math: strength reduction of math ops with constant
 /// operands (MLIR's algebraic simplification): powf(x, 2 or 3) becomes
 /// products, powf(x, 0.5) sqrt... The GELU's cube then costs two
-/// multiplications instead of a pow call.
+/// multiplications instead of a pow call. powf(x, -0.5) becomes rsqrt, which
+/// no C library defines: 1 / sqrt(x + 0), the + 0 making -0 a +0 so that
+/// x = -0 gives +inf as pow does.
 struct SimplifyMathPass : impl::SimplifyMathPassBase<SimplifyMathPass> {
   using Base::Base;
   void runOnOperation() override {
@@ -100,8 +102,23 @@ struct SimplifyMathPass : impl::SimplifyMathPassBase<SimplifyMathPass> {
     populateMathAlgebraicSimplificationPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation().emitError("math simplification did not converge");
-      signalPassFailure();
+      return signalPassFailure();
     }
+    getOperation().walk([](math::RsqrtOp op) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Type type = op.getType();
+      auto constant = [&](double v) -> Value {
+        TypedAttr a = b.getFloatAttr(getElementTypeOrSelf(type), v);
+        if (auto vector = dyn_cast<ShapedType>(type))
+          a = DenseElementsAttr::get(vector, a);
+        return arith::ConstantOp::create(b, loc, a);
+      };
+      Value x = arith::AddFOp::create(b, loc, op.getOperand(), constant(0.0));
+      Value root = math::SqrtOp::create(b, loc, x, op.getFastmathAttr());
+      op.replaceAllUsesWith(arith::DivFOp::create(b, loc, constant(1.0), root).getResult());
+      op.erase();
+    });
   }
 };
 

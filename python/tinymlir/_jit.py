@@ -2,8 +2,9 @@
 
 Specialization is keyed by the tree structure of the positional arguments
 (tuples, lists, dicts, named tuples, dataclasses), the shape and dtype of each
-array leaf, the static (non-array) values in the tree, the static keyword
-arguments and the target. The first call of a specialization traces the
+array leaf, the static (non-array) values in the tree, the keyword arguments
+(arrays in them are inputs as positional ones are; other values are static)
+and the target. The first call of a specialization traces the
 function with placeholders into the C++ graph and compiles it (GIL released);
 later calls run the native code directly.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import inspect
 import os
 import threading
 from collections import OrderedDict
@@ -20,7 +22,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import TraceContext, Traced, dtype_name, to_tensor, tracing
+from ._trace import TraceContext, Traced, dtype_name, plain_array, to_tensor, tracing
 
 _STATIC_TYPES = (bool, int, float, complex, str, bytes, type(None))
 _SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32))
@@ -38,6 +40,37 @@ class _Leaf:
 LEAF = _Leaf()
 
 
+def _static_key(v):
+    """What a static value is keyed by: its type and, for floats, its bits, so that
+    values that trace differently differ (2, 2.0 and True; 0.0 and -0.0) and nan
+    finds its own entry."""
+    t = type(v)
+    if t is float:
+        return t, v.hex()
+    if t is complex:
+        return t, v.real.hex(), v.imag.hex()
+    if t is tuple or t is frozenset:
+        return t, tuple(_static_key(c) for c in v)
+    return t, v
+
+
+class _Static:
+    """A static value in a tree definition, compared and hashed by _static_key."""
+    __slots__ = ("value", "key")
+
+    def __init__(self, value):
+        self.value, self.key = value, _static_key(value)
+
+    def __eq__(self, other):
+        return type(other) is _Static and self.key == other.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
 def flatten(x, leaves: list):
     """Appends the array leaves of `x` to `leaves`; returns a hashable tree definition
     (structure and static values)."""
@@ -50,8 +83,9 @@ def flatten(x, leaves: list):
     if t is dict:
         keys = tuple(x)
         return (dict, keys, tuple(flatten(x[k], leaves) for k in keys))
-    if t in _STATIC_TYPES:
-        return ("static", t, x)
+    if t in _STATIC_TYPES or isinstance(x, np.dtype) or (
+            isinstance(x, type) and issubclass(x, np.generic)):  # numbers, strings, dtypes
+        return ("static", _Static(x))
     if isinstance(x, np.generic):  # a NumPy scalar: a strong rank-0 input
         leaves.append(np.asarray(x))
         return LEAF
@@ -60,7 +94,10 @@ def flatten(x, leaves: list):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         names = tuple(f.name for f in dataclasses.fields(x))
         return (t, names, tuple(flatten(getattr(x, n), leaves) for n in names))
-    if isinstance(x, np.ndarray) or isinstance(x, Traced):
+    if isinstance(x, np.ndarray):
+        leaves.append(plain_array(x, "an argument"))
+        return LEAF
+    if isinstance(x, Traced):
         leaves.append(x)
         return LEAF
     raise TypeError(
@@ -74,7 +111,7 @@ def unflatten(treedef, leaves):
         return next(leaves)
     kind = treedef[0]
     if kind == "static":
-        return treedef[2]
+        return treedef[1].value
     if kind is tuple:
         return tuple(unflatten(c, leaves) for c in treedef[1])
     if kind is list:
@@ -103,6 +140,43 @@ def _leaf_paths(treedef, prefix):
     else:
         for i, c in enumerate(treedef[1]):
             yield from _leaf_paths(c, f"{prefix}[{i}]")
+
+
+def _flatten_call(args, kwargs):
+    """A call's tree definition (positional tree, keyword trees by name) and array leaves.
+    A keyword value that is no tree of arrays and numbers is static if hashable."""
+    leaves = []
+    argtree = flatten(args, leaves)
+    keywords = []
+    for name in sorted(kwargs):
+        value, sub = kwargs[name], []
+        try:
+            tree = flatten(value, sub)
+        except TypeError:
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(f"tinymlir.jit: keyword argument {name}={value!r} is neither "
+                                "arrays nor a hashable static value") from None
+            tree = ("static", _Static(value))
+        leaves.extend(sub)
+        keywords.append((name, tree))
+    return (argtree, tuple(keywords)), leaves
+
+
+def _unflatten_call(treedef, leaves):
+    argtree, keywords = treedef
+    args = unflatten(argtree, leaves)
+    return args, {name: unflatten(tree, leaves) for name, tree in keywords}
+
+
+def _call_paths(treedef):
+    """Each array leaf's path in the call, as the error messages name it."""
+    argtree, keywords = treedef
+    paths = list(_leaf_paths(argtree, "args"))
+    for name, tree in keywords:
+        paths.extend(_leaf_paths(tree, name))
+    return paths
 
 
 # --- Cache ------------------------------------------------------------------------
@@ -220,6 +294,10 @@ class JitFunction:
         self._compiling = {}
         self._hits = self._compilations = self._disk_hits = self._evictions = 0
         self._seconds = 0.0
+        try:
+            self._takes_target = "target" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):  # no signature (some builtins)
+            self._takes_target = False
         functools.update_wrapper(self, fn)
 
     # The cache.
@@ -247,36 +325,41 @@ class JitFunction:
             self._entries.popitem(last=False)
             self._evictions += 1
 
-    # Calls.
-    def __call__(self, *args, target=None, **static):
+    # Calls. Keyword arguments are inputs where they hold arrays, as positional
+    # ones are, and static values otherwise.
+    def __call__(self, *args, target=None, **kwargs):
+        target = self._target(target, kwargs)
         if tracing():
-            return self.fn(*args, **static)  # inlined into the function being traced
-        leaves = []
-        treedef = flatten(args, leaves)
-        entry = self._specialization(treedef, leaves, static, target)
+            return self.fn(*args, **kwargs)  # inlined into the function being traced
+        treedef, leaves = _flatten_call(args, kwargs)
+        entry = self._specialization(treedef, leaves, target)
         return entry.run(leaves)
 
-    def compile(self, *args, target=None, **static) -> Specialization:
+    def compile(self, *args, target=None, **kwargs) -> Specialization:
         """The specialization for these arguments, compiled if not cached yet."""
-        leaves = []
-        treedef = flatten(args, leaves)
-        return self._specialization(treedef, leaves, static, target)
+        target = self._target(target, kwargs)
+        return self._specialization(*_flatten_call(args, kwargs), target)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
-    def _specialization(self, treedef, leaves, static, target):
+    def _target(self, target, kwargs):
+        """The compile target of a call; a function of its own `target` parameter gets it."""
+        if self._takes_target:
+            if target is not None:
+                kwargs["target"] = target
+            return None
+        if target is not None and not isinstance(target, str):
+            raise TypeError(f"tinymlir.jit: target= names the compile target ('cpu', 'gpu'), "
+                            f"got {target!r}")
+        return target
+
+    def _specialization(self, treedef, leaves, target):
         options = self.options
         if target is not None and target != options.target:
             options = _core.Options(options)
             options.target = target
-        try:
-            key = (treedef, tuple((a.shape, a.dtype) for a in leaves),
-                   tuple(sorted(static.items())) if static else (), options.key())
-            hash(key)
-        except TypeError:
-            raise TypeError("tinymlir.jit: static keyword arguments must be hashable "
-                            f"(numbers, strings, tuples), got {static!r}") from None
+        key = (treedef, tuple((a.shape, a.dtype) for a in leaves), options.key())
         entry = self._entries.get(key)
         if entry is not None:
             with self._lock:
@@ -284,17 +367,17 @@ class JitFunction:
                     self._entries.move_to_end(key)
                 self._hits += 1
             return entry
-        return self._miss(key, treedef, leaves, static, options)
+        return self._miss(key, treedef, leaves, options)
 
-    def _miss(self, key, treedef, leaves, static, options):
+    def _miss(self, key, treedef, leaves, options):
         for i, a in enumerate(leaves):
             if isinstance(a, Traced):
                 raise TypeError("tinymlir.jit: a traced value was passed outside of tracing")
             if a.dtype not in _SUPPORTED_DTYPES:
-                path = list(_leaf_paths(treedef, "args"))[i]
+                path = _call_paths(treedef)[i]
                 dtype_name(a.dtype, f"argument {path}")
             if a.size == 0:
-                path = list(_leaf_paths(treedef, "args"))[i]
+                path = _call_paths(treedef)[i]
                 raise ValueError(f"argument {path} has zero elements (shape {a.shape})")
         # One compilation per key at a time; other keys compile concurrently.
         with self._lock:
@@ -309,9 +392,9 @@ class JitFunction:
                 with self._lock:
                     self._hits += 1
                 return entry
-            return self._miss(key, treedef, leaves, static, options)
+            return self._miss(key, treedef, leaves, options)
         try:
-            entry = self._build(treedef, leaves, static, options)
+            entry = self._build(treedef, leaves, options)
             with self._lock:
                 if entry.from_disk_cache:
                     self._disk_hits += 1
@@ -326,13 +409,13 @@ class JitFunction:
                 del self._compiling[key]
             event.set()
 
-    def _build(self, treedef, leaves, static, options):
+    def _build(self, treedef, leaves, options):
         n = len(leaves)
         placeholders = [_core.placeholder(i, list(a.shape), dtype_name(a.dtype))
                         for i, a in enumerate(leaves)]
         with TraceContext(n) as ctx:
-            args = unflatten(treedef, iter(Traced(p) for p in placeholders))
-            result = self.fn(*args, **static)
+            args, kwargs = _unflatten_call(treedef, iter(Traced(p) for p in placeholders))
+            result = self.fn(*args, **kwargs)
             outs = []
             out_tree = flatten(result, outs)
             if not outs:

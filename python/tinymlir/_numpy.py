@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import Traced, TracingError, _reduce, dtype_name, to_tensor
+from ._trace import Traced, TracingError, _axis_tuple, _reduce, dtype_name, to_tensor
 
 # NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow
 # is np.power), and matmul.
@@ -120,7 +120,7 @@ def _transpose(a, axes=None):
 def _swapaxes(a, axis1, axis2):
     t = _traced(a, "numpy.swapaxes's operand")
     perm = list(range(t.ndim))
-    i, j = operator.index(axis1) % t.ndim, operator.index(axis2) % t.ndim
+    (i,), (j,) = _axis_tuple(axis1, t.ndim), _axis_tuple(axis2, t.ndim)
     perm[i], perm[j] = perm[j], perm[i]
     return t.transpose(tuple(perm))
 
@@ -128,9 +128,8 @@ def _swapaxes(a, axis1, axis2):
 @_implements(np.expand_dims)
 def _expand_dims(a, axis):
     t = _traced(a, "numpy.expand_dims's operand")
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    rank = t.ndim + len(axes)
-    axes = sorted(operator.index(x) % rank for x in axes)
+    rank = t.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    axes = _axis_tuple(axis, rank)
     shape = list(t.shape)
     for x in axes:
         shape.insert(x, 1)
@@ -143,8 +142,7 @@ def _squeeze(a, axis=None):
     if axis is None:
         axes = [i for i, d in enumerate(t.shape) if d == 1]
     else:
-        axes = [operator.index(x) % t.ndim
-                for x in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+        axes = _axis_tuple(axis, t.ndim)
         for x in axes:
             if t.shape[x] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "

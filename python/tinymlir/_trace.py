@@ -91,13 +91,15 @@ def to_tensor(x, what="an operand"):
         raise TypeError(f"{what} is a bool; tinymlir has no boolean dtype")
     if isinstance(x, np.generic):  # before int/float: np.float64 subclasses float
         return _core.typed_scalar(float(x), dtype_name(x.dtype, f"{what} (a NumPy scalar)"))
-    if isinstance(x, int):
-        if not -2**31 <= x < 2**31:
-            raise OverflowError(f"Python integer {x} is out of bounds for int32")
-        return _core.weak_scalar(float(x), True)
+    if isinstance(x, int):  # beyond int32, an error where it meets int32 (as NumPy's)
+        try:
+            return _core.weak_scalar(float(x), True)
+        except OverflowError:
+            raise OverflowError(f"Python integer {x} is out of bounds for float64") from None
     if isinstance(x, float):
         return _core.weak_scalar(x, False)
     if isinstance(x, np.ndarray):
+        x = plain_array(x, what)
         dtype_name(x.dtype, f"{what} (a captured array)")
         if x.size == 0:
             raise ValueError(f"{what} is an array with zero elements: shape {x.shape}")
@@ -108,6 +110,17 @@ def to_tensor(x, what="an operand"):
         return to_tensor(np.asarray(x), what)
     raise TypeError(f"{what} of type {type(x).__name__} cannot be used in a traced "
                     "computation (arrays, traced values and numbers can)")
+
+
+def plain_array(x: np.ndarray, what) -> np.ndarray:
+    """`x` as a plain ndarray: subclasses whose operators or values differ
+    (np.matrix's * is a product, a masked array's masked values) are refused;
+    others (np.memmap) are viewed as ndarray."""
+    if isinstance(x, (np.matrix, np.ma.MaskedArray)):
+        raise TypeError(f"{what} is a {type(x).__module__}.{type(x).__name__}, whose semantics "
+                        "tinymlir does not follow: pass np.asarray(x) (or x.filled() for a masked "
+                        "array)")
+    return x if type(x) is np.ndarray else x.view(np.ndarray)
 
 
 def _wrap(t):
@@ -139,8 +152,14 @@ def _reduce(name, x, axis=None, keepdims=False):
     axes = _axis_tuple(axis, len(t.shape))
     if len(axes) == 1:
         return _wrap(fn(t, axes[0], bool(keepdims)))
-    if len(axes) == 0:
-        return _wrap(t)  # NumPy: reducing over no axes leaves the values as they are
+    if len(axes) == 0:  # NumPy: each value is reduced alone
+        if name in ("sum", "max"):
+            return _wrap(t)
+        mean = Traced(t) / 1  # int32 means are float64, as NumPy's
+        if name == "mean":
+            return mean
+        centered = mean - mean  # 0, or nan where the value is inf or nan
+        return centered * centered
     if name in ("sum", "max"):
         r = t
         for a in reversed(axes):  # highest first, so the lower axes keep their numbers
@@ -171,6 +190,14 @@ def _getitem(x: "Traced", index):
         k = next(n for n, i in enumerate(index) if i is Ellipsis)
         used = sum(1 for i in index if i is not None and i is not Ellipsis)
         index = index[:k] + (slice(None),) * (len(shape) - used) + index[k + 1:]
+    if not index:  # a[()], or a[...] of a rank-0 array
+        return x
+    # NumPy takes a range as an integer array: ranges stand for slices only
+    # where that gives the same (one range, and no integer index).
+    ranges = sum(1 for i in index if isinstance(i, range))
+    if ranges and (ranges > 1 or any(isinstance(i, (numbers.Integral, np.integer)) for i in index)):
+        raise IndexError(f"tinymlir: ranges index as integer arrays (advanced indexing): use one "
+                         f"range and no integer index, or slices, not {index!r}")
     # A gather: table[ids] with a rank-2 table and rank-1 int ids.
     first = index[0]
     if isinstance(first, (list, np.ndarray, Traced)) and not isinstance(first, bool):

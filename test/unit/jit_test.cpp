@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <latch>
+#include <pthread.h>
 #include <regex>
 #include <thread>
 
@@ -283,6 +284,55 @@ TEST(Jit, RankZeroInputsAndOutputs) {
   Array r = square(s);
   EXPECT_EQ(r.rank(), 0);
   EXPECT_EQ(r.at({}), 7.25);
+}
+
+TEST(Jit, DeepGraphsCompileOnAStackOfTheirOwn) {
+  // 600 chained multiply-adds: the builder recurses once per node (1200 deep,
+  // about 1.5 MB of stack). Compiled from a thread with a 512 KiB stack, this
+  // overflowed it before compileGraph moved graphs over 1000 deep to a stack
+  // sized for them (a 7000-step loop overflowed Python's main thread).
+  constexpr int kSteps = 600;
+  Array x = randomArray({4}, DType::f32, 5);
+  auto chain = jit([](const Tensor &x) {
+    Tensor y = x;
+    for (int i = 0; i < kSteps; ++i)
+      y = y * f32(1.0001) + f32(0.001);
+    return y;
+  });
+  struct Call {
+    decltype(chain) *f;
+    Array *x, out;
+    std::string error;
+  } call{&chain, &x, Array(), ""};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 512 << 10);
+  pthread_t thread;
+  auto body = [](void *p) -> void * {
+    auto *c = static_cast<Call *>(p);
+    try {
+      c->out = (*c->f)(*c->x);
+    } catch (const std::exception &e) {
+      c->error = e.what();
+    }
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attr, body, &call), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  ASSERT_EQ(call.error, "");
+  // Each step rounds twice (or once, fused): y_k within 2u|y_k| of exact per
+  // step, amplified by at most 1.0001^600 < 1.07 and |y_k| < |x| + 0.6 * 1.07;
+  // ours and NumPy's each within 600 * 2u * 1.07 * (|x| + 0.65).
+  double most = 0;
+  for (int64_t i = 0; i < 4; ++i)
+    most = std::max(most, std::abs(x.at({i})));
+  const double bound = 2 * kSteps * 2 * unitRoundoff(DType::f32) * 1.07 * (most + 0.65);
+  EXPECT_TRUE(allClose(call.out,
+                       numpy("chain(x)", {{"x", x}},
+                             "def chain(y):\n  for _ in range(600):\n"
+                             "    y = y * np.float32(1.0001) + np.float32(0.001)\n  return y\n"),
+                       0, bound));
 }
 
 TEST(Jit, TemporariesComeFromTheArraysMemory) {

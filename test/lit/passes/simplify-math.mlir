@@ -10,3 +10,19 @@ func.func @cube(%x: f32) -> f32 {
   %y = math.powf %x, %c3 : f32
   return %y : f32
 }
+
+// powf(x, -0.5) (layer normalization's (var + eps) ** -0.5): no rsqrt call,
+// which no C library defines, but 1 / sqrt(x + 0) (pow(-0, -0.5) is +inf).
+// CHECK-LABEL: func.func @inverse_root
+// CHECK-NOT: math.powf
+// CHECK-NOT: math.rsqrt
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<4xf64>
+// CHECK: %[[X:.*]] = arith.addf %arg0, %[[ZERO]]
+// CHECK: %[[ROOT:.*]] = math.sqrt %[[X]]
+// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<4xf64>
+// CHECK: arith.divf %[[ONE]], %[[ROOT]]
+func.func @inverse_root(%x: vector<4xf64>) -> vector<4xf64> {
+  %e = arith.constant dense<-0.5> : vector<4xf64>
+  %y = math.powf %x, %e : vector<4xf64>
+  return %y : vector<4xf64>
+}
