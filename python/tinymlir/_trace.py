@@ -104,6 +104,11 @@ def to_tensor(x, what="an operand"):
         if x.size == 0:
             raise ValueError(f"{what} is an array with zero elements: shape {x.shape}")
         if not x.flags.c_contiguous or not x.flags.aligned:
+            # Read at every call as contiguous ones are: an input made
+            # contiguous by each call (a copy at trace time would go stale).
+            context = current_context()
+            if context is not None:
+                return context.hidden_input(x)._t
             x = np.ascontiguousarray(x)
         return _core.constant(x)
     if isinstance(x, (list, tuple)):
@@ -147,6 +152,9 @@ def _axis_tuple(axis, ndim):
 def _reduce(name, x, axis=None, keepdims=False):
     t = to_tensor(x)
     fn = getattr(_core, name)
+    if (name in ("sum", "max") and not t.shape and axis in (0, -1)
+            and isinstance(axis, (numbers.Integral, np.integer))):
+        axis = None  # NumPy's ufunc reductions take axis 0 or -1 of a rank-0 array as all of it
     if axis is None or not isinstance(axis, (tuple, list)):
         return _wrap(fn(t, None if axis is None else operator.index(axis), bool(keepdims)))
     axes = _axis_tuple(axis, len(t.shape))

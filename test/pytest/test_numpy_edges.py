@@ -46,6 +46,18 @@ def test_reductions_over_no_axes():
             assert same(fn, i).dtype == np.float64
 
 
+def test_axis_0_or_minus_1_of_a_scalar():
+    s = np.array(1.5, np.float32)
+    for fn in (lambda a: np.exp(a - np.max(a, axis=-1, keepdims=True)),
+               lambda a: np.sum(a, axis=0), lambda a: a.sum(axis=-1)):
+        same(fn, s)
+    for fn in (lambda a: np.sum(a, axis=1), lambda a: a.mean(axis=0), lambda a: a.var(axis=-1)):
+        with pytest.raises(np.exceptions.AxisError):
+            fn(s)  # NumPy's mean and var refuse them
+        with pytest.raises((np.exceptions.AxisError, ValueError), match="out of (range|bounds)"):
+            jit(fn)(s)
+
+
 def test_empty_index_and_ellipsis_of_a_scalar():
     x = np.ones((2, 3), np.float32)
     s = np.array(3.0, np.float32)

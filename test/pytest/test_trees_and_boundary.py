@@ -81,6 +81,13 @@ def test_captured_arrays_are_trailing_inputs_read_at_every_call(rng):
     np.testing.assert_array_equal(shift(x), x + 100)
     assert shift.stats().size == 1 and shift.stats().hits >= 2
     assert "1.000000e+02" not in shift.compile(x).lowered
+    # A strided view too (made contiguous by each call, not copied once).
+    base = rng.normal(size=(8,)).astype(np.float32)
+    view = base[::2]
+    strided = jit(lambda x: x * view)
+    np.testing.assert_array_equal(strided(x), x * view)
+    base[:] = 3
+    np.testing.assert_array_equal(strided(x), x * 3)
 
 
 def test_tree_outputs_from_one_compiled_function(rng):
