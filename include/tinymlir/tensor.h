@@ -138,7 +138,7 @@ Tensor mean(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool ke
 Tensor var(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 
 // Matrix products and layout.
-/// Rank 2 @ rank 2, or rank 3 @ rank 3 with equal batch dimensions.
+/// NumPy's matmul: 1-D operands, stacks of matrices, broadcast batch dimensions.
 Tensor matmul(const Tensor &a, const Tensor &b);
 /// Static unit-stride slice [begin, end) along each axis; a negative index
 /// counts from the end, and missing trailing axes are taken whole.

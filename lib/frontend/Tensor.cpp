@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <sstream>
 
@@ -291,25 +292,66 @@ Tensor var(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
 
 // --- Matrix products and layout -------------------------------------------------
 
+/// NumPy's matmul: 1-D operands get a dimension for the product and lose it
+/// after; batch dimensions broadcast. The graph's MatMul is (M, K) @ (K, N) or
+/// (P, M, K) @ (P, K, N): batched rows against one matrix are one product of
+/// P * M rows, and a broadcast batch is materialized (times ones: exact).
 Tensor matmul(const Tensor &a, const Tensor &b) {
   NodePtr x = nodeOf(a, "matmul"), y = nodeOf(b, "matmul");
-  const Shape &sa = x->shape, &sb = y->shape;
-  std::string both = shapeString(sa) + " @ " + shapeString(sb);
-  if (sa.size() != sb.size() || (sa.size() != 2 && sa.size() != 3))
-    fail(Op::MatMul, "needs two rank-2 or two rank-3 operands: " + both);
-  size_t r = sa.size();
-  if (sa[r - 1] != sb[r - 2])
-    fail(Op::MatMul, "inner dimensions differ: " + both);
-  if (r == 3 && sa[0] != sb[0])
-    fail(Op::MatMul, "batch dimensions differ: " + both);
+  Shape sa = x->shape, sb = y->shape;
+  const std::string both = shapeString(sa) + " @ " + shapeString(sb);
   if (x->weak || y->weak)
     fail(Op::MatMul, "operands must be tensors, not scalars");
+  if (sa.empty() || sb.empty())
+    fail(Op::MatMul, "operands must have at least one dimension: " + both);
+  const bool vectorA = sa.size() == 1, vectorB = sb.size() == 1;
+  if (vectorA)
+    sa.insert(sa.begin(), 1);
+  if (vectorB)
+    sb.push_back(1);
+  const int64_t M = sa.end()[-2], K = sa.back(), N = sb.back();
+  if (K != sb.end()[-2])
+    fail(Op::MatMul, "inner dimensions differ: " + both);
   DType dtype = promote(x->dtype, y->dtype);
   if (!isFloat(dtype))
     fail(Op::MatMul, "requires floating-point operands, got " + describe(x) + " and " +
                          describe(y));
-  Shape shape = r == 2 ? Shape{sa[0], sb[1]} : Shape{sa[0], sa[1], sb[2]};
-  return Tensor(makeNode(Op::MatMul, shape, dtype, {convert(x, dtype), convert(y, dtype)}));
+  const Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
+  Shape batch(std::max(batchA.size(), batchB.size()));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto dim = [&](const Shape &s) { return i + s.size() < batch.size() ? 1 : s[i + s.size() - batch.size()]; };
+    const int64_t da = dim(batchA), db = dim(batchB);
+    if (da != db && da != 1 && db != 1)
+      fail(Op::MatMul, "batch dimensions differ: " + both);
+    batch[i] = da == 1 ? db : da;
+  }
+  const int64_t P = std::accumulate(batch.begin(), batch.end(), int64_t{1}, std::multiplies<>());
+  auto with = [&](Shape s, std::initializer_list<int64_t> last) {
+    s.insert(s.end(), last);
+    return s;
+  };
+  Tensor A = reshape(Tensor(convert(x, dtype, "matmul")), sa);
+  Tensor B = reshape(Tensor(convert(y, dtype, "matmul")), sb);
+  Tensor product;
+  if (batchB.empty()) { // (..., M, K) @ (K, N): one product of P * M rows
+    A = reshape(A, {P * M, K});
+    product = Tensor(makeNode(Op::MatMul, {P * M, N}, dtype, {A.node(), B.node()}));
+  } else {
+    auto batched = [&](Tensor t, const Shape &own, int64_t rows, int64_t columns) {
+      if (own != batch) // broadcast: times ones of the batch's shape
+        t = t * Tensor(Array::full(with(batch, {1, 1}), 1.0, dtype));
+      return reshape(t, {P, rows, columns});
+    };
+    A = batched(A, batchA, M, K);
+    B = batched(B, batchB, K, N);
+    product = Tensor(makeNode(Op::MatMul, {P, M, N}, dtype, {A.node(), B.node()}));
+  }
+  Shape out = batch;
+  if (!vectorA)
+    out.push_back(M);
+  if (!vectorB)
+    out.push_back(N);
+  return reshape(product, out);
 }
 
 Tensor slice(const Tensor &t, const std::vector<int64_t> &begin, const std::vector<int64_t> &end) {

@@ -2,6 +2,8 @@
 against NumPy itself on the same inputs (or, where NumPy's semantics are not
 followed, against a clear error)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,34 @@ def test_array_subclasses():
         pass
     t = np.arange(3.0).view(Tagged)
     np.testing.assert_array_equal(jit(lambda a: a + 1)(t), np.arange(3.0) + 1)
+
+
+MATMUL_SHAPES = [((5,), (5,)), ((5,), (5, 3)), ((4, 5), (5,)), ((2, 4, 5), (5, 3)),
+                 ((2, 4, 5), (5,)), ((5,), (2, 5, 3)), ((4, 5), (2, 5, 3)), ((1, 4, 5), (3, 5, 2)),
+                 ((2, 1, 4, 5), (3, 5, 2)), ((2, 3, 4, 5), (2, 3, 5, 2)),
+                 ((3, 1, 4, 5), (1, 2, 5, 6)), ((2, 4, 5), (2, 5, 3))]
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+def test_matmul_of_every_rank(sa, sb, rng):
+    # NumPy's matmul: vectors, stacks of matrices, broadcast batches. Each side
+    # within gamma_K (|A| @ |B|) of the exact product (K = 5 terms).
+    a = rng.normal(size=sa).astype(np.float32)
+    b = rng.normal(size=sb)  # float64: promoted
+    want = a @ b
+    for fn in (lambda x, y: x @ y, lambda x, y: np.matmul(x, y), tinymlir.matmul):
+        got = jit(fn)(a, b) if fn is not tinymlir.matmul else fn(a, b)
+        assert got.shape == want.shape and got.dtype == want.dtype, (sa, sb, got.shape)
+        assert_close(got, want, 2 * 6 * E64 * (np.abs(a) @ np.abs(b)))
+
+
+def test_matmul_errors_name_both_shapes():
+    f = jit(lambda x, y: x @ y)
+    for sa, sb, reason in (((2, 4, 5), (3, 5, 2), "batch dimensions differ"),
+                           ((4, 5), (4, 5), "inner dimensions differ"),
+                           ((5,), (4,), "inner dimensions differ")):
+        with pytest.raises(ValueError, match=rf"^\[matmul\] {reason}: "
+                                             rf"{re.escape(str(sa))} @ {re.escape(str(sb))}$"):
+            f(np.ones(sa, np.float32), np.ones(sb, np.float32))
+    with pytest.raises(ValueError, match=r"\[matmul\] operands must have at least one dimension"):
+        f(np.ones((), np.float32), np.ones(3, np.float32))
