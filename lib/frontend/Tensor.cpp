@@ -468,6 +468,18 @@ Tensor concatenate(const std::vector<Tensor> &parts, int64_t axis) {
   }
   if (nodes.size() == 1)
     return parts[0];
+  // Bufferization's analysis of one chain of n slice insertions takes about
+  // n^3 steps (100 parts: 3.4 s, 200: minutes): more parts concatenate in
+  // groups of kGroup first (promotion is associative: the same values).
+  constexpr size_t kGroup = 16;
+  if (parts.size() > kGroup) {
+    std::vector<Tensor> groups;
+    for (size_t i = 0; i < parts.size(); i += kGroup)
+      groups.push_back(concatenate(
+          std::vector<Tensor>(parts.begin() + i, parts.begin() + std::min(parts.size(), i + kGroup)),
+          axis));
+    return concatenate(groups, axis);
+  }
   std::vector<NodePtr> args;
   for (const NodePtr &n : nodes)
     args.push_back(convert(n, dtype));

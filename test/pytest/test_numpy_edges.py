@@ -200,3 +200,19 @@ def test_matmul_errors_name_both_shapes():
             f(np.ones(sa, np.float32), np.ones(sb, np.float32))
     with pytest.raises(ValueError, match=r"\[matmul\] operands must have at least one dimension"):
         f(np.ones((), np.float32), np.ones(3, np.float32))
+
+
+def test_many_parts_and_outputs(rng):
+    # Over 16 parts concatenate in groups (bufferizing one chain of 200 slice
+    # insertions took minutes): the same values, order and promotion as NumPy's.
+    dtypes = [np.float32, np.int32, np.float32, np.float64]
+    parts = [(rng.normal(size=(2, i % 3 + 1)) * 10).astype(dtypes[(i // 11) % 4])
+             for i in range(41)]
+    got = jit(lambda xs: np.concatenate(xs, axis=1))(parts)
+    want = np.concatenate(parts, axis=1)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    outs = jit(lambda xs: [x * 2 for x in xs])(parts)  # 41 outputs: one packed result
+    for o, p in zip(outs, parts):
+        assert o.dtype == p.dtype
+        np.testing.assert_array_equal(o, p * 2)
