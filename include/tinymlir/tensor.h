@@ -62,6 +62,7 @@ public:
   // Reductions as methods, NumPy style. axis may be negative; no axis = all.
   Tensor sum(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
   Tensor max(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
+  Tensor min(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
   Tensor mean(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
   Tensor var(std::optional<int64_t> axis = std::nullopt, bool keepdims = false) const;
   Tensor astype(DType dtype) const;
@@ -133,6 +134,7 @@ Tensor cast(const Tensor &x, DType dtype);
 // Reductions: axis may be negative; std::nullopt reduces every axis.
 Tensor sum(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor max(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor min(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor mean(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 /// Population variance, computed centered: mean((x - mean(x))^2).
 Tensor var(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);

@@ -221,6 +221,7 @@ private:
       return filled(n, n.scalar);
     case Op::Sum:
     case Op::Max:
+    case Op::Min:
       return emitReduction(n);
     case Op::MatMul:
       return emitMatmul(n);
@@ -342,6 +343,9 @@ private:
     if (n.op == Op::Max)
       init = isFloat(n.dtype) ? -std::numeric_limits<double>::infinity()
                               : static_cast<double>(std::numeric_limits<int32_t>::min());
+    if (n.op == Op::Min)
+      init = isFloat(n.dtype) ? std::numeric_limits<double>::infinity()
+                              : static_cast<double>(std::numeric_limits<int32_t>::max());
     Value acc = filled(n, init);
     auto reduce = linalg::ReduceOp::create(
         b_, loc_, ValueRange{emit(n.args[0])}, ValueRange{acc}, n.axes,
@@ -354,9 +358,12 @@ private:
           if (n.op == Op::Sum)
             r = f ? Value(arith::AddFOp::create(b, loc, block[0], block[1], reassoc))
                   : Value(arith::AddIOp::create(b, loc, block[0], block[1]));
-          else
+          else if (n.op == Op::Max)
             r = f ? Value(arith::MaximumFOp::create(b, loc, block[0], block[1], reassoc))
                   : Value(arith::MaxSIOp::create(b, loc, block[0], block[1]));
+          else
+            r = f ? Value(arith::MinimumFOp::create(b, loc, block[0], block[1], reassoc))
+                  : Value(arith::MinSIOp::create(b, loc, block[0], block[1]));
           linalg::YieldOp::create(b, loc, r);
         });
     return reduce.getResult(0);

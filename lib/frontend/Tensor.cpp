@@ -211,6 +211,9 @@ Tensor Tensor::sum(std::optional<int64_t> axis, bool keepdims) const {
 Tensor Tensor::max(std::optional<int64_t> axis, bool keepdims) const {
   return tinymlir::max(*this, axis, keepdims);
 }
+Tensor Tensor::min(std::optional<int64_t> axis, bool keepdims) const {
+  return tinymlir::min(*this, axis, keepdims);
+}
 Tensor Tensor::mean(std::optional<int64_t> axis, bool keepdims) const {
   return tinymlir::mean(*this, axis, keepdims);
 }
@@ -273,6 +276,9 @@ Tensor sum(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
 }
 Tensor max(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   return reduce(Op::Max, x, axis, keepdims);
+}
+Tensor min(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return reduce(Op::Min, x, axis, keepdims);
 }
 Tensor mean(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   const NodePtr &n = nodeOf(x, "mean");

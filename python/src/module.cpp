@@ -211,6 +211,7 @@ NB_MODULE(_tinymlir, m) {
   // Reductions.
   m.def("sum", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });
   m.def("max", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return max(a, axis, keep); });
+  m.def("min", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return min(a, axis, keep); });
   m.def("mean", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return mean(a, axis, keep); });
   m.def("var", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return var(a, axis, keep); });
   // Products and layout.

@@ -31,7 +31,7 @@ finally:
 from ._jit import CacheStats, JitFunction, Specialization, jit
 from . import _ops
 from ._ops import (astype, attention, causal_mask, cast, concatenate, gather, gelu, index_put,
-                   layer_norm, linear, matmul, max, mean, reshape, slice, softmax, split, sum,
+                   layer_norm, linear, matmul, max, mean, min, reshape, slice, softmax, split, sum,
                    transpose, var)
 from ._trace import Traced, TracingError
 
@@ -46,7 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "jit", "JitFunction", "Options", "Specialization", "CacheStats", "Traced", "TracingError",
-    *_ops.ELEMENTWISE, "cast", "astype", "sum", "max", "mean", "var",
+    *_ops.ELEMENTWISE, "cast", "astype", "sum", "max", "min", "mean", "var",
     "matmul", "slice", "reshape", "transpose", "split", "concatenate", "gather",
     "index_put", "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",
 ]

@@ -101,6 +101,74 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
     return _reduce("var", _traced(a, "numpy.var's operand"), axis, keepdims)
 
 
+@_implements(np.min, np.amin)
+def _min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _check("min", out=out, initial=initial, where=where)
+    return _reduce("min", _traced(a, "numpy.min's operand"), axis, keepdims)
+
+
+@_implements(np.std)
+def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
+         correction=None):
+    _check("std", dtype=dtype, out=out, ddof=ddof, where=where, mean=mean, correction=correction)
+    return np.sqrt(_reduce("var", _traced(a, "numpy.std's operand"), axis, keepdims))
+
+
+@_implements(np.clip)
+def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+    _check("clip", out=out, **{k: v for k, v in kwargs.items() if k != "casting"})
+    lo = a_min if min is None else min
+    hi = a_max if max is None else max
+    t = _traced(a, "numpy.clip's operand")
+    if lo is None and hi is None:
+        raise ValueError("One of max or min must be given")
+    if lo is not None:
+        t = np.maximum(t, lo)  # NumPy's order: the upper bound wins where they cross
+    return t if hi is None else np.minimum(t, hi)
+
+
+@_implements(np.stack)
+def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    _check("stack", out=out, dtype=dtype)
+    tensors = [Traced(to_tensor(a, "numpy.stack's operand")) for a in arrays]
+    if not tensors:
+        raise ValueError("need at least one array to stack")
+    (a,) = _axis_tuple(axis, tensors[0].ndim + 1)
+    return _concatenate([np.expand_dims(t, a) for t in tensors], a)
+
+
+@_implements(np.vstack)
+def _vstack(tup, *, dtype=None, casting="same_kind"):
+    _check("vstack", dtype=dtype)
+    tensors = [Traced(to_tensor(a, "numpy.vstack's operand")) for a in tup]
+    return _concatenate([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+
+
+@_implements(np.dot)
+def _dot(a, b, out=None):
+    _check("dot", out=out)
+    def operand(x):  # NumPy's dot takes Python numbers as arrays (strong), not as weak scalars
+        if type(x) is float:
+            x = np.asarray(x)
+        elif type(x) is int:
+            x = np.asarray(x, np.int32)  # int32 beside float32 gives float64, as int64 does
+        return Traced(to_tensor(x, "numpy.dot's operand"))
+    ta, tb = operand(a), operand(b)
+    if ta.ndim == 0 or tb.ndim == 0:
+        return ta * tb
+    if ta.ndim > 2 or tb.ndim > 2:
+        raise TracingError("tinymlir traces numpy.dot of operands of rank 2 or less (for stacks of "
+                           "matrices, use matmul or @)")
+    return ta @ tb
+
+
+@_implements(np.full_like)
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None):
+    t = _traced(a, "numpy.full_like's operand")
+    return np.full(t.shape if shape is None else shape, fill_value,
+                   dtype=t.dtype if dtype is None else dtype)
+
+
 @_implements(np.reshape)
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if shape is None:
@@ -242,7 +310,7 @@ def array_function(func, types, args, kwargs):
         module = "numpy" if module.startswith("numpy") else module
         raise TracingError(
             f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
-            "functions (sum, max/amax, mean, var, reshape, transpose, swapaxes, expand_dims, "
-            "squeeze, split, concatenate, hstack, triu, tril, ones_like, zeros_like, shape, "
-            "ndim, size, and the ufuncs)")
+            "functions (sum, max/amax, min/amin, mean, var, std, clip, dot, reshape, transpose, "
+            "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
+            "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")
     return impl(*args, **kwargs)

@@ -79,6 +79,11 @@ def max(x, axis=None, keepdims=False):
 
 
 @_frontend
+def min(x, axis=None, keepdims=False):
+    return _reduce("min", Traced(_t(x)), axis, keepdims)
+
+
+@_frontend
 def mean(x, axis=None, keepdims=False):
     return _reduce("mean", Traced(_t(x)), axis, keepdims)
 

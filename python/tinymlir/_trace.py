@@ -152,7 +152,7 @@ def _axis_tuple(axis, ndim):
 def _reduce(name, x, axis=None, keepdims=False):
     t = to_tensor(x)
     fn = getattr(_core, name)
-    if (name in ("sum", "max") and not t.shape and axis in (0, -1)
+    if (name in ("sum", "max", "min") and not t.shape and axis in (0, -1)
             and isinstance(axis, (numbers.Integral, np.integer))):
         axis = None  # NumPy's ufunc reductions take axis 0 or -1 of a rank-0 array as all of it
     if axis is None or not isinstance(axis, (tuple, list)):
@@ -161,14 +161,14 @@ def _reduce(name, x, axis=None, keepdims=False):
     if len(axes) == 1:
         return _wrap(fn(t, axes[0], bool(keepdims)))
     if len(axes) == 0:  # NumPy: each value is reduced alone
-        if name in ("sum", "max"):
+        if name in ("sum", "max", "min"):
             return _wrap(t)
         mean = Traced(t) / 1  # int32 means are float64, as NumPy's
         if name == "mean":
             return mean
         centered = mean - mean  # 0, or nan where the value is inf or nan
         return centered * centered
-    if name in ("sum", "max"):
+    if name in ("sum", "max", "min"):
         r = t
         for a in reversed(axes):  # highest first, so the lower axes keep their numbers
             r = fn(r, a, True)
@@ -431,6 +431,10 @@ class Traced:
         _no_dtype_out("max", None, out)
         return _reduce("max", self, axis, keepdims)
 
+    def min(self, axis=None, out=None, keepdims=False):
+        _no_dtype_out("min", None, out)
+        return _reduce("min", self, axis, keepdims)
+
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         _no_dtype_out("mean", dtype, out)
         return _reduce("mean", self, axis, keepdims)
@@ -440,6 +444,23 @@ class Traced:
         if ddof != 0:
             raise TracingError("tinymlir traces var with ddof=0 only (population variance)")
         return _reduce("var", self, axis, keepdims)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return np.sqrt(self.var(axis, dtype, out, ddof, keepdims))  # as NumPy's
+
+    def flatten(self, order="C"):
+        return self.reshape(-1, order=order)
+
+    ravel = flatten
+
+    def copy(self, order="C"):
+        return self  # traced values are never written in place
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from ._numpy import array_ufunc

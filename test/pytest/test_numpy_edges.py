@@ -216,3 +216,46 @@ def test_many_parts_and_outputs(rng):
     for o, p in zip(outs, parts):
         assert o.dtype == p.dtype
         np.testing.assert_array_equal(o, p * 2)
+
+
+def test_min_as_numpy(rng):
+    # A reduction of its own (ops.def's Min row): exact, nan-propagating, and
+    # int32 down to its least value (-max(-x) would wrap there).
+    x = rng.normal(size=(4, 6)).astype(np.float32)
+    x[1, 2], x[2, 3] = np.nan, -np.inf
+    i = rng.integers(-100, 100, size=(3, 5)).astype(np.int32)
+    i[2, 4] = np.iinfo(np.int32).min
+    for a in (x, x.astype(np.float64), i):
+        for fn in (lambda t: np.min(t), lambda t: t.min(axis=0), lambda t: np.amin(t, axis=-1),
+                   lambda t: t.min(axis=(0, 1), keepdims=True), lambda t: tinymlir.min(t, 1)):
+            got, want = jit(fn)(a), fn(a)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+
+
+def test_more_numpy_functions(rng):
+    x = rng.normal(size=(3, 4)).astype(np.float32)
+    y = rng.normal(size=(3, 4)).astype(np.float32)
+    v = rng.normal(size=4)
+    for fn in (lambda a, b: np.clip(a, -0.5, 0.5), lambda a, b: np.clip(a, None, 0.1),
+               lambda a, b: np.clip(a, 1.0, -1.0),  # crossed bounds: NumPy gives the upper
+               lambda a, b: np.stack([a, b]), lambda a, b: np.stack((a, b), axis=-1),
+               lambda a, b: np.vstack([a, b]), lambda a, b: np.vstack([a[0], b[1]]),
+               lambda a, b: np.full_like(a, 7) + b, lambda a, b: a.flatten() * 2,
+               lambda a, b: a.ravel(), lambda a, b: a.copy() + 1, lambda a, b: a.swapaxes(0, 1),
+               lambda a, b: a[None].squeeze(0), lambda a, b: np.dot(a, 2.0)):
+        got, want = jit(fn)(x, y), fn(x, y)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    # Products: within gamma_K (|A| @ |B|) of the exact one (K = 4).
+    for fn in (lambda a, b: np.dot(a, b.T), lambda a, b: np.dot(a, v), lambda a, b: np.dot(v, v)):
+        got, want = jit(fn)(x, y), fn(x, y)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        bound = 2 * 5 * eps(want.dtype) * np.abs(fn(np.abs(x), np.abs(y)))
+        assert_close(got, want, bound + 1e-300)
+    # std is sqrt(var): var within its bound, and sqrt halves the relative error.
+    for fn in (lambda a, b: np.std(a, axis=1), lambda a, b: a.std()):
+        got, want = jit(fn)(x, y), fn(x, y)
+        assert_close(got, want, 30 * E32 * np.abs(want))
+    with pytest.raises(tinymlir.TracingError, match="numpy.dot of operands of rank 2 or less"):
+        jit(lambda a: np.dot(a[None], a.T))(x)

@@ -116,8 +116,8 @@ TEST_P(Reductions, EveryAxisWithAndWithoutKeepdims) {
     for (bool keepdims : {false, true}) {
       std::string args = std::string("axis=") + (axis ? std::to_string(*axis) : "None") +
                          ", keepdims=" + (keepdims ? "True" : "False");
-      const char *names[] = {"sum", "max", "mean", "var"};
-      for (int which = 0; which < 4; ++which) {
+      const char *names[] = {"sum", "max", "mean", "var", "min"};
+      for (int which = 0; which < 5; ++which) {
         auto g = jit([which, axis, keepdims](const Tensor &t) {
           switch (which) {
           case 0:
@@ -126,18 +126,22 @@ TEST_P(Reductions, EveryAxisWithAndWithoutKeepdims) {
             return max(t, axis, keepdims);
           case 2:
             return mean(t, axis, keepdims);
-          default:
+          case 3:
             return var(t, axis, keepdims);
+          default:
+            return min(t, axis, keepdims);
           }
         });
         // n <= 30 terms: a sum is within gamma_n of sum|x|; a mean adds a
         // division; a variance adds the mean's error times the deviations
-        // (first order) and n + 3 roundings of the sum of squares. max is exact.
+        // (first order) and n + 3 roundings of the sum of squares. max and
+        // min are exact.
         const char *magnitudes[] = {
             "np.sum(np.abs(x), {a})", "np.zeros(np.shape(np.max(x, {a})))",
             "np.mean(np.abs(x), {a}) + np.abs(np.mean(x, {a}))",
             ("np.var(x, {a}) + 2 * np.mean(np.abs(x - np.mean(x, {k})), {a}) * "
-             "np.mean(np.abs(x), {a})")};
+             "np.mean(np.abs(x), {a})"),
+            "np.zeros(np.shape(np.min(x, {a})))"};
         std::string magnitude = std::regex_replace(magnitudes[which], std::regex("\\{a\\}"), args);
         magnitude = std::regex_replace(
             magnitude, std::regex("\\{k\\}"),
@@ -157,6 +161,8 @@ TEST(Reductions, IntegerMax) {
   Array x = randomArray({4, 6}, DType::i32, 8);
   auto f = jit([](const Tensor &t) { return max(t, 1); });
   EXPECT_TRUE(allClose(f(x), numpy("np.max(x, axis=1)", {{"x", x}}), 0, 0));
+  auto g = jit([](const Tensor &t) { return min(t, 0); });
+  EXPECT_TRUE(allClose(g(x), numpy("np.min(x, axis=0)", {{"x", x}}), 0, 0));
 }
 
 // --- Library kernels -----------------------------------------------------------------
