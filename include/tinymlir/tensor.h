@@ -142,9 +142,11 @@ Tensor var(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool kee
 // Matrix products and layout.
 /// NumPy's matmul: 1-D operands, stacks of matrices, broadcast batch dimensions.
 Tensor matmul(const Tensor &a, const Tensor &b);
-/// Static unit-stride slice [begin, end) along each axis; a negative index
-/// counts from the end, and missing trailing axes are taken whole.
-Tensor slice(const Tensor &x, const std::vector<int64_t> &begin, const std::vector<int64_t> &end);
+/// Static slice [begin, end) along each axis, every steps[i]-th element (1
+/// if not given; positive); a negative index counts from the end, and missing
+/// trailing axes are taken whole.
+Tensor slice(const Tensor &x, const std::vector<int64_t> &begin, const std::vector<int64_t> &end,
+             const std::vector<int64_t> &steps = {});
 /// New shape with the same element count; one entry may be -1.
 Tensor reshape(const Tensor &x, const Shape &shape);
 Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);

@@ -227,18 +227,21 @@ private:
       return emitMatmul(n);
     case Op::Slice: {
       SmallVector<OpFoldResult> offsets, sizes, strides;
-      for (size_t i = 0; i < n.shape.size(); ++i) {
+      const size_t rank = n.shape.size();
+      for (size_t i = 0; i < rank; ++i) { // axes: the offsets, then any steps
         offsets.push_back(b_.getIndexAttr(n.axes[i]));
         sizes.push_back(b_.getIndexAttr(n.shape[i]));
-        strides.push_back(b_.getIndexAttr(1));
+        strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
       }
       return tensor::ExtractSliceOp::create(b_, loc_, tensorType(n), emit(n.args[0]), offsets,
                                             sizes, strides);
     }
     case Op::Reshape: {
       // A slice split into more dimensions (a row of packed q, k, v into
-      // heads) stays a view of the slice: expand_shape, no copy.
-      if (n.args[0]->op == Op::Slice && n.shape.size() > n.args[0]->shape.size()) {
+      // heads) stays a view of the slice: expand_shape, no copy. (A slice
+      // with steps is reshaped as any tensor.)
+      if (n.args[0]->op == Op::Slice && n.shape.size() > n.args[0]->shape.size() &&
+          n.args[0]->axes.size() == n.args[0]->shape.size()) {
         if (auto groups = getReassociationIndicesForReshape(tensorType(*n.args[0]), tensorType(n)))
           return tensor::ExpandShapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), *groups);
       }

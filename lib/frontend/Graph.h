@@ -21,8 +21,9 @@ struct Node {
   double scalar = 0;          // Scalar: the value (in dtype)
   bool weak = false;          // Scalar: a plain C++ number, dtype not decided yet
   bool integral = false;      // Scalar, weak: written as an integer
-  std::vector<int64_t> axes;  // Sum/Max: reduced axes (sorted, non-negative);
-                              // Transpose: permutation; Slice: offsets;
+  std::vector<int64_t> axes;  // Sum/Max/Min: reduced axes (sorted, non-negative);
+                              // Transpose: permutation; Slice: offsets, then
+                              // the steps where one is not 1;
                               // IndexPut: the indexed axes (increasing)
 };
 

@@ -360,15 +360,21 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
   return reshape(product, out);
 }
 
-Tensor slice(const Tensor &t, const std::vector<int64_t> &begin, const std::vector<int64_t> &end) {
+Tensor slice(const Tensor &t, const std::vector<int64_t> &begin, const std::vector<int64_t> &end,
+             const std::vector<int64_t> &steps) {
   NodePtr x = nodeOf(t, "slice");
   const Shape &s = x->shape;
-  if (begin.size() != end.size() || begin.size() > s.size())
-    fail(Op::Slice, "begin has " + std::to_string(begin.size()) + " entries and end " +
-                        std::to_string(end.size()) + ", for a tensor of shape " + shapeString(s));
+  if (begin.size() != end.size() || begin.size() > s.size() ||
+      (!steps.empty() && steps.size() != begin.size()))
+    fail(Op::Slice, "begin has " + std::to_string(begin.size()) + " entries, end " +
+                        std::to_string(end.size()) + " and steps " + std::to_string(steps.size()) +
+                        ", for a tensor of shape " + shapeString(s));
   Shape shape = s;
-  std::vector<int64_t> offsets(s.size(), 0);
+  std::vector<int64_t> offsets(s.size(), 0), strides(s.size(), 1);
   for (size_t i = 0; i < begin.size(); ++i) {
+    if (!steps.empty() && steps[i] < 1)
+      fail(Op::Slice, "step " + std::to_string(steps[i]) + " on axis " + std::to_string(i) +
+                          " must be positive");
     int64_t lo = begin[i] < 0 ? begin[i] + s[i] : begin[i];
     int64_t hi = end[i] < 0 ? end[i] + s[i] : end[i];
     if (lo < 0 || hi > s[i] || lo >= hi)
@@ -376,12 +382,15 @@ Tensor slice(const Tensor &t, const std::vector<int64_t> &begin, const std::vect
                           ") on axis " + std::to_string(i) + " is empty or outside shape " +
                           shapeString(s));
     offsets[i] = lo;
-    shape[i] = hi - lo;
+    strides[i] = steps.empty() ? 1 : steps[i];
+    shape[i] = (hi - lo + strides[i] - 1) / strides[i];
   }
   if (shape == s)
     return t;
   auto node = makeNode(Op::Slice, shape, x->dtype, {x});
-  node->axes = offsets;
+  node->axes = offsets; // then the steps, where one is not 1
+  if (std::ranges::any_of(strides, [](int64_t k) { return k != 1; }))
+    node->axes.insert(node->axes.end(), strides.begin(), strides.end());
   return Tensor(node);
 }
 

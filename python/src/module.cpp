@@ -225,7 +225,7 @@ NB_MODULE(_tinymlir, m) {
                         const Tensor &outWeight, const Tensor &outBias, int64_t heads) {
     return attention(x, {qkvWeight, qkvBias}, {outWeight, outBias}, heads);
   });
-  m.def("slice", &slice, "x"_a, "begin"_a, "end"_a);
+  m.def("slice", &slice, "x"_a, "begin"_a, "end"_a, "steps"_a = std::vector<int64_t>{});
   m.def("reshape", [](const Tensor &a, const std::vector<int64_t> &s) { return reshape(a, s); });
   m.def("transpose", [](const Tensor &a, const std::vector<int64_t> &p) { return transpose(a, p); });
   m.def("split", &split, "x"_a, "sections"_a, "axis"_a);

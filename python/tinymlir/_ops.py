@@ -94,8 +94,8 @@ def var(x, axis=None, keepdims=False):
 
 
 @_frontend
-def slice(x, begin, end):
-    return Traced(_core.slice(_t(x), list(begin), list(end)))
+def slice(x, begin, end, steps=()):
+    return Traced(_core.slice(_t(x), list(begin), list(end), list(steps)))
 
 
 @_frontend

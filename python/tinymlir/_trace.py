@@ -216,25 +216,26 @@ def _getitem(x: "Traced", index):
         return _gather(x, first)
     if sum(1 for i in index if i is not None) > len(shape):
         raise IndexError(f"too many indices for a traced array of rank {len(shape)}")
-    begin, end, out_shape, axis = [], [], [], 0
+    begin, end, steps, out_shape, axis = [], [], [], [], 0
     for i in index:
         if i is None:
             out_shape.append(1)
             continue
         n = shape[axis]
         if isinstance(i, range):
-            if i.step != 1:
-                raise IndexError(f"tinymlir: only unit-step ranges are supported, got {i}")
-            i = slice(i.start, i.stop)
+            i = slice(i.start, i.stop, i.step)
         if isinstance(i, slice):
             start, stop, step = i.indices(n)
-            if step != 1:
-                raise IndexError(f"tinymlir: only unit-step slices are supported, got step {step}")
-            if stop <= start:
+            if step < 0:
+                raise IndexError(f"tinymlir: slices with a negative step are not supported, got "
+                                 f"{i} on axis {axis}")
+            count = len(range(start, stop, step))
+            if count == 0:
                 raise IndexError(f"tinymlir: the slice {i} of axis {axis} (size {n}) is empty")
             begin.append(start)
-            end.append(stop)
-            out_shape.append(stop - start)
+            end.append(start + (count - 1) * step + 1)
+            steps.append(step)
+            out_shape.append(count)
         elif isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, (bool, np.bool_)):
             k = operator.index(i)
             if not -n <= k < n:
@@ -242,6 +243,7 @@ def _getitem(x: "Traced", index):
             k %= n
             begin.append(k)
             end.append(k + 1)
+            steps.append(1)
         elif isinstance(i, Traced):
             raise IndexError("tinymlir: a traced index must be the only index (table[ids])")
         else:
@@ -251,7 +253,7 @@ def _getitem(x: "Traced", index):
     out_shape.extend(shape[axis:])
     t = x._t
     if begin:
-        t = _core.slice(t, begin, end)
+        t = _core.slice(t, begin, end, steps if any(s != 1 for s in steps) else [])
     if list(t.shape) != out_shape:
         t = _core.reshape(t, out_shape) if out_shape else _core.reshape(t, [])
     return Traced(t)

@@ -259,3 +259,36 @@ def test_more_numpy_functions(rng):
         assert_close(got, want, 30 * E32 * np.abs(want))
     with pytest.raises(tinymlir.TracingError, match="numpy.dot of operands of rank 2 or less"):
         jit(lambda a: np.dot(a[None], a.T))(x)
+
+
+@pytest.mark.parametrize("options", [{}, {"blas": False}, {"target": "gpu", "gpu_emulate": True}])
+def test_slices_with_steps(options, rng):
+    # tensor.extract_slice with strides: views with steps through every later
+    # stage (fusion, BLAS or loops, reshapes, the emulated GPU target).
+    x = rng.normal(size=(12, 10)).astype(np.float32)
+    x3 = rng.normal(size=(6, 4, 9))
+    w = rng.normal(size=(5, 7)).astype(np.float32)
+    exact = [(lambda a: a[::2], x), (lambda a: a[1::3, ::2], x), (lambda a: a[:, 1:8:2], x),
+             (lambda a: a[::2, 3], x), (lambda a: a[range(0, 12, 4)], x),
+             (lambda a: a[::2].reshape(3, 2, 10), x), (lambda a: a[::2].reshape(-1), x),
+             (lambda a: a[::2, :, ::4], x3), (lambda a: a[1::2, 1:3, 1:8:3] + 1, x3),
+             (lambda a: np.concatenate([a[::2], a[1::2]], axis=1), x),
+             (lambda a: tinymlir.slice(a, [0, 1], [12, 10], [5, 3]), x)]
+    for k, (fn, a) in enumerate(exact):
+        got = jit(fn, **options)(a)
+        want = fn(a) if k < len(exact) - 1 else x[0:12:5, 1:10:3]
+        assert got.dtype == want.dtype and got.shape == want.shape, k
+        np.testing.assert_array_equal(got, want)
+    # Products of strided operands: within gamma_K (|A| @ |B|), K <= 10.
+    # (The largest of a row's products is within the largest of their bounds.)
+    aw = np.abs(w)
+    for fn, magnitude in ((lambda a: a[::2, ::2] @ w, lambda a: a[::2, ::2] @ aw),
+                          (lambda a: a[:5, ::2] @ w, lambda a: a[:5, ::2] @ aw),
+                          (lambda a: a[::2].T @ a[::2], lambda a: a[::2].T @ a[::2]),
+                          (lambda a: (a.astype(np.float64)[::2, :5] @ w).max(axis=1),
+                           lambda a: (a[::2, :5] @ aw).max(axis=1))):
+        got, want = jit(fn, **options)(x), fn(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert_close(got, want, 2 * 11 * eps(got.dtype) * magnitude(np.abs(x)))
+    with pytest.raises(ValueError, match=r"\[slice\] step 0 on axis 1 must be positive"):
+        tinymlir.slice(x, [0, 0], [2, 2], [1, 0])
