@@ -282,15 +282,15 @@ Tensor min(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
 }
 Tensor mean(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   const NodePtr &n = nodeOf(x, "mean");
-  if (!isFloat(n->dtype))
-    fail("mean", "requires a floating-point tensor, got " + describe(n));
+  if (!isFloat(n->dtype)) // NumPy's: int32 values summed in float64
+    return mean(cast(x, DType::f64), axis, keepdims);
   int64_t count = reducedCount(n->shape, reducedAxes("mean", axis, n->shape));
   return sum(x, axis, keepdims) / count;
 }
 Tensor var(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   const NodePtr &n = nodeOf(x, "var");
-  if (!isFloat(n->dtype))
-    fail("var", "requires a floating-point tensor, got " + describe(n));
+  if (!isFloat(n->dtype)) // NumPy's: in float64
+    return var(cast(x, DType::f64), axis, keepdims);
   reducedAxes("var", axis, n->shape); // validates the axis before building anything
   Tensor centered = x - mean(x, axis, /*keepdims=*/true);
   return mean(centered * centered, axis, keepdims);

@@ -19,6 +19,8 @@
 
 #include <llvm/Support/raw_ostream.h>
 
+#include <limits>
+
 namespace tinymlir::detail {
 #define GEN_PASS_DECL_SIMPLIFYMATHPASS
 #define GEN_PASS_DEF_SIMPLIFYMATHPASS
@@ -94,7 +96,7 @@ using namespace mlir;
 /// products, powf(x, 0.5) sqrt... The GELU's cube then costs two
 /// multiplications instead of a pow call. powf(x, -0.5) becomes rsqrt, which
 /// no C library defines: 1 / sqrt(x + 0), the + 0 making -0 a +0 so that
-/// x = -0 gives +inf as pow does.
+/// x = -0 gives +inf as pow does, and +0 where x = -inf (pow's, not nan).
 struct SimplifyMathPass : impl::SimplifyMathPassBase<SimplifyMathPass> {
   using Base::Base;
   void runOnOperation() override {
@@ -116,7 +118,11 @@ struct SimplifyMathPass : impl::SimplifyMathPassBase<SimplifyMathPass> {
       };
       Value x = arith::AddFOp::create(b, loc, op.getOperand(), constant(0.0));
       Value root = math::SqrtOp::create(b, loc, x, op.getFastmathAttr());
-      op.replaceAllUsesWith(arith::DivFOp::create(b, loc, constant(1.0), root).getResult());
+      Value inverse = arith::DivFOp::create(b, loc, constant(1.0), root);
+      Value minusInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                             constant(-std::numeric_limits<double>::infinity()));
+      op.replaceAllUsesWith(
+          arith::SelectOp::create(b, loc, minusInf, constant(0.0), inverse).getResult());
       op.erase();
     });
   }

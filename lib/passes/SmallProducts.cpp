@@ -434,7 +434,8 @@ SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
 void foldTransposedWeights(linalg::MatmulOp op) {
   MLIRContext *ctx = op->getContext();
   auto alloc = op.getDpsInputs()[1].getDefiningOp<memref::AllocOp>();
-  if (!alloc || op.getIndexingMapsArray() != linalg::MatmulOp::getDefaultIndexingMaps(ctx))
+  if (!alloc || op.getIndexingMapsArray() != linalg::MatmulOp::getDefaultIndexingMaps(ctx) ||
+      op.getDpsInputs()[0] == alloc.getResult()) // x.T @ x.T of a (1, 1) x: both operands
     return;
   linalg::TransposeOp transpose;
   SmallVector<Operation *> deallocs;

@@ -121,7 +121,7 @@ def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     hi = a_max if max is None else max
     t = _traced(a, "numpy.clip's operand")
     if lo is None and hi is None:
-        raise ValueError("One of max or min must be given")
+        return t  # NumPy 2.4's: a copy
     if lo is not None:
         t = np.maximum(t, lo)  # NumPy's order: the upper bound wins where they cross
     return t if hi is None else np.minimum(t, hi)
@@ -147,13 +147,16 @@ def _vstack(tup, *, dtype=None, casting="same_kind"):
 @_implements(np.dot)
 def _dot(a, b, out=None):
     _check("dot", out=out)
-    def operand(x):  # NumPy's dot takes Python numbers as arrays (strong), not as weak scalars
+    def operand(x, other):  # NumPy's dot takes Python numbers as arrays (strong)
         if type(x) is float:
             x = np.asarray(x)
         elif type(x) is int:
-            x = np.asarray(x, np.int32)  # int32 beside float32 gives float64, as int64 does
+            if Traced(to_tensor(other, "numpy.dot's operand")).dtype == np.int32:
+                raise TypeError("numpy.dot of int32 and a Python int is int64 in NumPy, a dtype "
+                                "tinymlir does not have: cast to a float type first")
+            x = np.asarray(x, np.int32)  # beside a float, as int64 does: float64
         return Traced(to_tensor(x, "numpy.dot's operand"))
-    ta, tb = operand(a), operand(b)
+    ta, tb = operand(a, b), operand(b, a)
     if ta.ndim == 0 or tb.ndim == 0:
         return ta * tb
     if ta.ndim > 2 or tb.ndim > 2:
@@ -167,6 +170,11 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, dev
     t = _traced(a, "numpy.full_like's operand")
     return np.full(t.shape if shape is None else shape, fill_value,
                    dtype=t.dtype if dtype is None else dtype)
+
+
+@_implements(np.ravel)
+def _ravel(a, order="C"):
+    return _traced(a, "numpy.ravel's operand").reshape(-1, order=order)
 
 
 @_implements(np.reshape)

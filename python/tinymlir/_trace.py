@@ -151,6 +151,9 @@ def _axis_tuple(axis, ndim):
 
 def _reduce(name, x, axis=None, keepdims=False):
     t = to_tensor(x)
+    if name in ("mean", "var") and t.dtype == "int32":
+        t = _core.cast(t, "float64")  # NumPy's: int32 values averaged in float64
+        x = Traced(t)
     fn = getattr(_core, name)
     if (name in ("sum", "max", "min") and not t.shape and axis in (0, -1)
             and isinstance(axis, (numbers.Integral, np.integer))):
@@ -223,7 +226,16 @@ def _getitem(x: "Traced", index):
             continue
         n = shape[axis]
         if isinstance(i, range):
-            i = slice(i.start, i.stop, i.step)
+            # An integer array to NumPy: the same as a slice where every entry
+            # is in [0, n) and increasing; otherwise refused by name.
+            if len(i) == 0 or not -n <= min(i[0], i[-1]) <= max(i[0], i[-1]) < n:
+                bad = next((k for k in i if not -n <= k < n), None)  # NumPy names the first
+                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}"
+                                 if bad is not None else f"tinymlir: the range {i} is empty")
+            if i.step < 0 or i[0] < 0:
+                raise IndexError(f"tinymlir: {i} indexes as an integer array with negative "
+                                 "entries or steps: use increasing non-negative ranges or slices")
+            i = slice(i[0], i[-1] + 1, i.step)
         if isinstance(i, slice):
             start, stop, step = i.indices(n)
             if step < 0:
@@ -449,6 +461,9 @@ class Traced:
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return np.sqrt(self.var(axis, dtype, out, ddof, keepdims))  # as NumPy's
+
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        return np.clip(self, min, max, out=out, **kwargs)
 
     def flatten(self, order="C"):
         return self.reshape(-1, order=order)

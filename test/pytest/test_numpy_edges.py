@@ -24,13 +24,14 @@ def test_inverse_square_root_is_pow():
     # x ** -0.5 became math.rsqrt, a call to rsqrtf that no library defines.
     # 1 / sqrt(x) rounds twice: within 2 ulp of pow's (correctly rounded to 1 ulp).
     for dtype, e in ((np.float32, E32), (np.float64, E64)):
-        x = np.array([0.25, 4.0, 3.0, 1e-30, 0.0, -0.0, np.inf, -1.0], dtype)
+        x = np.array([0.25, 4.0, 3.0, 1e-30, 0.0, -0.0, np.inf, -1.0, -np.inf], dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
             want = x ** -0.5
         got = jit(lambda a: a ** -0.5)(x)
         assert got.dtype == want.dtype
         assert_close(got, want, 3 * e * np.abs(np.nan_to_num(want, posinf=0)))
         assert np.signbit(got[5]) == np.signbit(want[5]) and got[5] == np.inf  # pow(-0, -0.5) = +inf
+        assert got[8] == 0 and want[8] == 0  # pow(-inf, -0.5) = +0
     x = np.random.default_rng(3).random((3, 5), np.float32)
     fn = lambda a: (a.var(axis=-1, keepdims=True) + 1e-5) ** -0.5  # layer normalization's
     assert_close(jit(fn)(x), fn(x), 40 * E32 * np.abs(fn(x)))
@@ -79,6 +80,15 @@ def test_ranges_index_as_numpy_does_or_fail():
     for fn in (lambda a: a[range(0, 2), range(1, 3)], lambda a: a[1, :, range(2)]):
         with pytest.raises(IndexError, match="ranges index as integer arrays"):
             jit(fn)(x)
+    # Entries index as integers: out of bounds is an error (a slice would clip),
+    # negative entries are not a slice's (a[range(-2, 2)] has 4 rows).
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        x[range(0, 10)]
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        jit(lambda a: a[range(0, 10)])(x)
+    assert x[range(-2, 2)].shape == (4, 3, 4)
+    with pytest.raises(IndexError, match="negative entries"):
+        jit(lambda a: a[range(-2, 2)])(x)
 
 
 def test_bad_axes_are_errors():
@@ -233,6 +243,15 @@ def test_min_as_numpy(rng):
             np.testing.assert_array_equal(got, want)
 
 
+def test_means_of_int32_are_float64(rng):
+    i = rng.integers(-1000, 1000, size=(4, 5)).astype(np.int32)
+    for fn in (lambda t: np.mean(t), lambda t: t.mean(axis=1), lambda t: np.var(t, axis=0),
+               lambda t: t.std(axis=(0, 1)), lambda t: tinymlir.mean(t, 1)):
+        got, want = jit(fn)(i), fn(i)
+        assert got.dtype == want.dtype == np.float64 and got.shape == want.shape
+        assert_close(got, want, 60 * E64 * (np.abs(want) + np.abs(i).max() ** 2))
+
+
 def test_more_numpy_functions(rng):
     x = rng.normal(size=(3, 4)).astype(np.float32)
     y = rng.normal(size=(3, 4)).astype(np.float32)
@@ -243,7 +262,9 @@ def test_more_numpy_functions(rng):
                lambda a, b: np.vstack([a, b]), lambda a, b: np.vstack([a[0], b[1]]),
                lambda a, b: np.full_like(a, 7) + b, lambda a, b: a.flatten() * 2,
                lambda a, b: a.ravel(), lambda a, b: a.copy() + 1, lambda a, b: a.swapaxes(0, 1),
-               lambda a, b: a[None].squeeze(0), lambda a, b: np.dot(a, 2.0)):
+               lambda a, b: a[None].squeeze(0), lambda a, b: np.dot(a, 2.0),
+               lambda a, b: a.clip(-0.1, 0.2), lambda a, b: np.clip(a, None, None),
+               lambda a, b: np.ravel(a)):
         got, want = jit(fn)(x, y), fn(x, y)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
@@ -259,6 +280,17 @@ def test_more_numpy_functions(rng):
         assert_close(got, want, 30 * E32 * np.abs(want))
     with pytest.raises(tinymlir.TracingError, match="numpy.dot of operands of rank 2 or less"):
         jit(lambda a: np.dot(a[None], a.T))(x)
+    with pytest.raises(TypeError, match="int64 in NumPy"):
+        jit(lambda a: np.dot(a, 3))(np.arange(3, dtype=np.int32))
+
+
+def test_a_transposed_matrix_times_itself():
+    # x.T @ x.T of a (1, 1) x: one buffer as both operands of a one-row product
+    # (the small-products pass folded the transpose away and crashed).
+    for dtype in (np.float32, np.float64):
+        a = np.full((1, 1), 2.0, dtype)
+        for options in ({}, {"blas": False}):
+            np.testing.assert_array_equal(jit(lambda t: t.T @ t.T, **options)(a), a.T @ a.T)
 
 
 @pytest.mark.parametrize("options", [{}, {"blas": False}, {"target": "gpu", "gpu_emulate": True}])

@@ -12,7 +12,8 @@ func.func @cube(%x: f32) -> f32 {
 }
 
 // powf(x, -0.5) (layer normalization's (var + eps) ** -0.5): no rsqrt call,
-// which no C library defines, but 1 / sqrt(x + 0) (pow(-0, -0.5) is +inf).
+// which no C library defines, but 1 / sqrt(x + 0) (pow(-0, -0.5) is +inf),
+// and 0 where x is -inf (pow's, where the quotient is nan).
 // CHECK-LABEL: func.func @inverse_root
 // CHECK-NOT: math.powf
 // CHECK-NOT: math.rsqrt
@@ -20,7 +21,10 @@ func.func @cube(%x: f32) -> f32 {
 // CHECK: %[[X:.*]] = arith.addf %arg0, %[[ZERO]]
 // CHECK: %[[ROOT:.*]] = math.sqrt %[[X]]
 // CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<4xf64>
-// CHECK: arith.divf %[[ONE]], %[[ROOT]]
+// CHECK: %[[INVERSE:.*]] = arith.divf %[[ONE]], %[[ROOT]]
+// CHECK: %[[MINUS_INF:.*]] = arith.constant dense<0xFFF0000000000000>
+// CHECK: %[[IS:.*]] = arith.cmpf oeq, %[[X]], %[[MINUS_INF]]
+// CHECK: arith.select %[[IS]], %{{.*}}, %[[INVERSE]]
 func.func @inverse_root(%x: vector<4xf64>) -> vector<4xf64> {
   %e = arith.constant dense<-0.5> : vector<4xf64>
   %y = math.powf %x, %e : vector<4xf64>

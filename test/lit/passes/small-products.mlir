@@ -227,3 +227,17 @@ func.func @narrow_sizes(%a: memref<4x64xf64>, %b: memref<64x48xf32>, %c: memref<
     ins(%x, %w : memref<3x24xf32>, memref<6x24xf32>) outs(%y : memref<3x6xf32>)
   return
 }
+
+// The transposed copy as both operands (x.T @ x.T of a (1, 1) x): the copy
+// stays, since the rows read it too (folding it away left the rows reading
+// an erased buffer: a crash).
+// CHECK-LABEL: func.func @gemv_transposed_copy_twice
+// CHECK: memref.alloc
+// CHECK: linalg.transpose
+func.func @gemv_transposed_copy_twice(%w: memref<1x1xf32>, %c: memref<1x1xf32>) {
+  %t = memref.alloc() : memref<1x1xf32>
+  linalg.transpose ins(%w : memref<1x1xf32>) outs(%t : memref<1x1xf32>) permutation = [1, 0]
+  linalg.matmul ins(%t, %t : memref<1x1xf32>, memref<1x1xf32>) outs(%c : memref<1x1xf32>)
+  memref.dealloc %t : memref<1x1xf32>
+  return
+}
