@@ -17,6 +17,7 @@
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/ProgramStack.h>
+#include <llvm/Support/Signals.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <chrono>
@@ -43,6 +44,16 @@ struct Compiled::Impl {
 };
 
 namespace {
+
+// LLVM registers its signal handlers the first time a file is written through
+// a ToolOutputFile (the disk cache's objects), with an alternate signal stack
+// for the thread that writes: often a short-lived compile thread, whose exit
+// then fails under AddressSanitizer (it unmaps that stack as its own) or
+// leaks it. Registered when the library loads, on the loading thread.
+[[maybe_unused]] const bool kSignalHandlersRegistered = [] {
+  llvm::sys::AddSignalHandler([](void *) {}, nullptr);
+  return true;
+}();
 
 using detail::CompileTarget;
 using detail::Node;
