@@ -9,6 +9,9 @@
 extern "C" void omp_set_num_threads(int threads);
 extern "C" int omp_get_num_procs();
 extern "C" void kmp_set_defaults(const char *settings);
+// OpenBLAS's: stops its worker threads (they are started again only by a
+// threaded call, and it makes none at one thread).
+extern "C" void blas_thread_shutdown_();
 
 namespace tinymlir {
 namespace detail {
@@ -104,13 +107,20 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
 
 void prepareThreads() {
   // OpenMP's workers spin 200 ms after each parallel loop by default, taking
-  // the cores from OpenBLAS's threads when BLAS runs next (measured: a GEMM 20%
-  // slower right after generated parallel loops); 1 ms keeps them responsive
-  // without that. A user's KMP_BLOCKTIME wins.
+  // the cores from the next call's work; 1 ms keeps them responsive without
+  // that. A user's KMP_BLOCKTIME wins.
+  //
+  // OpenBLAS runs on one thread: products are split over the OpenMP team
+  // (Gemm.h). The workers it started when it loaded (OPENBLAS_NUM_THREADS or
+  // all cores) are stopped: each spins on sched_yield for about 0.1 s after
+  // it starts and after each job, which cost a warm first token 15-25 ms of
+  // its 0.16 s on 2 cores.
   static std::once_flag once;
   std::call_once(once, [] {
     if (!std::getenv("KMP_BLOCKTIME"))
       kmp_set_defaults("KMP_BLOCKTIME=1");
+    openblas_set_num_threads(1);
+    blas_thread_shutdown_();
   });
 }
 
@@ -118,7 +128,6 @@ void setRuntimeThreads(int threads) {
   prepareThreads();
   int n = threads > 0 ? threads : omp_get_num_procs();
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
 }
 
 } // namespace detail

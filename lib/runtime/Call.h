@@ -48,9 +48,11 @@ struct NativeFunction {
 /// `restrict` arguments); a donated input must be the output itself.
 void callNative(const NativeFunction &f, const std::vector<Array> &inputs, Array &output);
 
-/// Once per process, before generated code first runs: OpenMP's settings.
+/// Once per process, before generated code first runs: OpenMP's settings,
+/// and OpenBLAS on one thread (products are split over OpenMP's team).
 void prepareThreads();
-/// Threads for generated code (OpenMP) and BLAS; 0: all cores (setThreads).
+/// Threads for generated code and BLAS (one OpenMP team); 0: all cores
+/// (setThreads).
 void setRuntimeThreads(int threads);
 
 struct RuntimeSymbol {

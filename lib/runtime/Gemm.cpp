@@ -45,14 +45,11 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
   const int64_t width = ((n + blocks - 1) / blocks + 15) / 16 * 16;
   blocks = (n + width - 1) / width;
   const int64_t tasks = batch * blocks;
-  const int saved = openblas_get_num_threads();
-  openblas_set_num_threads(1);
 #pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::min<int64_t>(threads, tasks)))
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t j0 = (t % blocks) * width;
     one(t / blocks, j0, std::min(width, n - j0));
   }
-  openblas_set_num_threads(saved);
 }
 
 } // namespace
