@@ -281,8 +281,13 @@ int main(int argc, char **argv) {
     auto start = Clock::now();
     // The tokenizer (about 20 ms of parsing) loads on another thread while
     // the weights are mapped and the kernels are loaded; prompt ids and
-    // --json need it only for the text of the answer.
-    std::future<gpt2::Tokenizer> loading = std::async(std::launch::async, gpt2::Tokenizer::loadDefault);
+    // --json need it only for the text of the answer, and then without the
+    // merges (decoding only).
+    const bool decodeOnly = !promptIds.empty() && !serve && promptFile.empty();
+    std::future<gpt2::Tokenizer> loading = std::async(std::launch::async, [decodeOnly] {
+      return decodeOnly ? gpt2::Tokenizer::loadForDecoding(gpt2::Tokenizer::defaultDataDir())
+                        : gpt2::Tokenizer::loadDefault();
+    });
     std::optional<gpt2::Tokenizer> loaded;
     auto tokenizer = [&]() -> const gpt2::Tokenizer & {
       if (!loaded)

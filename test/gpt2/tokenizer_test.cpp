@@ -417,6 +417,26 @@ TEST(Gpt2Tokenizer, LoadDefaultHonoursEnvironment) {
   ::unsetenv("TINYMLIR_GPT2_DATA");
 }
 
+TEST(Gpt2Tokenizer, LoadedForDecodingDecodesAsTheWholeOne) {
+  // Without vocab.bpe (it is not read: a directory without one loads), every
+  // id decodes to the whole tokenizer's bytes; encoding is refused by name.
+  TempDir dir;
+  fs::copy_file(fs::path(Tokenizer::defaultDataDir()) / "encoder.json", dir.file("encoder.json"));
+  Tokenizer tok = Tokenizer::loadForDecoding(dir.str());
+  ASSERT_EQ(tok.vocabSize(), gpt2().vocabSize());
+  for (int32_t id = 0; id < tok.vocabSize(); ++id)
+    ASSERT_EQ(tok.decodeToken(id), gpt2().decodeToken(id)) << id;
+  EXPECT_EQ(tok.endOfTextId(), 50256);
+  EXPECT_EQ(tok.tokenId("\xC4\xA0the"), 262);
+  EXPECT_CONTAINS(errorOf([&] { tok.encode("Hello"); }), "[tokenizer] this tokenizer was loaded for decoding only");
+  EXPECT_CONTAINS(errorOf([&] { tok.pretokenize("Hello"); }), "decoding only");
+  // encoder.json is still validated.
+  dir.write("encoder.json", "{\"a\": 0, \"b\": 0}");
+  EXPECT_CONTAINS(errorOf([&] { Tokenizer::loadForDecoding(dir.str()); }), "duplicate id 0");
+  EXPECT_CONTAINS(errorOf([&] { Tokenizer::loadForDecoding(dir.str() + "/absent"); }),
+                  "missing directory (expected encoder.json in it)");
+}
+
 TEST(Gpt2Tokenizer, CopiesShareTheTables) {
   Tokenizer a = gpt2();
   Tokenizer b = std::move(a);

@@ -375,6 +375,7 @@ struct Tokenizer::Impl {
   std::unordered_map<uint64_t, Merge> merges;           // (left id, right id) -> merge
   std::unique_ptr<pcre2_code, CodeDeleter> regex;
   int32_t endOfText = -1;
+  bool decodeOnly = false; // loaded without vocab.bpe (loadForDecoding)
 
   static constexpr size_t kCacheEntries = 1 << 16;
   static constexpr size_t kCacheMaxPiece = 128;
@@ -625,21 +626,30 @@ void Tokenizer::Impl::bpe(std::string_view piece, std::vector<int32_t> &out) con
 Tokenizer::Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 Tokenizer::~Tokenizer() = default;
 
-Tokenizer Tokenizer::load(const std::string &dir) {
+Tokenizer Tokenizer::load(const std::string &dir, bool merges) {
   std::error_code ec;
+  const char *expected = merges ? " (expected encoder.json and vocab.bpe in it)"
+                                : " (expected encoder.json in it)";
   if (!std::filesystem::exists(dir, ec))
-    fail(dir + ": missing directory (expected encoder.json and vocab.bpe in it)");
+    fail(dir + ": missing directory" + expected);
   if (!std::filesystem::is_directory(dir, ec))
-    fail(dir + ": not a directory (expected encoder.json and vocab.bpe in it)");
+    fail(dir + ": not a directory" + expected);
   auto impl = std::make_shared<Impl>();
   std::string base = dir;
   if (!base.empty() && base.back() != '/')
     base += '/';
   impl->loadEncoder(base + "encoder.json");
-  impl->loadMerges(base + "vocab.bpe");
-  impl->compileRegex();
+  if (merges) {
+    impl->loadMerges(base + "vocab.bpe");
+    impl->compileRegex();
+  }
+  impl->decodeOnly = !merges;
   return Tokenizer(std::move(impl));
 }
+
+Tokenizer Tokenizer::load(const std::string &dir) { return load(dir, true); }
+
+Tokenizer Tokenizer::loadForDecoding(const std::string &dir) { return load(dir, false); }
 
 std::string Tokenizer::defaultDataDir() {
   std::vector<std::string> tried;
@@ -688,6 +698,9 @@ std::string Tokenizer::defaultDataDir() {
 Tokenizer Tokenizer::loadDefault() { return load(defaultDataDir()); }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view utf8) const {
+  if (impl_->decodeOnly)
+    fail("this tokenizer was loaded for decoding only (Tokenizer::loadForDecoding, without "
+         "vocab.bpe's merges): it cannot encode text");
   std::vector<int32_t> ids;
   ids.reserve(utf8.size() / 3 + 1);
   impl_->forEachPiece(utf8, [&](std::string_view piece) { impl_->bpe(piece, ids); });
@@ -695,6 +708,9 @@ std::vector<int32_t> Tokenizer::encode(std::string_view utf8) const {
 }
 
 std::vector<std::string> Tokenizer::pretokenize(std::string_view utf8) const {
+  if (impl_->decodeOnly)
+    fail("this tokenizer was loaded for decoding only (Tokenizer::loadForDecoding): it cannot "
+         "pretokenize text");
   std::vector<std::string> pieces;
   impl_->forEachPiece(utf8, [&](std::string_view piece) { pieces.emplace_back(piece); });
   return pieces;
