@@ -57,6 +57,8 @@ template <class Step> mlir::LogicalResult reportErrors(mlir::Operation *op, Step
   }
 }
 
+/// The module's text; the module must have been verified (the printer does
+/// not verify it again).
 std::string printModule(mlir::ModuleOp module);
 
 } // namespace tinymlir::detail
