@@ -169,6 +169,11 @@ Tensor gather(const Tensor &table, const Tensor &ids);
 /// argument (Jit::into) updates that argument in place. CPU target only.
 Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index,
                 const Tensor &values);
+/// NumPy's triu and tril: x with the elements below (triu) or above (tril)
+/// diagonal k of its last two axes set to 0, whatever they were (inf and nan
+/// too: a select, not a product with a 0/1 mask). Rank 2 or more.
+Tensor triu(const Tensor &x, int64_t k = 0);
+Tensor tril(const Tensor &x, int64_t k = 0);
 /// (n, n): 0 on and below the diagonal, -1e10 above.
 Tensor causalMask(int64_t n, DType dtype);
 /// (rows, columns) for rows that sit at positions start, start+1, ... of a

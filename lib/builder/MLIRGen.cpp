@@ -279,6 +279,9 @@ private:
       return emitIndexPut(n);
     case Op::CausalMask:
       return emitCausalMask(n);
+    case Op::Triu:
+    case Op::Tril:
+      return emitTriangle(n);
     }
     throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");
   }
@@ -483,6 +486,29 @@ private:
           scf::YieldOp::create(b, loc, updated);
         });
     return loop.getResult(0);
+  }
+
+  Value emitTriangle(const Node &n) {
+    // Over the last two axes (i, j): x where j - i >= k (triu) or <= k
+    // (tril), else 0.
+    const size_t rank = n.shape.size();
+    SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(rank, &context_));
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b_, loc_, TypeRange{tensorType(n)}, ValueRange{emit(n.args[0])}, ValueRange{emptyLike(n)},
+        maps, iterators, [&](OpBuilder &b, Location loc, ValueRange block) {
+          Value i = linalg::IndexOp::create(b, loc, rank - 2);
+          Value j = linalg::IndexOp::create(b, loc, rank - 1);
+          Value offset = arith::SubIOp::create(b, loc, j, i);
+          Value k = arith::ConstantIndexOp::create(b, loc, n.axes[0]);
+          Value keep = arith::CmpIOp::create(
+              b, loc, n.op == Op::Triu ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+              offset, k);
+          Value zero = scalarConstant(b, n.dtype, 0.0);
+          linalg::YieldOp::create(b, loc,
+                                  Value(arith::SelectOp::create(b, loc, keep, block[0], zero)));
+        });
+    return generic.getResult(0);
   }
 
   Value emitCausalMask(const Node &n) {

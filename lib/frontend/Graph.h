@@ -24,7 +24,8 @@ struct Node {
   std::vector<int64_t> axes;  // Sum/Max/Min: reduced axes (sorted, non-negative);
                               // Transpose: permutation; Slice: offsets, then
                               // the steps where one is not 1;
-                              // IndexPut: the indexed axes (increasing)
+                              // IndexPut: the indexed axes (increasing);
+                              // Triu/Tril: {k}, the diagonal
 };
 
 using NodePtr = std::shared_ptr<Node>;

@@ -577,6 +577,20 @@ Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index
   return Tensor(node);
 }
 
+namespace {
+Tensor triangle(Op op, const Tensor &x, int64_t k) {
+  NodePtr a = nodeOf(x, opName(op));
+  if (a->shape.size() < 2)
+    fail(op, "needs rank 2 or more, got " + describe(a));
+  auto node = makeNode(op, a->shape, a->dtype, {a});
+  node->axes = {k};
+  return Tensor(node);
+}
+} // namespace
+
+Tensor triu(const Tensor &x, int64_t k) { return triangle(Op::Triu, x, k); }
+Tensor tril(const Tensor &x, int64_t k) { return triangle(Op::Tril, x, k); }
+
 Tensor causalMask(int64_t n, DType dtype) {
   if (n <= 0)
     fail(Op::CausalMask, "size must be positive, got " + std::to_string(n));

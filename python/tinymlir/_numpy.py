@@ -258,20 +258,12 @@ def _hstack(tup, *, dtype=None, casting="same_kind"):
     return Traced(_core.concatenate(tensors, axis))
 
 
-def _tri_mask(shape, k, upper, dtype):
-    rows, cols = shape[-2], shape[-1]
-    mask = np.tri(rows, cols, k - 1 if upper else k, dtype=dtype)
-    return (1 - mask) if upper else mask
-
-
 @_implements(np.triu)
 def _triu(m, k=0):
-    # x * mask with a 0/1 mask (a captured constant): exact for finite values
-    # (a non-finite value below the diagonal gives nan, not 0).
     t = _traced(m, "numpy.triu's operand")
     if t.ndim < 2:
         raise TracingError("tinymlir traces numpy.triu of rank 2 or more")
-    return t * _tri_mask(t.shape, operator.index(k), True, t.dtype)
+    return Traced(_core.triu(t._t, operator.index(k)))
 
 
 @_implements(np.tril)
@@ -279,7 +271,7 @@ def _tril(m, k=0):
     t = _traced(m, "numpy.tril's operand")
     if t.ndim < 2:
         raise TracingError("tinymlir traces numpy.tril of rank 2 or more")
-    return t * _tri_mask(t.shape, operator.index(k), False, t.dtype)
+    return Traced(_core.tril(t._t, operator.index(k)))
 
 
 def _ones_like(a, dtype=None, order="K", subok=True, shape=None, device=None):

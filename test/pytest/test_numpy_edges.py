@@ -324,3 +324,25 @@ def test_slices_with_steps(options, rng):
         assert_close(got, want, 2 * 11 * eps(got.dtype) * magnitude(np.abs(x)))
     with pytest.raises(ValueError, match=r"\[slice\] step 0 on axis 1 must be positive"):
         tinymlir.slice(x, [0, 0], [2, 2], [1, 0])
+
+
+def test_triu_tril_keep_non_finite_values_and_zero_the_rest():
+    # A product with a 0/1 mask gave nan for inf or nan on the zeroed side
+    # (0 * inf); NumPy's triu/tril select. Rectangular, batched, every k from
+    # below the last row to past the last column, and int32.
+    rng = np.random.default_rng(7)
+    for shape in ((4, 4), (3, 5), (5, 2), (2, 3, 4)):
+        x = rng.standard_normal(shape)
+        x.flat[::3] = np.inf
+        x.flat[1::5] = -np.inf
+        x.flat[2::7] = np.nan
+        for k in range(-shape[-2] - 1, shape[-1] + 2):
+            for fn in (np.triu, np.tril):
+                got = jit(lambda a: fn(a, k))(x)
+                np.testing.assert_array_equal(got, fn(x, k), err_msg=f"{fn.__name__} k={k} {shape}")
+    xi = np.arange(12, dtype=np.int32).reshape(3, 4)
+    got = jit(lambda a: np.triu(a, 1) + np.tril(a, -1))(xi)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.triu(xi, 1) + np.tril(xi, -1))
+    with pytest.raises(tinymlir.TracingError, match="rank 2 or more"):
+        jit(lambda a: np.triu(a))(np.ones(3))
