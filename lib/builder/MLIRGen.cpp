@@ -79,6 +79,32 @@ struct AbsInt { // max(x, 0 - x); convert-math-to-libm rejects math.absi
   }
 };
 
+struct Identity { // floor, ceil and trunc of an integer
+  static Value lowerScalar(OpBuilder &, Location, const Node &, ArrayRef<Value> x) { return x[0]; }
+};
+
+/// x > 0 ? 1 : x < 0 ? -1 : x + 0 (the + 0 makes -0 a +0 and keeps nan).
+struct SignFloat {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    Value zero = scalarConstant(b, loc, n.dtype, 0.0);
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x[0], zero);
+    Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x[0], zero);
+    Value rest = arith::SelectOp::create(b, loc, negative, scalarConstant(b, loc, n.dtype, -1.0),
+                                         arith::AddFOp::create(b, loc, x[0], zero));
+    return arith::SelectOp::create(b, loc, positive, scalarConstant(b, loc, n.dtype, 1.0), rest);
+  }
+};
+
+struct SignInt { // x > 0 ? 1 : x < 0 ? -1 : 0
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    Value zero = scalarConstant(b, loc, n.dtype, 0);
+    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x[0], zero);
+    Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0], zero);
+    Value rest = arith::SelectOp::create(b, loc, negative, scalarConstant(b, loc, n.dtype, -1), zero);
+    return arith::SelectOp::create(b, loc, positive, scalarConstant(b, loc, n.dtype, 1), rest);
+  }
+};
+
 /// The int32 lowering of an op whose int32 operands are promoted or rejected
 /// by the frontend: never reached.
 struct NotLowered {};

@@ -346,3 +346,48 @@ def test_triu_tril_keep_non_finite_values_and_zero_the_rest():
     np.testing.assert_array_equal(got, np.triu(xi, 1) + np.tril(xi, -1))
     with pytest.raises(tinymlir.TracingError, match="rank 2 or more"):
         jit(lambda a: np.triu(a))(np.ones(3))
+
+
+def test_rounding_and_sign_match_numpy_exactly():
+    # Selections and roundings: exact, -0 and nan included; int32 keeps its
+    # dtype (NumPy 2's floor/ceil/trunc/sign of integers).
+    for dtype in (np.float32, np.float64):
+        x = np.array([-2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, -1e-30, 7.0, 1e20, -1e20,
+                      np.inf, -np.inf, np.nan], dtype)
+        for fn in (np.floor, np.ceil, np.trunc, np.sign):
+            got = jit(fn)(x)
+            assert got.dtype == dtype, fn.__name__
+            np.testing.assert_array_equal(got, fn(x), err_msg=fn.__name__)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(fn(x)), err_msg=fn.__name__)
+    xi = np.array([-7, -1, 0, 1, 9, np.iinfo(np.int32).min, np.iinfo(np.int32).max], np.int32)
+    for fn in (np.floor, np.ceil, np.trunc, np.sign):
+        got = jit(fn)(xi)
+        assert got.dtype == np.int32, fn.__name__
+        np.testing.assert_array_equal(got, fn(xi), err_msg=fn.__name__)
+
+
+def test_exp2_expm1_log2_log10_log1p_match_numpy():
+    # Both sides within a few ulp of the true value (glibc's libm and libmvec
+    # at most 4 ulp, NumPy's loops likewise): 8 ulp of the result apart. expm1
+    # and log1p keep their relative accuracy near 0, where exp(x) - 1 and
+    # log(1 + x) lose every digit (1e-10 -> 1.000000082740371e-10).
+    for dtype in (np.float32, np.float64):
+        e = eps(dtype)
+        small = np.array([1e-10, -1e-10, 1e-30, 3e-5, -3e-5], dtype)
+        x = np.concatenate([small, np.linspace(-20, 20, 41, dtype=dtype)])
+        positive = np.concatenate([np.abs(small), np.geomspace(1e-3, 1e6, 30, dtype=dtype)])
+        with np.errstate(all="ignore"):
+            for fn, arg in ((np.exp2, x), (np.expm1, x), (np.log2, positive),
+                            (np.log10, positive), (np.log1p, np.concatenate([small, positive]))):
+                want = fn(arg)
+                got = jit(fn)(arg)
+                assert got.dtype == dtype, fn.__name__
+                assert_close(got, want, 8 * e * np.abs(want))
+        # int32 operands are float64, as NumPy's.
+        got = jit(np.exp2)(np.arange(-3, 4, dtype=np.int32))
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, np.exp2(np.arange(-3, 4)))
+    with np.errstate(all="ignore"):
+        special = np.array([0.0, -0.0, -1.0, -2.0, np.inf, -np.inf, np.nan])
+        for fn in (np.log2, np.log10, np.log1p, np.exp2, np.expm1):
+            np.testing.assert_array_equal(jit(fn)(special), fn(special), err_msg=fn.__name__)
