@@ -21,11 +21,12 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-enum class DType : uint8_t { f32, f64, i32 };
+/// b8 is NumPy's bool: one byte, 0 or 1.
+enum class DType : uint8_t { f32, f64, i32, b8 };
 
 using Shape = std::vector<int64_t>;
 
-/// "float32", "float64", "int32": NumPy's spelling.
+/// "float32", "float64", "int32", "bool": NumPy's spelling.
 const char *dtypeName(DType dtype);
 size_t dtypeSize(DType dtype);
 bool isFloat(DType dtype);
@@ -46,6 +47,7 @@ template <class T> struct DTypeOf;
 template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; };
 template <> struct DTypeOf<double> { static constexpr DType value = DType::f64; };
 template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::i32; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::b8; };
 
 class Array {
 public:

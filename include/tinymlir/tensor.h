@@ -110,6 +110,15 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 #define TINYMLIR_DECLARE_Binary(f)                                                                 \
   Tensor f(const Tensor &a, const Tensor &b);                                                      \
   TINYMLIR_SCALAR_OVERLOADS(f)
+#define TINYMLIR_DECLARE_Compare(f) TINYMLIR_DECLARE_Binary(f)
+#define TINYMLIR_DECLARE_Select(f)                                                                 \
+  Tensor f(const Tensor &condition, const Tensor &x, const Tensor &y);                             \
+  template <Number S> Tensor f(const Tensor &condition, const Tensor &x, S y) {                    \
+    return f(condition, x, weakScalar(static_cast<double>(y), std::is_integral_v<S>));             \
+  }                                                                                                \
+  template <Number S> Tensor f(const Tensor &condition, S x, const Tensor &y) {                    \
+    return f(condition, weakScalar(static_cast<double>(x), std::is_integral_v<S>), y);             \
+  }
 #define TINYMLIR_DECLARE_Convert(f)
 #define TINYMLIR_OP(...)
 #define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
@@ -117,7 +126,15 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 #include <tinymlir/ops.def>
 #undef TINYMLIR_DECLARE_Unary
 #undef TINYMLIR_DECLARE_Binary
+#undef TINYMLIR_DECLARE_Compare
+#undef TINYMLIR_DECLARE_Select
 #undef TINYMLIR_DECLARE_Convert
+
+/// Logical operations on truth values (nonzero is true): bool results.
+Tensor logical_and(const Tensor &a, const Tensor &b);
+Tensor logical_or(const Tensor &a, const Tensor &b);
+Tensor logical_xor(const Tensor &a, const Tensor &b);
+Tensor logical_not(const Tensor &x);
 
 Tensor operator+(const Tensor &a, const Tensor &b);
 Tensor operator-(const Tensor &a, const Tensor &b);
@@ -135,6 +152,9 @@ Tensor cast(const Tensor &x, DType dtype);
 Tensor sum(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor max(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor min(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+/// Whether any (all) of the elements is nonzero: bool, as np.any (np.all).
+Tensor any(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor all(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor mean(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 /// Population variance, computed centered: mean((x - mean(x))^2).
 Tensor var(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);

@@ -38,6 +38,8 @@ Type elementType(Builder &b, DType dtype) {
     return b.getF64Type();
   case DType::i32:
     return b.getI32Type();
+  case DType::b8: // NumPy's bool: a byte, 0 or 1
+    return b.getI8Type();
   }
   return {};
 }
@@ -46,10 +48,30 @@ Value scalarConstant(OpBuilder &b, Location loc, DType dtype, double value) {
   Type type = elementType(b, dtype);
   if (dtype == DType::i32)
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+  if (dtype == DType::b8)
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value != 0 ? 1 : 0));
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
 // Scalar lowerings of ops.def with no one-to-one MLIR op.
+
+/// An i1 as a bool element (an i8 of 0 or 1).
+Value toBool(OpBuilder &b, Location loc, Value i1) {
+  return arith::ExtUIOp::create(b, loc, b.getI8Type(), i1);
+}
+
+/// Comparisons: of float operands (ordered: false with nan, but for !=), or
+/// of int32 or bool ones; a bool result.
+template <arith::CmpFPredicate P> struct CompareFloat {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    return toBool(b, loc, arith::CmpFOp::create(b, loc, P, x[0], x[1]));
+  }
+};
+template <arith::CmpIPredicate P> struct CompareInt {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    return toBool(b, loc, arith::CmpIOp::create(b, loc, P, x[0], x[1]));
+  }
+};
 
 struct CastScalar {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
@@ -57,6 +79,16 @@ struct CastScalar {
     Type type = elementType(b, to);
     if (from == to)
       return x[0];
+    if (to == DType::b8) // x != 0 (nan is true)
+      return toBool(b, loc,
+                    isFloat(from)
+                        ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x[0],
+                                                      scalarConstant(b, loc, from, 0.0)))
+                        : Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x[0],
+                                                      scalarConstant(b, loc, from, 0))));
+    if (from == DType::b8)
+      return isFloat(to) ? Value(arith::UIToFPOp::create(b, loc, type, x[0]))
+                         : Value(arith::ExtUIOp::create(b, loc, type, x[0]));
     if (isFloat(from) && isFloat(to))
       return dtypeSize(to) > dtypeSize(from) ? Value(arith::ExtFOp::create(b, loc, type, x[0]))
                                              : Value(arith::TruncFOp::create(b, loc, type, x[0]));
@@ -102,6 +134,15 @@ struct SignInt { // x > 0 ? 1 : x < 0 ? -1 : 0
     Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0], zero);
     Value rest = arith::SelectOp::create(b, loc, negative, scalarConstant(b, loc, n.dtype, -1), zero);
     return arith::SelectOp::create(b, loc, positive, scalarConstant(b, loc, n.dtype, 1), rest);
+  }
+};
+
+/// where: x[1] where the condition x[0] (a bool) is nonzero, else x[2].
+struct SelectScalar {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    Value holds = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x[0],
+                                        scalarConstant(b, loc, DType::b8, 0));
+    return arith::SelectOp::create(b, loc, holds, x[1], x[2]);
   }
 };
 
@@ -353,9 +394,9 @@ private:
   }
 
   /// The body of an elementwise op: its ops.def row's lowering for the
-  /// operands' type (float, or int32).
+  /// operands' type (float, or int32 and bool).
   Value scalarOp(OpBuilder &b, const Node &n, ArrayRef<Value> x) {
-    bool f = isFloat(n.dtype);
+    bool f = isFloat(n.args[0]->dtype);
     switch (n.op) {
 #define TINYMLIR_OP(Name, ...)                                                                     \
   case Op::Name:                                                                                   \
@@ -372,12 +413,14 @@ private:
   Value emitReduction(const Node &n) {
     const Node &in = *n.args[0];
     double init = 0;
-    if (n.op == Op::Max)
-      init = isFloat(n.dtype) ? -std::numeric_limits<double>::infinity()
-                              : static_cast<double>(std::numeric_limits<int32_t>::min());
-    if (n.op == Op::Min)
-      init = isFloat(n.dtype) ? std::numeric_limits<double>::infinity()
-                              : static_cast<double>(std::numeric_limits<int32_t>::max());
+    if (n.op == Op::Max) // bool: any, from false
+      init = isFloat(n.dtype)           ? -std::numeric_limits<double>::infinity()
+             : n.dtype == DType::b8 ? 0
+                                        : static_cast<double>(std::numeric_limits<int32_t>::min());
+    if (n.op == Op::Min) // bool: all, from true
+      init = isFloat(n.dtype)           ? std::numeric_limits<double>::infinity()
+             : n.dtype == DType::b8 ? 1
+                                        : static_cast<double>(std::numeric_limits<int32_t>::max());
     Value acc = filled(n, init);
     auto reduce = linalg::ReduceOp::create(
         b_, loc_, ValueRange{emit(n.args[0])}, ValueRange{acc}, n.axes,

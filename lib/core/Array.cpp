@@ -21,6 +21,7 @@ const char *dtypeName(DType dtype) {
   case DType::f32: return "float32";
   case DType::f64: return "float64";
   case DType::i32: return "int32";
+  case DType::b8: return "bool";
   }
   return "unknown";
 }
@@ -30,6 +31,7 @@ size_t dtypeSize(DType dtype) {
   case DType::f32: return 4;
   case DType::f64: return 8;
   case DType::i32: return 4;
+  case DType::b8: return 1;
   }
   return 0;
 }
@@ -78,6 +80,7 @@ double loadElement(const std::byte *p, DType dtype) {
   case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
   case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
   case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+  case DType::b8: return *p != std::byte{0} ? 1 : 0;
   }
   return 0;
 }
@@ -97,6 +100,7 @@ void storeElement(std::byte *p, DType dtype, double value) {
   case DType::f32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
   case DType::f64: { std::memcpy(p, &value, 8); return; }
   case DType::i32: { int32_t v = toInt32(value); std::memcpy(p, &v, 4); return; }
+  case DType::b8: *p = std::byte{value != 0}; return; // nan is true, as NumPy's
   }
 }
 

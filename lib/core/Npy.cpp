@@ -150,6 +150,7 @@ std::optional<DType> dtypeFromDescr(const std::string &d) {
   if (d == "<f4") return DType::f32;
   if (d == "<f8") return DType::f64;
   if (d == "<i4") return DType::i32;
+  if (d == "|b1") return DType::b8;
   return std::nullopt;
 }
 
@@ -158,6 +159,7 @@ const char *descrOf(DType d) {
   case DType::f32: return "<f4";
   case DType::f64: return "<f8";
   case DType::i32: return "<i4";
+  case DType::b8: return "|b1";
   }
   return "?";
 }
@@ -200,7 +202,7 @@ Array Array::loadNpy(const std::string &path) {
 
   Header h = HeaderParser(text, path).parse();
   auto dtype = dtypeFromDescr(*h.descr);
-  if (!dtype) fail(path, "unsupported dtype '" + *h.descr + "' (supported: '<f4', '<f8', '<i4')");
+  if (!dtype) fail(path, "unsupported dtype '" + *h.descr + "' (supported: '<f4', '<f8', '<i4', '|b1')");
   int64_t count;
   try {
     count = numElements(*h.shape);

@@ -40,7 +40,7 @@ inline NodePtr makeNode(Op op, Shape shape, DType dtype, std::vector<NodePtr> ar
 }
 
 /// What ops.def says about an op (see its header for the columns).
-enum class OpKind : uint8_t { Leaf, Unary, Binary, Convert, Reduction, Other };
+enum class OpKind : uint8_t { Leaf, Unary, Binary, Compare, Select, Convert, Reduction, Other };
 enum class IntPolicy : uint8_t { Keep, ToFloat64, FloatOnly };
 struct OpInfo {
   OpKind kind;

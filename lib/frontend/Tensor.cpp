@@ -50,6 +50,8 @@ std::string describe(const NodePtr &n) {
 DType promote(DType a, DType b) {
   if (a == b)
     return a;
+  if (a == DType::b8 || b == DType::b8) // bool with anything: the other
+    return a == DType::b8 ? b : a;
   // float32 with float64, or int32 with any float: float64 (int32 + float32 is
   // float64 in NumPy, since float32 cannot hold every int32).
   return DType::f64;
@@ -89,6 +91,7 @@ NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
     auto s = makeNode(Op::Scalar, {}, dtype);
     s->scalar = dtype == DType::f32   ? static_cast<double>(static_cast<float>(n->scalar))
                 : dtype == DType::i32 ? static_cast<double>(static_cast<int32_t>(n->scalar))
+                : dtype == DType::b8  ? (n->scalar != 0 ? 1.0 : 0.0)
                                       : n->scalar;
     return s;
   }
@@ -97,17 +100,35 @@ NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
   return makeNode(Op::Cast, n->shape, dtype, {n});
 }
 
+/// The dtype two operands of `op` are computed in (NEP 50: a weak scalar
+/// takes the other side's dtype). A bool tensor with a Python int, and
+/// arithmetic on two bools, are refused: NumPy's results are int64 (which
+/// tinymlir does not have) or logical operations.
+DType operandDType(Op op, const NodePtr &x, const NodePtr &y, bool comparing) {
+  DType dx = x->dtype, dy = y->dtype;
+  if (x->weak && y->weak)
+    return (x->integral && y->integral) ? DType::i32 : DType::f64;
+  const Node *weak = x->weak ? x.get() : y->weak ? y.get() : nullptr;
+  const DType strong = x->weak ? dy : dx;
+  if (weak && strong == DType::b8 && weak->integral && !comparing)
+    fail(op, "a bool tensor with a Python int is int64 in NumPy, which tinymlir does not have; "
+             "cast the tensor to int32 or a float type first");
+  if (weak && strong == DType::b8)
+    return weak->integral ? DType::i32 : DType::f64;
+  if (x->weak)
+    dx = resolveWeak(*x, dy);
+  else if (y->weak)
+    dy = resolveWeak(*y, dx);
+  if (dx == DType::b8 && dy == DType::b8 && (op == Op::Add || op == Op::Sub || op == Op::Mul))
+    fail(op, "bool operands (" + describe(x) + " and " + describe(y) +
+                 "): NumPy's result is a logical operation or an error; use logical_or or "
+                 "logical_and, or cast to int32 or a float type first");
+  return promote(dx, dy);
+}
+
 Tensor binary(Op op, const Tensor &a, const Tensor &b) {
   NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
-  DType dx = x->dtype, dy = y->dtype;
-  if (x->weak && y->weak) {
-    dx = dy = (x->integral && y->integral) ? DType::i32 : DType::f64;
-  } else if (x->weak) {
-    dx = resolveWeak(*x, dy);
-  } else if (y->weak) {
-    dy = resolveWeak(*y, dx);
-  }
-  DType result = promote(dx, dy);
+  DType result = operandDType(op, x, y, false);
   if (opInfo(op).ints == IntPolicy::ToFloat64 && !isFloat(result))
     result = DType::f64; // as NumPy's: int32 / int32 is float64 (true division)
   if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(result))
@@ -118,10 +139,36 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
                          {convert(x, result, opName(op)), convert(y, result, opName(op))}));
 }
 
+/// A comparison: operands promoted to each other, a bool result.
+Tensor compare(Op op, const Tensor &a, const Tensor &b) {
+  NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
+  DType operands = operandDType(op, x, y, true);
+  Shape shape = broadcastShapes(op, x->shape, y->shape);
+  return Tensor(makeNode(op, std::move(shape), DType::b8,
+                         {convert(x, operands, opName(op)), convert(y, operands, opName(op))}));
+}
+
+/// where: the condition as a bool (nonzero is true), the values promoted as
+/// by arithmetic; the three shapes broadcast.
+Tensor select(Op op, const Tensor &c, const Tensor &a, const Tensor &b) {
+  NodePtr cond = nodeOf(c, opName(op)), x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
+  if (x->weak && y->weak && x->integral && y->integral)
+    fail(op, "two Python ints give int64 in NumPy, which tinymlir does not have; pass one as "
+             "an int32 or float value");
+  DType result = operandDType(op, x, y, false);
+  Shape shape = broadcastShapes(op, broadcastShapes(op, cond->shape, x->shape), y->shape);
+  return Tensor(makeNode(op, std::move(shape), result,
+                         {convert(cond, DType::b8, opName(op)), convert(x, result, opName(op)),
+                          convert(y, result, opName(op))}));
+}
+
 Tensor unary(Op op, const Tensor &a) {
   NodePtr x = nodeOf(a, opName(op));
   if (x->weak)
     x = convert(x, x->integral ? DType::i32 : DType::f64, opName(op));
+  if (x->dtype == DType::b8)
+    fail(op, "bool operands are not supported (NumPy's result is float16, bool or an error): "
+             "got " + describe(x) + "; cast it to int32, float32 or float64 first");
   if (opInfo(op).ints == IntPolicy::ToFloat64 && !isFloat(x->dtype))
     x = convert(x, DType::f64); // as NumPy's: np.exp(int32) is float64
   if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
@@ -159,7 +206,8 @@ Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims
   if (x->weak)
     x = convert(x, x->integral ? DType::i32 : DType::f64, opName(op));
   if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
-    fail(op, "int32 sums are not supported (NumPy widens them to int64): got " + describe(x) +
+    fail(op, std::string(x->dtype == DType::b8 ? "bool" : "int32") +
+                 " sums are not supported (NumPy counts them in int64): got " + describe(x) +
                  "; cast to a float type first");
   std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
   if (axes.empty())
@@ -255,6 +303,10 @@ Tensor weakScalar(double value, bool integral) {
   Tensor f(const Tensor &x) { return unary(Op::Name, x); }
 #define TINYMLIR_DEFINE_Binary(Name, f)                                                            \
   Tensor f(const Tensor &a, const Tensor &b) { return binary(Op::Name, a, b); }
+#define TINYMLIR_DEFINE_Compare(Name, f)                                                           \
+  Tensor f(const Tensor &a, const Tensor &b) { return compare(Op::Name, a, b); }
+#define TINYMLIR_DEFINE_Select(Name, f)                                                            \
+  Tensor f(const Tensor &c, const Tensor &x, const Tensor &y) { return select(Op::Name, c, x, y); }
 #define TINYMLIR_DEFINE_Convert(Name, f)
 #define TINYMLIR_OP(...)
 #define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
@@ -269,6 +321,20 @@ Tensor operator-(const Tensor &a) { return negative(a); }
 
 Tensor cast(const Tensor &x, DType dtype) { return Tensor(convert(nodeOf(x, "cast"), dtype)); }
 
+// Logical operations on truth values (nonzero is true), as NumPy's.
+Tensor logical_and(const Tensor &a, const Tensor &b) {
+  return minimum(cast(a, DType::b8), cast(b, DType::b8));
+}
+Tensor logical_or(const Tensor &a, const Tensor &b) {
+  return maximum(cast(a, DType::b8), cast(b, DType::b8));
+}
+Tensor logical_xor(const Tensor &a, const Tensor &b) {
+  return not_equal(cast(a, DType::b8), cast(b, DType::b8));
+}
+Tensor logical_not(const Tensor &x) {
+  return equal(cast(x, DType::b8), ScalarType{DType::b8}(0));
+}
+
 // --- Reductions -----------------------------------------------------------------
 
 Tensor sum(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
@@ -279,6 +345,12 @@ Tensor max(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
 }
 Tensor min(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   return reduce(Op::Min, x, axis, keepdims);
+}
+Tensor any(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return max(cast(x, DType::b8), axis, keepdims);
+}
+Tensor all(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return min(cast(x, DType::b8), axis, keepdims);
 }
 Tensor mean(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   const NodePtr &n = nodeOf(x, "mean");

@@ -30,7 +30,9 @@ DType parseDType(const std::string &name) {
     return DType::f64;
   if (name == "int32")
     return DType::i32;
-  throw nb::type_error(("tinymlir supports float32, float64 and int32, not " + name).c_str());
+  if (name == "bool")
+    return DType::b8;
+  throw nb::type_error(("tinymlir supports float32, float64, int32 and bool, not " + name).c_str());
 }
 
 namespace {
@@ -43,6 +45,8 @@ nb::dlpack::dtype dlpackDType(DType dtype) {
     return nb::dtype<double>();
   case DType::i32:
     return nb::dtype<int32_t>();
+  case DType::b8:
+    return nb::dtype<bool>();
   }
   return nb::dtype<float>();
 }
@@ -66,9 +70,12 @@ DType fromDLPack(nb::dlpack::dtype d, const char *what) {
       return DType::f64;
     if (d == nb::dtype<int32_t>())
       return DType::i32;
+    if (d == nb::dtype<bool>())
+      return DType::b8;
   }
   throw nb::type_error((std::string(what) + " has dtype " + dlpackName(d) +
-                        "; tinymlir supports float32, float64 and int32 (convert with .astype)")
+                        "; tinymlir supports float32, float64, int32 and bool (convert with "
+                        ".astype)")
                            .c_str());
 }
 
@@ -134,7 +141,8 @@ Target parseTarget(const std::string &target) {
 bool isTypeProblem(const std::string &m) {
   static const char *markers[] = {"requires floating-point", "requires a floating-point",
                                   "must be int32", "dtype must be", "int32 sums",
-                                  "must be a rank-0 int32"};
+                                  "must be a rank-0 int32", "bool operands", "bool sums",
+                                  "a bool tensor with a Python int", "Python ints give int64"};
   for (const char *k : markers)
     if (m.find(k) != std::string::npos)
       return true;
@@ -201,6 +209,10 @@ NB_MODULE(_tinymlir, m) {
 #define TINYMLIR_BIND_Binary(f)                                                                    \
   m.def(#f, [](const Tensor &a, const Tensor &b) { return tinymlir::f(a, b); });                  \
   elementwise.append(nb::make_tuple(#f, 2));
+#define TINYMLIR_BIND_Compare(f) TINYMLIR_BIND_Binary(f)
+#define TINYMLIR_BIND_Select(f)                                                                    \
+  m.def(#f, [](const Tensor &c, const Tensor &x, const Tensor &y) { return tinymlir::f(c, x, y); }); \
+  elementwise.append(nb::make_tuple(#f, 3));
 #define TINYMLIR_BIND_Convert(f)
 #define TINYMLIR_OP(...)
 #define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
@@ -212,6 +224,12 @@ NB_MODULE(_tinymlir, m) {
   m.def("sum", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });
   m.def("max", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return max(a, axis, keep); });
   m.def("min", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return min(a, axis, keep); });
+  m.def("any", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return any(a, axis, keep); });
+  m.def("all", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return all(a, axis, keep); });
+  m.def("logical_and", &logical_and);
+  m.def("logical_or", &logical_or);
+  m.def("logical_xor", &logical_xor);
+  m.def("logical_not", &logical_not);
   m.def("mean", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return mean(a, axis, keep); });
   m.def("var", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return var(a, axis, keep); });
   // Products and layout.

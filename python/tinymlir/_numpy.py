@@ -17,12 +17,14 @@ from ._trace import Traced, TracingError, _axis_tuple, _reduce, dtype_name, to_t
 
 # NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow
 # is np.power), and matmul.
-_UNARY = {}
-_BINARY = {np.matmul: _core.matmul}
+_UNARY = {np.logical_not: _core.logical_not}
+_BINARY = {np.matmul: _core.matmul, np.logical_and: _core.logical_and,
+           np.logical_or: _core.logical_or, np.logical_xor: _core.logical_xor}
 for _name, _arity in _core.ELEMENTWISE:
-    if isinstance(getattr(np, _name, None), np.ufunc):
+    if isinstance(getattr(np, _name, None), np.ufunc) and _arity in (1, 2):
         (_UNARY if _arity == 1 else _BINARY)[getattr(np, _name)] = getattr(_core, _name)
-_TRACED = ", ".join(sorted(["positive", "square"] + [u.__name__ for u in (*_UNARY, *_BINARY)]))
+_TRACED = ", ".join(sorted(["positive", "square", "isnan", "isinf", "isfinite"]
+                           + [u.__name__ for u in (*_UNARY, *_BINARY)]))
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
@@ -48,6 +50,16 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if ufunc is np.square:
         t = to_tensor(inputs[0], f"{name}'s operand")
         return Traced(_core.multiply(t, t))
+    if ufunc in (np.isnan, np.isinf, np.isfinite):
+        t = to_tensor(inputs[0], f"{name}'s operand")
+        if t.dtype in ("int32", "bool"):  # never nan or infinite
+            return _constant_truth(t, ufunc is np.isfinite)
+        if ufunc is np.isnan:
+            return Traced(_core.not_equal(t, t))
+        magnitude = _core.abs(t)
+        inf = _core.weak_scalar(float("inf"), False)
+        return Traced(_core.equal(magnitude, inf) if ufunc is np.isinf
+                      else _core.less(magnitude, inf))
     raise TracingError(
         f"tinymlir cannot trace {name}: it is not among the traced NumPy functions "
         f"({_TRACED})")
@@ -86,6 +98,33 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 def _max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _check("max", out=out, initial=initial, where=where)
     return _reduce("max", _traced(a, "numpy.max's operand"), axis, keepdims)
+
+
+def _constant_truth(t, value):
+    # A bool of t's shape, all `value`: t == t is true for int32 and bool.
+    same = _core.equal(t, t)
+    return Traced(same if value else _core.logical_not(same))
+
+
+@_implements(np.any)
+def _any(a, axis=None, out=None, keepdims=False, *, where=None):
+    _check("any", out=out, where=where)
+    return _reduce("any", _traced(a, "numpy.any's operand"), axis, keepdims)
+
+
+@_implements(np.all)
+def _all(a, axis=None, out=None, keepdims=False, *, where=None):
+    _check("all", out=out, where=where)
+    return _reduce("all", _traced(a, "numpy.all's operand"), axis, keepdims)
+
+
+@_implements(np.where)
+def _where(condition, x=None, y=None):
+    if x is None or y is None:
+        raise TracingError("tinymlir cannot trace numpy.where(condition) without x and y: its "
+                           "result's shape depends on the data")
+    return Traced(_core.where(to_tensor(condition, "numpy.where's condition"),
+                              to_tensor(x, "numpy.where's x"), to_tensor(y, "numpy.where's y")))
 
 
 @_implements(np.mean)
@@ -310,7 +349,8 @@ def array_function(func, types, args, kwargs):
         module = "numpy" if module.startswith("numpy") else module
         raise TracingError(
             f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
-            "functions (sum, max/amax, min/amin, mean, var, std, clip, dot, reshape, transpose, "
+            "functions (sum, max/amax, min/amin, any, all, where, mean, var, std, clip, dot, "
+            "reshape, transpose, "
             "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
             "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")
     return impl(*args, **kwargs)

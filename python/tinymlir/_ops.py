@@ -40,6 +40,9 @@ def _elementwise(name, arity):
     if arity == 1:
         def fn(x):
             return Traced(op(_t(x)))
+    elif arity == 3:
+        def fn(condition, x, y):
+            return Traced(op(_t(condition), _t(x), _t(y)))
     else:
         def fn(x, y):
             return Traced(op(_t(x), _t(y)))
@@ -50,7 +53,7 @@ def _elementwise(name, arity):
     return _frontend(fn)
 
 
-#: The elementwise functions, one per Unary and Binary row of ops.def.
+#: The elementwise functions, one per Unary, Binary, Compare and Select row of ops.def.
 ELEMENTWISE = tuple(name for name, _ in _core.ELEMENTWISE)
 globals().update({name: _elementwise(name, arity) for name, arity in _core.ELEMENTWISE})
 

@@ -18,7 +18,7 @@ import numpy as np
 from . import _tinymlir as _core
 
 _SUPPORTED = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
-              np.dtype(np.int32): "int32"}
+              np.dtype(np.int32): "int32", np.dtype(np.bool_): "bool"}
 
 
 class TracingError(TypeError):
@@ -29,7 +29,7 @@ def dtype_name(dtype, what="an array") -> str:
     name = _SUPPORTED.get(np.dtype(dtype))
     if name is None:
         raise TypeError(f"{what} has dtype {np.dtype(dtype)}; tinymlir supports float32, "
-                        "float64 and int32 (convert with .astype)")
+                        "float64, int32 and bool (convert with .astype)")
     return name
 
 
@@ -87,8 +87,8 @@ def to_tensor(x, what="an operand"):
     captured constants (lifted to trailing inputs of the compiled function)."""
     if isinstance(x, Traced):
         return x._t
-    if isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{what} is a bool; tinymlir has no boolean dtype")
+    if isinstance(x, (bool, np.bool_)):  # bool is the lowest kind: it takes the other side's
+        return _core.typed_scalar(float(x), "bool")
     if isinstance(x, np.generic):  # before int/float: np.float64 subclasses float
         return _core.typed_scalar(float(x), dtype_name(x.dtype, f"{what} (a NumPy scalar)"))
     if isinstance(x, int):  # beyond int32, an error where it meets int32 (as NumPy's)
@@ -151,11 +151,11 @@ def _axis_tuple(axis, ndim):
 
 def _reduce(name, x, axis=None, keepdims=False):
     t = to_tensor(x)
-    if name in ("mean", "var") and t.dtype == "int32":
+    if name in ("mean", "var") and t.dtype in ("int32", "bool"):
         t = _core.cast(t, "float64")  # NumPy's: int32 values averaged in float64
         x = Traced(t)
     fn = getattr(_core, name)
-    if (name in ("sum", "max", "min") and not t.shape and axis in (0, -1)
+    if (name in ("sum", "max", "min", "any", "all") and not t.shape and axis in (0, -1)
             and isinstance(axis, (numbers.Integral, np.integer))):
         axis = None  # NumPy's ufunc reductions take axis 0 or -1 of a rank-0 array as all of it
     if axis is None or not isinstance(axis, (tuple, list)):
@@ -166,12 +166,14 @@ def _reduce(name, x, axis=None, keepdims=False):
     if len(axes) == 0:  # NumPy: each value is reduced alone
         if name in ("sum", "max", "min"):
             return _wrap(t)
+        if name in ("any", "all"):
+            return _wrap(_core.cast(t, "bool"))
         mean = Traced(t) / 1  # int32 means are float64, as NumPy's
         if name == "mean":
             return mean
         centered = mean - mean  # 0, or nan where the value is inf or nan
         return centered * centered
-    if name in ("sum", "max", "min"):
+    if name in ("sum", "max", "min", "any", "all"):
         r = t
         for a in reversed(axes):  # highest first, so the lower axes keep their numbers
             r = fn(r, a, True)
@@ -211,6 +213,12 @@ def _getitem(x: "Traced", index):
                          f"range and no integer index, or slices, not {index!r}")
     # A gather: table[ids] with a rank-2 table and rank-1 int ids.
     first = index[0]
+    for i in index:
+        if ((isinstance(i, Traced) and i._t.dtype == "bool")
+                or (isinstance(i, np.ndarray) and i.dtype == np.bool_)
+                or (isinstance(i, list) and i and all(isinstance(v, (bool, np.bool_)) for v in i))):
+            raise IndexError("tinymlir cannot index with a boolean mask: the result's shape "
+                             "depends on the data; use np.where(mask, x, fill) instead")
     if isinstance(first, (list, np.ndarray, Traced)) and not isinstance(first, bool):
         rest = index[1:]
         if any(not (isinstance(r, slice) and r == slice(None)) for r in rest):
@@ -304,6 +312,22 @@ def _binary(fn, swap=False):
     return method
 
 
+def _logical(fn, what, swap=False):
+    """&, |, ^ of bools are NumPy's logical operations; of integers, bitwise
+    ones, which tinymlir does not have."""
+    def method(self, other):
+        if isinstance(other, (str, bytes, dict, set)) or other is None:
+            return NotImplemented
+        a, b = (other, self) if swap else (self, other)
+        ta, tb = to_tensor(a), to_tensor(b)
+        if ta.dtype != "bool" or tb.dtype != "bool":
+            raise TracingError(f"tinymlir traces {what} on bool values only (a logical operation), "
+                               f"got {ta.dtype} and {tb.dtype}: bitwise operations on integers "
+                               "are not supported")
+        return Traced(fn(ta, tb))
+    return method
+
+
 def _refuse(what):
     def method(self, *args, **kwargs):
         raise TracingError(f"tinymlir cannot trace {what} on a traced value")
@@ -372,10 +396,27 @@ class Traced:
 
     __floordiv__ = __rfloordiv__ = _refuse("// (floor division)")
     __mod__ = __rmod__ = _refuse("% (modulo)")
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _refuse("bitwise operators")
-    __invert__ = _refuse("~")
-    __lt__ = __le__ = __gt__ = __ge__ = _refuse("comparisons")
-    __eq__ = __ne__ = _refuse("== / != (elementwise comparison)")
+    __and__ = _logical(_core.logical_and, "&")
+    __rand__ = _logical(_core.logical_and, "&", swap=True)
+    __or__ = _logical(_core.logical_or, "|")
+    __ror__ = _logical(_core.logical_or, "|", swap=True)
+    __xor__ = _logical(_core.logical_xor, "^")
+    __rxor__ = _logical(_core.logical_xor, "^", swap=True)
+
+    def __invert__(self):
+        if self._t.dtype != "bool":
+            raise TracingError(f"tinymlir traces ~ on bool values only (logical not), got "
+                               f"{self._t.dtype}: bitwise operations on integers are not supported")
+        return Traced(_core.logical_not(self._t))
+
+    # Comparisons: bool results, as NumPy's (Python's == falls back to
+    # identity for None and other objects).
+    __lt__ = _binary(_core.less)
+    __le__ = _binary(_core.less_equal)
+    __gt__ = _binary(_core.greater)
+    __ge__ = _binary(_core.greater_equal)
+    __eq__ = _binary(_core.equal)
+    __ne__ = _binary(_core.not_equal)
     __hash__ = object.__hash__
 
     def __setitem__(self, key, value):
@@ -448,6 +489,14 @@ class Traced:
     def min(self, axis=None, out=None, keepdims=False):
         _no_dtype_out("min", None, out)
         return _reduce("min", self, axis, keepdims)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        _no_dtype_out("any", None, out)
+        return _reduce("any", self, axis, keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        _no_dtype_out("all", None, out)
+        return _reduce("all", self, axis, keepdims)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         _no_dtype_out("mean", dtype, out)

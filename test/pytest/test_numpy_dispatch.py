@@ -254,7 +254,8 @@ def test_log_abs_minimum_erf(x):
 
 
 # NumPy has no ufunc for these rows: the elementwise reference.
-_REFERENCE = {"erf": lambda x: np.vectorize(__import__("math").erf, otypes=[np.float64])(x)}
+_REFERENCE = {"erf": lambda x: np.vectorize(__import__("math").erf, otypes=[np.float64])(x),
+              "where": lambda c, x, y: np.where(c, x, y)}
 
 
 @pytest.mark.parametrize("name,arity", tinymlir._tinymlir.ELEMENTWISE)
@@ -268,10 +269,16 @@ def test_every_elementwise_row_of_ops_def(name, arity, rng):
     reference = ufunc if isinstance(ufunc, np.ufunc) else _REFERENCE[name]
     for dtypes in ((np.float32,) * arity, (np.float64,) * arity, (np.float32, np.float64)[:arity]):
         args = [(rng.random((3, 5)) * 2 + 0.25).astype(dt) for dt in dtypes]
+        if arity == 3:  # where: a bool condition, then the values
+            dtypes = (np.float32, np.float64) if len(set(dtypes)) > 1 else dtypes[1:]
+            args = [rng.random((3, 5)) < 0.5] + [(rng.random((3, 5)) - 0.5).astype(dt)
+                                                  for dt in (dtypes * 2)[:2]]
         want = reference(*args)
-        if not isinstance(ufunc, np.ufunc):
+        if not isinstance(ufunc, np.ufunc) and arity < 3:
             want = want.astype(np.result_type(*args))
-        bound = 2 * 4 * eps(want.dtype) * np.abs(want)
+        # Comparisons and selections are exact.
+        exact = want.dtype == np.bool_ or arity == 3
+        bound = 0.0 if exact else 2 * 4 * eps(want.dtype) * np.abs(want)
         for fn in ([getattr(tinymlir, name)] + ([ufunc] if reference is ufunc else [])):
             got = jit(fn)(*args)
             assert got.dtype == want.dtype, (name, fn, dtypes)

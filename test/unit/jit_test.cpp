@@ -969,6 +969,51 @@ TEST(TableOps, SpecialValuesAsNumPy) {
                                                              {{"p", p}})));
 }
 
+TEST(TableOps, ComparisonsWhereAndLogicalAsNumPy) {
+  // Bool results, exact: nan compares false but for !=, -0 equals 0; int32
+  // with float32 compares in float64 (NumPy's promotion).
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  Array p = Array::fromVector<float>({1, nan, -2, 0, -0.0f, inf, -inf, 3}, {8}),
+        q = Array::fromVector<float>({nan, 3, -1, -0.0f, 0, -inf, 2, 3}, {8}),
+        n = Array::fromVector<int32_t>({1, 0, -2, 7, 0, 16777217, -3, 3}, {8});
+  using Fn = Tensor (*)(const Tensor &, const Tensor &);
+  const std::pair<const char *, Fn> comparisons[] = {
+      {"less", less}, {"less_equal", less_equal}, {"greater", greater},
+      {"greater_equal", greater_equal}, {"equal", equal}, {"not_equal", not_equal},
+      {"logical_and", logical_and}, {"logical_or", logical_or}, {"logical_xor", logical_xor}};
+  for (auto [name, fn] : comparisons) {
+    for (const Array *b : {&q, &n}) {
+      Array got = jit([fn](const Tensor &x, const Tensor &y) { return fn(x, y); })(p, *b);
+      EXPECT_EQ(got.dtype(), DType::b8) << name;
+      EXPECT_TRUE(allClose(got, numpy(std::string("np.") + name + "(p, b)", {{"p", p}, {"b", *b}}),
+                           0, 0))
+          << name;
+    }
+  }
+  auto relu = jit([](const Tensor &x, const Tensor &y) { return where(greater(x, 0), x, y); });
+  EXPECT_TRUE(allClose(relu(p, q), numpy("np.where(p > 0, p, q)", {{"p", p}, {"q", q}}), 0, 0));
+  auto mixed = jit([](const Tensor &x, const Tensor &k) { return where(x, k, 0.5); });
+  EXPECT_TRUE(allClose(mixed(p, n), numpy("np.where(p, n, 0.5)", {{"p", p}, {"n", n}}), 0, 0));
+  auto reduced = jit([](const Tensor &x) {
+    return cast(any(greater(x, 2)), DType::i32) + cast(all(x), DType::i32) * 10 +
+           cast(logical_not(any(less(x, -10))), DType::i32) * 100;
+  });
+  EXPECT_TRUE(allClose(reduced(p), numpy("(np.any(p > 2).astype(np.int32) + np.all(p).astype("
+                                         "np.int32) * 10 + np.logical_not(np.any(p < -10)).astype("
+                                         "np.int32) * 100)",
+                                         {{"p", p}}),
+                       0, 0));
+  // Where NumPy's answer is a logical operation, int64 or float16: a named error.
+  Tensor b = Tensor(Array::fromVector<bool>({true, false}, {2}));
+  EXPECT_NE(errorOf([&] { add(b, b); }).find("[add] bool operands"), std::string::npos);
+  EXPECT_NE(errorOf([&] { multiply(b, 2); }).find("[mul] a bool tensor with a Python int"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { exp(b); }).find("[exp] bool operands are not supported"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { sum(b); }).find("[sum] bool sums are not supported"), std::string::npos);
+}
+
 TEST(TableOps, Int32AsNumPy) {
   // abs and minimum of int32 stay int32 (exact); log and erf of int32 are float64.
   Array n = randomArray({4, 6}, DType::i32, 63), k = randomArray({6}, DType::i32, 64);

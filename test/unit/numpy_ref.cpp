@@ -62,6 +62,9 @@ Array randomArray(const Shape &shape, DType dtype, uint64_t seed, double scale) 
     case DType::i32:
       static_cast<int32_t *>(a.data())[i] = static_cast<int32_t>(std::lround(v * 10));
       break;
+    case DType::b8:
+      static_cast<uint8_t *>(a.data())[i] = v > 0;
+      break;
     }
   }
   return a;
@@ -85,6 +88,7 @@ double unitRoundoff(DType dtype) {
   case DType::f64:
     return std::ldexp(1.0, -53);
   case DType::i32:
+  case DType::b8:
     return 0; // integer arithmetic is exact
   }
   return 0;
