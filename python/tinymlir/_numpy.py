@@ -204,6 +204,117 @@ def _dot(a, b, out=None):
     return ta @ tb
 
 
+@_implements(np.outer)
+def _outer(a, b, out=None):
+    _check("outer", out=out)
+    ta, tb = _traced(a, "numpy.outer's operand"), _traced(b, "numpy.outer's operand")
+    return ta.reshape(-1, 1) * tb.reshape(1, -1)
+
+
+def _contract(ta, tb, axes_a, axes_b, what):
+    """Sum over axes_a of ta paired with axes_b of tb: one matmul of ta's other
+    axes (in order) by tb's, as NumPy's tensordot and einsum's BLAS path."""
+    for i, j in zip(axes_a, axes_b):
+        if ta.shape[i] != tb.shape[j]:
+            raise ValueError(f"{what}: shape-mismatch for sum: axis {i} of {ta.shape} and axis {j} "
+                             f"of {tb.shape}")
+    free_a = [i for i in range(ta.ndim) if i not in axes_a]
+    free_b = [j for j in range(tb.ndim) if j not in axes_b]
+    k = 1
+    for i in axes_a:
+        k *= ta.shape[i]
+    m = [ta.shape[i] for i in free_a]
+    n = [tb.shape[j] for j in free_b]
+    left = np.transpose(ta, free_a + list(axes_a)).reshape(-1, k)
+    right = np.transpose(tb, list(axes_b) + free_b).reshape(k, -1)
+    return (left @ right).reshape(m + n)
+
+
+@_implements(np.tensordot)
+def _tensordot(a, b, axes=2):
+    ta, tb = _traced(a, "numpy.tensordot's operand"), _traced(b, "numpy.tensordot's operand")
+    if isinstance(axes, (int, np.integer)):
+        n = operator.index(axes)
+        axes_a, axes_b = list(range(ta.ndim - n, ta.ndim)), list(range(n))
+    else:
+        axes_a, axes_b = axes
+        axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
+        axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
+    if len(axes_a) != len(axes_b):
+        raise ValueError("numpy.tensordot: shape-mismatch for sum (different numbers of axes)")
+    axes_a = [operator.index(i) % ta.ndim for i in axes_a]
+    axes_b = [operator.index(j) % tb.ndim for j in axes_b]
+    return _contract(ta, tb, axes_a, axes_b, "numpy.tensordot")
+
+
+@_implements(np.einsum)
+def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
+            optimize=False):
+    """One or two operands, each index at most once per operand, no ellipsis:
+    transposes, sums and one matmul (the contraction NumPy's BLAS path does)."""
+    _check("einsum", out=out, dtype=dtype)
+    if not isinstance(subscripts, str):
+        raise TracingError("tinymlir traces numpy.einsum with a subscripts string only")
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    inputs = inputs.split(",")
+    if "." in spec or len(inputs) != len(operands) or not 1 <= len(inputs) <= 2:
+        raise TracingError(f"tinymlir traces numpy.einsum of one or two operands without '...', "
+                           f"not {subscripts!r}")
+    ts = [_traced(x, "numpy.einsum's operand") for x in operands]
+    for names, t in zip(inputs, ts):
+        if not names.isalpha() or len(set(names)) != len(names) or len(names) != t.ndim:
+            raise TracingError(f"tinymlir traces numpy.einsum with one letter per axis, each at "
+                               f"most once per operand: {names!r} for shape {t.shape}")
+    if not arrow:  # implicit: the indices seen once, in alphabetical order
+        counts = {c: "".join(inputs).count(c) for c in "".join(inputs)}
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    if len(set(output)) != len(output) or any(c not in "".join(inputs) for c in output):
+        raise ValueError(f"numpy.einsum: bad output subscripts {output!r}")
+    # Sum each operand's indices that appear nowhere else.
+    for k, names in enumerate(inputs):
+        others = output + "".join(n for j, n in enumerate(inputs) if j != k)
+        alone = [i for i, c in enumerate(names) if c not in others]
+        if alone:
+            ts[k] = np.sum(ts[k], axis=tuple(alone))
+            inputs[k] = "".join(c for c in names if c in others)
+    if len(ts) == 1:
+        return np.transpose(ts[0], [inputs[0].index(c) for c in output])
+    (a, b), (ta, tb) = inputs, ts
+    batch = [c for c in a if c in b and c in output]
+    summed = [c for c in a if c in b and c not in output]
+    # Batch indices are contracted as a diagonal would not be: take them as
+    # leading axes of a batched matmul.
+    ta = np.transpose(ta, [a.index(c) for c in batch] + [a.index(c) for c in a if c not in batch])
+    tb = np.transpose(tb, [b.index(c) for c in batch] + [b.index(c) for c in b if c not in batch])
+    a = "".join(batch) + "".join(c for c in a if c not in batch)
+    b = "".join(batch) + "".join(c for c in b if c not in batch)
+    nb = len(batch)
+    free_a = [c for c in a[nb:] if c not in summed]
+    free_b = [c for c in b[nb:] if c not in summed]
+    for c in batch + summed:
+        if ta.shape[a.index(c)] != tb.shape[b.index(c)]:
+            raise ValueError(f"numpy.einsum: index {c!r} has sizes {ta.shape[a.index(c)]} and "
+                             f"{tb.shape[b.index(c)]}")
+    sizes = {c: ta.shape[a.index(c)] for c in a}
+    sizes.update({c: tb.shape[b.index(c)] for c in b})
+    k = 1
+    for c in summed:
+        k *= sizes[c]
+    bshape = [sizes[c] for c in batch]
+    left = np.transpose(ta, list(range(nb)) + [a.index(c) for c in free_a]
+                        + [a.index(c) for c in summed]).reshape(bshape + [-1, k])
+    right = np.transpose(tb, list(range(nb)) + [b.index(c) for c in summed]
+                         + [b.index(c) for c in free_b]).reshape(bshape + [k, -1])
+    if not summed:  # an outer product per batch: exact, as NumPy's
+        product = left.reshape(bshape + [-1, 1]) * right.reshape(bshape + [1, -1])
+    else:
+        product = left @ right
+    got = "".join(batch) + "".join(free_a) + "".join(free_b)
+    product = product.reshape(bshape + [sizes[c] for c in free_a] + [sizes[c] for c in free_b])
+    return np.transpose(product, [got.index(c) for c in output])
+
+
 @_implements(np.full_like)
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None):
     t = _traced(a, "numpy.full_like's operand")
@@ -350,6 +461,7 @@ def array_function(func, types, args, kwargs):
         raise TracingError(
             f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
             "functions (sum, max/amax, min/amin, any, all, where, mean, var, std, clip, dot, "
+            "outer, tensordot, einsum (one or two operands), "
             "reshape, transpose, "
             "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
             "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")

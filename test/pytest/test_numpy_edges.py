@@ -394,3 +394,46 @@ def test_exp2_expm1_log2_log10_log1p_match_numpy():
         special = np.array([0.0, -0.0, -1.0, -2.0, np.inf, -np.inf, np.nan])
         for fn in (np.log2, np.log10, np.log1p, np.exp2, np.expm1):
             np.testing.assert_array_equal(jit(fn)(special), fn(special), err_msg=fn.__name__)
+
+
+def test_outer_tensordot_and_einsum_match_numpy():
+    # Contractions: each side within gamma_K of the exact sum (K terms, K the
+    # contracted size times any summed-away size), so 2 gamma_K (|A| . |B|)
+    # apart; products without a sum are exact.
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((3, 4, 5))
+    b = rng.standard_normal((5, 4, 2))
+    v, w = rng.standard_normal(6), rng.standard_normal(7).astype(np.float32)
+
+    def within(got, want, bound_of_abs, k, dtype=np.float64):
+        gamma = k * eps(dtype) / (1 - k * eps(dtype))
+        assert_close(got, want, 2 * gamma * bound_of_abs)
+
+    within(jit(np.outer)(v, w), np.outer(v, w), 0, 1)
+    for axes, k in ((1, 5), (([2, 1], [0, 1]), 20), (([1], [1]), 4), (0, 1)):
+        got = jit(lambda x, y: np.tensordot(x, y, axes))(a, b)
+        within(got, np.tensordot(a, b, axes), np.tensordot(np.abs(a), np.abs(b), axes), k)
+    m = rng.standard_normal((4, 6))
+    n = rng.standard_normal((6, 3))
+    batch1, batch2 = rng.standard_normal((2, 4, 6)), rng.standard_normal((2, 6, 3))
+    cases = [("ij,jk->ik", (m, n), 6), ("ij,kj->ik", (m, n.T), 6), ("ij,jk", (m, n), 6),
+             ("bij,bjk->bik", (batch1, batch2), 6), ("bij,bjk->bki", (batch1, batch2), 6),
+             ("ij->ji", (m,), 1), ("ij->i", (m,), 6), ("ij->", (m,), 24), ("i,i->", (v, v), 6),
+             ("i,j->ij", (v, v[:4]), 1), ("ij,ij->i", (m, m), 6), ("bij,bkj->bik", (batch1, batch1), 6),
+             ("ijk,kjl->il", (a, b), 20), ("ijk,k->ij", (a, b[:, 0, 0]), 5),
+             ("ijk,lk->", (a, b[:, :, 0].T), 60)]
+    for spec, args, k in cases:
+        got = jit(lambda *xs: np.einsum(spec, *xs))(*args)
+        want = np.einsum(spec, *args)
+        within(got, want, np.einsum(spec, *[np.abs(x) for x in args]), k)
+    x32 = m.astype(np.float32)
+    got = jit(lambda p: np.einsum("ij,kj->ik", p, p))(x32)
+    assert got.dtype == np.float32
+    within(got, np.einsum("ij,kj->ik", x32, x32), np.einsum("ij,kj->ik", np.abs(x32), np.abs(x32)),
+           6, np.float32)
+    with pytest.raises(tinymlir.TracingError, match="without '...'"):
+        jit(lambda p: np.einsum("...ij->...ji", p))(m)
+    with pytest.raises(tinymlir.TracingError, match="at most once per operand"):
+        jit(lambda p: np.einsum("ii->i", p))(m[:, :4])
+    with pytest.raises(ValueError, match="index 'j' has sizes 6 and 4"):
+        jit(lambda p: np.einsum("ij,jk->ik", p, p))(m)
