@@ -23,7 +23,7 @@ _BINARY = {np.matmul: _core.matmul, np.logical_and: _core.logical_and,
 for _name, _arity in _core.ELEMENTWISE:
     if isinstance(getattr(np, _name, None), np.ufunc) and _arity in (1, 2):
         (_UNARY if _arity == 1 else _BINARY)[getattr(np, _name)] = getattr(_core, _name)
-_TRACED = ", ".join(sorted(["positive", "square", "isnan", "isinf", "isfinite"]
+_TRACED = ", ".join(sorted(["positive", "square", "reciprocal", "isnan", "isinf", "isfinite"]
                            + [u.__name__ for u in (*_UNARY, *_BINARY)]))
 
 
@@ -50,6 +50,12 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if ufunc is np.square:
         t = to_tensor(inputs[0], f"{name}'s operand")
         return Traced(_core.multiply(t, t))
+    if ufunc is np.reciprocal:
+        t = to_tensor(inputs[0], f"{name}'s operand")
+        if t.dtype not in ("float32", "float64"):
+            raise TracingError(f"tinymlir traces {name} of floats only (NumPy's of integers is "
+                               f"integer division), got {t.dtype}")
+        return Traced(_core.divide(_core.weak_scalar(1.0, False), t))
     if ufunc in (np.isnan, np.isinf, np.isfinite):
         t = to_tensor(inputs[0], f"{name}'s operand")
         if t.dtype in ("int32", "bool"):  # never nan or infinite
@@ -202,6 +208,14 @@ def _dot(a, b, out=None):
         raise TracingError("tinymlir traces numpy.dot of operands of rank 2 or less (for stacks of "
                            "matrices, use matmul or @)")
     return ta @ tb
+
+
+@_implements(np.round, np.around)
+def _round(a, decimals=0, out=None):
+    _check("round", out=out)
+    if operator.index(decimals) != 0:
+        raise TracingError("tinymlir traces numpy.round with decimals=0 only (numpy.rint)")
+    return np.rint(_traced(a, "numpy.round's operand"))
 
 
 @_implements(np.outer)
@@ -461,7 +475,7 @@ def array_function(func, types, args, kwargs):
         raise TracingError(
             f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
             "functions (sum, max/amax, min/amin, any, all, where, mean, var, std, clip, dot, "
-            "outer, tensordot, einsum (one or two operands), "
+            "outer, tensordot, einsum (one or two operands), round (0 decimals), "
             "reshape, transpose, "
             "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
             "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")

@@ -511,6 +511,9 @@ class Traced:
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return np.sqrt(self.var(axis, dtype, out, ddof, keepdims))  # as NumPy's
 
+    def round(self, decimals=0, out=None):
+        return np.round(self, decimals, out=out)
+
     def clip(self, min=None, max=None, out=None, **kwargs):
         return np.clip(self, min, max, out=out, **kwargs)
 

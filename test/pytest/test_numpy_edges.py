@@ -437,3 +437,31 @@ def test_outer_tensordot_and_einsum_match_numpy():
         jit(lambda p: np.einsum("ii->i", p))(m[:, :4])
     with pytest.raises(ValueError, match="index 'j' has sizes 6 and 4"):
         jit(lambda p: np.einsum("ij,jk->ik", p, p))(m)
+
+
+def test_rint_round_reciprocal_and_arctan2_at_the_edges():
+    # rint and round(0 decimals) take halves to even, keep -0 (exact);
+    # arctan2's signed zeros and infinities as NumPy's (libm's, exact there).
+    for dtype in (np.float32, np.float64):
+        x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.0, 1e20, np.inf, np.nan],
+                     dtype)
+        for fn in (np.rint, np.round, np.around, lambda a: a.round()):
+            got = jit(fn)(x)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, fn(x))
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(fn(x)))
+        with np.errstate(divide="ignore"):
+            r = np.array([2.0, -0.0, 0.0, 3.0, np.inf], dtype)
+            assert_close(jit(np.reciprocal)(r), np.reciprocal(r), eps(dtype) * np.abs(1 / r))
+        z = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf], dtype)
+        y, xx = np.repeat(z, len(z)), np.tile(z, len(z))
+        want = np.arctan2(y, xx)
+        got = jit(np.arctan2)(y, xx)
+        assert_close(got, want, 8 * eps(dtype) * np.abs(want))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    i = np.array([-3, 0, 4], np.int32)
+    assert jit(np.rint)(i).dtype == np.int32
+    with pytest.raises(tinymlir.TracingError, match="reciprocal of floats only"):
+        jit(np.reciprocal)(i)
+    with pytest.raises(tinymlir.TracingError, match="decimals=0 only"):
+        jit(lambda a: np.round(a, 2))(np.ones(2))
