@@ -152,6 +152,8 @@ Tensor cast(const Tensor &x, DType dtype);
 Tensor sum(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor max(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor min(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+/// The product of the elements (floats: NumPy's int32 products are int64).
+Tensor prod(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 /// Whether any (all) of the elements is nonzero: bool, as np.any (np.all).
 Tensor any(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor all(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);

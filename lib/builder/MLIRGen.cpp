@@ -289,6 +289,7 @@ private:
     case Op::Sum:
     case Op::Max:
     case Op::Min:
+    case Op::Prod:
       return emitReduction(n);
     case Op::MatMul:
       return emitMatmul(n);
@@ -412,7 +413,7 @@ private:
 
   Value emitReduction(const Node &n) {
     const Node &in = *n.args[0];
-    double init = 0;
+    double init = n.op == Op::Prod ? 1 : 0;
     if (n.op == Op::Max) // bool: any, from false
       init = isFloat(n.dtype)           ? -std::numeric_limits<double>::infinity()
              : n.dtype == DType::b8 ? 0
@@ -433,6 +434,8 @@ private:
           if (n.op == Op::Sum)
             r = f ? Value(arith::AddFOp::create(b, loc, block[0], block[1], reassoc))
                   : Value(arith::AddIOp::create(b, loc, block[0], block[1]));
+          else if (n.op == Op::Prod) // float only
+            r = arith::MulFOp::create(b, loc, block[0], block[1], reassoc);
           else if (n.op == Op::Max)
             r = f ? Value(arith::MaximumFOp::create(b, loc, block[0], block[1], reassoc))
                   : Value(arith::MaxSIOp::create(b, loc, block[0], block[1]));

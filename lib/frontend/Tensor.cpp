@@ -207,7 +207,8 @@ Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims
     x = convert(x, x->integral ? DType::i32 : DType::f64, opName(op));
   if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
     fail(op, std::string(x->dtype == DType::b8 ? "bool" : "int32") +
-                 " sums are not supported (NumPy counts them in int64): got " + describe(x) +
+                 (op == Op::Sum ? " sums" : " products") +
+                 " are not supported (NumPy computes them in int64): got " + describe(x) +
                  "; cast to a float type first");
   std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
   if (axes.empty())
@@ -345,6 +346,9 @@ Tensor max(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
 }
 Tensor min(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   return reduce(Op::Min, x, axis, keepdims);
+}
+Tensor prod(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return reduce(Op::Prod, x, axis, keepdims);
 }
 Tensor any(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   return max(cast(x, DType::b8), axis, keepdims);

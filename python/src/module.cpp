@@ -142,7 +142,8 @@ bool isTypeProblem(const std::string &m) {
   static const char *markers[] = {"requires floating-point", "requires a floating-point",
                                   "must be int32", "dtype must be", "int32 sums",
                                   "must be a rank-0 int32", "bool operands", "bool sums",
-                                  "a bool tensor with a Python int", "Python ints give int64"};
+                                  "a bool tensor with a Python int", "Python ints give int64",
+                                  "int32 products", "bool products"};
   for (const char *k : markers)
     if (m.find(k) != std::string::npos)
       return true;
@@ -224,6 +225,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("sum", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });
   m.def("max", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return max(a, axis, keep); });
   m.def("min", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return min(a, axis, keep); });
+  m.def("prod", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return prod(a, axis, keep); });
   m.def("any", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return any(a, axis, keep); });
   m.def("all", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return all(a, axis, keep); });
   m.def("logical_and", &logical_and);

@@ -100,6 +100,12 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     return _reduce("sum", _traced(a, "numpy.sum's operand"), axis, keepdims)
 
 
+@_implements(np.prod)
+def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _check("prod", dtype=dtype, out=out, initial=initial, where=where)
+    return _reduce("prod", _traced(a, "numpy.prod's operand"), axis, keepdims)
+
+
 @_implements(np.max, np.amax)
 def _max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _check("max", out=out, initial=initial, where=where)
@@ -139,11 +145,26 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return _reduce("mean", _traced(a, "numpy.mean's operand"), axis, keepdims)
 
 
+def variance(t, axis, keepdims, ddof):
+    """NumPy's var: sum((x - mean)**2) / (n - ddof), in float64 for int32 and bool."""
+    ddof = operator.index(ddof) if not isinstance(ddof, float) else ddof
+    if ddof == 0:
+        return _reduce("var", t, axis, keepdims)
+    if t.dtype not in (np.float32, np.float64):
+        t = t.astype(np.float64)
+    axes = list(range(t.ndim)) if axis is None else _axis_tuple(axis, t.ndim)
+    n = 1
+    for a in axes:
+        n *= t.shape[a]
+    centered = t - _reduce("mean", t, axes, True)
+    return _reduce("sum", centered * centered, axes, keepdims) / max(n - ddof, 0)
+
+
 @_implements(np.var)
 def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
          correction=None):
-    _check("var", dtype=dtype, out=out, ddof=ddof, where=where, mean=mean, correction=correction)
-    return _reduce("var", _traced(a, "numpy.var's operand"), axis, keepdims)
+    _check("var", dtype=dtype, out=out, where=where, mean=mean, correction=correction)
+    return variance(_traced(a, "numpy.var's operand"), axis, keepdims, ddof)
 
 
 @_implements(np.min, np.amin)
@@ -155,8 +176,8 @@ def _min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 @_implements(np.std)
 def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
          correction=None):
-    _check("std", dtype=dtype, out=out, ddof=ddof, where=where, mean=mean, correction=correction)
-    return np.sqrt(_reduce("var", _traced(a, "numpy.std's operand"), axis, keepdims))
+    _check("std", dtype=dtype, out=out, where=where, mean=mean, correction=correction)
+    return np.sqrt(variance(_traced(a, "numpy.std's operand"), axis, keepdims, ddof))
 
 
 @_implements(np.clip)
@@ -216,6 +237,50 @@ def _round(a, decimals=0, out=None):
     if operator.index(decimals) != 0:
         raise TracingError("tinymlir traces numpy.round with decimals=0 only (numpy.rint)")
     return np.rint(_traced(a, "numpy.round's operand"))
+
+
+@_implements(np.linalg.norm)
+def _norm(x, ord=None, axis=None, keepdims=False):
+    """Vector norms (ord None, 2, 1, inf, -inf) over one axis or all of a
+    vector, and the Frobenius norm; as NumPy's, in float64 for int32 and bool."""
+    t = _traced(x, "numpy.linalg.norm's operand")
+    if t.dtype not in (np.float32, np.float64):
+        t = t.astype(np.float64)
+    if axis is None:
+        axes = tuple(range(t.ndim))
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(operator.index(a) for a in axis)
+    else:
+        axes = (operator.index(axis),)
+    matrix = len(axes) == 2
+    if len(axes) > 2 or (axis is None and t.ndim > 2 and ord is not None):
+        raise ValueError("Improper number of dimensions to norm.")
+    if matrix and ord not in (None, "fro") or (not matrix and ord == "fro" and axis is not None):
+        raise TracingError(f"tinymlir traces numpy.linalg.norm with ord=None or 'fro' for "
+                           f"matrices (other matrix norms need an SVD or are not traced), got {ord!r}")
+    if axis is None and t.ndim == 2 and ord not in (None, "fro"):
+        raise TracingError(f"tinymlir traces numpy.linalg.norm of a matrix with ord=None or 'fro' "
+                           f"only, got {ord!r}")
+    if ord in (None, 2, "fro"):
+        return np.sqrt(np.sum(t * t, axis=axes, keepdims=keepdims))
+    if ord == 1:
+        return np.sum(np.abs(t), axis=axes, keepdims=keepdims)
+    if ord == np.inf:
+        return np.max(np.abs(t), axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return np.min(np.abs(t), axis=axes, keepdims=keepdims)
+    raise TracingError(f"tinymlir traces numpy.linalg.norm with ord None, 2, 1, inf, -inf or "
+                       f"'fro', not {ord!r}")
+
+
+@_implements(np.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    t = _traced(array, "numpy.broadcast_to's operand")
+    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    if np.broadcast_shapes(t.shape, shape) != shape:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {t.shape} and requested shape {shape}")
+    return np.where(np.ones(shape, np.bool_), t, t)  # a selection: exact for every dtype
 
 
 @_implements(np.outer)
@@ -475,7 +540,8 @@ def array_function(func, types, args, kwargs):
         raise TracingError(
             f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
             "functions (sum, max/amax, min/amin, any, all, where, mean, var, std, clip, dot, "
-            "outer, tensordot, einsum (one or two operands), round (0 decimals), "
+            "outer, tensordot, einsum (one or two operands), round (0 decimals), prod, "
+            "linalg.norm (vector norms, Frobenius), broadcast_to, "
             "reshape, transpose, "
             "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
             "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")

@@ -155,7 +155,7 @@ def _reduce(name, x, axis=None, keepdims=False):
         t = _core.cast(t, "float64")  # NumPy's: int32 values averaged in float64
         x = Traced(t)
     fn = getattr(_core, name)
-    if (name in ("sum", "max", "min", "any", "all") and not t.shape and axis in (0, -1)
+    if (name in ("sum", "prod", "max", "min", "any", "all") and not t.shape and axis in (0, -1)
             and isinstance(axis, (numbers.Integral, np.integer))):
         axis = None  # NumPy's ufunc reductions take axis 0 or -1 of a rank-0 array as all of it
     if axis is None or not isinstance(axis, (tuple, list)):
@@ -164,7 +164,7 @@ def _reduce(name, x, axis=None, keepdims=False):
     if len(axes) == 1:
         return _wrap(fn(t, axes[0], bool(keepdims)))
     if len(axes) == 0:  # NumPy: each value is reduced alone
-        if name in ("sum", "max", "min"):
+        if name in ("sum", "prod", "max", "min"):
             return _wrap(t)
         if name in ("any", "all"):
             return _wrap(_core.cast(t, "bool"))
@@ -173,7 +173,7 @@ def _reduce(name, x, axis=None, keepdims=False):
             return mean
         centered = mean - mean  # 0, or nan where the value is inf or nan
         return centered * centered
-    if name in ("sum", "max", "min", "any", "all"):
+    if name in ("sum", "prod", "max", "min", "any", "all"):
         r = t
         for a in reversed(axes):  # highest first, so the lower axes keep their numbers
             r = fn(r, a, True)
@@ -482,6 +482,10 @@ class Traced:
         _no_dtype_out("sum", dtype, out)
         return _reduce("sum", self, axis, keepdims)
 
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_dtype_out("prod", dtype, out)
+        return _reduce("prod", self, axis, keepdims)
+
     def max(self, axis=None, out=None, keepdims=False):
         _no_dtype_out("max", None, out)
         return _reduce("max", self, axis, keepdims)
@@ -504,9 +508,8 @@ class Traced:
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         _no_dtype_out("var", dtype, out)
-        if ddof != 0:
-            raise TracingError("tinymlir traces var with ddof=0 only (population variance)")
-        return _reduce("var", self, axis, keepdims)
+        from ._numpy import variance
+        return variance(self, axis, keepdims, ddof)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return np.sqrt(self.var(axis, dtype, out, ddof, keepdims))  # as NumPy's

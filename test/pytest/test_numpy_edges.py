@@ -465,3 +465,52 @@ def test_rint_round_reciprocal_and_arctan2_at_the_edges():
         jit(np.reciprocal)(i)
     with pytest.raises(tinymlir.TracingError, match="decimals=0 only"):
         jit(lambda a: np.round(a, 2))(np.ones(2))
+
+
+def test_prod_ddof_norm_and_broadcast_to_match_numpy():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4, 5)) + 0.5
+    x32 = x.astype(np.float32)
+    # A product of K factors: gamma_(K-1) relative a side.
+    for a, e in ((x, E64), (x32, E32)):
+        for axis in (None, 0, -1, (0, 2), ()):
+            for keepdims in (False, True):
+                want = np.prod(a, axis=axis, keepdims=keepdims)
+                k = a.size if axis is None else int(np.prod([a.shape[i] for i in np.atleast_1d(axis)]))
+                assert_close(jit(lambda p: np.prod(p, axis=axis, keepdims=keepdims))(a), want,
+                             2 * k * e * np.abs(want))
+        assert_close(jit(lambda p: p.prod(1))(a), a.prod(1), 8 * e * np.abs(a.prod(1)))
+    # var/std with ddof: sum((x - mean)^2) / (n - ddof), as NumPy's; the bound
+    # of the ddof=0 case (centered sums) scaled by n / (n - ddof).
+    for ddof in (1, 2):
+        for axis in (None, 1, (0, 2)):
+            n = x.size if axis is None else int(np.prod([x.shape[i] for i in np.atleast_1d(axis)]))
+            want = np.var(x, axis=axis, ddof=ddof)
+            bound = 4 * (n + 2) * E64 * np.var(x, axis=axis) * n / (n - ddof) + 0 * want
+            assert_close(jit(lambda p: np.var(p, axis=axis, ddof=ddof))(x), want, bound)
+            assert_close(jit(lambda p: p.std(axis=axis, ddof=ddof))(x), np.std(x, axis=axis, ddof=ddof),
+                         bound / np.sqrt(want) + 2 * E64 * np.sqrt(want))
+    i = np.arange(6, dtype=np.int32)
+    assert_close(jit(lambda p: np.var(p, ddof=1))(i), np.var(i, ddof=1), 64 * E64 * np.var(i))
+    # Norms: sums of K squares (gamma_K relative), then a square root.
+    v = rng.standard_normal((4, 6))
+    for ord, axis in ((None, None), (2, 1), (1, 0), (np.inf, 1), (-np.inf, -1), ("fro", None),
+                      (None, (0, 1)), ("fro", (0, 1)), (None, 1)):
+        want = np.linalg.norm(v, ord=ord, axis=axis)
+        got = jit(lambda p: np.linalg.norm(p, ord=ord, axis=axis))(v)
+        assert_close(got, want, (v.size + 2) * E64 * np.abs(want))
+    got = jit(lambda p: np.linalg.norm(p, axis=-1, keepdims=True))(v.astype(np.float32))
+    assert got.dtype == np.float32 and got.shape == (4, 1)
+    with pytest.raises(tinymlir.TracingError, match="ord=None or 'fro'"):
+        jit(lambda p: np.linalg.norm(p, ord=2))(v)
+    # broadcast_to: a selection, exact for every dtype (-0, nan, int32, bool).
+    for a in (np.array([-0.0, np.nan, 1.5]), np.arange(3, dtype=np.int32), np.array([True, False, True])):
+        got = jit(lambda p: np.broadcast_to(p, (2, 3)))(a)
+        np.testing.assert_array_equal(got, np.broadcast_to(a, (2, 3)))
+        assert got.dtype == a.dtype
+    np.testing.assert_array_equal(np.signbit(jit(lambda p: np.broadcast_to(p, (2, 3)))(
+        np.array([-0.0, 1.0, -1.0]))), [[True, False, True]] * 2)
+    with pytest.raises(ValueError, match="broadcast"):
+        jit(lambda p: np.broadcast_to(p, (2, 4)))(np.ones(3))
+    with pytest.raises(TypeError, match=r"\[prod\] int32 products are not supported"):
+        jit(np.prod)(i)
