@@ -350,6 +350,8 @@ private:
     case Op::Triu:
     case Op::Tril:
       return emitTriangle(n);
+    case Op::Flip:
+      return emitFlip(n);
     }
     throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");
   }
@@ -558,6 +560,27 @@ private:
           scf::YieldOp::create(b, loc, updated);
         });
     return loop.getResult(0);
+  }
+
+  Value emitFlip(const Node &n) {
+    // out[..., i, ...] = x[..., size - 1 - i, ...] along each flipped axis.
+    const size_t rank = n.shape.size();
+    SmallVector<AffineExpr> reads;
+    for (size_t d = 0; d < rank; ++d) {
+      AffineExpr i = b_.getAffineDimExpr(d);
+      const bool flipped = std::find(n.axes.begin(), n.axes.end(), static_cast<int64_t>(d)) !=
+                           n.axes.end();
+      reads.push_back(flipped ? b_.getAffineConstantExpr(n.shape[d] - 1) - i : i);
+    }
+    SmallVector<AffineMap> maps{AffineMap::get(rank, 0, reads, &context_),
+                                AffineMap::getMultiDimIdentityMap(rank, &context_)};
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b_, loc_, TypeRange{tensorType(n)}, ValueRange{emit(n.args[0])}, ValueRange{emptyLike(n)},
+        maps, iterators, [&](OpBuilder &b, Location loc, ValueRange block) {
+          linalg::YieldOp::create(b, loc, block[0]);
+        });
+    return generic.getResult(0);
   }
 
   Value emitTriangle(const Node &n) {

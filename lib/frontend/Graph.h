@@ -25,7 +25,8 @@ struct Node {
                               // Transpose: permutation; Slice: offsets, then
                               // the steps where one is not 1;
                               // IndexPut: the indexed axes (increasing);
-                              // Triu/Tril: {k}, the diagonal
+                              // Triu/Tril: {k}, the diagonal; Flip: the
+                              // reversed axes (increasing)
 };
 
 using NodePtr = std::shared_ptr<Node>;

@@ -499,6 +499,21 @@ Tensor reshape(const Tensor &t, const Shape &requested) {
   return Tensor(makeNode(Op::Reshape, shape, x->dtype, {x}));
 }
 
+Tensor flip(const Tensor &t, const std::vector<int64_t> &axes) {
+  NodePtr x = nodeOf(t, "flip");
+  std::vector<int64_t> sorted;
+  for (int64_t a : axes)
+    sorted.push_back(normalizeAxis("flip", a, x->shape));
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    fail(Op::Flip, "repeated axis in " + shapeString(Shape(axes.begin(), axes.end())));
+  if (sorted.empty())
+    return t;
+  auto node = makeNode(Op::Flip, x->shape, x->dtype, {x});
+  node->axes = std::move(sorted);
+  return Tensor(node);
+}
+
 Tensor transpose(const Tensor &t, const std::vector<int64_t> &perm) {
   NodePtr x = nodeOf(t, "transpose");
   size_t rank = x->shape.size();

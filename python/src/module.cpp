@@ -254,6 +254,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("index_put", &indexPut, "a"_a, "index"_a, "values"_a);
   m.def("causal_mask", [](int64_t n, const std::string &dtype) { return causalMask(n, parseDType(dtype)); });
   m.def("triu", &triu, "x"_a, "k"_a = 0);
+  m.def("flip", &flip, "x"_a, "axes"_a);
   m.def("tril", &tril, "x"_a, "k"_a = 0);
 
   // Tracing state of this thread (the C++ core's, so that its checks agree).

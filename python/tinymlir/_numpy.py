@@ -283,6 +283,34 @@ def _broadcast_to(array, shape, subok=False):
     return np.where(np.ones(shape, np.bool_), t, t)  # a selection: exact for every dtype
 
 
+@_implements(np.flip)
+def _flip(m, axis=None):
+    t = _traced(m, "numpy.flip's operand")
+    if axis is None:
+        axes = list(range(t.ndim))
+    elif isinstance(axis, (tuple, list)):
+        axes = [operator.index(a) for a in axis]
+    else:
+        axes = [operator.index(axis)]
+    return Traced(_core.flip(t._t, axes))
+
+
+@_implements(np.fliplr)
+def _fliplr(m):
+    t = _traced(m, "numpy.fliplr's operand")
+    if t.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return np.flip(t, 1)
+
+
+@_implements(np.flipud)
+def _flipud(m):
+    t = _traced(m, "numpy.flipud's operand")
+    if t.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return np.flip(t, 0)
+
+
 @_implements(np.outer)
 def _outer(a, b, out=None):
     _check("outer", out=out)
@@ -541,7 +569,7 @@ def array_function(func, types, args, kwargs):
             f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
             "functions (sum, max/amax, min/amin, any, all, where, mean, var, std, clip, dot, "
             "outer, tensordot, einsum (one or two operands), round (0 decimals), prod, "
-            "linalg.norm (vector norms, Frobenius), broadcast_to, "
+            "linalg.norm (vector norms, Frobenius), broadcast_to, flip, fliplr, flipud, "
             "reshape, transpose, "
             "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
             "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")

@@ -227,7 +227,7 @@ def _getitem(x: "Traced", index):
         return _gather(x, first)
     if sum(1 for i in index if i is not None) > len(shape):
         raise IndexError(f"too many indices for a traced array of rank {len(shape)}")
-    begin, end, steps, out_shape, axis = [], [], [], [], 0
+    begin, end, steps, out_shape, flips, axis = [], [], [], [], [], 0
     for i in index:
         if i is None:
             out_shape.append(1)
@@ -235,23 +235,25 @@ def _getitem(x: "Traced", index):
         n = shape[axis]
         if isinstance(i, range):
             # An integer array to NumPy: the same as a slice where every entry
-            # is in [0, n) and increasing; otherwise refused by name.
+            # is in [0, n); otherwise refused by name.
             if len(i) == 0 or not -n <= min(i[0], i[-1]) <= max(i[0], i[-1]) < n:
                 bad = next((k for k in i if not -n <= k < n), None)  # NumPy names the first
                 raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}"
                                  if bad is not None else f"tinymlir: the range {i} is empty")
-            if i.step < 0 or i[0] < 0:
+            if min(i[0], i[-1]) < 0:
                 raise IndexError(f"tinymlir: {i} indexes as an integer array with negative "
-                                 "entries or steps: use increasing non-negative ranges or slices")
-            i = slice(i[0], i[-1] + 1, i.step)
-        if isinstance(i, slice):
-            start, stop, step = i.indices(n)
-            if step < 0:
-                raise IndexError(f"tinymlir: slices with a negative step are not supported, got "
-                                 f"{i} on axis {axis}")
-            count = len(range(start, stop, step))
+                                 "entries: use non-negative ranges or slices")
+        if isinstance(i, (slice, range)):
+            if isinstance(i, range):
+                start, step, count = i[0], i.step, len(i)
+            else:
+                start, stop, step = i.indices(n)
+                count = len(range(start, stop, step))
             if count == 0:
                 raise IndexError(f"tinymlir: the slice {i} of axis {axis} (size {n}) is empty")
+            if step < 0:  # the axis reversed, then a slice with the positive step
+                flips.append(axis)
+                start, step = n - 1 - start, -step
             begin.append(start)
             end.append(start + (count - 1) * step + 1)
             steps.append(step)
@@ -272,6 +274,8 @@ def _getitem(x: "Traced", index):
         axis += 1
     out_shape.extend(shape[axis:])
     t = x._t
+    if flips:
+        t = _core.flip(t, flips)
     if begin:
         t = _core.slice(t, begin, end, steps if any(s != 1 for s in steps) else [])
     if list(t.shape) != out_shape:

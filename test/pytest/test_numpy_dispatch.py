@@ -130,8 +130,30 @@ def test_indexing(x):
     np.testing.assert_array_equal(jit(lambda t, i: t[i])(x, ids), x[ids])
     with pytest.raises(ValueError, match=r"\[gather\] id 9 at position 1 is outside the table of 4 rows"):
         jit(lambda t, i: t[i])(x, np.array([0, 9], dtype=np.int32))
-    with pytest.raises(IndexError, match="negative step"):
-        jit(lambda t: t[::-1])(x)
+
+
+def test_negative_steps_and_flips_are_numpy_s():
+    # Selections: exact, every dtype; negative steps are a flip of the axis,
+    # then a slice with the positive step.
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((5, 6, 7))
+    a.flat[::11] = -0.0
+    fns = [lambda t: t[::-1], lambda t: t[:, ::-2], lambda t: t[3:0:-1, 1, ::-3],
+           lambda t: t[-1:-6:-2, :, 5:1:-1], lambda t: t[::-1, None, ::2],
+           lambda t: t[range(4, 0, -2)], lambda t: t[:, range(5, -1, -1)],
+           lambda t: np.flip(t), lambda t: np.flip(t, 1), lambda t: np.flip(t, (0, -1)),
+           lambda t: np.fliplr(t), lambda t: np.flipud(t), lambda t: t[::-1] + t]
+    for arr in (a, a.astype(np.float32), (a * 10).astype(np.int32), a > 0):
+        for fn in fns[:-1] + ([fns[-1]] if arr.dtype != np.bool_ else []):
+            got, want = jit(fn)(arr), fn(arr)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+            if arr.dtype.kind == "f":
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    with pytest.raises(IndexError, match="is empty"):
+        jit(lambda t: t[0:3:-1])(a)
+    with pytest.raises(ValueError, match=r"\[flip\] repeated axis"):
+        jit(lambda t: np.flip(t, (0, -3)))(a)
 
 
 def test_index_put_is_numpy_assignment():
