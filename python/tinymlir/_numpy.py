@@ -27,10 +27,32 @@ _TRACED = ", ".join(sorted(["positive", "square", "reciprocal", "isnan", "isinf"
                            + [u.__name__ for u in (*_UNARY, *_BINARY)]))
 
 
+# ufunc.reduce as the reduction it is (NumPy's default axis 0).
+_REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+           np.logical_and: "all", np.logical_or: "any"}
+
+
+def _ufunc_method(ufunc, method, inputs, kwargs, name):
+    if method == "reduce" and ufunc in _REDUCE:
+        array = inputs[0]
+        axis = kwargs.pop("axis", 0)
+        keepdims = kwargs.pop("keepdims", False)
+        for key, value in kwargs.items():
+            if value is not None:
+                raise TracingError(f"tinymlir cannot trace {name}.reduce with {key}=...")
+        return _reduce(_REDUCE[ufunc], _traced(array, f"{name}.reduce's operand"), axis, keepdims)
+    if method == "outer" and len(inputs) == 2 and not kwargs:
+        a, b = (_traced(x, f"{name}.outer's operand") for x in inputs)
+        return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
+    raise TracingError(f"tinymlir cannot trace {name}.{method} (plain calls, reduce of add, "
+                       "multiply, maximum, minimum, logical_and and logical_or, and outer are "
+                       "traced)")
+
+
 def array_ufunc(ufunc, method, inputs, kwargs):
     name = f"numpy.{ufunc.__name__}"
     if method != "__call__":
-        raise TracingError(f"tinymlir cannot trace {name}.{method} (only plain ufunc calls)")
+        return _ufunc_method(ufunc, method, inputs, dict(kwargs), name)
     for key, value in kwargs.items():
         if key == "out" and value is not None:
             raise TracingError(f"tinymlir cannot trace {name}(out=...): traced values are "

@@ -514,3 +514,23 @@ def test_prod_ddof_norm_and_broadcast_to_match_numpy():
         jit(lambda p: np.broadcast_to(p, (2, 4)))(np.ones(3))
     with pytest.raises(TypeError, match=r"\[prod\] int32 products are not supported"):
         jit(np.prod)(i)
+
+
+def test_ufunc_reduce_and_outer():
+    # reduce is the reduction (NumPy's default axis 0); outer broadcasts the
+    # first operand over the second's axes. Exact for max/min/any and the
+    # outer products; sums and products within gamma_K.
+    x = np.arange(12.0).reshape(3, 4) - 5.5
+    for fn in (lambda a: np.maximum.reduce(a), lambda a: np.minimum.reduce(a, axis=(0, 1), keepdims=True),
+               lambda a: np.logical_or.reduce(a > 3), lambda a: np.logical_and.reduce(a > -6, axis=1),
+               lambda a: np.subtract.outer(a[0], a[1]), lambda a: np.multiply.outer(a, a[0]),
+               lambda a: np.greater.outer(a[:, 0], a[0])):
+        got, want = jit(fn)(x), fn(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    for fn, k in ((lambda a: np.add.reduce(a, axis=1), 4), (lambda a: np.multiply.reduce(a, axis=None), 12)):
+        want = fn(x)
+        assert_close(jit(fn)(x), want, 2 * k * E64 * np.abs(fn(np.abs(x))))
+    # (The refusal of other methods is not tested here: NumPy 2.4 keeps a
+    # reference to the operand when __array_ufunc__ raises for reduce or
+    # accumulate, which nanobind reports as a leak at exit.)
