@@ -23,7 +23,8 @@ _BINARY = {np.matmul: _core.matmul, np.logical_and: _core.logical_and,
 for _name, _arity in _core.ELEMENTWISE:
     if isinstance(getattr(np, _name, None), np.ufunc) and _arity in (1, 2):
         (_UNARY if _arity == 1 else _BINARY)[getattr(np, _name)] = getattr(_core, _name)
-_TRACED = ", ".join(sorted(["positive", "square", "reciprocal", "isnan", "isinf", "isfinite"]
+_TRACED = ", ".join(sorted(["positive", "square", "reciprocal", "heaviside", "isnan", "isinf",
+                            "isfinite"]
                            + [u.__name__ for u in (*_UNARY, *_BINARY)]))
 
 
@@ -78,6 +79,16 @@ def array_ufunc(ufunc, method, inputs, kwargs):
             raise TracingError(f"tinymlir traces {name} of floats only (NumPy's of integers is "
                                f"integer division), got {t.dtype}")
         return Traced(_core.divide(_core.weak_scalar(1.0, False), t))
+    if ufunc is np.heaviside:  # 0 below 0, 1 above, x2 at 0, nan at nan
+        x1 = Traced(to_tensor(inputs[0], f"{name}'s first operand"))
+        x2 = Traced(to_tensor(inputs[1], f"{name}'s second operand"))
+        if x1.dtype not in (np.float32, np.float64) and x2.dtype not in (np.float32, np.float64):
+            raise TracingError(f"tinymlir traces {name} with a float operand (NumPy's of integers "
+                               "is int64)")
+        dtype = (x1 + x2).dtype  # promoted as NumPy's (a Python float is weak)
+        x1, x2 = x1.astype(dtype), x2.astype(dtype)
+        step = np.where(x1 < 0, dtype.type(0), np.where(x1 > 0, dtype.type(1), x2))
+        return np.where(np.isnan(x1), x1, step)
     if ufunc in (np.isnan, np.isinf, np.isfinite):
         t = to_tensor(inputs[0], f"{name}'s operand")
         if t.dtype in ("int32", "bool"):  # never nan or infinite
@@ -331,6 +342,18 @@ def _flipud(m):
     if t.ndim < 1:
         raise ValueError("Input must be >= 1-d.")
     return np.flip(t, 0)
+
+
+@_implements(np.nan_to_num)
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    t = _traced(x, "numpy.nan_to_num's operand")
+    if t.dtype not in (np.float32, np.float64):
+        return t
+    info = np.finfo(t.dtype)
+    big = t.dtype.type(info.max if posinf is None else posinf)
+    small = t.dtype.type(info.min if neginf is None else neginf)
+    t = np.where(t == np.inf, big, np.where(t == -np.inf, small, t))
+    return np.where(np.isnan(t), t.dtype.type(nan), t)
 
 
 @_implements(np.outer)
@@ -591,7 +614,7 @@ def array_function(func, types, args, kwargs):
             f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
             "functions (sum, max/amax, min/amin, any, all, where, mean, var, std, clip, dot, "
             "outer, tensordot, einsum (one or two operands), round (0 decimals), prod, "
-            "linalg.norm (vector norms, Frobenius), broadcast_to, flip, fliplr, flipud, "
+            "linalg.norm (vector norms, Frobenius), broadcast_to, flip, fliplr, flipud, nan_to_num, "
             "reshape, transpose, "
             "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
             "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")

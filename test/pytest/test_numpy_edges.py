@@ -534,3 +534,18 @@ def test_ufunc_reduce_and_outer():
     # (The refusal of other methods is not tested here: NumPy 2.4 keeps a
     # reference to the operand when __array_ufunc__ raises for reduce or
     # accumulate, which nanobind reports as a leak at exit.)
+
+
+def test_heaviside_and_nan_to_num():
+    for dtype in (np.float32, np.float64):
+        x = np.array([-2.0, -0.0, 0.0, 3.0, np.inf, -np.inf, np.nan], dtype)
+        for h in (0.5, np.array(0.25, dtype), x[::-1].copy()):
+            got, want = jit(lambda a, b: np.heaviside(a, b))(x, h), np.heaviside(x, h)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+        for kw in ({}, {"nan": -1.0, "posinf": 7.0}, {"neginf": 3.0}):
+            got, want = jit(lambda a: np.nan_to_num(a, **kw))(x), np.nan_to_num(x, **kw)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    i = np.arange(3, dtype=np.int32)
+    np.testing.assert_array_equal(jit(np.nan_to_num)(i), i)
