@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import Traced, TracingError, _axis_tuple, _reduce, dtype_name, to_tensor
+from ._trace import Traced, TracingError, _axis_tuple, _reduce, dtype_name, in_dtype, to_tensor
 
 # NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow
 # is np.power), and matmul.
@@ -129,14 +129,15 @@ def _check(name, **unsupported):
 
 @_implements(np.sum)
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _check("sum", dtype=dtype, out=out, initial=initial, where=where)
-    return _reduce("sum", _traced(a, "numpy.sum's operand"), axis, keepdims)
+    _check("sum", out=out, initial=initial, where=where)
+    return _reduce("sum", in_dtype(_traced(a, "numpy.sum's operand"), dtype, "sum"), axis, keepdims)
 
 
 @_implements(np.prod)
 def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _check("prod", dtype=dtype, out=out, initial=initial, where=where)
-    return _reduce("prod", _traced(a, "numpy.prod's operand"), axis, keepdims)
+    _check("prod", out=out, initial=initial, where=where)
+    return _reduce("prod", in_dtype(_traced(a, "numpy.prod's operand"), dtype, "prod"), axis,
+                   keepdims)
 
 
 @_implements(np.max, np.amax)
@@ -174,8 +175,9 @@ def _where(condition, x=None, y=None):
 
 @_implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    _check("mean", dtype=dtype, out=out, where=where)
-    return _reduce("mean", _traced(a, "numpy.mean's operand"), axis, keepdims)
+    _check("mean", out=out, where=where)
+    return _reduce("mean", in_dtype(_traced(a, "numpy.mean's operand"), dtype, "mean"), axis,
+                   keepdims)
 
 
 def variance(t, axis, keepdims, ddof):
@@ -196,8 +198,8 @@ def variance(t, axis, keepdims, ddof):
 @_implements(np.var)
 def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
          correction=None):
-    _check("var", dtype=dtype, out=out, where=where, mean=mean, correction=correction)
-    return variance(_traced(a, "numpy.var's operand"), axis, keepdims, ddof)
+    _check("var", out=out, where=where, mean=mean, correction=correction)
+    return variance(in_dtype(_traced(a, "numpy.var's operand"), dtype, "var"), axis, keepdims, ddof)
 
 
 @_implements(np.min, np.amin)
@@ -209,8 +211,9 @@ def _min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 @_implements(np.std)
 def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
          correction=None):
-    _check("std", dtype=dtype, out=out, where=where, mean=mean, correction=correction)
-    return np.sqrt(variance(_traced(a, "numpy.std's operand"), axis, keepdims, ddof))
+    _check("std", out=out, where=where, mean=mean, correction=correction)
+    return np.sqrt(variance(in_dtype(_traced(a, "numpy.std's operand"), dtype, "std"), axis,
+                            keepdims, ddof))
 
 
 @_implements(np.clip)
@@ -354,6 +357,27 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     small = t.dtype.type(info.min if neginf is None else neginf)
     t = np.where(t == np.inf, big, np.where(t == -np.inf, small, t))
     return np.where(np.isnan(t), t.dtype.type(nan), t)
+
+
+@_implements(np.diff)
+def _diff(a, n=1, axis=-1, prepend=None, append=None):
+    _check("diff", prepend=prepend, append=append)
+    t = _traced(a, "numpy.diff's operand")
+    if t.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = _axis_tuple(axis, t.ndim)[0]
+    if operator.index(n) < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    for _ in range(operator.index(n)):
+        if t.shape[axis] < 2:
+            raise ValueError(f"tinymlir: numpy.diff would be empty along axis {axis} "
+                             f"(size {t.shape[axis]}); arrays with zero elements are not traced")
+        head = [slice(None)] * t.ndim
+        tail = [slice(None)] * t.ndim
+        head[axis], tail[axis] = slice(1, None), slice(None, -1)
+        t = (t[tuple(head)] != t[tuple(tail)] if t.dtype == np.bool_  # NumPy's for bools
+             else t[tuple(head)] - t[tuple(tail)])
+    return t
 
 
 @_implements(np.outer)
@@ -615,6 +639,7 @@ def array_function(func, types, args, kwargs):
             "functions (sum, max/amax, min/amin, any, all, where, mean, var, std, clip, dot, "
             "outer, tensordot, einsum (one or two operands), round (0 decimals), prod, "
             "linalg.norm (vector norms, Frobenius), broadcast_to, flip, fliplr, flipud, nan_to_num, "
+            "diff, "
             "reshape, transpose, "
             "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
             "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")

@@ -483,37 +483,37 @@ class Traced:
         return Traced(_core.cast(self._t, dtype_name(dtype, "astype's dtype")))
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_dtype_out("sum", dtype, out)
-        return _reduce("sum", self, axis, keepdims)
+        _no_out("sum", out)
+        return _reduce("sum", in_dtype(self, dtype, "sum"), axis, keepdims)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_dtype_out("prod", dtype, out)
-        return _reduce("prod", self, axis, keepdims)
+        _no_out("prod", out)
+        return _reduce("prod", in_dtype(self, dtype, "prod"), axis, keepdims)
 
     def max(self, axis=None, out=None, keepdims=False):
-        _no_dtype_out("max", None, out)
+        _no_out("max", out)
         return _reduce("max", self, axis, keepdims)
 
     def min(self, axis=None, out=None, keepdims=False):
-        _no_dtype_out("min", None, out)
+        _no_out("min", out)
         return _reduce("min", self, axis, keepdims)
 
     def any(self, axis=None, out=None, keepdims=False):
-        _no_dtype_out("any", None, out)
+        _no_out("any", out)
         return _reduce("any", self, axis, keepdims)
 
     def all(self, axis=None, out=None, keepdims=False):
-        _no_dtype_out("all", None, out)
+        _no_out("all", out)
         return _reduce("all", self, axis, keepdims)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_dtype_out("mean", dtype, out)
-        return _reduce("mean", self, axis, keepdims)
+        _no_out("mean", out)
+        return _reduce("mean", in_dtype(self, dtype, "mean"), axis, keepdims)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        _no_dtype_out("var", dtype, out)
+        _no_out("var", out)
         from ._numpy import variance
-        return variance(self, axis, keepdims, ddof)
+        return variance(in_dtype(self, dtype, "var"), axis, keepdims, ddof)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return np.sqrt(self.var(axis, dtype, out, ddof, keepdims))  # as NumPy's
@@ -547,8 +547,17 @@ class Traced:
         return array_function(func, types, args, kwargs)
 
 
-def _no_dtype_out(name, dtype, out):
+def _no_out(name, out):
     if out is not None:
         raise TracingError(f"tinymlir cannot trace {name}(out=...): traced values are immutable")
-    if dtype is not None:
-        raise TracingError(f"tinymlir cannot trace {name}(dtype=...); use .astype first")
+
+
+def in_dtype(x, dtype, name):
+    """A reduction's dtype= argument: the operand cast first, as NumPy's
+    accumulator of that dtype computes; means and variances in a float type."""
+    if dtype is None:
+        return x
+    if name in ("mean", "var", "std") and np.dtype(dtype).kind != "f":
+        raise TracingError(f"tinymlir traces {name}(dtype=...) with a float dtype only, got "
+                           f"{np.dtype(dtype)}")
+    return x.astype(dtype)

@@ -549,3 +549,38 @@ def test_heaviside_and_nan_to_num():
             np.testing.assert_array_equal(got, want)
     i = np.arange(3, dtype=np.int32)
     np.testing.assert_array_equal(jit(np.nan_to_num)(i), i)
+
+
+def test_diff_and_reductions_with_a_dtype():
+    # diff: differences of neighbours (one rounding each, as NumPy's: exact
+    # comparison), n times, any axis; bools differ by !=.
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    for n, axis in ((1, -1), (2, -1), (1, 0), (3, 1), (0, 0)):
+        got, want = jit(lambda a: np.diff(a, n, axis))(x), np.diff(x, n, axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    m = x > 0
+    np.testing.assert_array_equal(jit(np.diff)(m), np.diff(m))
+    i = np.arange(12, dtype=np.int32).reshape(3, 4) ** 2
+    np.testing.assert_array_equal(jit(lambda a: np.diff(a, axis=0))(i), np.diff(i, axis=0))
+    with pytest.raises(ValueError, match="would be empty"):
+        jit(lambda a: np.diff(a, 7))(x)
+    # dtype=: the operand cast first (NumPy's accumulator of that dtype).
+    k = x.shape[1]
+    for fn, dtype in ((lambda a: np.sum(a, axis=1, dtype=np.float64), np.float64),
+                      (lambda a: a.sum(1, dtype=np.float64), np.float64),
+                      (lambda a: np.mean(a, 1, dtype=np.float64), np.float64),
+                      (lambda a: np.var(a, 1, dtype=np.float64), np.float64),
+                      (lambda a: a.std(1, dtype=np.float64, ddof=1), np.float64),
+                      (lambda a: np.prod(a, 1, dtype=np.float64), np.float64),
+                      (lambda a: np.sum(a > 0, axis=1, dtype=np.float32), np.float32),
+                      (lambda a: np.mean(a.astype(np.float64), dtype=np.float32), np.float32)):
+        got, want = jit(fn)(x), fn(x)
+        assert got.dtype == want.dtype == dtype
+        e = eps(dtype)
+        assert_close(got, want, 8 * (k + 2) * e * np.abs(fn(np.abs(x))) + 8 * (k + 2) * e)
+    with pytest.raises(tinymlir.TracingError, match=r"mean\(dtype=...\) with a float dtype only"):
+        jit(lambda a: np.mean(a, dtype=np.int32))(x)
+    with pytest.raises(TypeError, match="int64"):
+        jit(lambda a: np.sum(a, dtype=np.int64))(x)
