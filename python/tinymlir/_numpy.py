@@ -331,20 +331,19 @@ def _flip(m, axis=None):
     return Traced(_core.flip(t._t, axes))
 
 
-@_implements(np.fliplr)
-def _fliplr(m):
-    t = _traced(m, "numpy.fliplr's operand")
-    if t.ndim < 2:
-        raise ValueError("Input must be >= 2-d.")
-    return np.flip(t, 1)
+def _flip_axis(name, axis):
+    """numpy.fliplr (axis 1) and numpy.flipud (axis 0): np.flip of one axis,
+    the operand of rank axis + 1 or more."""
+    def flip(m):
+        t = _traced(m, f"numpy.{name}'s operand")
+        if t.ndim <= axis:
+            raise ValueError(f"Input must be >= {axis + 1}-d.")
+        return np.flip(t, axis)
+    return flip
 
 
-@_implements(np.flipud)
-def _flipud(m):
-    t = _traced(m, "numpy.flipud's operand")
-    if t.ndim < 1:
-        raise ValueError("Input must be >= 1-d.")
-    return np.flip(t, 0)
+_FUNCTIONS[np.fliplr] = _flip_axis("fliplr", 1)
+_FUNCTIONS[np.flipud] = _flip_axis("flipud", 0)
 
 
 @_implements(np.nan_to_num)
