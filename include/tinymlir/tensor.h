@@ -169,6 +169,16 @@ Tensor matmul(const Tensor &a, const Tensor &b);
 /// trailing axes are taken whole.
 Tensor slice(const Tensor &x, const std::vector<int64_t> &begin, const std::vector<int64_t> &end,
              const std::vector<int64_t> &steps = {});
+/// NumPy's `x[basic index] = value` as a value: a copy of `x` with the box
+/// slice(x, begin, end, steps) replaced by `value`, which broadcasts to the
+/// box's shape and is cast to x's dtype (as NumPy's __setitem__ casts).
+Tensor sliceUpdate(const Tensor &x, const std::vector<int64_t> &begin,
+                   const std::vector<int64_t> &end, const std::vector<int64_t> &steps,
+                   const Tensor &value);
+/// `x` repeated to `shape` by NumPy's broadcasting rules (np.broadcast_to).
+Tensor broadcastTo(const Tensor &x, const Shape &shape);
+/// A tensor of `shape` filled with `value` in `dtype` (np.full; np.zeros).
+Tensor full(const Shape &shape, double value, DType dtype);
 /// New shape with the same element count; one entry may be -1.
 Tensor reshape(const Tensor &x, const Shape &shape);
 Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
@@ -207,6 +217,10 @@ Tensor causalMask(int64_t n, DType dtype);
 /// position (rows of different sequences decoded together): 0 where
 /// s <= start[row].
 Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype);
+
+/// Whether `a` and `b` compute the same value: the same node, or nodes of the
+/// same op, types and attributes on the same values (two traces of `x > 0`).
+bool sameValue(const Tensor &a, const Tensor &b);
 
 // --- Tracing (lib/frontend/Tensor.cpp) ---
 namespace detail {

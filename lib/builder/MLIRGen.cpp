@@ -304,6 +304,18 @@ private:
       return tensor::ExtractSliceOp::create(b_, loc_, tensorType(n), emit(n.args[0]), offsets,
                                             sizes, strides);
     }
+    case Op::SliceUpdate: {
+      const Node &box = *n.args[1];
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      const size_t rank = n.shape.size();
+      for (size_t i = 0; i < rank; ++i) { // axes: as Slice's
+        offsets.push_back(b_.getIndexAttr(n.axes[i]));
+        sizes.push_back(b_.getIndexAttr(box.shape[i]));
+        strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
+      }
+      return tensor::InsertSliceOp::create(b_, loc_, emit(n.args[1]), emit(n.args[0]), offsets,
+                                           sizes, strides);
+    }
     case Op::Reshape: {
       // A slice split into more dimensions (a row of packed q, k, v into
       // heads) stays a view of the slice: expand_shape, no copy. (A slice

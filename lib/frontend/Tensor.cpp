@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 namespace tinymlir {
@@ -436,38 +437,86 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
   return reshape(product, out);
 }
 
-Tensor slice(const Tensor &t, const std::vector<int64_t> &begin, const std::vector<int64_t> &end,
-             const std::vector<int64_t> &steps) {
-  NodePtr x = nodeOf(t, "slice");
-  const Shape &s = x->shape;
+namespace {
+/// The box [begin, end) with `steps` of `s` for `op`: its shape and the Slice
+/// attribute (offsets, then the steps where one is not 1).
+std::pair<Shape, std::vector<int64_t>> sliceBox(Op op, const Shape &s,
+                                                const std::vector<int64_t> &begin,
+                                                const std::vector<int64_t> &end,
+                                                const std::vector<int64_t> &steps) {
   if (begin.size() != end.size() || begin.size() > s.size() ||
       (!steps.empty() && steps.size() != begin.size()))
-    fail(Op::Slice, "begin has " + std::to_string(begin.size()) + " entries, end " +
-                        std::to_string(end.size()) + " and steps " + std::to_string(steps.size()) +
-                        ", for a tensor of shape " + shapeString(s));
+    fail(op, "begin has " + std::to_string(begin.size()) + " entries, end " +
+                 std::to_string(end.size()) + " and steps " + std::to_string(steps.size()) +
+                 ", for a tensor of shape " + shapeString(s));
   Shape shape = s;
   std::vector<int64_t> offsets(s.size(), 0), strides(s.size(), 1);
   for (size_t i = 0; i < begin.size(); ++i) {
     if (!steps.empty() && steps[i] < 1)
-      fail(Op::Slice, "step " + std::to_string(steps[i]) + " on axis " + std::to_string(i) +
-                          " must be positive");
+      fail(op, "step " + std::to_string(steps[i]) + " on axis " + std::to_string(i) +
+                   " must be positive");
     int64_t lo = begin[i] < 0 ? begin[i] + s[i] : begin[i];
     int64_t hi = end[i] < 0 ? end[i] + s[i] : end[i];
     if (lo < 0 || hi > s[i] || lo >= hi)
-      fail(Op::Slice, "range [" + std::to_string(begin[i]) + ", " + std::to_string(end[i]) +
-                          ") on axis " + std::to_string(i) + " is empty or outside shape " +
-                          shapeString(s));
+      fail(op, "range [" + std::to_string(begin[i]) + ", " + std::to_string(end[i]) +
+                   ") on axis " + std::to_string(i) + " is empty or outside shape " +
+                   shapeString(s));
     offsets[i] = lo;
     strides[i] = steps.empty() ? 1 : steps[i];
     shape[i] = (hi - lo + strides[i] - 1) / strides[i];
   }
-  if (shape == s)
+  std::vector<int64_t> axes = offsets;
+  if (std::ranges::any_of(strides, [](int64_t k) { return k != 1; }))
+    axes.insert(axes.end(), strides.begin(), strides.end());
+  return {shape, axes};
+}
+} // namespace
+
+Tensor slice(const Tensor &t, const std::vector<int64_t> &begin, const std::vector<int64_t> &end,
+             const std::vector<int64_t> &steps) {
+  NodePtr x = nodeOf(t, "slice");
+  auto [shape, axes] = sliceBox(Op::Slice, x->shape, begin, end, steps);
+  if (shape == x->shape)
     return t;
   auto node = makeNode(Op::Slice, shape, x->dtype, {x});
-  node->axes = offsets; // then the steps, where one is not 1
-  if (std::ranges::any_of(strides, [](int64_t k) { return k != 1; }))
-    node->axes.insert(node->axes.end(), strides.begin(), strides.end());
+  node->axes = std::move(axes);
   return Tensor(node);
+}
+
+Tensor sliceUpdate(const Tensor &t, const std::vector<int64_t> &begin,
+                   const std::vector<int64_t> &end, const std::vector<int64_t> &steps,
+                   const Tensor &value) {
+  NodePtr x = nodeOf(t, "slice_update"), v = nodeOf(value, "slice_update");
+  if (x->weak)
+    fail(Op::SliceUpdate, "the target must be a tensor, got " + describe(x));
+  auto [shape, axes] = sliceBox(Op::SliceUpdate, x->shape, begin, end, steps);
+  if (broadcastShapes(Op::SliceUpdate, v->shape, shape) != shape)
+    fail(Op::SliceUpdate, "could not broadcast input array from shape " + shapeString(v->shape) +
+                              " into shape " + shapeString(shape));
+  NodePtr box = broadcastTo(Tensor(convert(v, x->dtype, "slice_update")), shape).node();
+  if (shape == x->shape)
+    return Tensor(box);
+  auto node = makeNode(Op::SliceUpdate, x->shape, x->dtype, {x, box});
+  node->axes = std::move(axes);
+  return Tensor(node);
+}
+
+Tensor broadcastTo(const Tensor &t, const Shape &shape) {
+  NodePtr x = nodeOf(t, "broadcast_to");
+  if (x->shape.size() > shape.size() || broadcastShapes(Op::Broadcast, x->shape, shape) != shape)
+    fail(Op::Broadcast, "cannot broadcast " + describe(x) + " to shape " + shapeString(shape));
+  for (int64_t d : shape)
+    if (d <= 0)
+      fail(Op::Broadcast, "dimensions must be positive, got shape " + shapeString(shape));
+  if (x->weak)
+    x = convert(x, x->dtype);
+  if (x->shape == shape)
+    return Tensor(x);
+  return Tensor(makeNode(Op::Broadcast, shape, x->dtype, {x}));
+}
+
+Tensor full(const Shape &shape, double value, DType dtype) {
+  return broadcastTo(ScalarType{dtype}(value), shape);
 }
 
 Tensor reshape(const Tensor &t, const Shape &requested) {
@@ -702,6 +751,34 @@ Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtyp
     fail(Op::CausalMask, "start must be a rank-0 int32 tensor or one of shape (" +
                              std::to_string(rows) + ",), got " + describe(s));
   return Tensor(makeNode(Op::CausalMask, {rows, columns}, dtype, {s}));
+}
+
+bool sameValue(const Tensor &a, const Tensor &b) {
+  // Structural equality, iterative: nodes compare equal when their ops,
+  // types and attributes are equal and their arguments are the same values.
+  std::vector<std::pair<const Node *, const Node *>> stack;
+  if (a.valid() && b.valid())
+    stack.emplace_back(a.node().get(), b.node().get());
+  else
+    return a.valid() == b.valid();
+  std::set<std::pair<const Node *, const Node *>> equal;
+  while (!stack.empty()) {
+    auto [x, y] = stack.back();
+    stack.pop_back();
+    if (x == y || equal.contains({x, y}))
+      continue;
+    if (x->op != y->op || x->shape != y->shape || x->dtype != y->dtype ||
+        x->args.size() != y->args.size() || x->axes != y->axes || x->weak != y->weak ||
+        x->integral != y->integral || x->op == Op::Argument ||
+        (x->op == Op::Scalar && !(x->scalar == y->scalar ||
+                                  (std::isnan(x->scalar) && std::isnan(y->scalar)))) ||
+        (x->op == Op::Constant && x->constant.data() != y->constant.data()))
+      return false;
+    equal.emplace(x, y);
+    for (size_t i = 0; i < x->args.size(); ++i)
+      stack.emplace_back(x->args[i].get(), y->args[i].get());
+  }
+  return true;
 }
 
 // --- Tracing state ---

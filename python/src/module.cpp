@@ -246,6 +246,17 @@ NB_MODULE(_tinymlir, m) {
     return attention(x, {qkvWeight, qkvBias}, {outWeight, outBias}, heads);
   });
   m.def("slice", &slice, "x"_a, "begin"_a, "end"_a, "steps"_a = std::vector<int64_t>{});
+  m.def("slice_update", &sliceUpdate, "x"_a, "begin"_a, "end"_a, "steps"_a, "value"_a,
+        "x with the box slice(x, begin, end, steps) replaced by value (broadcast, cast).");
+  m.def("broadcast_to", &broadcastTo, "x"_a, "shape"_a);
+  m.def("same_value", &sameValue, "a"_a, "b"_a,
+        "Whether a and b compute the same value (the same node, or equal nodes).");
+  m.def(
+      "full",
+      [](const std::vector<int64_t> &shape, double value, const std::string &dtype) {
+        return full(shape, value, parseDType(dtype));
+      },
+      "shape"_a, "value"_a, "dtype"_a);
   m.def("reshape", [](const Tensor &a, const std::vector<int64_t> &s) { return reshape(a, s); });
   m.def("transpose", [](const Tensor &a, const std::vector<int64_t> &p) { return transpose(a, p); });
   m.def("split", &split, "x"_a, "sections"_a, "axis"_a);

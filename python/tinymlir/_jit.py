@@ -179,6 +179,24 @@ def _call_paths(treedef):
     return paths
 
 
+def _aliases(leaves):
+    """Which leaves are the same array (part of the key: one buffer or two)."""
+    seen = {}
+    pattern = tuple(seen.setdefault(id(a), i) for i, a in enumerate(leaves))
+    return pattern if len(seen) != len(leaves) else None
+
+
+def _flatten_result(result, outs):
+    """The result's tree, as flatten's; a boolean-mask read is refused by name."""
+    from ._trace import Masked
+    if isinstance(result, Masked) or (isinstance(result, (tuple, list)) and
+                                      any(isinstance(r, Masked) for r in result)):
+        raise TypeError("tinymlir.jit: a boolean-mask read x[mask] cannot be returned: its "
+                        "shape depends on the data (return np.where(mask, x, fill), or a "
+                        "reduction of it)")
+    return flatten(result, outs)
+
+
 # --- Cache ------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -195,57 +213,106 @@ class CacheStats:
 class Specialization:
     """One compiled specialization: ``.module``, ``.optimized``, ``.bufferized``,
     ``.lowered`` (and ``.ptx`` / ``.gpu_module`` on the GPU target) as text, the input
-    and output types, and the native code (call it with the flattened arrays)."""
+    and output types, and the native code (call it with the flattened arrays).
 
-    def __init__(self, compiled, n_inputs, hidden, out_tree, out_specs, packed_dtype):
+    Arguments the function wrote to are extra outputs of the compiled function:
+    after it has run, their values are copied into the caller's arrays (in
+    their own layout), so that a call that raises leaves every argument as it
+    was."""
+
+    def __init__(self, compiled, n_inputs, hidden, out_tree, out_specs, packed_dtype,
+                 writes=(), returned=(), static=None):
         self._compiled = compiled
         self._n_inputs = n_inputs
         self._hidden = hidden          # constant gather ids: extra inputs after the leaves
         self._out_tree = out_tree      # None: one array
         self._out_specs = out_specs    # [(shape, dtype, offset, size)]
         self._packed_dtype = packed_dtype
+        self._writes = tuple(writes)      # (leaf, output position): arguments written to
+        self._returned = dict(returned)   # result position -> leaf: the caller's own array
+        self._static = static             # (result,) where no array was computed
 
-    module = property(lambda self: self._compiled.module)
-    optimized = property(lambda self: self._compiled.optimized)
-    bufferized = property(lambda self: self._compiled.bufferized)
-    lowered = property(lambda self: self._compiled.lowered)
-    ptx = property(lambda self: self._compiled.ptx)
-    gpu_module = property(lambda self: self._compiled.gpu_module)
-    compile_seconds = property(lambda self: self._compiled.compile_seconds)
-    blas_calls = property(lambda self: self._compiled.blas_calls)
-    from_disk_cache = property(lambda self: self._compiled.from_disk_cache)
-    target = property(lambda self: self._compiled.target)
+    def _attr(name):
+        def get(self):
+            if self._compiled is None:
+                raise AttributeError(f"this specialization computed nothing ({name}): its result "
+                                     "comes from static arguments alone")
+            return getattr(self._compiled, name)
+        return property(get)
+
+    module = _attr("module")
+    optimized = _attr("optimized")
+    bufferized = _attr("bufferized")
+    lowered = _attr("lowered")
+    ptx = _attr("ptx")
+    gpu_module = _attr("gpu_module")
+    blas_calls = _attr("blas_calls")
+    target = _attr("target")
+    del _attr
+    compile_seconds = property(lambda self: 0.0 if self._compiled is None
+                               else self._compiled.compile_seconds)
+    from_disk_cache = property(lambda self: False if self._compiled is None
+                               else self._compiled.from_disk_cache)
 
     @property
     def input_types(self):
         """(shape, dtype) of each array argument, in flattened order."""
         c = self._compiled
+        if c is None:
+            return []
         return [(s, np.dtype(d)) for s, d in
                 zip(c.input_shapes[:self._n_inputs], c.input_dtypes[:self._n_inputs])]
 
     @property
     def output_types(self):
         """(shape, dtype) of each output, in flattened order."""
+        if self._compiled is None:
+            return []
         if self._out_tree is None:
             return [(self._compiled.result_shape, np.dtype(self._compiled.result_dtype))]
         return [(s, np.dtype(d)) for s, d, _, _ in self._out_specs]
 
+    @property
+    def written_arguments(self):
+        """The positions (among the flattened array arguments) the function writes to."""
+        return [leaf for leaf, _ in self._writes]
+
     def run(self, leaves):
-        if self._hidden:
-            leaves = leaves + self._hidden
-        flat = self._compiled(leaves)
+        if self._static is not None:
+            return copy.deepcopy(self._static[0])
+        for leaf, _ in self._writes:
+            a = leaves[leaf]
+            if not a.flags.writeable:
+                raise ValueError("assignment destination is read-only")
+            for k, b in enumerate(leaves):
+                if b is not a and np.may_share_memory(a, b):
+                    raise ValueError(
+                        f"tinymlir.jit: argument {leaf} is written and shares memory with "
+                        f"argument {k}; pass the same array, or copies")
+        run_leaves = leaves + self._hidden if self._hidden else leaves
+        flat = self._compiled(run_leaves)
         if self._out_tree is None:
-            return flat
+            return _scalar(flat)
         outs = []
         for shape, dtype, offset, size in self._out_specs:
             part = flat[offset:offset + size].reshape(shape)
             outs.append(part if dtype == self._packed_dtype else part.astype(dtype))
-        return unflatten(self._out_tree, iter(outs))
+        for leaf, position in self._writes:
+            np.copyto(leaves[leaf], outs[position], casting="unsafe")
+        results = [leaves[self._returned[k]] if k in self._returned else _scalar(o)
+                   for k, o in enumerate(outs[:len(outs) - len(self._writes)])]
+        return unflatten(self._out_tree, iter(results))
 
     def __repr__(self):
         ins = ", ".join(f"{d}{list(s)}" for s, d in self.input_types)
         outs = ", ".join(f"{d}{list(s)}" for s, d in self.output_types)
-        return f"<tinymlir specialization ({ins}) -> ({outs}) on {self.target}>"
+        target = self.target if self._compiled is not None else "(static)"
+        return f"<tinymlir specialization ({ins}) -> ({outs}) on {target}>"
+
+
+def _scalar(a):
+    """A rank-0 result as NumPy gives it: a NumPy scalar."""
+    return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
 
 
 # --- jit --------------------------------------------------------------------------
@@ -359,7 +426,8 @@ class JitFunction:
         if target is not None and target != options.target:
             options = _core.Options(options)
             options.target = target
-        key = (treedef, tuple((a.shape, a.dtype) for a in leaves), options.key())
+        key = (treedef, tuple((a.shape, a.dtype) for a in leaves), _aliases(leaves),
+               options.key())
         entry = self._entries.get(key)
         if entry is not None:
             with self._lock:
@@ -413,17 +481,31 @@ class JitFunction:
         n = len(leaves)
         placeholders = [_core.placeholder(i, list(a.shape), dtype_name(a.dtype))
                         for i, a in enumerate(leaves)]
-        with TraceContext(n) as ctx:
-            args, kwargs = _unflatten_call(treedef, iter(Traced(p) for p in placeholders))
+        # The same array passed twice is one traced array, as it is one buffer.
+        first = {}
+        traced = []
+        for i, a in enumerate(leaves):
+            j = first.setdefault(id(a), i)
+            traced.append(Traced(placeholders[i]) if j == i else traced[j])
+        with TraceContext(n, self.fn) as ctx:
+            args, kwargs = _unflatten_call(treedef, iter(traced))
             result = self.fn(*args, **kwargs)
             outs = []
-            out_tree = flatten(result, outs)
-            if not outs:
-                raise TypeError(f"tinymlir.jit: {self.__name__} returned no arrays "
-                                f"({type(result).__name__})")
+            out_tree = _flatten_result(result, outs)
+            written = [i for i, t in enumerate(traced)
+                       if first[id(leaves[i])] == i and t._buf.version > 0]
+            if not outs and not written:  # computed from static arguments alone
+                return Specialization(None, n, [], None, [], None, static=(result,))
+            # An argument returned as it is (not a view of it) is the caller's
+            # array, as NumPy returns the same object.
+            by_id = {id(t): i for i, t in enumerate(traced) if first[id(leaves[i])] == i}
+            returned = [(k, by_id[id(o)]) for k, o in enumerate(outs)
+                        if id(o) in by_id and o._view == ()]
+            writes = [(i, len(outs) + k) for k, i in enumerate(written)]
             tensors = [to_tensor(o, "an output") for o in outs]
+            tensors += [traced[i]._buf.t for i in written]
             specs, packed_dtype = [], None
-            if out_tree is LEAF:
+            if out_tree is LEAF and not written and not returned:
                 out_tree = None
                 final = tensors[0]
             else:
@@ -439,12 +521,13 @@ class JitFunction:
                     offset += size
                     f = _core.reshape(t, [size])
                     flat.append(f if t.dtype == packed_dtype else _core.cast(f, packed_dtype))
-                final = _core.concatenate(flat, 0)
+                final = _core.concatenate(flat, 0) if len(flat) > 1 else flat[0]
                 packed_dtype = np.dtype(packed_dtype)
             hidden = list(ctx.hidden)
             args_t = placeholders + list(ctx.hidden_tensors)
         compiled = _core.compile_graph(final, args_t, options)
-        return Specialization(compiled, n, hidden, out_tree, specs, packed_dtype)
+        return Specialization(compiled, n, hidden, out_tree, specs, packed_dtype, writes,
+                              returned)
 
     def __repr__(self):
         return (f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} "

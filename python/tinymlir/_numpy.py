@@ -13,7 +13,9 @@ import operator
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import Traced, TracingError, _axis_tuple, _reduce, dtype_name, in_dtype, to_tensor
+from ._trace import _arange  # noqa: F401  (NumPy's, also while creation is traced)
+from ._trace import (Masked, Traced, TracingError, _axis_tuple, _reduce, dtype_name, in_dtype,
+                     to_tensor)
 
 # NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow
 # is np.power), and matmul.
@@ -50,14 +52,65 @@ def _ufunc_method(ufunc, method, inputs, kwargs, name):
                        "traced)")
 
 
+def _into(out, result, name):
+    """out= of a ufunc or reduction: the result written into `out` (a traced
+    array) by NumPy's same-kind rule; `out` is returned, as NumPy returns it."""
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise TracingError(f"tinymlir traces {name} with one out= array")
+        out = out[0]
+    if not isinstance(out, Traced):
+        raise TracingError(f"tinymlir: {name}(out=...) writes into a traced array only (one "
+                           "made inside the function, or an argument), got "
+                           f"{type(out).__name__}")
+    r = result._t if isinstance(result, Traced) else to_tensor(result)
+    if tuple(r.shape) != tuple(out.shape):
+        if np.broadcast_shapes(tuple(r.shape), out.shape) != tuple(out.shape):
+            raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't "
+                             f"match the broadcast shape {tuple(r.shape)}")
+    return out._inplace(Traced(r), name.removeprefix("numpy."))
+
+
+def _at(ufunc, inputs, name):
+    """ufunc.at(a, indices, b): unbuffered, every repeated index accumulates."""
+    a, indices = inputs[0], inputs[1]
+    b = inputs[2] if len(inputs) > 2 else None
+    if not isinstance(a, Traced):
+        raise TracingError(f"tinymlir: {name}.at writes into a traced array only")
+    if ufunc not in (np.add, np.subtract, np.multiply, np.maximum, np.minimum):
+        raise TracingError(f"tinymlir traces {name}.at for add, subtract, multiply, maximum and "
+                           "minimum")
+    if isinstance(indices, Traced) and indices.ndim == 0:
+        a[indices] = ufunc(a[indices], b)
+        return None
+    ids = np.asarray(indices)
+    if ids.dtype.kind not in "iu" or ids.ndim > 1:
+        raise TracingError(f"tinymlir traces {name}.at with an int scalar or a rank-1 int array "
+                           "of positions along axis 0")
+    n = a.shape[0]
+    bad = ids[(ids < -n) | (ids >= n)]
+    if bad.size:
+        raise IndexError(f"index {bad[0]} is out of bounds for axis 0 with size {n}")
+    ids = np.where(ids < 0, ids + n, ids).reshape(-1)
+    values = np.broadcast_to(b, (ids.size,) + a.shape[1:]) if not isinstance(b, Traced) else \
+        Traced(_core.broadcast_to(b._t, [ids.size] + list(a.shape[1:])) if tuple(b.shape) !=
+               (ids.size,) + tuple(a.shape[1:]) else b._t)
+    for k, i in enumerate(ids.tolist()):  # in order, as NumPy's unbuffered loop
+        a[i] = ufunc(a[i], values[k])
+    return None
+
+
 def array_ufunc(ufunc, method, inputs, kwargs):
     name = f"numpy.{ufunc.__name__}"
+    if method == "at":
+        return _at(ufunc, inputs, name)
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        return _into(out, array_ufunc(ufunc, method, inputs, kwargs), name)
     if method != "__call__":
         return _ufunc_method(ufunc, method, inputs, dict(kwargs), name)
     for key, value in kwargs.items():
-        if key == "out" and value is not None:
-            raise TracingError(f"tinymlir cannot trace {name}(out=...): traced values are "
-                               "immutable")
         if key == "dtype" and value is not None:
             raise TracingError(f"tinymlir cannot trace {name}(dtype=...); use .astype")
         if key not in ("out", "dtype", "casting") and not (key == "where" and value is True):
@@ -316,7 +369,7 @@ def _broadcast_to(array, shape, subok=False):
     if np.broadcast_shapes(t.shape, shape) != shape:
         raise ValueError(f"operands could not be broadcast together with remapped shapes "
                          f"[original->remapped]: {t.shape} and requested shape {shape}")
-    return np.where(np.ones(shape, np.bool_), t, t)  # a selection: exact for every dtype
+    return Traced(_core.broadcast_to(t._t, list(shape)))  # a selection: exact for every dtype
 
 
 @_implements(np.flip)
@@ -490,13 +543,6 @@ def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="saf
     return np.transpose(product, [got.index(c) for c in output])
 
 
-@_implements(np.full_like)
-def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None):
-    t = _traced(a, "numpy.full_like's operand")
-    return np.full(t.shape if shape is None else shape, fill_value,
-                   dtype=t.dtype if dtype is None else dtype)
-
-
 @_implements(np.ravel)
 def _ravel(a, order="C"):
     return _traced(a, "numpy.ravel's operand").reshape(-1, order=order)
@@ -599,18 +645,98 @@ def _tril(m, k=0):
     return Traced(_core.tril(t._t, operator.index(k)))
 
 
+def _like(name, a, dtype, shape, value):
+    from ._creation import full_traced
+    t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
+    return full_traced(t.shape if shape is None else shape, value,
+                       t.dtype if dtype is None else dtype, name)
+
+
+@_implements(np.ones_like)
 def _ones_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
-    t = _traced(a, "numpy.ones_like's operand")
-    return np.ones(t.shape if shape is None else shape, dtype=t.dtype if dtype is None else dtype)
+    return _like("numpy.ones_like", a, dtype, shape, 1)
 
 
+@_implements(np.zeros_like, np.empty_like)
 def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
-    t = _traced(a, "numpy.zeros_like's operand")
-    return np.zeros(t.shape if shape is None else shape, dtype=t.dtype if dtype is None else dtype)
+    return _like("numpy.zeros_like", a, dtype, shape, 0)  # empty_like too: zeros, deterministic
 
 
-_FUNCTIONS[np.ones_like] = _ones_like  # constants of a traced value's shape: NumPy arrays,
-_FUNCTIONS[np.zeros_like] = _zeros_like  # captured when they meet traced values
+@_implements(np.full_like)
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None):
+    return _like("numpy.full_like", a, dtype, shape, fill_value)
+
+
+@_implements(np.copy)
+def _copy(a, order="K", subok=False):
+    return _traced(a, "numpy.copy's operand").copy()
+
+
+@_implements(np.copyto)
+def _copyto(dst, src, casting="same_kind", where=True):
+    if not isinstance(dst, Traced):
+        raise TracingError("tinymlir: numpy.copyto writes into a traced array only")
+    s_t = _traced(src, "numpy.copyto's source")
+    if casting != "unsafe" and not np.can_cast(s_t.dtype, dst.dtype, casting):
+        raise TypeError(f"Cannot cast array data from dtype('{s_t.dtype}') to "
+                        f"dtype('{dst.dtype}') according to the rule '{casting}'")
+    if where is True:
+        dst[...] = s_t
+    else:
+        dst[...] = np.where(where, s_t.astype(dst.dtype), dst)
+
+
+@_implements(np.putmask)
+def _putmask(a, mask, values):
+    if not isinstance(a, Traced):
+        raise TracingError("tinymlir: numpy.putmask writes into a traced array only")
+    v = _traced(values, "numpy.putmask's values")
+    if v.ndim and v.shape != a.shape:
+        raise TracingError("tinymlir traces numpy.putmask with values of the array's shape or a "
+                           "scalar (NumPy repeats others cyclically)")
+    a[...] = np.where(mask, v.astype(a.dtype), a)
+
+
+@_implements(np.place)
+def _place(arr, mask, vals):
+    v = np.asarray(vals) if not isinstance(vals, Traced) else vals
+    if v.size != 1:
+        raise TracingError("tinymlir traces numpy.place with one value (NumPy places the "
+                           "others by the mask's count, which depends on the data)")
+    _putmask(arr, mask, v.reshape(()))
+
+
+@_implements(np.fill_diagonal)
+def _fill_diagonal(a, val, wrap=False):
+    if not isinstance(a, Traced):
+        raise TracingError("tinymlir: numpy.fill_diagonal writes into a traced array only")
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if a.ndim > 2 and len(set(a.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    # NumPy's: a.flat[:end:step] = val, val repeated as needed
+    if a.ndim == 2:
+        step, end = a.shape[1] + 1, None if wrap else a.shape[1] * a.shape[1]
+    else:
+        step, end = 1 + int(np.cumprod(a.shape[:-1]).sum()), None
+    positions = _arange(a.size)[:end:step]
+    v = _traced(val, "numpy.fill_diagonal's value").reshape(-1)
+    if v.shape[0] not in (1, positions.size):
+        values = _arange(positions.size) % v.shape[0]
+        v = Traced(_core.concatenate([v[int(k):int(k) + 1]._t for k in values], 0))
+    flat = a.reshape(-1)
+    if flat._buf is not a._buf:
+        raise TracingError("tinymlir traces numpy.fill_diagonal on a contiguous array")
+    flat[positions] = v
+
+
+@_implements(np.count_nonzero)
+def _count_nonzero(a, axis=None, *, keepdims=False):
+    if isinstance(a, Masked):
+        raise TracingError("tinymlir: numpy.count_nonzero of a boolean-mask read")
+    t = _traced(a, "numpy.count_nonzero's operand")
+    return _reduce("sum", (t != 0).astype(np.int32).astype(np.float64), axis, keepdims) \
+        .astype(np.int32)
 
 
 @_implements(np.shape)
@@ -629,6 +755,11 @@ def _size(a, axis=None):
 
 
 def array_function(func, types, args, kwargs):
+    out = kwargs.get("out")
+    if out is not None and func in _FUNCTIONS and func is not np.copyto:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        return _into(out, array_function(func, types, args, kwargs),
+                     f"numpy.{func.__name__}")
     impl = _FUNCTIONS.get(func)
     if impl is None:
         module = getattr(func, "__module__", "numpy") or "numpy"

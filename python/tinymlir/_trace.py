@@ -17,12 +17,19 @@ import numpy as np
 
 from . import _tinymlir as _core
 
+_arange = np.arange  # NumPy's own, also while creation functions are traced (_creation)
+
 _SUPPORTED = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
               np.dtype(np.int32): "int32", np.dtype(np.bool_): "bool"}
 
 
 class TracingError(TypeError):
     """Something that cannot be traced was used on a traced value."""
+
+
+class UFuncCastingError(TypeError):
+    """An in-place ufunc whose result cannot be cast to its output by the
+    same-kind rule (NumPy raises its UFuncTypeError, also a TypeError)."""
 
 
 def dtype_name(dtype, what="an array") -> str:
@@ -48,8 +55,10 @@ class TraceContext:
     constant index arrays used for gathers (gather ids must be runtime inputs so
     that they are checked against the table before each call)."""
 
-    def __init__(self, first_hidden_index: int):
+    def __init__(self, first_hidden_index: int, fn=None):
         self.first_hidden = first_hidden_index
+        # the traced function's globals and closure (from numpy import zeros)
+        self.fn_scope = (getattr(fn, "__globals__", None), getattr(fn, "__closure__", None))
         self.hidden = []          # arrays, in placeholder order
         self.hidden_tensors = []  # their placeholders
 
@@ -61,13 +70,17 @@ class TraceContext:
         return Traced(t)
 
     def __enter__(self):
+        from . import _creation
+        self._hooks = _creation.install(*self.fn_scope)
         _core.trace_enter()
         _state.contexts.append(self)
         return self
 
     def __exit__(self, *exc):
+        from . import _creation
         _state.contexts.pop()
         _core.trace_exit()
+        _creation.uninstall(self._hooks)
         return False
 
 
@@ -132,6 +145,18 @@ def _wrap(t):
     return Traced(t)
 
 
+def known_value(x: "Traced"):
+    """The NumPy value of an array made inside the traced function from static
+    values alone (np.arange(n), np.zeros(3)) while nothing has written to it:
+    used where a value is needed while tracing (an index, a loop over it)."""
+    buf = x._buf
+    if buf.known is None or x._view:
+        return None
+    if callable(buf.known):
+        buf.known = buf.known()
+    return buf.known
+
+
 def _axis_tuple(axis, ndim):
     if axis is None:
         return None
@@ -191,43 +216,45 @@ def _reduce(name, x, axis=None, keepdims=False):
 
 
 # --- Indexing --------------------------------------------------------------------
+#
+# An index is turned into NumPy's plan for it: a basic index (ints, slices with
+# any step, None, Ellipsis) is a chain of view steps, which reads and writes
+# share; a boolean mask, int arrays and traced int scalars are the other kinds.
 
-def _getitem(x: "Traced", index):
+def _is_int(i):
+    return isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _is_mask(i):
+    return ((isinstance(i, Traced) and i._t.dtype == "bool")
+            or (isinstance(i, np.ndarray) and i.dtype == np.bool_)
+            or (isinstance(i, list) and bool(i) and all(isinstance(v, (bool, np.bool_)) for v in i)))
+
+
+def _expand(index, ndim):
+    """The index as a tuple, its ellipsis expanded to whole slices."""
     if not isinstance(index, tuple):
         index = (index,)
-    shape = list(x.shape)
-    # Expand the ellipsis.
+    index = tuple(known_value(i) if isinstance(i, Traced) and known_value(i) is not None else i
+                  for i in index)
     if sum(1 for i in index if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if any(i is Ellipsis for i in index):
         k = next(n for n, i in enumerate(index) if i is Ellipsis)
         used = sum(1 for i in index if i is not None and i is not Ellipsis)
-        index = index[:k] + (slice(None),) * (len(shape) - used) + index[k + 1:]
-    if not index:  # a[()], or a[...] of a rank-0 array
-        return x
-    # NumPy takes a range as an integer array: ranges stand for slices only
-    # where that gives the same (one range, and no integer index).
-    ranges = sum(1 for i in index if isinstance(i, range))
-    if ranges and (ranges > 1 or any(isinstance(i, (numbers.Integral, np.integer)) for i in index)):
-        raise IndexError(f"tinymlir: ranges index as integer arrays (advanced indexing): use one "
-                         f"range and no integer index, or slices, not {index!r}")
-    # A gather: table[ids] with a rank-2 table and rank-1 int ids.
-    first = index[0]
-    for i in index:
-        if ((isinstance(i, Traced) and i._t.dtype == "bool")
-                or (isinstance(i, np.ndarray) and i.dtype == np.bool_)
-                or (isinstance(i, list) and i and all(isinstance(v, (bool, np.bool_)) for v in i))):
-            raise IndexError("tinymlir cannot index with a boolean mask: the result's shape "
-                             "depends on the data; use np.where(mask, x, fill) instead")
-    if isinstance(first, (list, np.ndarray, Traced)) and not isinstance(first, bool):
-        rest = index[1:]
-        if any(not (isinstance(r, slice) and r == slice(None)) for r in rest):
-            raise IndexError("tinymlir: an index array must be the only index (table[ids], "
-                             "optionally followed by ':')")
-        return _gather(x, first)
+        index = index[:k] + (slice(None),) * max(ndim - used, 0) + index[k + 1:]
+    return index
+
+
+def _basic_steps(shape, index):
+    """The view steps of a basic index: a flip of the reversed axes, a strided
+    slice, and a reshape dropping the int axes and adding the None ones. The
+    second result says whether every axis was taken by an int (NumPy gives a
+    scalar, a copy, not a view)."""
     if sum(1 for i in index if i is not None) > len(shape):
-        raise IndexError(f"too many indices for a traced array of rank {len(shape)}")
-    begin, end, steps, out_shape, flips, axis = [], [], [], [], [], 0
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
+                         f"{sum(1 for i in index if i is not None)} were indexed")
+    begin, end, steps, out_shape, flips, axis, ints = [], [], [], [], [], 0, 0
     for i in index:
         if i is None:
             out_shape.append(1)
@@ -258,7 +285,7 @@ def _getitem(x: "Traced", index):
             end.append(start + (count - 1) * step + 1)
             steps.append(step)
             out_shape.append(count)
-        elif isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, (bool, np.bool_)):
+        elif _is_int(i):
             k = operator.index(i)
             if not -n <= k < n:
                 raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
@@ -266,21 +293,468 @@ def _getitem(x: "Traced", index):
             begin.append(k)
             end.append(k + 1)
             steps.append(1)
-        elif isinstance(i, Traced):
-            raise IndexError("tinymlir: a traced index must be the only index (table[ids])")
+            ints += 1
         else:
             raise IndexError(f"tinymlir cannot index a traced array with {type(i).__name__} "
-                             f"{i!r} (static ints, slices, ranges, or int ids for a gather)")
+                             f"{i!r} (ints, slices, ranges, None, Ellipsis, a boolean mask, int "
+                             "arrays or a traced int)")
         axis += 1
     out_shape.extend(shape[axis:])
-    t = x._t
+    plan = []
     if flips:
-        t = _core.flip(t, flips)
-    if begin:
-        t = _core.slice(t, begin, end, steps if any(s != 1 for s in steps) else [])
-    if list(t.shape) != out_shape:
-        t = _core.reshape(t, out_shape) if out_shape else _core.reshape(t, [])
-    return Traced(t)
+        plan.append(("flip", tuple(flips)))
+    box = list(shape)
+    for a, (lo, hi, st) in enumerate(zip(begin, end, steps)):
+        box[a] = (hi - lo + st - 1) // st
+    if box != list(shape):
+        plan.append(("slice", tuple(begin), tuple(end),
+                     tuple(steps) if any(k != 1 for k in steps) else ()))
+    if box != out_shape:
+        plan.append(("reshape", tuple(out_shape)))
+    return plan, ints == len(shape) and ints > 0 and not any(i is None for i in index)
+
+
+def _apply(step, t):
+    kind = step[0]
+    if kind == "flip":
+        return _core.flip(t, list(step[1]))
+    if kind == "slice":
+        return _core.slice(t, list(step[1]), list(step[2]), list(step[3]))
+    if kind == "reshape":
+        return _core.reshape(t, list(step[1]))
+    return _core.transpose(t, list(step[1]))
+
+
+def _unapply(step, parent, value):
+    """The parent of a view step with the view's elements replaced by `value`."""
+    kind = step[0]
+    if kind == "flip":
+        return _core.flip(value, list(step[1]))
+    if kind == "slice":
+        return _core.slice_update(parent, list(step[1]), list(step[2]), list(step[3]), value)
+    if kind == "reshape":
+        return _core.reshape(value, list(parent.shape))
+    return _core.transpose(value, [int(k) for k in np.argsort(step[1])])
+
+
+def _contiguous(view):
+    """Whether a view of a C-contiguous base is C-contiguous (NumPy's reshape
+    of it is a view; otherwise a copy)."""
+    for step in view:
+        if step[0] in ("flip", "transpose"):
+            return False
+    return all(step[0] == "reshape" for step in view)
+
+
+def _getitem(x: "Traced", index):
+    index = _expand(index, x.ndim)
+    if not index:  # a[()], or a[...] of a rank-0 array: a view of all of it
+        return x._view_of([])
+    masks = [i for i in index if _is_mask(i)]
+    if masks:
+        return _masked_read(x, index)
+    if any(isinstance(i, Traced) and i.ndim == 0 for i in index):
+        return _dynamic_read(x, index)
+    # NumPy takes a range as an integer array: ranges stand for slices only
+    # where that gives the same (one range, and no integer index).
+    ranges = sum(1 for i in index if isinstance(i, range))
+    if ranges and (ranges > 1 or any(_is_int(i) for i in index)):
+        raise IndexError(f"tinymlir: ranges index as integer arrays (advanced indexing): use one "
+                         f"range and no integer index, or slices, not {index!r}")
+    if any(isinstance(i, (list, np.ndarray, Traced)) for i in index):
+        first = index[0]
+        if (isinstance(first, Traced) and x.ndim == 2 and
+                all(isinstance(r, slice) and r == slice(None) for r in index[1:])):
+            return _gather(x, first)  # table[ids] with traced ids
+        return _advanced_read(x, index)
+    plan, scalar = _basic_steps(x.shape, index)
+    view = x._view_of(plan)
+    return view.copy() if scalar else view  # NumPy's a[i, j] is a scalar, not a view
+
+
+def _setitem(x: "Traced", index, value):
+    index = _expand(index, x.ndim)
+    if isinstance(value, Masked):
+        value = value._placed(index, x)
+    masks = [i for i in index if _is_mask(i)]
+    if masks:
+        return _masked_write(x, index, value)
+    if any(isinstance(i, Traced) and i.ndim == 0 for i in index):
+        return _dynamic_write(x, index, value)
+    if any(isinstance(i, (list, np.ndarray, Traced)) for i in index):
+        return _scatter(x, index, value)
+    plan, _ = _basic_steps(x.shape, index)
+    target = x._view_of(plan)
+    if (isinstance(value, Traced) and value._buf is target._buf and value._view == target._view
+            and value._seen == value._buf.version):
+        return  # a[i] op= v: the view was already updated in place
+    target._assign(to_tensor(value, "the assigned value"))
+
+
+def _broadcast_into(t, shape, what="input array"):
+    """`t` broadcast to `shape` as NumPy's assignment does (leading size-1 axes dropped)."""
+    tshape = list(t.shape)
+    while len(tshape) > len(shape) and tshape[0] == 1:
+        tshape.pop(0)
+    try:
+        ok = np.broadcast_shapes(tuple(tshape), tuple(shape)) == tuple(shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"could not broadcast {what} from shape {tuple(t.shape)} into shape "
+                         f"{tuple(shape)}")
+    if list(t.shape) != tshape:
+        t = _core.reshape(t, tshape)
+    return t if list(t.shape) == list(shape) else _core.broadcast_to(t, list(shape))
+
+
+# Masks whose result keeps a fixed shape: x[mask] = v, x[mask] op= v,
+# x[mask] = f(x[mask]) and reductions of x[mask] are selections of the whole
+# array; any other use of a masked read (its shape depends on the data) is
+# refused by name.
+
+def _mask_of(x, index):
+    if len(index) != 1 and not all(isinstance(i, slice) and i == slice(None) for i in index[1:]):
+        raise IndexError("tinymlir: a boolean mask must be the whole index (x[mask], "
+                         "optionally followed by ':')")
+    mask = index[0]
+    m = mask if isinstance(mask, Traced) else Traced(to_tensor(np.asarray(mask), "a mask"))
+    if tuple(m.shape) != tuple(x.shape[:m.ndim]):
+        axis = next((a for a, (p, q) in enumerate(zip(m.shape, x.shape)) if p != q), 0)
+        raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of "
+                         f"axis is {x.shape[axis] if axis < x.ndim else 0} but size of "
+                         f"corresponding boolean axis is {m.shape[axis]}")
+    if m.ndim < x.ndim:
+        m = m.reshape(tuple(m.shape) + (1,) * (x.ndim - m.ndim))
+    return m
+
+
+def _masked_read(x, index):
+    m = _mask_of(x, index)
+    return Masked(x.copy(), m)
+
+
+def _masked_write(x, index, value):
+    m = _mask_of(x, index)
+    if isinstance(value, Masked):
+        if not _core.same_value(value._mask._t, m._t):
+            raise IndexError("tinymlir: x[mask] = y[other_mask] needs the same mask on both "
+                             "sides (the number of selected elements must agree)")
+        v = value._full._t
+    else:
+        v = to_tensor(value, "the assigned value")
+        if v.shape and int(np.prod(v.shape)) != 1:
+            raise TracingError(
+                f"tinymlir: x[mask] = an array of shape {tuple(v.shape)} places values by the "
+                "mask's count, which depends on the data; assign a scalar, or "
+                "f(x[mask]) of the same mask")
+        v = _core.reshape(v, [])
+    v = _core.cast(v, x._t.dtype)
+    x._assign(_core.where(m._t, v, x._t))
+
+
+class Masked:
+    """x[mask] while its shape is unknown: the whole array and the mask. Elementwise
+    operations apply to the whole array; reductions and assignment through the
+    same mask select; anything that needs the shape is refused."""
+
+    __slots__ = ("_full", "_mask")
+    __array_priority__ = 1001
+
+    def __init__(self, full, mask):
+        self._full, self._mask = full, mask
+
+    def _lift(self, other):
+        if isinstance(other, Masked):
+            if not _core.same_value(other._mask._t, self._mask._t):
+                raise TracingError("tinymlir: boolean-mask reads with different masks cannot be "
+                                   "combined (their shapes depend on the data)")
+            return other._full
+        t = to_tensor(other, "an operand of a masked read")
+        if t.shape:
+            raise TracingError("tinymlir: a boolean-mask read combines only with scalars and "
+                               "reads of the same mask (its shape depends on the data)")
+        return other
+
+    def _binary(fn, swap=False):
+        def method(self, other):
+            o = self._lift(other)
+            return Masked(fn(o, self._full) if swap else fn(self._full, o), self._mask)
+        return method
+
+    __add__, __radd__ = _binary(operator.add), _binary(operator.add, True)
+    __sub__, __rsub__ = _binary(operator.sub), _binary(operator.sub, True)
+    __mul__, __rmul__ = _binary(operator.mul), _binary(operator.mul, True)
+    __truediv__, __rtruediv__ = _binary(operator.truediv), _binary(operator.truediv, True)
+    __pow__, __rpow__ = _binary(operator.pow), _binary(operator.pow, True)
+    __lt__, __le__ = _binary(operator.lt), _binary(operator.le)
+    __gt__, __ge__ = _binary(operator.gt), _binary(operator.ge)
+    __eq__, __ne__ = _binary(operator.eq), _binary(operator.ne)
+    __hash__ = object.__hash__
+    del _binary
+
+    def __neg__(self):
+        return Masked(-self._full, self._mask)
+
+    def __abs__(self):
+        return Masked(abs(self._full), self._mask)
+
+    def astype(self, dtype, copy=True):
+        return Masked(self._full.astype(dtype), self._mask)
+
+    @property
+    def dtype(self):
+        return self._full.dtype
+
+    def _placed(self, index, x):
+        return self
+
+    def _selected(self, fill):
+        full = self._full
+        return np.where(Traced(_core.broadcast_to(self._mask._t, list(full.shape))), full,
+                        np.asarray(fill, full.dtype) if full.dtype != np.bool_ else fill)
+
+    def _count(self):
+        m = Traced(_core.broadcast_to(self._mask._t, list(self._full.shape)))
+        return m.astype(np.float64).sum()
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        self._whole("sum", axis, out, keepdims)
+        return (self if dtype is None else self.astype(dtype))._selected(0).sum()
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        self._whole("prod", axis, out, keepdims)
+        return (self if dtype is None else self.astype(dtype))._selected(1).prod()
+
+    def max(self, axis=None, out=None, keepdims=False):
+        self._whole("max", axis, out, keepdims)
+        return self._selected(_lowest(self.dtype)).max()
+
+    def min(self, axis=None, out=None, keepdims=False):
+        self._whole("min", axis, out, keepdims)
+        return self._selected(_highest(self.dtype)).min()
+
+    def any(self, axis=None, out=None, keepdims=False):
+        self._whole("any", axis, out, keepdims)
+        return self._selected(False).any()
+
+    def all(self, axis=None, out=None, keepdims=False):
+        self._whole("all", axis, out, keepdims)
+        return self._selected(True).all()
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        self._whole("mean", axis, out, keepdims)
+        x = self if dtype is None else self.astype(dtype)
+        total = x._selected(0).sum() if x.dtype.kind == "f" else \
+            x.astype(np.float64)._selected(0).sum()
+        count = self._count()
+        return total / count.astype(total.dtype)
+
+    def _whole(self, name, axis, out, keepdims):
+        if axis is not None or out is not None or keepdims:
+            raise TracingError(f"tinymlir: {name} of a boolean-mask read is traced over all of "
+                               "it only (no axis, out or keepdims)")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs:
+            raise TracingError(f"tinymlir: numpy.{ufunc.__name__}.{method} of a boolean-mask "
+                               "read cannot be traced (its shape depends on the data)")
+        lifted = [x._full if isinstance(x, Masked) else self._lift(x) for x in inputs]
+        for x in inputs:
+            if isinstance(x, Masked):
+                self._lift(x)
+        return Masked(ufunc(*lifted), self._mask)
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = getattr(func, "__name__", "")
+        if name in ("sum", "prod", "max", "amax", "min", "amin", "mean", "any", "all") and \
+                args and args[0] is self:
+            return getattr(self, {"amax": "max", "amin": "min"}.get(name, name))(*args[1:], **kwargs)
+        raise TracingError(f"tinymlir: numpy.{name} of a boolean-mask read cannot be traced: "
+                           "its shape depends on the data (reductions over all of it, "
+                           "elementwise operations and x[mask] = f(x[mask]) can)")
+
+    def __getattr__(self, name):
+        raise TracingError(f"tinymlir: .{name} of a boolean-mask read cannot be traced: its "
+                           "shape depends on the data (reductions over all of it, elementwise "
+                           "operations and x[mask] = f(x[mask]) can)")
+
+    def __len__(self):
+        self.__getattr__("__len__")
+
+    def __iter__(self):
+        self.__getattr__("__iter__")
+
+    def __getitem__(self, index):
+        self.__getattr__("__getitem__")
+
+    def __bool__(self):
+        raise TypeError("the truth value of a traced array is not known while tracing")
+
+
+def _lowest(dtype):
+    if dtype.kind == "f":
+        return -np.inf
+    return False if dtype == np.bool_ else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    if dtype.kind == "f":
+        return np.inf
+    return True if dtype == np.bool_ else np.iinfo(dtype).max
+
+
+# Traced int scalars as indices (hist[b] += 1): a position along one axis
+# compared with every position, so that computed indices need no host check.
+# NumPy's IndexError for one out of bounds cannot be raised inside the
+# kernel: a read gives the lowest value and a write changes nothing there.
+
+def _dynamic_axis(x, index):
+    if len(index) > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but "
+                         f"{len(index)} were indexed")
+    if any(not (_is_int(i) or isinstance(i, slice) or (isinstance(i, Traced) and i.ndim == 0))
+           for i in index):
+        raise IndexError("tinymlir: a traced int index mixes only with ints and slices")
+    for i in index:
+        if isinstance(i, Traced) and i.dtype.kind not in "iu":
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                             "(`None`) and integer or boolean arrays are valid indices")
+    return [(a, i) for a, i in enumerate(index) if isinstance(i, Traced)]
+
+
+def _position_mask(x, axis, i):
+    """A bool tensor of x's rank: true at position i (wrapped if negative) of axis."""
+    n = x.shape[axis]
+    where = [1] * x.ndim
+    where[axis] = n
+    iota = Traced(_core.constant(_arange(n, dtype=np.int32).reshape(where)))
+    k = i.astype(np.int32)
+    k = np.where(k < 0, k + n, k)
+    return iota == k
+
+
+def _dynamic_target(x, index):
+    """x[index] with the traced ints taken whole and the static ints as
+    one-element slices (all axes kept); its hit mask; the axes to drop."""
+    traced = _dynamic_axis(x, index)
+    rest = tuple(slice(None) if isinstance(i, Traced) else
+                 (slice(operator.index(i) % x.shape[a], operator.index(i) % x.shape[a] + 1)
+                  if _is_int(i) and -x.shape[a] <= operator.index(i) < x.shape[a] else i)
+                 for a, i in enumerate(index))
+    for a, i in enumerate(index):
+        if _is_int(i) and not -x.shape[a] <= operator.index(i) < x.shape[a]:
+            raise IndexError(f"index {i} is out of bounds for axis {a} with size {x.shape[a]}")
+    plan, _ = _basic_steps(x.shape, rest)
+    target = x._view_of(plan)
+    hit = None
+    for axis, i in traced:
+        m = _position_mask(target, axis, i)
+        hit = m if hit is None else hit & m
+    drop = [a for a, i in enumerate(index) if not isinstance(i, slice)]
+    return target, hit, drop
+
+
+def _dynamic_read(x, index):
+    target, hit, drop = _dynamic_target(x, index)
+    low = np.asarray(_lowest(x.dtype), x.dtype)
+    picked = np.where(hit, target, low)  # exact: max of one element and the lowest values
+    r = picked.max(axis=tuple(a for a in drop if isinstance(index[a], Traced)), keepdims=True)
+    return r.reshape(tuple(d for a, d in enumerate(r.shape) if a not in drop))
+
+
+def _dynamic_write(x, index, value):
+    target, hit, drop = _dynamic_target(x, index)
+    shape = [d for a, d in enumerate(target.shape) if a not in drop]
+    v = _broadcast_into(to_tensor(value, "the assigned value"), shape)
+    v = _core.reshape(_core.cast(v, x._t.dtype), [1 if a in drop else d
+                                                   for a, d in enumerate(target.shape)])
+    target._assign(_core.where(hit._t, v, target._t))
+
+
+def _advanced_index(x, index):
+    """Constant int arrays (and ints among them) of an advanced index, broadcast
+    together, bounds-checked and wrapped as NumPy's: (per axis: a flat int64
+    array or None for ':', the broadcast shape)."""
+    arrays = []
+    for a, i in enumerate(index):
+        if isinstance(i, slice) and i == slice(None):
+            arrays.append(None)
+        elif isinstance(i, (list, tuple, np.ndarray)) or _is_int(i):
+            arrays.append(np.asarray(i))
+        elif isinstance(i, Traced):
+            raise IndexError("tinymlir: a traced int array indexes only a rank-2 table "
+                             "(table[ids]); use constant index arrays or traced int scalars")
+        else:
+            raise IndexError(f"tinymlir: an index with int arrays takes ints, int arrays and "
+                             f"':' only, got {i!r}")
+    if len(arrays) > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but "
+                         f"{len(arrays)} were indexed")
+    arrays += [None] * (x.ndim - len(arrays))
+    given = [a for a in arrays if a is not None]
+    for a in given:
+        if a.dtype.kind not in "iu" and not (a.size == 0 and a.dtype.kind == "f"):
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in given))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
+                         f"shapes {' '.join(str(a.shape) for a in given)}") from None
+    if int(np.prod(shape, dtype=np.int64)) == 0:
+        raise IndexError("tinymlir: an empty index array (zero-size results are not traced)")
+    flat = []
+    for axis, a in enumerate(arrays):
+        if a is None:
+            flat.append(None)
+            continue
+        n = x.shape[axis]
+        b = np.broadcast_to(a, shape).reshape(-1).astype(np.int64)
+        bad = b[(b < -n) | (b >= n)]
+        if bad.size:
+            raise IndexError(f"index {bad[0]} is out of bounds for axis {axis} with size {n}")
+        flat.append(np.where(b < 0, b + n, b))
+    return flat, tuple(shape)
+
+
+def _advanced_read(x, index):
+    """x[int arrays, ':'...]: the indexed axes moved first and flattened into
+    one, then one gather of rows (positions computed here, constants), placed
+    where NumPy puts the broadcast shape. A copy, as NumPy's."""
+    flat, shape = _advanced_index(x, index)
+    axes = [a for a, f in enumerate(flat) if f is not None]
+    whole = [a for a, f in enumerate(flat) if f is None]
+    rows = np.ravel_multi_index([flat[a] for a in axes], [x.shape[a] for a in axes])
+    t = x._t
+    if axes + whole != list(range(x.ndim)):
+        t = _core.transpose(t, axes + whole)
+    rest = [x.shape[a] for a in whole]
+    width = int(np.prod(rest, dtype=np.int64))
+    table = _core.reshape(t, [int(np.prod([x.shape[a] for a in axes], dtype=np.int64)), width])
+    picked = _core.gather(table, index_input(rows, "an indexed read")._t)
+    r = Traced(_core.reshape(picked, list(shape) + rest))
+    adjacent = axes[-1] - axes[0] + 1 == len(axes)
+    if adjacent and axes[0] > 0:  # NumPy keeps the broadcast shape in place
+        k, b = axes[0], len(shape)
+        perm = list(range(b, b + k)) + list(range(b)) + list(range(b + k, b + len(rest)))
+        r = r.transpose(perm).copy()
+    return r
+
+
+def _scatter(x, index, value):
+    """x[int arrays...] = value: NumPy's advanced assignment (index_put); a
+    repeated position takes the last value, as NumPy's buffered one does."""
+    flat, shape = _advanced_index(x, index)
+    axes = [a for a, f in enumerate(flat) if f is not None]
+    whole = [x.shape[a] for a, f in enumerate(flat) if f is None]
+    adjacent = axes[-1] - axes[0] + 1 == len(axes)
+    at = axes[0] if adjacent else 0
+    numpy_shape = whole[:at] + list(shape) + whole[at:]
+    rows = whole[:at] + [int(np.prod(shape, dtype=np.int64))] + whole[at:]
+    v = _broadcast_into(to_tensor(value, "the assigned value"), numpy_shape)
+    v = _core.reshape(_core.cast(v, x._t.dtype), rows)
+    ids = [index_input(f, "an indexed assignment")._t if f is not None else None for f in flat]
+    x._assign(_core.index_put(x._t, ids, v))
 
 
 def index_input(ids, op: str) -> "Traced":
@@ -338,14 +812,80 @@ def _refuse(what):
     return method
 
 
-class Traced:
-    """A value being traced: shape and dtype are known, its data is not."""
+class _Buffer:
+    """The current value of one array while it is traced. Writes replace `t` by
+    a new graph value (the old one with the written elements replaced) and
+    count a version; every view of the array reads it again after a write."""
 
-    __slots__ = ("_t", "__weakref__")
+    __slots__ = ("t", "version", "known")
+
+    def __init__(self, t, known=None):
+        self.t, self.version, self.known = t, 0, known
+
+
+class Traced:
+    """A value being traced: shape and dtype are known, its data is not.
+
+    It is an array as NumPy's are: a base (its own buffer), or a view of one
+    (view steps from the base: flips, strided slices, reshapes, transposes).
+    Writes through any of them replace the base's value; the others see it."""
+
+    __slots__ = ("_buf", "_view", "_cache", "_seen", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, tensor):
-        self._t = tensor
+    def __init__(self, tensor, buf=None, view=()):
+        self._buf = _Buffer(tensor) if buf is None else buf
+        self._view = view
+        self._cache = tensor
+        self._seen = self._buf.version
+
+    @property
+    def _t(self):
+        if self._seen != self._buf.version:
+            t = self._buf.t
+            for step in self._view:
+                t = _apply(step, t)
+            self._cache, self._seen = t, self._buf.version
+        return self._cache
+
+    def _view_of(self, steps):
+        t = self._t
+        for step in steps:
+            t = _apply(step, t)
+        return Traced(t, self._buf, self._view + tuple(steps))
+
+    def _assign(self, value):
+        """Replaces every element of this array (or view) by `value` (a C++
+        tensor), cast and broadcast as NumPy's assignment does."""
+        t = self._t
+        if value.dtype != t.dtype:
+            value = _core.cast(value, t.dtype)
+        value = _broadcast_into(value, t.shape)
+        buf = self._buf
+        parents = [buf.t]
+        for step in self._view[:-1]:
+            parents.append(_apply(step, parents[-1]))
+        new = value
+        for step, parent in zip(reversed(self._view), reversed(parents)):
+            new = _unapply(step, parent, new)
+        buf.t, buf.known = new, None
+        buf.version += 1
+        self._cache, self._seen = value, buf.version
+
+    def _inplace(self, result, name):
+        """a op= b: NumPy's in-place ufunc, its result cast by the same-kind rule."""
+        if isinstance(result, Masked):
+            raise TracingError("tinymlir: an in-place operation with a boolean-mask read")
+        r = result._t if isinstance(result, Traced) else to_tensor(result)
+        if not np.can_cast(np.dtype(r.dtype), self.dtype, "same_kind"):
+            raise UFuncCastingError(
+                f"Cannot cast ufunc '{name}' output from dtype('{r.dtype}') to "
+                f"dtype('{self.dtype}') with casting rule 'same_kind'")
+        if tuple(np.broadcast_shapes(tuple(r.shape), self.shape)) != tuple(self.shape):
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't "
+                             f"match the broadcast shape {tuple(np.broadcast_shapes(tuple(r.shape), self.shape))}")
+        self._assign(r)
+        return self
 
     # Types.
     @property
@@ -424,26 +964,86 @@ class Traced:
     __hash__ = object.__hash__
 
     def __setitem__(self, key, value):
-        raise TracingError("tinymlir cannot trace item assignment: traced values are immutable; "
-                           "build a new value instead")
+        _setitem(self, key, value)
+
+    # In-place operators: NumPy's ufuncs with out=self (same-kind casting).
+    def __iadd__(self, other):
+        return self._inplace(self + other, "add")
+
+    def __isub__(self, other):
+        return self._inplace(self - other, "subtract")
+
+    def __imul__(self, other):
+        return self._inplace(self * other, "multiply")
+
+    def __itruediv__(self, other):
+        return self._inplace(self / other, "divide")
+
+    def __ipow__(self, other):
+        return self._inplace(self ** other, "power")
+
+    def __imatmul__(self, other):
+        return self._inplace(self @ other, "matmul")
+
+    def __iand__(self, other):
+        return self._inplace(self & other, "logical_and")
+
+    def __ior__(self, other):
+        return self._inplace(self | other, "logical_or")
+
+    def __ixor__(self, other):
+        return self._inplace(self ^ other, "logical_xor")
+
+    def fill(self, value):
+        """NumPy's a.fill(value): every element set (value cast to a's dtype)."""
+        v = to_tensor(value, "fill's value")
+        if v.shape:
+            raise ValueError("fill's value must be a scalar")
+        self._assign(v)
 
     def __bool__(self):
+        known = known_value(self)
+        if known is not None:
+            return bool(known)
         raise TypeError(
             "the truth value of a traced array is not known while tracing: data-dependent "
             "control flow (if/while on array values) cannot be compiled; branch on static "
             "values (shapes, Python numbers, static keyword arguments) instead")
 
     def __float__(self):
+        known = known_value(self)
+        if known is not None:
+            return float(known)
         raise TypeError("a traced array has no value while tracing: float() cannot be traced")
 
-    __int__ = __index__ = __complex__ = __float__
+    def __int__(self):
+        known = known_value(self)
+        if known is not None:
+            return int(known)
+        raise TypeError("a traced array has no value while tracing: int() cannot be traced")
+
+    def __index__(self):
+        known = known_value(self)
+        if known is not None:
+            return operator.index(known[()] if isinstance(known, np.ndarray) else known)
+        raise TypeError("a traced array has no value while tracing: it cannot be used as a "
+                        "Python int (an index, a range bound)")
+
+    def __complex__(self):
+        raise TypeError("a traced array has no value while tracing: complex() cannot be traced")
 
     def __iter__(self):
         if not self._t.shape:
             raise TypeError("iteration over a rank-0 traced array")
+        known = known_value(self)
+        if known is not None:
+            return iter(known)
         return (self[i] for i in range(self._t.shape[0]))
 
     def __array__(self, dtype=None, copy=None):
+        known = known_value(self)
+        if known is not None:
+            return known if dtype is None else known.astype(dtype)
         raise TypeError(
             "a traced array cannot be converted to a NumPy array: its values are not known "
             "while tracing (a NumPy function that is not traced, or np.asarray, was called on "
@@ -453,9 +1053,11 @@ class Traced:
         return _getitem(self, index)
 
     # Methods, NumPy style.
+    # Views, as NumPy's: .T, transpose, reshape (of a contiguous array; else a
+    # copy, as NumPy's), ravel; copies: copy(), flatten(), astype.
     @property
     def T(self):
-        return Traced(_core.transpose(self._t, list(range(self.ndim))[::-1]))
+        return self.transpose()
 
     @property
     def mT(self):
@@ -463,24 +1065,35 @@ class Traced:
             raise ValueError("mT needs rank 2 or more")
         perm = list(range(self.ndim))
         perm[-1], perm[-2] = perm[-2], perm[-1]
-        return Traced(_core.transpose(self._t, perm))
+        return self.transpose(perm)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C", copy=None):
         if order != "C":
             raise ValueError("tinymlir reshapes in C order only")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return Traced(_core.reshape(self._t, [operator.index(d) for d in shape]))
+        t = _core.reshape(self._t, [operator.index(d) for d in shape])
+        if tuple(t.shape) == tuple(self.shape):
+            return self._view_of([])
+        if _contiguous(self._view) and copy is not True:
+            return self._view_of([("reshape", tuple(t.shape))])
+        return Traced(t)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         if len(axes) == 0 or axes == (None,):
             axes = list(range(self.ndim))[::-1]
-        return Traced(_core.transpose(self._t, [operator.index(a) for a in axes]))
+        perm = [operator.index(a) for a in axes]
+        _core.transpose(self._t, perm)  # checks the permutation
+        perm = [a % self.ndim for a in perm] if self.ndim else perm
+        if perm == list(range(self.ndim)):
+            return self._view_of([])
+        return self._view_of([("transpose", tuple(perm))])
 
     def astype(self, dtype, copy=True):
-        return Traced(_core.cast(self._t, dtype_name(dtype, "astype's dtype")))
+        t = _core.cast(self._t, dtype_name(dtype, "astype's dtype"))
+        return Traced(t) if t.dtype != self._t.dtype or copy else self
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
         _no_out("sum", out)
@@ -525,12 +1138,13 @@ class Traced:
         return np.clip(self, min, max, out=out, **kwargs)
 
     def flatten(self, order="C"):
+        return self.reshape(-1, order=order).copy()
+
+    def ravel(self, order="C"):
         return self.reshape(-1, order=order)
 
-    ravel = flatten
-
     def copy(self, order="C"):
-        return self  # traced values are never written in place
+        return Traced(self._t)  # a buffer of its own
 
     def swapaxes(self, axis1, axis2):
         return np.swapaxes(self, axis1, axis2)

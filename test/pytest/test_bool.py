@@ -159,8 +159,10 @@ def test_bool_mistakes_are_named():
     with pytest.raises(TypeError, match="truth value of a traced array"):
         jit(lambda p: p if p > 0 else -p)(x)
     for mask in (lambda p: p > 0, lambda p: np.array([True, False]), lambda p: [True, False]):
-        with pytest.raises(IndexError, match="boolean mask: the result's shape depends on the data"):
+        with pytest.raises(TypeError, match="boolean-mask read x\\[mask\\] cannot be returned"):
             jit(lambda p: p[mask(p)])(x)
+        with pytest.raises(TypeError, match="boolean-mask read cannot be traced"):
+            jit(lambda p: p[mask(p)].reshape(-1))(x)
 
 
 def test_bool_on_the_emulated_gpu_target():

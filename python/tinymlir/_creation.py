@@ -1,0 +1,242 @@
+"""Arrays made inside a traced function: ``np.zeros``, ``np.empty``, ``np.arange``...
+
+These calls take no traced argument, so neither of NumPy's dispatch protocols
+sees them. While a function is traced, the ``numpy`` module's creation
+functions are replaced by wrappers (and so are the traced function's globals
+and closure cells bound to them, for ``from numpy import zeros``). A wrapper asks whether *its
+own thread* is tracing and whether its caller is outside NumPy's and
+tinymlir's own modules (NumPy's Python code calls ``np.empty`` too): if so it
+returns a traced array (a mutable buffer
+that writes, views and ``out=`` update); otherwise it calls NumPy's function,
+so other threads keep using NumPy. The wrappers are installed when the first
+trace in the process starts and removed when the last one ends.
+
+A traced array made from static values alone remembers its NumPy value until
+something is written to it (``known_value``), so ``for i in np.arange(n)`` and
+``x[np.arange(3)]`` still see numbers. ``np.empty`` gives zeros, so results are
+deterministic. tinymlir has no int64 yet: NumPy's default integer arrays made
+here (``np.arange(5)``, ``np.zeros(3, int)``) are int32 when their values fit.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import sys as _sys
+import threading
+
+import numpy as np
+
+from . import _tinymlir as _core
+from ._trace import Traced, _broadcast_into, _state, dtype_name, to_tensor
+
+
+def _dtype(dtype, name, default=np.float64):
+    d = np.dtype(default if dtype is None else dtype)
+    if d == np.int64:
+        d = np.dtype(np.int32)  # the stand-in for NumPy's default integer (no int64 yet)
+    dtype_name(d, f"{name}'s result")
+    return d
+
+
+def _shape(shape, name):
+    if isinstance(shape, (tuple, list)):
+        dims = tuple(operator.index(d) for d in shape)
+    else:
+        dims = (operator.index(shape),)
+    if any(d < 0 for d in dims):
+        raise ValueError("negative dimensions are not allowed")
+    if any(d == 0 for d in dims):
+        raise ValueError(f"tinymlir: {name} of shape {dims}: zero-size arrays are not traced")
+    return dims
+
+
+def full_traced(shape, value, dtype, name):
+    """A traced array of `shape` filled with `value` (a number or traced scalar)."""
+    dims = _shape(shape, name)
+    if isinstance(value, Traced):
+        d = value.dtype if dtype is None else _dtype(dtype, name)
+        t = _core.cast(value._t, dtype_name(d)) if value.dtype != d else value._t
+        return Traced(_broadcast_into(t, dims, f"{name}'s fill value"))
+    if dtype is None:
+        dtype = np.asarray(value).dtype
+    d = _dtype(dtype, name)
+    v = np.asarray(value)
+    if v.ndim:  # an array fill value: NumPy broadcasts it
+        filled = np.full(dims, v, d)
+        r = Traced(_core.constant(filled))
+        r._buf.known = filled
+        return r
+    r = Traced(_core.full(list(dims), float(v.astype(d)), dtype_name(d)))
+    r._buf.known = lambda: np.full(dims, v, d)
+    return r
+
+
+def _constant(array, name):
+    """A traced array holding NumPy's result for static arguments."""
+    if array.dtype == np.int64 and (array.size == 0 or (array.min() >= -2**31
+                                                         and array.max() < 2**31)):
+        array = array.astype(np.int32)
+    dtype_name(array.dtype, f"{name}'s result")
+    if array.size == 0:
+        raise ValueError(f"tinymlir: {name} gave a zero-size array (shape {array.shape}), "
+                         "which is not traced")
+    array = np.ascontiguousarray(array)
+    r = Traced(_core.constant(array))
+    r._buf.known = array
+    return r
+
+
+def _has_traced(x):
+    if isinstance(x, Traced):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_traced(v) for v in x)
+    return False
+
+
+def _stacked(x, dtype):
+    """np.array of nested lists holding traced values: NumPy's stack of them."""
+    if isinstance(x, (list, tuple)):
+        parts = [_stacked(v, None) for v in x]
+        if not parts:
+            raise ValueError("tinymlir: np.array of an empty list inside a traced function")
+        tensors = [p if isinstance(p, Traced) else Traced(to_tensor(p)) for p in parts]
+        r = np.stack(tensors) if any(isinstance(p, Traced) for p in parts) else np.asarray(parts)
+    else:
+        r = x if isinstance(x, Traced) else Traced(to_tensor(x))
+    if dtype is not None:
+        r = r.astype(_dtype(dtype, "numpy.array"))
+    return r
+
+
+# The wrappers: each takes NumPy's function first, then NumPy's arguments.
+
+def _zeros(orig, shape, dtype=float, order="C", **kw):
+    return full_traced(shape, 0, dtype, f"numpy.{orig.__name__}")
+
+
+def _ones(orig, shape, dtype=None, order="C", **kw):
+    return full_traced(shape, 1, np.float64 if dtype is None else dtype, "numpy.ones")
+
+
+def _full(orig, shape, fill_value, dtype=None, order="C", **kw):
+    return full_traced(shape, fill_value, dtype, "numpy.full")
+
+
+def _like(value):
+    def make(orig, a, dtype=None, order="K", subok=True, shape=None, **kw):
+        t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
+        return full_traced(t.shape if shape is None else shape, value,
+                           t.dtype if dtype is None else dtype, f"numpy.{orig.__name__}")
+    return make
+
+
+def _full_like(orig, a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
+    t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
+    return full_traced(t.shape if shape is None else shape, fill_value,
+                       t.dtype if dtype is None else dtype, "numpy.full_like")
+
+
+def _computed(orig, *args, **kwargs):
+    if _has_traced(args) or _has_traced(list(kwargs.values())):
+        raise TypeError(f"tinymlir: numpy.{orig.__name__} takes static arguments inside a traced "
+                        "function (its shape must be known while tracing)")
+    return _constant(orig(*args, **kwargs), f"numpy.{orig.__name__}")
+
+
+def _array(orig, obj, dtype=None, *args, copy=True, **kwargs):
+    if isinstance(obj, Traced):
+        r = obj.astype(dtype) if dtype is not None else obj
+        return r.copy() if (r is obj and copy is not False and orig is np.array) else r
+    if _has_traced(obj):
+        return _stacked(obj, dtype)
+    if orig is np.array:
+        return orig(obj, dtype, *args, copy=copy, **kwargs)
+    return orig(obj, dtype, *args, **kwargs)
+
+
+_IMPLS = {"zeros": _zeros, "empty": _zeros, "ones": _ones, "full": _full,
+          "zeros_like": _like(0), "empty_like": _like(0), "ones_like": _like(1),
+          "full_like": _full_like, "eye": _computed, "identity": _computed,
+          "arange": _computed, "linspace": _computed, "array": _array, "asarray": _array,
+          "asanyarray": _array, "ascontiguousarray": _array}
+
+_ORIGINALS = {name: getattr(np, name) for name in _IMPLS}
+_BY_ID = {id(f): name for name, f in _ORIGINALS.items()}
+
+
+def _wrapper(name):
+    orig, impl = _ORIGINALS[name], _IMPLS[name]
+
+    @functools.wraps(orig)
+    def wrapper(*args, **kwargs):
+        # This thread is tracing, and the call is the user's (NumPy's own
+        # modules and tinymlir's call `np.empty` for their own arrays).
+        if _state.contexts and not _sys._getframe(1).f_globals.get(
+                "__name__", "").startswith(_LIBRARIES):
+            return impl(orig, *args, **kwargs)
+        return orig(*args, **kwargs)
+    return wrapper
+
+
+_LIBRARIES = ("numpy.", "tinymlir.")
+_WRAPPERS = {name: _wrapper(name) for name in _IMPLS}
+_lock = threading.Lock()
+_active = 0
+_rebound = {}  # (id of a globals dict, name) -> [globals dict, count]
+
+
+def install(fn_globals=None, closure=None):
+    """Starts intercepting (one trace begins); returns what `uninstall` takes."""
+    global _active
+    with _lock:
+        if _active == 0:
+            for name, w in _WRAPPERS.items():
+                setattr(np, name, w)
+        _active += 1
+        names = []
+        if fn_globals is not None:
+            for key, value in list(fn_globals.items()):
+                name = _BY_ID.get(id(value))
+                if name is not None and value is _ORIGINALS[name]:
+                    entry = _rebound.setdefault((id(fn_globals), key), [fn_globals, 0, name])
+                    entry[1] += 1
+                    fn_globals[key] = _WRAPPERS[name]
+                    names.append(key)
+                elif (id(fn_globals), key) in _rebound and any(value is w for w in _WRAPPERS.values()):
+                    _rebound[(id(fn_globals), key)][1] += 1
+                    names.append(key)
+        cells = []
+        for cell in closure or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # not bound yet
+                continue
+            name = _BY_ID.get(id(value))
+            if name is not None and value is _ORIGINALS[name]:
+                cell.cell_contents = _WRAPPERS[name]
+                cells.append((cell, name))
+        return fn_globals, names, cells
+
+
+def uninstall(token):
+    global _active
+    fn_globals, names, cells = token
+    with _lock:
+        for cell, name in cells:
+            if cell.cell_contents is _WRAPPERS[name]:
+                cell.cell_contents = _ORIGINALS[name]
+        for key in names:
+            entry = _rebound.get((id(fn_globals), key))
+            if entry is None:
+                continue
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _rebound[(id(fn_globals), key)]
+                if fn_globals.get(key) is _WRAPPERS[entry[2]]:
+                    fn_globals[key] = _ORIGINALS[entry[2]]
+        _active -= 1
+        if _active == 0:
+            for name, orig in _ORIGINALS.items():
+                setattr(np, name, orig)
