@@ -202,6 +202,13 @@ Shape keptShape(const Shape &shape, const std::vector<int64_t> &axes) {
 }
 
 /// Sum or Max over `axes`, then a reshape for keepdims.
+int64_t reducedCount(const Shape &shape, const std::vector<int64_t> &axes) {
+  int64_t count = 1;
+  for (int64_t a : axes)
+    count *= shape[a];
+  return count;
+}
+
 Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims) {
   NodePtr x = nodeOf(t, opName(op));
   if (x->weak)
@@ -218,17 +225,19 @@ Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims
   for (int64_t i = 0; i < static_cast<int64_t>(x->shape.size()); ++i)
     if (std::find(axes.begin(), axes.end(), i) == axes.end())
       shape.push_back(x->shape[i]);
+  if (numElements(x->shape) == 0) { // NumPy: the identity, or an error where there is none
+    const bool b = x->dtype == DType::b8;
+    if ((op == Op::Max || op == Op::Min) && !b && reducedCount(x->shape, axes) == 0)
+      fail(op, std::string("zero-size array to reduction operation ") +
+                   (op == Op::Max ? "maximum" : "minimum") + " which has no identity");
+    double identity = op == Op::Prod || (b && op == Op::Min) ? 1.0 : 0.0;
+    Tensor result = full(shape, identity, x->dtype);
+    return keepdims ? reshape(result, keptShape(x->shape, axes)) : result;
+  }
   auto node = makeNode(op, shape, x->dtype, {x});
   node->axes = axes;
   Tensor result(node);
   return keepdims ? reshape(result, keptShape(x->shape, axes)) : result;
-}
-
-int64_t reducedCount(const Shape &shape, const std::vector<int64_t> &axes) {
-  int64_t count = 1;
-  for (int64_t a : axes)
-    count *= shape[a];
-  return count;
 }
 
 } // namespace
@@ -409,6 +418,14 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
     batch[i] = da == 1 ? db : da;
   }
   const int64_t P = std::accumulate(batch.begin(), batch.end(), int64_t{1}, std::multiplies<>());
+  if (K == 0 || M == 0 || N == 0 || P == 0) { // sums of no products are 0, as NumPy's
+    Shape out = batch;
+    if (!vectorA)
+      out.push_back(M);
+    if (!vectorB)
+      out.push_back(N);
+    return full(out, 0.0, dtype);
+  }
   auto with = [&](Shape s, std::initializer_list<int64_t> last) {
     s.insert(s.end(), last);
     return s;
@@ -457,13 +474,12 @@ std::pair<Shape, std::vector<int64_t>> sliceBox(Op op, const Shape &s,
                    " must be positive");
     int64_t lo = begin[i] < 0 ? begin[i] + s[i] : begin[i];
     int64_t hi = end[i] < 0 ? end[i] + s[i] : end[i];
-    if (lo < 0 || hi > s[i] || lo >= hi)
+    if (lo < 0 || hi > s[i] || lo > hi)
       fail(op, "range [" + std::to_string(begin[i]) + ", " + std::to_string(end[i]) +
-                   ") on axis " + std::to_string(i) + " is empty or outside shape " +
-                   shapeString(s));
+                   ") on axis " + std::to_string(i) + " is outside shape " + shapeString(s));
     offsets[i] = lo;
     strides[i] = steps.empty() ? 1 : steps[i];
-    shape[i] = (hi - lo + strides[i] - 1) / strides[i];
+    shape[i] = (hi - lo + strides[i] - 1) / strides[i]; // 0 for an empty range, as NumPy's
   }
   std::vector<int64_t> axes = offsets;
   if (std::ranges::any_of(strides, [](int64_t k) { return k != 1; }))
@@ -494,6 +510,8 @@ Tensor sliceUpdate(const Tensor &t, const std::vector<int64_t> &begin,
     fail(Op::SliceUpdate, "could not broadcast input array from shape " + shapeString(v->shape) +
                               " into shape " + shapeString(shape));
   NodePtr box = broadcastTo(Tensor(convert(v, x->dtype, "slice_update")), shape).node();
+  if (numElements(shape) == 0) // nothing written
+    return t;
   if (shape == x->shape)
     return Tensor(box);
   auto node = makeNode(Op::SliceUpdate, x->shape, x->dtype, {x, box});
@@ -506,8 +524,8 @@ Tensor broadcastTo(const Tensor &t, const Shape &shape) {
   if (x->shape.size() > shape.size() || broadcastShapes(Op::Broadcast, x->shape, shape) != shape)
     fail(Op::Broadcast, "cannot broadcast " + describe(x) + " to shape " + shapeString(shape));
   for (int64_t d : shape)
-    if (d <= 0)
-      fail(Op::Broadcast, "dimensions must be positive, got shape " + shapeString(shape));
+    if (d < 0)
+      fail(Op::Broadcast, "dimensions must be non-negative, got shape " + shapeString(shape));
   if (x->weak)
     x = convert(x, x->dtype);
   if (x->shape == shape)
@@ -526,16 +544,16 @@ Tensor reshape(const Tensor &t, const Shape &requested) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1 && unknown < 0) {
       unknown = static_cast<int64_t>(i);
-    } else if (shape[i] <= 0) {
+    } else if (shape[i] < 0) {
       fail(Op::Reshape, "cannot reshape " + shapeString(x->shape) + " to " +
-                            shapeString(requested) + ": dimensions must be positive (one may be -1)");
+                            shapeString(requested) + ": dimensions must be non-negative (one may be -1)");
     } else {
       known *= shape[i];
     }
   }
   int64_t total = numElements(x->shape);
   if (unknown >= 0) {
-    if (total % known != 0)
+    if (known == 0 || total % known != 0)
       fail(Op::Reshape, "cannot reshape " + shapeString(x->shape) + " to " + shapeString(requested));
     shape[unknown] = total / known;
   }

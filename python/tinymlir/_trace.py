@@ -276,8 +276,13 @@ def _basic_steps(shape, index):
             else:
                 start, stop, step = i.indices(n)
                 count = len(range(start, stop, step))
-            if count == 0:
-                raise IndexError(f"tinymlir: the slice {i} of axis {axis} (size {n}) is empty")
+            if count == 0:  # an empty slice: shape 0 along the axis, as NumPy's
+                begin.append(0)
+                end.append(0)
+                steps.append(1)
+                out_shape.append(0)
+                axis += 1
+                continue
             if step < 0:  # the axis reversed, then a slice with the positive step
                 flips.append(axis)
                 start, step = n - 1 - start, -step

@@ -321,6 +321,22 @@ def test_masked_read_used_with_its_shape_is_refused():
         jit(lambda x: x[x > 1].reshape(-1))(positive(4))
 
 
+# --- Zero-size arrays -------------------------------------------------------------------
+
+def test_empty_slices_products_and_reductions_follow_numpy():
+    def f(a, x):
+        s = 0.0
+        for i in range(3):
+            s = s + a[i, :i] @ x[:i] + np.dot(a[:i, i], a[:i, 0])  # i = 0: empty, 0
+            a[i, :i] = 1.0                                        # i = 0: writes nothing
+        return s, a[:, 1:1], a[2:2].sum(axis=0), a[:0].prod(axis=0), (a[:0] > 0).any(), \
+            (a[:0] > 0).all(axis=0)
+    same(f, positive(3, 3), positive(3), rtol=4 * EPS64)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum "
+                                         "which has no identity"):
+        jit(lambda a: a[:, :0].max(axis=1))(positive(3, 3))
+
+
 # --- out= and the in-place functions -----------------------------------------------------
 
 def test_out_arguments_and_inplace_functions():
