@@ -506,7 +506,12 @@ Tensor sliceUpdate(const Tensor &t, const std::vector<int64_t> &begin,
   if (x->weak)
     fail(Op::SliceUpdate, "the target must be a tensor, got " + describe(x));
   auto [shape, axes] = sliceBox(Op::SliceUpdate, x->shape, begin, end, steps);
-  if (broadcastShapes(Op::SliceUpdate, v->shape, shape) != shape)
+  bool fits = v->shape.size() <= shape.size();
+  for (size_t i = 0; fits && i < v->shape.size(); ++i) {
+    const int64_t d = v->shape[v->shape.size() - 1 - i], box = shape[shape.size() - 1 - i];
+    fits = d == box || d == 1;
+  }
+  if (!fits)
     fail(Op::SliceUpdate, "could not broadcast input array from shape " + shapeString(v->shape) +
                               " into shape " + shapeString(shape));
   NodePtr box = broadcastTo(Tensor(convert(v, x->dtype, "slice_update")), shape).node();

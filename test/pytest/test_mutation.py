@@ -161,6 +161,13 @@ def test_writes_through_views_are_seen_by_the_base_and_other_views():
         return row.copy(), t, a.flatten()
     same(f, positive(3, 4), rtol=2 * EPS64)
 
+    def g(b):
+        t3 = b.transpose(1, 2, 0)   # not its own inverse: the write goes back by the inverse
+        t3[0, 1:3, 1] = -1.0
+        np.swapaxes(b, 0, 2)[3, 2, 0] = 8.0
+        return t3.sum(axis=(0, 1))
+    same(g, positive(2, 3, 4), rtol=12 * EPS64)
+
 
 def test_copies_do_not_write_back():
     def f(a):

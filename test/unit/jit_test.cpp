@@ -1064,3 +1064,58 @@ TEST(TableOps, LowerForTheGpuTarget) {
 }
 
 } // namespace
+
+// --- Assignment (NumPy's x[index] = v as values) -----------------------------------
+
+TEST(Assignment, SliceUpdateBroadcastAndFullAsNumPy) {
+  Array x = randomArray({4, 6}, DType::f64, 11), v = randomArray({3}, DType::f32, 12);
+  // y = x.copy(); y[1:3, ::2] = v (float32 cast, broadcast over the rows);
+  // y[3] = -0.0; y + broadcast_to(v[:1], (4, 6)): one selection and copies,
+  // and one rounded addition of exact values.
+  auto f = jit([](const Tensor &a, const Tensor &b) {
+    Tensor y = sliceUpdate(a, {1, 0}, {3, 6}, {1, 2}, b);
+    y = sliceUpdate(y, {3}, {4}, {}, full({1, 6}, -0.0, DType::f64));
+    return y + broadcastTo(slice(b, {0}, {1}), {4, 6});
+  });
+  const char *expected =
+      "(lambda y: (y.__setitem__((slice(1, 3), slice(None, None, 2)), v),"
+      " y.__setitem__(3, -0.0), y + np.broadcast_to(v[:1], (4, 6)))[2])(x.copy())";
+  EXPECT_TRUE(allClose(f(x, v), numpy(expected, {{"x", x}, {"v", v}}), 0, 0));
+  // A value that does not broadcast to the box is NumPy's error, by name.
+  EXPECT_THROW(
+      {
+        try {
+          sliceUpdate(Tensor(x), {0}, {2}, {}, Tensor(Array::zeros({3, 6}, f64)));
+        } catch (const Error &e) {
+          EXPECT_NE(std::string(e.what()).find("[slice_update] could not broadcast input array "
+                                               "from shape (3, 6) into shape (2, 6)"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      Error);
+}
+
+TEST(Assignment, EmptySlicesProductsAndReductions) {
+  Array x = randomArray({3, 4}, DType::f64, 13);
+  // x[0, :0] @ x[:0, 1] is 0; sums over an empty axis are 0, products 1.
+  auto f = jit([](const Tensor &a) {
+    Tensor row = reshape(slice(a, {0, 0}, {1, 0}), {0});
+    Tensor column = reshape(slice(a, {0, 1}, {0, 2}), {0});
+    return matmul(row, column) + sum(slice(a, {0}, {0}), 0).sum() +
+           prod(slice(a, {0, 0}, {3, 0}), 1).sum();
+  });
+  EXPECT_TRUE(allClose(f(x), numpy("x[0, :0] @ x[:0, 1] + x[:0].sum(axis=0).sum() + "
+                                   "x[:, :0].prod(axis=1).sum()",
+                                   {{"x", x}}),
+                       0, 0));
+  EXPECT_THROW(max(slice(Tensor(x), {0}, {0}), 0), Error); // no identity: NumPy's ValueError
+}
+
+TEST(Assignment, SameValueComparesGraphsStructurally) {
+  Tensor p = detail::placeholder(0, {3}, DType::f64), q = detail::placeholder(1, {3}, DType::f64);
+  EXPECT_TRUE(sameValue(greater(p, 0.5), greater(p, 0.5))); // two traces of p > 0.5
+  EXPECT_FALSE(sameValue(greater(p, 0.5), greater(p, 0.25)));
+  EXPECT_FALSE(sameValue(greater(p, 0.5), greater(q, 0.5)));
+}
