@@ -339,6 +339,8 @@ private:
       Value out = emptyLike(n);
       int64_t axis = n.axes[0], offset = 0;
       for (const NodePtr &part : n.args) {
+        if (numElements(part->shape) == 0)
+          continue; // nothing to insert (and no offset inside the destination)
         SmallVector<OpFoldResult> offsets, sizes, strides;
         for (size_t i = 0; i < n.shape.size(); ++i) {
           offsets.push_back(b_.getIndexAttr(static_cast<int64_t>(i) == axis ? offset : 0));

@@ -245,9 +245,6 @@ Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims
 // --- Tensor -------------------------------------------------------------------
 
 Tensor::Tensor(const Array &array) {
-  if (array.size() == 0)
-    fail("tensor", "arrays with zero elements cannot be traced: shape " +
-                       shapeString(array.shape()));
   node_ = makeNode(Op::Constant, array.shape(), array.dtype());
   node_->constant = array;
 }

@@ -46,8 +46,6 @@ def _shape(shape, name):
         dims = (operator.index(shape),)
     if any(d < 0 for d in dims):
         raise ValueError("negative dimensions are not allowed")
-    if any(d == 0 for d in dims):
-        raise ValueError(f"tinymlir: {name} of shape {dims}: zero-size arrays are not traced")
     return dims
 
 
@@ -78,9 +76,6 @@ def _constant(array, name):
                                                          and array.max() < 2**31)):
         array = array.astype(np.int32)
     dtype_name(array.dtype, f"{name}'s result")
-    if array.size == 0:
-        raise ValueError(f"tinymlir: {name} gave a zero-size array (shape {array.shape}), "
-                         "which is not traced")
     array = np.ascontiguousarray(array)
     r = Traced(_core.constant(array))
     r._buf.known = array

@@ -444,9 +444,6 @@ class JitFunction:
             if a.dtype not in _SUPPORTED_DTYPES:
                 path = _call_paths(treedef)[i]
                 dtype_name(a.dtype, f"argument {path}")
-            if a.size == 0:
-                path = _call_paths(treedef)[i]
-                raise ValueError(f"argument {path} has zero elements (shape {a.shape})")
         # One compilation per key at a time; other keys compile concurrently.
         with self._lock:
             event = self._compiling.get(key)

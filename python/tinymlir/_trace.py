@@ -114,8 +114,6 @@ def to_tensor(x, what="an operand"):
     if isinstance(x, np.ndarray):
         x = plain_array(x, what)
         dtype_name(x.dtype, f"{what} (a captured array)")
-        if x.size == 0:
-            raise ValueError(f"{what} is an array with zero elements: shape {x.shape}")
         if not x.flags.c_contiguous or not x.flags.aligned:
             # Read at every call as contiguous ones are: an input made
             # contiguous by each call (a copy at trace time would go stale).

@@ -339,6 +339,9 @@ def test_empty_slices_products_and_reductions_follow_numpy():
         return s, a[:, 1:1], a[2:2].sum(axis=0), a[:0].prod(axis=0), (a[:0] > 0).any(), \
             (a[:0] > 0).all(axis=0)
     same(f, positive(3, 3), positive(3), rtol=4 * EPS64)
+    # zero-size arguments and arrays made inside
+    same(lambda e, x: (e * 2, e.sum(axis=1), np.zeros((0, 3)) + x, e.T @ e), np.zeros((4, 0)),
+         positive(3))
     with pytest.raises(ValueError, match="zero-size array to reduction operation maximum "
                                          "which has no identity"):
         jit(lambda a: a[:, :0].max(axis=1))(positive(3, 3))
