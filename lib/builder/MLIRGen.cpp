@@ -21,7 +21,9 @@
 #include <mlir/IR/Builders.h>
 #include <mlir/IR/BuiltinTypes.h>
 
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <map>
 #include <unordered_map>
 
@@ -202,7 +204,8 @@ public:
       bindInput(constants_[i], entry->getArgument(args.size() + i));
       out.constants.push_back(constants_[i]->constant);
     }
-    Value value = emit(result);
+    out.inPlaceUpdates = hasUpdates(result);
+    Value value = out.inPlaceUpdates ? emitInOrder(result) : emit(result);
     bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value, output,
                                                       /*restrict=*/true, /*writable=*/true);
     func::ReturnOp::create(b_, loc_);
@@ -270,9 +273,163 @@ private:
       key = alias->second;
     if (auto it = values_.find(key); it != values_.end())
       return it->second;
+    if (chainOf_.contains(key))
+      return readVersion(*n);
     Value v = emitNew(*n);
     values_[key] = v;
     return v;
+  }
+
+  // --- Slice updates: chains of writes into one buffer -------------------------
+  //
+  // One-shot bufferization's analysis of a chain of k insert_slices into one
+  // tensor grows superlinearly in k (a 10x10 Cholesky's 155 updates: 2 s), so
+  // an array's versions are not tensors here. The nodes are emitted in
+  // creation order (the trace's program order, in which every read of a
+  // version comes before the write that replaces it). The first update of an
+  // array copies it into a buffer of its own; each update writes its box
+  // there (a subview: O(box)); a read of a version copies what it reads (a
+  // slice: O(slice)) while the buffer holds that version; a version still
+  // read after the next write is copied whole first; the last version is the
+  // buffer itself.
+
+  /// Whether the graph has slice updates (and no index_put, whose loop carries
+  /// a tensor through a region: bufferized as usual).
+  static bool hasUpdates(const NodePtr &root) {
+    bool updates = false;
+    std::vector<const Node *> stack{root.get()};
+    std::unordered_map<const Node *, bool> seen;
+    while (!stack.empty()) {
+      const Node *n = stack.back();
+      stack.pop_back();
+      if (seen[n])
+        continue;
+      seen[n] = true;
+      if (n->op == Op::IndexPut)
+        return false;
+      updates |= n->op == Op::SliceUpdate;
+      for (const NodePtr &a : n->args)
+        stack.push_back(a.get());
+    }
+    return updates;
+  }
+
+  Value emitInOrder(const NodePtr &root) {
+    std::vector<const Node *> order;
+    std::unordered_map<const Node *, NodePtr> owner;
+    std::vector<const Node *> stack{root.get()};
+    owner[root.get()] = root;
+    while (!stack.empty()) {
+      const Node *n = stack.back();
+      stack.pop_back();
+      order.push_back(n);
+      for (const NodePtr &a : n->args) {
+        consumers_[a.get()].push_back(n);
+        if (owner.emplace(a.get(), a).second)
+          stack.push_back(a.get());
+      }
+    }
+    std::sort(order.begin(), order.end(), [](const Node *a, const Node *b) { return a->seq < b->seq; });
+    // Each version's successor: the first update (in program order) that writes over it.
+    for (const Node *n : order)
+      if (n->op == Op::SliceUpdate) {
+        const Node *base = n->args[0].get();
+        if (!successor_.contains(base) || successor_[base]->seq > n->seq)
+          successor_[base] = n;
+      }
+    for (const Node *n : order) {
+      if (n->op == Op::SliceUpdate)
+        emitUpdate(*n);
+      else if (!chainOf_.contains(n))
+        emit(owner[n]);
+    }
+    return emit(root);
+  }
+
+  MemRefType bufferType(const Node &n) { return MemRefType::get(n.shape, elementType(n.dtype)); }
+
+  Value subview(Value buffer, const Node &update) {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    const size_t rank = update.shape.size();
+    const Node &box = *update.args[1];
+    for (size_t i = 0; i < rank; ++i) {
+      offsets.push_back(b_.getIndexAttr(update.axes[i]));
+      sizes.push_back(b_.getIndexAttr(box.shape[i]));
+      strides.push_back(
+          b_.getIndexAttr(update.axes.size() == 2 * rank ? update.axes[rank + i] : 1));
+    }
+    return memref::SubViewOp::create(b_, loc_, buffer, offsets, sizes, strides);
+  }
+
+  /// A tensor holding a copy of `source` (a memref): read now, never written.
+  Value copied(Value source, const Shape &shape, DType dtype) {
+    Value copy = memref::AllocOp::create(b_, loc_, MemRefType::get(shape, elementType(dtype)));
+    memref::CopyOp::create(b_, loc_, source, copy);
+    return bufferization::ToTensorOp::create(b_, loc_, RankedTensorType::get(shape, elementType(dtype)),
+                                             copy, /*restrict=*/true, /*writable=*/true);
+  }
+
+  void emitUpdate(const Node &u) {
+    const Node *base = u.args[0].get();
+    Value value = emit(u.args[1]);
+    Value buffer;
+    if (auto it = chainOf_.find(base); it != chainOf_.end() && holder_[it->second] == base &&
+                                       successor_[base] == &u) {
+      buffer = it->second;
+      // Readers of the version being overwritten that come later read a copy.
+      const auto &readers = consumers_[base];
+      if (std::any_of(readers.begin(), readers.end(),
+                      [&](const Node *r) { return r != &u && r->seq > u.seq; }))
+        values_[base] = copied(buffer, base->shape, base->dtype);
+    } else {
+      // A new buffer for this array: its current value copied in.
+      Value start = emit(u.args[0]);
+      buffer = memref::AllocOp::create(b_, loc_, bufferType(u));
+      bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, start, buffer,
+                                                        /*restrict=*/false, /*writable=*/true);
+    }
+    bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value,
+                                                      subview(buffer, u), /*restrict=*/false,
+                                                      /*writable=*/true);
+    chainOf_[&u] = buffer;
+    holder_[buffer] = &u;
+  }
+
+  /// A version of an updated array, read now (while its buffer holds it).
+  Value readVersion(const Node &v) {
+    Value buffer = chainOf_[&v];
+    if (holder_[buffer] != &v)
+      throw Error("[build] internal: a version of an updated array is read after the write "
+                  "that replaced it");
+    if (!successor_.contains(&v)) { // the last version: the buffer itself, never written again
+      Value t = bufferization::ToTensorOp::create(b_, loc_, tensorType(v), buffer,
+                                                  /*restrict=*/true, /*writable=*/false);
+      values_[&v] = t;
+      return t;
+    }
+    Value t = copied(buffer, v.shape, v.dtype);
+    values_[&v] = t;
+    return t;
+  }
+
+  /// Slice of a version of an updated array: the box copied now (O(slice)).
+  std::optional<Value> sliceOfVersion(const Node &n) {
+    const Node *v = n.args[0].get();
+    if (values_.contains(v) || !chainOf_.contains(v))
+      return std::nullopt;
+    Value buffer = chainOf_[v];
+    if (holder_[buffer] != v)
+      throw Error("[build] internal: a slice of an updated array is read after the write "
+                  "that replaced it");
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    const size_t rank = n.shape.size();
+    for (size_t i = 0; i < rank; ++i) {
+      offsets.push_back(b_.getIndexAttr(n.axes[i]));
+      sizes.push_back(b_.getIndexAttr(n.shape[i]));
+      strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
+    }
+    Value view = memref::SubViewOp::create(b_, loc_, buffer, offsets, sizes, strides);
+    return copied(view, n.shape, n.dtype);
   }
 
   Value emitNew(const Node &n) {
@@ -294,6 +451,8 @@ private:
     case Op::MatMul:
       return emitMatmul(n);
     case Op::Slice: {
+      if (auto read = sliceOfVersion(n))
+        return *read;
       SmallVector<OpFoldResult> offsets, sizes, strides;
       const size_t rank = n.shape.size();
       for (size_t i = 0; i < rank; ++i) { // axes: the offsets, then any steps
@@ -304,7 +463,7 @@ private:
       return tensor::ExtractSliceOp::create(b_, loc_, tensorType(n), emit(n.args[0]), offsets,
                                             sizes, strides);
     }
-    case Op::SliceUpdate: {
+    case Op::SliceUpdate: { // outside emitInOrder (not reached from build)
       const Node &box = *n.args[1];
       SmallVector<OpFoldResult> offsets, sizes, strides;
       const size_t rank = n.shape.size();
@@ -661,6 +820,12 @@ private:
   std::vector<NodePtr> constants_;
   std::unordered_map<const Node *, const Node *> aliases_;
   std::unordered_map<const Node *, Value> values_;
+  // Slice updates (emitInOrder): each version's buffer, the version each
+  // buffer holds now, each version's successor, and each node's readers.
+  std::unordered_map<const Node *, Value> chainOf_;
+  llvm::DenseMap<Value, const Node *> holder_;
+  std::unordered_map<const Node *, const Node *> successor_;
+  std::unordered_map<const Node *, std::vector<const Node *>> consumers_;
 };
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <tinymlir/array.h>
 #include <tinymlir/tensor.h>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -11,6 +12,8 @@ namespace tinymlir::detail {
 
 struct Node {
   Op op;
+  uint64_t seq = 0; // creation order: a valid program order of the trace (reads of an
+                    // array's version come before the write that replaces it)
   Shape shape;
   DType dtype;
   std::vector<std::shared_ptr<Node>> args;
@@ -31,9 +34,15 @@ struct Node {
 
 using NodePtr = std::shared_ptr<Node>;
 
+inline uint64_t nextSeq() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
+
 inline NodePtr makeNode(Op op, Shape shape, DType dtype, std::vector<NodePtr> args = {}) {
   auto node = std::make_shared<Node>();
   node->op = op;
+  node->seq = nextSeq();
   node->shape = std::move(shape);
   node->dtype = dtype;
   node->args = std::move(args);

@@ -89,6 +89,10 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
     seen.push_back(n);
     if (n->op == Op::Gather)
       out.push_back({input(*n, *n->args[1], "ids"), n->args[0]->shape[0]});
+    if (n->op == Op::SliceUpdate && !target.hostLoops())
+      throw Error(std::string("[slice_update] the ") + target.name() +
+                  " target cannot run it (an array's updates are written in order into one "
+                  "host buffer); compile it for the CPU");
     if (n->op == Op::IndexPut) {
       if (!target.hostLoops())
         throw Error(std::string("[index_put] the ") + target.name() +
@@ -293,7 +297,10 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   impl->optimized = detail::printModule(module);
   stage("optimize");
 
-  detail::runPipeline(module, detail::kBufferizePipeline, "bufferize");
+  detail::runPipeline(module,
+                      built.inPlaceUpdates ? detail::kBufferizeUpdatesPipeline
+                                           : detail::kBufferizePipeline,
+                      "bufferize");
   impl->bufferized = detail::printModule(module);
   stage("bufferize");
 

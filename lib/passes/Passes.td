@@ -143,3 +143,11 @@ def GpuEmulateOnHostPass : ModulePass<"tinymlir-gpu-emulate-on-host"> {
                            "::mlir::memref::MemRefDialect", "::mlir::omp::OpenMPDialect",
                            "::mlir::scf::SCFDialect"];
 }
+
+def StraightLineDeallocPass : ModulePass<"tinymlir-straight-line-dealloc"> {
+  let summary = "Deallocate each buffer after the last use of it or its views in its block "
+                "(modules whose arrays are updated in place: linear, where the ownership-based "
+                "pipeline's simplification grows quadratically)";
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [Statistic<"placed", "deallocs", "deallocations placed">];
+}

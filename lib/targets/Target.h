@@ -39,6 +39,16 @@ inline constexpr const char *kOptimizePipeline =
 inline constexpr const char *kBufferizePipeline =
     "builtin.module(eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries},"
     "buffer-deallocation-pipeline,canonicalize)";
+/// For modules whose arrays are updated in place (slice updates, written in
+/// order into buffers by the builder): no analysis, whose cost grows
+/// superlinearly with the number of reads of those buffers (a 20x20 Cholesky:
+/// 10 s); the builder already copies what must be copied, so copying before
+/// the remaining writes costs only small temporaries. Deallocation: each
+/// buffer after its last use (the ownership-based pipeline's simplification
+/// is quadratic in the number of buffers).
+inline constexpr const char *kBufferizeUpdatesPipeline =
+    "builtin.module(one-shot-bufferize{bufferize-function-boundaries copy-before-write},"
+    "tinymlir-straight-line-dealloc,canonicalize)";
 /// Loops and memrefs to the LLVM dialect (the last steps of the CPU and of GPU
 /// emulation); the kernel function stays out of line. Temporaries come from
 /// the arrays' memory (allocateMemory), which reuses freed blocks: memrefs are

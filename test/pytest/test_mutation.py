@@ -169,6 +169,22 @@ def test_writes_through_views_are_seen_by_the_base_and_other_views():
     same(g, positive(2, 3, 4), rtol=12 * EPS64)
 
 
+def test_versions_read_after_later_writes_and_copies_written_apart():
+    # The builder writes an array's updates in order into one buffer: a
+    # version still read after the next write is copied first, and a copy
+    # written on its own gets a buffer of its own.
+    def f(a):
+        old = a.copy()           # the same value as a, now: written apart below
+        a[0] = 1.0
+        mid = a.copy()
+        a[1:3] *= 2.0
+        old[2] = -1.0
+        mid[:, 0] += old[:, 1]   # reads the old version after a's writes
+        a[3] = old[0] + mid[0]
+        return old, mid, a[::2].sum(axis=0)
+    same(f, positive(4, 3), rtol=4 * EPS64)
+
+
 def test_copies_do_not_write_back():
     def f(a):
         c = a.copy()
