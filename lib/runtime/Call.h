@@ -66,7 +66,7 @@ template <class F> RuntimeSymbol symbol(const char *name, F *function) {
   return {name, reinterpret_cast<void *>(function)};
 }
 
-/// tinymlir_sgemm, tinymlir_dgemm (Gemm.cpp), MLIR's memrefCopy and the memref allocation
+/// tinymlir_sgemm, tinymlir_dgemm (Gemm.cpp), memrefCopy (Copy.cpp: runs of memcpy) and the memref allocation
 /// functions (allocateMemory, freeMemory).
 RuntimeSymbols cpuRuntimeSymbols();
 /// The mgpu* functions of MLIR's GPU-to-LLVM lowering and tinymlirGpu* (gpu/CudaRuntime.cpp).

@@ -11,7 +11,7 @@
 #include <algorithm>
 
 extern "C" int omp_get_max_threads();
-extern "C" void memrefCopy(int64_t elementSize, void *source, void *destination);
+extern "C" void tinymlir_memref_copy(int64_t elementSize, void *source, void *destination);
 extern "C" int omp_in_parallel();
 
 namespace {
@@ -71,7 +71,7 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
   // (finalize-memref-to-llvm{use-generic-functions}) take the arrays' memory,
   // whose freed blocks the next call reuses.
   return {symbol("tinymlir_sgemm", &tinymlir_sgemm), symbol("tinymlir_dgemm", &tinymlir_dgemm),
-          symbol("memrefCopy", &memrefCopy),
+          symbol("memrefCopy", &tinymlir_memref_copy), // runtime/Copy.cpp
           symbol("_mlir_memref_to_llvm_alloc", &tinymlir::allocateMemory),
           symbol("_mlir_memref_to_llvm_free", &tinymlir::freeMemory)};
 }
