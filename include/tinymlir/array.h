@@ -21,12 +21,12 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// b8 is NumPy's bool: one byte, 0 or 1.
-enum class DType : uint8_t { f32, f64, i32, b8 };
+/// b8 is NumPy's bool: one byte, 0 or 1. i64 is NumPy's default integer.
+enum class DType : uint8_t { f32, f64, i32, b8, i64 };
 
 using Shape = std::vector<int64_t>;
 
-/// "float32", "float64", "int32", "bool": NumPy's spelling.
+/// "float32", "float64", "int32", "bool", "int64": NumPy's spelling.
 const char *dtypeName(DType dtype);
 size_t dtypeSize(DType dtype);
 bool isFloat(DType dtype);
@@ -48,6 +48,7 @@ template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; }
 template <> struct DTypeOf<double> { static constexpr DType value = DType::f64; };
 template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::i32; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::b8; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::i64; };
 
 class Array {
 public:

@@ -88,6 +88,7 @@ struct ScalarType {
 inline constexpr ScalarType f32{DType::f32};
 inline constexpr ScalarType f64{DType::f64};
 inline constexpr ScalarType i32{DType::i32};
+inline constexpr ScalarType i64{DType::i64};
 
 /// A weak scalar (a plain C++ number): takes the dtype of the tensor it meets.
 Tensor weakScalar(double value, bool integral);
@@ -177,6 +178,8 @@ Tensor sliceUpdate(const Tensor &x, const std::vector<int64_t> &begin,
                    const Tensor &value);
 /// `x` repeated to `shape` by NumPy's broadcasting rules (np.broadcast_to).
 Tensor broadcastTo(const Tensor &x, const Shape &shape);
+/// The bits of a 64-bit tensor read as another 64-bit dtype (x.view(dtype)).
+Tensor bitcast(const Tensor &x, DType dtype);
 /// A tensor of `shape` filled with `value` in `dtype` (np.full; np.zeros).
 Tensor full(const Shape &shape, double value, DType dtype);
 /// New shape with the same element count; one entry may be -1.

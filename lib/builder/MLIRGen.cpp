@@ -22,6 +22,7 @@
 #include <mlir/IR/BuiltinTypes.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <map>
@@ -42,14 +43,22 @@ Type elementType(Builder &b, DType dtype) {
     return b.getI32Type();
   case DType::b8: // NumPy's bool: a byte, 0 or 1
     return b.getI8Type();
+  case DType::i64:
+    return b.getI64Type();
   }
   return {};
 }
 
 Value scalarConstant(OpBuilder &b, Location loc, DType dtype, double value) {
   Type type = elementType(b, dtype);
-  if (dtype == DType::i32)
-    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+  if (dtype == DType::i32 || dtype == DType::i64) {
+    // Exact up to 2^53 (the frontend refuses larger Python ints); saturated, never UB.
+    const int64_t v = std::isnan(value) ? 0
+                      : value <= -9223372036854775808.0 ? std::numeric_limits<int64_t>::min()
+                      : value >= 9223372036854775808.0  ? std::numeric_limits<int64_t>::max()
+                                                        : static_cast<int64_t>(value);
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+  }
   if (dtype == DType::b8)
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value != 0 ? 1 : 0));
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
@@ -96,6 +105,9 @@ struct CastScalar {
                                              : Value(arith::TruncFOp::create(b, loc, type, x[0]));
     if (isFloat(to))
       return arith::SIToFPOp::create(b, loc, type, x[0]);
+    if (!isFloat(from)) // int32 <-> int64: NumPy's wraps when narrowing, as TruncI
+      return dtypeSize(to) > dtypeSize(from) ? Value(arith::ExtSIOp::create(b, loc, type, x[0]))
+                                             : Value(arith::TruncIOp::create(b, loc, type, x[0]));
     return arith::FPToSIOp::create(b, loc, type, x[0]);
   }
 };
@@ -110,6 +122,12 @@ struct AbsInt { // max(x, 0 - x); convert-math-to-libm rejects math.absi
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     Value negated = NegateInt::lowerScalar(b, loc, n, x);
     return arith::MaxSIOp::create(b, loc, x[0], negated);
+  }
+};
+
+struct BitcastScalar { // the same 64 bits as the node's dtype
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    return arith::BitcastOp::create(b, loc, elementType(b, n.dtype), x[0]);
   }
 };
 
@@ -605,6 +623,12 @@ private:
              : n.dtype == DType::b8 ? 1
                                         : static_cast<double>(std::numeric_limits<int32_t>::max());
     Value acc = filled(n, init);
+    if (n.dtype == DType::i64 && (n.op == Op::Max || n.op == Op::Min)) { // exact extremes
+      const int64_t v = n.op == Op::Max ? std::numeric_limits<int64_t>::min()
+                                        : std::numeric_limits<int64_t>::max();
+      Value c = arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(b_.getI64Type(), v));
+      acc = linalg::FillOp::create(b_, loc_, ValueRange{c}, ValueRange{emptyLike(n)}).getResult(0);
+    }
     auto reduce = linalg::ReduceOp::create(
         b_, loc_, ValueRange{emit(n.args[0])}, ValueRange{acc}, n.axes,
         [&](OpBuilder &b, Location loc, ValueRange block) {
@@ -616,8 +640,9 @@ private:
           if (n.op == Op::Sum)
             r = f ? Value(arith::AddFOp::create(b, loc, block[0], block[1], reassoc))
                   : Value(arith::AddIOp::create(b, loc, block[0], block[1]));
-          else if (n.op == Op::Prod) // float only
-            r = arith::MulFOp::create(b, loc, block[0], block[1], reassoc);
+          else if (n.op == Op::Prod) // floats, or int64 (NumPy's integer products)
+            r = f ? Value(arith::MulFOp::create(b, loc, block[0], block[1], reassoc))
+                  : Value(arith::MulIOp::create(b, loc, block[0], block[1]));
           else if (n.op == Op::Max)
             r = f ? Value(arith::MaximumFOp::create(b, loc, block[0], block[1], reassoc))
                   : Value(arith::MaxSIOp::create(b, loc, block[0], block[1]));

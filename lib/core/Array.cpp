@@ -22,6 +22,7 @@ const char *dtypeName(DType dtype) {
   case DType::f64: return "float64";
   case DType::i32: return "int32";
   case DType::b8: return "bool";
+  case DType::i64: return "int64";
   }
   return "unknown";
 }
@@ -32,6 +33,7 @@ size_t dtypeSize(DType dtype) {
   case DType::f64: return 8;
   case DType::i32: return 4;
   case DType::b8: return 1;
+  case DType::i64: return 8;
   }
   return 0;
 }
@@ -81,6 +83,7 @@ double loadElement(const std::byte *p, DType dtype) {
   case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
   case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return v; }
   case DType::b8: return *p != std::byte{0} ? 1 : 0;
+  case DType::i64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
   }
   return 0;
 }
@@ -95,12 +98,21 @@ int32_t toInt32(double v) {
   return static_cast<int32_t>(v);
 }
 
+/// Saturating double -> int64 (NaN -> 0), so conversion is never UB.
+int64_t toInt64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(v);
+}
+
 void storeElement(std::byte *p, DType dtype, double value) {
   switch (dtype) {
   case DType::f32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
   case DType::f64: { std::memcpy(p, &value, 8); return; }
   case DType::i32: { int32_t v = toInt32(value); std::memcpy(p, &v, 4); return; }
   case DType::b8: *p = std::byte{value != 0}; return; // nan is true, as NumPy's
+  case DType::i64: { int64_t v = toInt64(value); std::memcpy(p, &v, 8); return; }
   }
 }
 

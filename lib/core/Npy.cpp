@@ -151,6 +151,7 @@ std::optional<DType> dtypeFromDescr(const std::string &d) {
   if (d == "<f8") return DType::f64;
   if (d == "<i4") return DType::i32;
   if (d == "|b1") return DType::b8;
+  if (d == "<i8") return DType::i64;
   return std::nullopt;
 }
 
@@ -160,6 +161,7 @@ const char *descrOf(DType d) {
   case DType::f64: return "<f8";
   case DType::i32: return "<i4";
   case DType::b8: return "|b1";
+  case DType::i64: return "<i8";
   }
   return "?";
 }
@@ -202,7 +204,7 @@ Array Array::loadNpy(const std::string &path) {
 
   Header h = HeaderParser(text, path).parse();
   auto dtype = dtypeFromDescr(*h.descr);
-  if (!dtype) fail(path, "unsupported dtype '" + *h.descr + "' (supported: '<f4', '<f8', '<i4', '|b1')");
+  if (!dtype) fail(path, "unsupported dtype '" + *h.descr + "' (supported: '<f4', '<f8', '<i4', '<i8', '|b1')");
   int64_t count;
   try {
     count = numElements(*h.shape);

@@ -53,8 +53,10 @@ DType promote(DType a, DType b) {
     return a;
   if (a == DType::b8 || b == DType::b8) // bool with anything: the other
     return a == DType::b8 ? b : a;
-  // float32 with float64, or int32 with any float: float64 (int32 + float32 is
-  // float64 in NumPy, since float32 cannot hold every int32).
+  if (!isFloat(a) && !isFloat(b)) // int32 with int64
+    return DType::i64;
+  // float32 with float64, or an integer with any float: float64 (int32 + float32
+  // is float64 in NumPy, since float32 cannot hold every int32).
   return DType::f64;
 }
 
@@ -82,11 +84,13 @@ Shape broadcastShapes(Op op, const Shape &a, const Shape &b) {
 /// scalar. A Python integer beyond int32 fails where it meets int32, as in
 /// NumPy 2 (a float operand takes it as a float).
 NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
-  if (n->weak && n->integral && dtype == DType::i32 &&
-      !(n->scalar >= -2147483648.0 && n->scalar <= 2147483647.0)) {
+  if (n->weak && n->integral &&
+      ((dtype == DType::i32 && !(n->scalar >= -2147483648.0 && n->scalar <= 2147483647.0)) ||
+       (dtype == DType::i64 &&
+        !(n->scalar >= -9223372036854775808.0 && n->scalar < 9223372036854775808.0)))) {
     char value[64];
     std::snprintf(value, sizeof value, "%.0f", n->scalar);
-    fail(op, std::string("Python integer ") + value + " is out of bounds for int32");
+    fail(op, std::string("Python integer ") + value + " is out of bounds for " + dtypeName(dtype));
   }
   if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
     auto s = makeNode(Op::Scalar, {}, dtype);
@@ -107,15 +111,12 @@ NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
 /// tinymlir does not have) or logical operations.
 DType operandDType(Op op, const NodePtr &x, const NodePtr &y, bool comparing) {
   DType dx = x->dtype, dy = y->dtype;
-  if (x->weak && y->weak)
-    return (x->integral && y->integral) ? DType::i32 : DType::f64;
+  if (x->weak && y->weak) // two Python numbers: NumPy's default int64, or float64
+    return (x->integral && y->integral) ? DType::i64 : DType::f64;
   const Node *weak = x->weak ? x.get() : y->weak ? y.get() : nullptr;
   const DType strong = x->weak ? dy : dx;
-  if (weak && strong == DType::b8 && weak->integral && !comparing)
-    fail(op, "a bool tensor with a Python int is int64 in NumPy, which tinymlir does not have; "
-             "cast the tensor to int32 or a float type first");
-  if (weak && strong == DType::b8)
-    return weak->integral ? DType::i32 : DType::f64;
+  if (weak && strong == DType::b8) // a bool tensor with a Python int is int64, as NumPy's
+    return weak->integral ? DType::i64 : DType::f64;
   if (x->weak)
     dx = resolveWeak(*x, dy);
   else if (y->weak)
@@ -153,9 +154,6 @@ Tensor compare(Op op, const Tensor &a, const Tensor &b) {
 /// by arithmetic; the three shapes broadcast.
 Tensor select(Op op, const Tensor &c, const Tensor &a, const Tensor &b) {
   NodePtr cond = nodeOf(c, opName(op)), x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
-  if (x->weak && y->weak && x->integral && y->integral)
-    fail(op, "two Python ints give int64 in NumPy, which tinymlir does not have; pass one as "
-             "an int32 or float value");
   DType result = operandDType(op, x, y, false);
   Shape shape = broadcastShapes(op, broadcastShapes(op, cond->shape, x->shape), y->shape);
   return Tensor(makeNode(op, std::move(shape), result,
@@ -166,7 +164,7 @@ Tensor select(Op op, const Tensor &c, const Tensor &a, const Tensor &b) {
 Tensor unary(Op op, const Tensor &a) {
   NodePtr x = nodeOf(a, opName(op));
   if (x->weak)
-    x = convert(x, x->integral ? DType::i32 : DType::f64, opName(op));
+    x = convert(x, x->integral ? DType::i64 : DType::f64, opName(op));
   if (x->dtype == DType::b8)
     fail(op, "bool operands are not supported (NumPy's result is float16, bool or an error): "
              "got " + describe(x) + "; cast it to int32, float32 or float64 first");
@@ -212,12 +210,9 @@ int64_t reducedCount(const Shape &shape, const std::vector<int64_t> &axes) {
 Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims) {
   NodePtr x = nodeOf(t, opName(op));
   if (x->weak)
-    x = convert(x, x->integral ? DType::i32 : DType::f64, opName(op));
-  if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
-    fail(op, std::string(x->dtype == DType::b8 ? "bool" : "int32") +
-                 (op == Op::Sum ? " sums" : " products") +
-                 " are not supported (NumPy computes them in int64): got " + describe(x) +
-                 "; cast to a float type first");
+    x = convert(x, x->integral ? DType::i64 : DType::f64, opName(op));
+  if ((op == Op::Sum || op == Op::Prod) && !isFloat(x->dtype))
+    x = convert(x, DType::i64, opName(op)); // NumPy's: integers and bools accumulate in int64
   std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
   if (axes.empty())
     return Tensor(x);
@@ -298,7 +293,7 @@ Tensor ScalarType::operator()(double value) const {
 }
 
 Tensor weakScalar(double value, bool integral) {
-  auto node = makeNode(Op::Scalar, {}, integral ? DType::i32 : DType::f64);
+  auto node = makeNode(Op::Scalar, {}, integral ? DType::i64 : DType::f64);
   node->weak = true;
   node->integral = integral;
   node->scalar = value;
@@ -533,6 +528,16 @@ Tensor broadcastTo(const Tensor &t, const Shape &shape) {
   if (x->shape == shape)
     return Tensor(x);
   return Tensor(makeNode(Op::Broadcast, shape, x->dtype, {x}));
+}
+
+Tensor bitcast(const Tensor &t, DType dtype) {
+  NodePtr x = nodeOf(t, "bitcast");
+  if (x->weak || dtypeSize(x->dtype) != 8 || dtypeSize(dtype) != 8)
+    fail(Op::Bitcast, "reinterprets 64-bit tensors as a 64-bit dtype, got " + describe(x) +
+                          " to " + dtypeName(dtype));
+  if (x->dtype == dtype)
+    return t;
+  return Tensor(makeNode(Op::Bitcast, x->shape, dtype, {x}));
 }
 
 Tensor full(const Shape &shape, double value, DType dtype) {

@@ -32,7 +32,10 @@ DType parseDType(const std::string &name) {
     return DType::i32;
   if (name == "bool")
     return DType::b8;
-  throw nb::type_error(("tinymlir supports float32, float64, int32 and bool, not " + name).c_str());
+  if (name == "int64")
+    return DType::i64;
+  throw nb::type_error(
+      ("tinymlir supports float32, float64, int32, int64 and bool, not " + name).c_str());
 }
 
 namespace {
@@ -47,6 +50,8 @@ nb::dlpack::dtype dlpackDType(DType dtype) {
     return nb::dtype<int32_t>();
   case DType::b8:
     return nb::dtype<bool>();
+  case DType::i64:
+    return nb::dtype<int64_t>();
   }
   return nb::dtype<float>();
 }
@@ -72,9 +77,11 @@ DType fromDLPack(nb::dlpack::dtype d, const char *what) {
       return DType::i32;
     if (d == nb::dtype<bool>())
       return DType::b8;
+    if (d == nb::dtype<int64_t>())
+      return DType::i64;
   }
   throw nb::type_error((std::string(what) + " has dtype " + dlpackName(d) +
-                        "; tinymlir supports float32, float64, int32 and bool (convert with "
+                        "; tinymlir supports float32, float64, int32, int64 and bool (convert with "
                         ".astype)")
                            .c_str());
 }
@@ -173,8 +180,12 @@ NB_MODULE(_tinymlir, m) {
     try {
       std::rethrow_exception(p);
     } catch (const tinymlir::Error &e) {
-      if (isTypeProblem(e.what()))
+      const std::string m = e.what();
+      if (isTypeProblem(m))
         PyErr_SetString(PyExc_TypeError, e.what());
+      else if (m.find("] Python integer ") != std::string::npos &&
+               m.find(" is out of bounds for ") != std::string::npos)
+        PyErr_SetString(PyExc_OverflowError, e.what()); // as NumPy 2's (uint8_array + 300)
       else
         PyErr_SetString(PyExc_ValueError, e.what());
     }
@@ -249,6 +260,9 @@ NB_MODULE(_tinymlir, m) {
   m.def("slice_update", &sliceUpdate, "x"_a, "begin"_a, "end"_a, "steps"_a, "value"_a,
         "x with the box slice(x, begin, end, steps) replaced by value (broadcast, cast).");
   m.def("broadcast_to", &broadcastTo, "x"_a, "shape"_a);
+  m.def(
+      "bitcast", [](const Tensor &a, const std::string &dtype) { return bitcast(a, parseDType(dtype)); },
+      "x"_a, "dtype"_a, "The bits of a 64-bit tensor as another 64-bit dtype (x.view(dtype)).");
   m.def("same_value", &sameValue, "a"_a, "b"_a,
         "Whether a and b compute the same value (the same node, or equal nodes).");
   m.def(

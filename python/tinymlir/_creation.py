@@ -14,8 +14,7 @@ trace in the process starts and removed when the last one ends.
 A traced array made from static values alone remembers its NumPy value until
 something is written to it (``known_value``), so ``for i in np.arange(n)`` and
 ``x[np.arange(3)]`` still see numbers. ``np.empty`` gives zeros, so results are
-deterministic. tinymlir has no int64 yet: NumPy's default integer arrays made
-here (``np.arange(5)``, ``np.zeros(3, int)``) are int32 when their values fit.
+deterministic.
 """
 
 from __future__ import annotations
@@ -33,8 +32,6 @@ from ._trace import Traced, _broadcast_into, _state, dtype_name, to_tensor
 
 def _dtype(dtype, name, default=np.float64):
     d = np.dtype(default if dtype is None else dtype)
-    if d == np.int64:
-        d = np.dtype(np.int32)  # the stand-in for NumPy's default integer (no int64 yet)
     dtype_name(d, f"{name}'s result")
     return d
 
@@ -72,14 +69,18 @@ def full_traced(shape, value, dtype, name):
 
 def _constant(array, name):
     """A traced array holding NumPy's result for static arguments."""
-    if array.dtype == np.int64 and (array.size == 0 or (array.min() >= -2**31
-                                                         and array.max() < 2**31)):
-        array = array.astype(np.int32)
     dtype_name(array.dtype, f"{name}'s result")
     array = np.ascontiguousarray(array)
     r = Traced(_core.constant(array))
     r._buf.known = array
     return r
+
+
+def known_constant(value):
+    """A traced array holding a value computed while tracing (folded), known."""
+    if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):
+        return value  # a NumPy or Python scalar: returned as NumPy gives it
+    return _constant(np.asarray(value), "a folded operation")
 
 
 def _has_traced(x):

@@ -296,7 +296,10 @@ class Specialization:
         outs = []
         for shape, dtype, offset, size in self._out_specs:
             part = flat[offset:offset + size].reshape(shape)
-            outs.append(part if dtype == self._packed_dtype else part.astype(dtype))
+            if dtype.kind == "f" and self._packed_dtype == np.int64:
+                part = part.view(np.float64)  # packed by its bits
+            outs.append(part if dtype == self._packed_dtype and part.dtype.char != "q"
+                        else part.astype(dtype))
         for leaf, position in self._writes:
             np.copyto(leaves[leaf], outs[position], casting="unsafe")
         results = [leaves[self._returned[k]] if k in self._returned else _scalar(o)
@@ -311,8 +314,13 @@ class Specialization:
 
 
 def _scalar(a):
-    """A rank-0 result as NumPy gives it: a NumPy scalar."""
-    return a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
+    """A result as NumPy gives it: rank 0 is a NumPy scalar; int64 is NumPy's
+    np.int64 (the binding's arrays are C long long, a distinct NumPy type)."""
+    if isinstance(a, np.ndarray):
+        if a.dtype.char == "q":
+            a = a.view(np.int64)
+        return a[()] if a.ndim == 0 else a
+    return a
 
 
 # --- jit --------------------------------------------------------------------------
@@ -507,17 +515,24 @@ class JitFunction:
                 final = tensors[0]
             else:
                 # Several outputs: one compiled function whose result is their
-                # concatenation (flattened; cast to float64 if dtypes differ, which
-                # float32 and int32 values survive exactly), split again on return.
+                # concatenation (flattened), split again on return. Mixed dtypes
+                # are packed exactly: as float64 (float32, int32 and bool survive),
+                # or, with int64 among them, as int64 (floats by their float64 bits).
                 dtypes = {t.dtype for t in tensors}
-                packed_dtype = dtypes.pop() if len(dtypes) == 1 else "float64"
+                packed_dtype = dtypes.pop() if len(dtypes) == 1 else (
+                    "int64" if "int64" in dtypes else "float64")
                 flat, offset = [], 0
                 for t in tensors:
                     size = int(np.prod(t.shape, dtype=np.int64))
                     specs.append((tuple(t.shape), np.dtype(t.dtype), offset, size))
                     offset += size
                     f = _core.reshape(t, [size])
-                    flat.append(f if t.dtype == packed_dtype else _core.cast(f, packed_dtype))
+                    if t.dtype == packed_dtype:
+                        flat.append(f)
+                    elif packed_dtype == "int64" and t.dtype in ("float32", "float64"):
+                        flat.append(_core.bitcast(_core.cast(f, "float64"), "int64"))
+                    else:
+                        flat.append(_core.cast(f, packed_dtype))
                 final = _core.concatenate(flat, 0) if len(flat) > 1 else flat[0]
                 packed_dtype = np.dtype(packed_dtype)
             hidden = list(ctx.hidden)

@@ -14,8 +14,8 @@ import numpy as np
 
 from . import _tinymlir as _core
 from ._trace import _arange  # noqa: F401  (NumPy's, also while creation is traced)
-from ._trace import (Masked, Traced, TracingError, _axis_tuple, _reduce, dtype_name, in_dtype,
-                     to_tensor)
+from ._trace import (Masked, Traced, TracingError, _axis_tuple, _reduce, dtype_name, folded,
+                     in_dtype, to_tensor)
 
 # NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow
 # is np.power), and matmul.
@@ -110,6 +110,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return _into(out, array_ufunc(ufunc, method, inputs, kwargs), name)
     if method != "__call__":
         return _ufunc_method(ufunc, method, inputs, dict(kwargs), name)
+    if not kwargs:
+        r = folded(ufunc, *inputs)  # arrays made from static values: NumPy's own result
+        if r is not None:
+            return r
     for key, value in kwargs.items():
         if key == "dtype" and value is not None:
             raise TracingError(f"tinymlir cannot trace {name}(dtype=...); use .astype")
@@ -144,7 +148,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return np.where(np.isnan(x1), x1, step)
     if ufunc in (np.isnan, np.isinf, np.isfinite):
         t = to_tensor(inputs[0], f"{name}'s operand")
-        if t.dtype in ("int32", "bool"):  # never nan or infinite
+        if t.dtype in ("int32", "int64", "bool"):  # never nan or infinite
             return _constant_truth(t, ufunc is np.isfinite)
         if ufunc is np.isnan:
             return Traced(_core.not_equal(t, t))
@@ -306,10 +310,7 @@ def _dot(a, b, out=None):
         if type(x) is float:
             x = np.asarray(x)
         elif type(x) is int:
-            if Traced(to_tensor(other, "numpy.dot's operand")).dtype == np.int32:
-                raise TypeError("numpy.dot of int32 and a Python int is int64 in NumPy, a dtype "
-                                "tinymlir does not have: cast to a float type first")
-            x = np.asarray(x, np.int32)  # beside a float, as int64 does: float64
+            x = np.asarray(x, np.int64)  # NumPy's default integer, strong
         return Traced(to_tensor(x, "numpy.dot's operand"))
     ta, tb = operand(a, b), operand(b, a)
     if ta.ndim == 0 or tb.ndim == 0:
@@ -735,8 +736,7 @@ def _count_nonzero(a, axis=None, *, keepdims=False):
     if isinstance(a, Masked):
         raise TracingError("tinymlir: numpy.count_nonzero of a boolean-mask read")
     t = _traced(a, "numpy.count_nonzero's operand")
-    return _reduce("sum", (t != 0).astype(np.int32).astype(np.float64), axis, keepdims) \
-        .astype(np.int32)
+    return _reduce("sum", t != 0, axis, keepdims)  # an int64 count, as NumPy's
 
 
 @_implements(np.shape)

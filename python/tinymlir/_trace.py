@@ -20,7 +20,8 @@ from . import _tinymlir as _core
 _arange = np.arange  # NumPy's own, also while creation functions are traced (_creation)
 
 _SUPPORTED = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
-              np.dtype(np.int32): "int32", np.dtype(np.bool_): "bool"}
+              np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
+              np.dtype(np.bool_): "bool"}
 
 
 class TracingError(TypeError):
@@ -36,7 +37,7 @@ def dtype_name(dtype, what="an array") -> str:
     name = _SUPPORTED.get(np.dtype(dtype))
     if name is None:
         raise TypeError(f"{what} has dtype {np.dtype(dtype)}; tinymlir supports float32, "
-                        "float64, int32 and bool (convert with .astype)")
+                        "float64, int32, int64 and bool (convert with .astype)")
     return name
 
 
@@ -103,12 +104,15 @@ def to_tensor(x, what="an operand"):
     if isinstance(x, (bool, np.bool_)):  # bool is the lowest kind: it takes the other side's
         return _core.typed_scalar(float(x), "bool")
     if isinstance(x, np.generic):  # before int/float: np.float64 subclasses float
-        return _core.typed_scalar(float(x), dtype_name(x.dtype, f"{what} (a NumPy scalar)"))
+        name = dtype_name(x.dtype, f"{what} (a NumPy scalar)")
+        if name == "int64":
+            _exact_int(int(x))
+        return _core.typed_scalar(float(x), name)
     if isinstance(x, int):  # beyond int32, an error where it meets int32 (as NumPy's)
-        try:
-            return _core.weak_scalar(float(x), True)
-        except OverflowError:
-            raise OverflowError(f"Python integer {x} is out of bounds for float64") from None
+        if not -2**63 <= x < 2**64:
+            raise OverflowError(f"Python integer {x} out of bounds for int64")
+        _exact_int(x)
+        return _core.weak_scalar(float(x), True)
     if isinstance(x, float):
         return _core.weak_scalar(x, False)
     if isinstance(x, np.ndarray):
@@ -126,6 +130,13 @@ def to_tensor(x, what="an operand"):
         return to_tensor(np.asarray(x), what)
     raise TypeError(f"{what} of type {type(x).__name__} cannot be used in a traced "
                     "computation (arrays, traced values and numbers can)")
+
+
+def _exact_int(v):
+    """Integer constants are held as float64 in the graph: exact up to 2**53."""
+    if not -2**53 <= v <= 2**53:
+        raise OverflowError(f"tinymlir: the integer constant {v} is beyond 2**53, which traced "
+                            "code holds exactly; pass it as an int64 array argument")
 
 
 def plain_array(x: np.ndarray, what) -> np.ndarray:
@@ -174,7 +185,7 @@ def _axis_tuple(axis, ndim):
 
 def _reduce(name, x, axis=None, keepdims=False):
     t = to_tensor(x)
-    if name in ("mean", "var") and t.dtype in ("int32", "bool"):
+    if name in ("mean", "var") and t.dtype in ("int32", "int64", "bool"):
         t = _core.cast(t, "float64")  # NumPy's: int32 values averaged in float64
         x = Traced(t)
     fn = getattr(_core, name)
@@ -784,11 +795,36 @@ def _gather(table: "Traced", ids):
 
 # --- The traced value ------------------------------------------------------------
 
-def _binary(fn, swap=False):
+def folded(fn, *operands):
+    """NumPy's result where every operand is known while tracing (arrays made
+    inside from static values, numbers): computed as NumPy computes it, and
+    known in turn (index arithmetic such as np.arange(n) * 2 % n); else None."""
+    values = []
+    for x in operands:
+        if isinstance(x, Traced):
+            k = known_value(x)
+            if k is None:
+                return None
+            values.append(k)
+        elif isinstance(x, (numbers.Number, np.generic)):
+            values.append(x)
+        else:
+            return None
+    if not any(isinstance(x, Traced) for x in operands):
+        return None
+    from ._creation import known_constant
+    return known_constant(fn(*values))
+
+
+def _binary(fn, swap=False, numpy_op=None):
     def method(self, other):
         if isinstance(other, (str, bytes, dict, set)) or other is None:
             return NotImplemented
         a, b = (other, self) if swap else (self, other)
+        if numpy_op is not None:
+            r = folded(numpy_op, a, b)
+            if r is not None:
+                return r
         return Traced(fn(to_tensor(a), to_tensor(b)))
     return method
 
@@ -919,16 +955,16 @@ class Traced:
         return f"Traced(shape={self.shape}, dtype={self._t.dtype})"
 
     # Arithmetic.
-    __add__ = _binary(_core.add)
-    __radd__ = _binary(_core.add, swap=True)
-    __sub__ = _binary(_core.subtract)
-    __rsub__ = _binary(_core.subtract, swap=True)
-    __mul__ = _binary(_core.multiply)
-    __rmul__ = _binary(_core.multiply, swap=True)
-    __truediv__ = _binary(_core.divide)
-    __rtruediv__ = _binary(_core.divide, swap=True)
-    __pow__ = _binary(_core.pow)
-    __rpow__ = _binary(_core.pow, swap=True)
+    __add__ = _binary(_core.add, numpy_op=operator.add)
+    __radd__ = _binary(_core.add, swap=True, numpy_op=operator.add)
+    __sub__ = _binary(_core.subtract, numpy_op=operator.sub)
+    __rsub__ = _binary(_core.subtract, swap=True, numpy_op=operator.sub)
+    __mul__ = _binary(_core.multiply, numpy_op=operator.mul)
+    __rmul__ = _binary(_core.multiply, swap=True, numpy_op=operator.mul)
+    __truediv__ = _binary(_core.divide, numpy_op=operator.truediv)
+    __rtruediv__ = _binary(_core.divide, swap=True, numpy_op=operator.truediv)
+    __pow__ = _binary(_core.pow, numpy_op=operator.pow)
+    __rpow__ = _binary(_core.pow, swap=True, numpy_op=operator.pow)
     __matmul__ = _binary(_core.matmul)
     __rmatmul__ = _binary(_core.matmul, swap=True)
 
@@ -941,8 +977,20 @@ class Traced:
     def __abs__(self):
         return Traced(_core.abs(self._t))
 
-    __floordiv__ = __rfloordiv__ = _refuse("// (floor division)")
-    __mod__ = __rmod__ = _refuse("% (modulo)")
+    def _static_only(what, op, swap=False):
+        def method(self, other):
+            a, b = (other, self) if swap else (self, other)
+            r = folded(op, a, b)
+            if r is None:
+                raise TracingError(f"tinymlir cannot trace {what} on a traced value (it is "
+                                   "computed only for arrays made from static values)")
+            return r
+        return method
+
+    __floordiv__ = _static_only("// (floor division)", operator.floordiv)
+    __rfloordiv__ = _static_only("// (floor division)", operator.floordiv, True)
+    __mod__ = _static_only("% (modulo)", operator.mod)
+    __rmod__ = _static_only("% (modulo)", operator.mod, True)
     __and__ = _logical(_core.logical_and, "&")
     __rand__ = _logical(_core.logical_and, "&", swap=True)
     __or__ = _logical(_core.logical_or, "|")

@@ -1126,3 +1126,26 @@ TEST(Assignment, SameValueComparesGraphsStructurally) {
   EXPECT_FALSE(sameValue(greater(p, 0.5), greater(p, 0.25)));
   EXPECT_FALSE(sameValue(greater(p, 0.5), greater(q, 0.5)));
 }
+
+// --- int64, NumPy's default integer ---------------------------------------------------
+
+TEST(Int64, ArithmeticPromotionAndIntegerReductionsAsNumPy) {
+  // Values beyond int32: exact int64 arithmetic; int32 with int64 is int64; int32
+  // and bool sums accumulate in int64; a Python int beside a bool is int64.
+  Array big = randomArray({3, 4}, DType::i64, 51), small = randomArray({4}, DType::i32, 52);
+  Array mask = randomArray({3, 4}, DType::b8, 53);
+  auto f = jit([](const Tensor &a, const Tensor &b, const Tensor &m) {
+    return a * 3 - b + sum(b) + sum(m, 1, true) + m * 2 + max(a, 0) - min(a);
+  });
+  Array got = f(big, small, mask);
+  EXPECT_EQ(got.dtype(), DType::i64);
+  EXPECT_TRUE(allClose(got, numpy("a * 3 - b + b.sum() + m.sum(axis=1, keepdims=True) + m * 2 + "
+                                  "a.max(axis=0) - a.min()",
+                                  {{"a", big}, {"b", small}, {"m", mask}}),
+                       0, 0));
+  // int64 with a float is float64; int64 to int32 wraps, as NumPy's astype.
+  auto g = jit([](const Tensor &a) { return a * 0.5 + cast(cast(a, DType::i32), DType::f64); });
+  EXPECT_TRUE(allClose(g(big), numpy("a * 0.5 + a.astype(np.int32).astype(np.float64)",
+                                     {{"a", big}}),
+                       0, 0));
+}

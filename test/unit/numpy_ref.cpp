@@ -65,6 +65,9 @@ Array randomArray(const Shape &shape, DType dtype, uint64_t seed, double scale) 
     case DType::b8:
       static_cast<uint8_t *>(a.data())[i] = v > 0;
       break;
+    case DType::i64: // beyond int32 (and exactly representable in float64)
+      static_cast<int64_t *>(a.data())[i] = std::llround(v * 10) * (int64_t{1} << 34) + 7;
+      break;
     }
   }
   return a;
@@ -88,6 +91,7 @@ double unitRoundoff(DType dtype) {
   case DType::f64:
     return std::ldexp(1.0, -53);
   case DType::i32:
+  case DType::i64:
   case DType::b8:
     return 0; // integer arithmetic is exact
   }
