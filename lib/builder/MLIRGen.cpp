@@ -222,8 +222,9 @@ public:
       bindInput(constants_[i], entry->getArgument(args.size() + i));
       out.constants.push_back(constants_[i]->constant);
     }
-    out.inPlaceUpdates = hasUpdates(result);
-    Value value = out.inPlaceUpdates ? emitInOrder(result) : emit(result);
+    const GraphKind kind = classify(result);
+    out.straightLine = kind != GraphKind::Small;
+    Value value = kind == GraphKind::Updates ? emitInOrder(result) : emit(result);
     bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value, output,
                                                       /*restrict=*/true, /*writable=*/true);
     func::ReturnOp::create(b_, loc_);
@@ -311,9 +312,14 @@ private:
   // read after the next write is copied whole first; the last version is the
   // buffer itself.
 
-  /// Whether the graph has slice updates (and no index_put, whose loop carries
-  /// a tensor through a region: bufferized as usual).
-  static bool hasUpdates(const NodePtr &root) {
+  /// Updates: slice updates, emitted by emitInOrder; Large: thousands of
+  /// nodes (an unrolled loop), whose bufferization analysis would grow
+  /// superlinearly. Both are bufferized without analysis
+  /// (kBufferizeStraightLinePipeline), unless an index_put's loop carries a
+  /// tensor through a region (Small: bufferized as usual).
+  enum class GraphKind { Small, Updates, Large };
+  static constexpr size_t kLargeGraph = 2000;
+  static GraphKind classify(const NodePtr &root) {
     bool updates = false;
     std::vector<const Node *> stack{root.get()};
     std::unordered_map<const Node *, bool> seen;
@@ -324,12 +330,13 @@ private:
         continue;
       seen[n] = true;
       if (n->op == Op::IndexPut)
-        return false;
+        return GraphKind::Small;
       updates |= n->op == Op::SliceUpdate;
       for (const NodePtr &a : n->args)
         stack.push_back(a.get());
     }
-    return updates;
+    return updates ? GraphKind::Updates
+                   : seen.size() > kLargeGraph ? GraphKind::Large : GraphKind::Small;
   }
 
   Value emitInOrder(const NodePtr &root) {

@@ -17,9 +17,9 @@ struct BuiltModule {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   /// Captured arrays lifted to trailing arguments, after the traced inputs.
   std::vector<Array> constants;
-  /// Whether arrays are updated in place (slice updates): bufferized without
-  /// analysis (kBufferizeUpdatesPipeline).
-  bool inPlaceUpdates = false;
+  /// Whether to bufferize without analysis (kBufferizeStraightLinePipeline):
+  /// arrays updated in place (slice updates), or thousands of nodes.
+  bool straightLine = false;
 };
 
 /// func.func @kernel(inputs..., constants..., output) with the graph's body.

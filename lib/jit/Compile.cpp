@@ -298,7 +298,7 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   stage("optimize");
 
   detail::runPipeline(module,
-                      built.inPlaceUpdates ? detail::kBufferizeUpdatesPipeline
+                      built.straightLine ? detail::kBufferizeStraightLinePipeline
                                            : detail::kBufferizePipeline,
                       "bufferize");
   impl->bufferized = detail::printModule(module);

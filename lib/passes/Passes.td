@@ -151,3 +151,21 @@ def StraightLineDeallocPass : ModulePass<"tinymlir-straight-line-dealloc"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
   let statistics = [Statistic<"placed", "deallocs", "deallocations placed">];
 }
+
+def FuseElementwisePass : ModulePass<"tinymlir-fuse-elementwise"> {
+  let summary = "linalg-fuse-elementwise-ops with a bound on the fused operation's inputs";
+  let description = [{
+    The patterns and the cost rule of MLIR's linalg-fuse-elementwise-ops (a
+    producer with one use fuses into its consumer; reshapes fold by
+    expansion; constants fold), and one more rule: a fusion that would give an
+    operation more than `max-inputs` inputs is not made. An unrolled loop of n
+    scalar steps (`s += np.tanh(a[i, i])`) otherwise fuses into one generic of
+    n inputs, each fusion copying the last: quadratic in n.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+  let options = [
+    Option<"maxInputs", "max-inputs", "int64_t", "32",
+           "Most inputs of an operation made by fusion">,
+  ];
+}

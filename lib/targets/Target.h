@@ -31,22 +31,24 @@ class TargetMachine;
 
 namespace tinymlir::detail {
 
-/// Before bufferization (when optimizing): fusion, then strength reduction
+/// Before bufferization (when optimizing): fusion (MLIR's, with the fused
+/// operations' inputs bounded: tinymlir-fuse-elementwise), then strength reduction
 /// of math ops (tinymlir-simplify-math).
 inline constexpr const char *kOptimizePipeline =
-    "builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse,"
+    "builtin.module(canonicalize,cse,tinymlir-fuse-elementwise,canonicalize,cse,"
     "tinymlir-simplify-math)";
 inline constexpr const char *kBufferizePipeline =
     "builtin.module(eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries},"
     "buffer-deallocation-pipeline,canonicalize)";
 /// For modules whose arrays are updated in place (slice updates, written in
-/// order into buffers by the builder): no analysis, whose cost grows
-/// superlinearly with the number of reads of those buffers (a 20x20 Cholesky:
-/// 10 s); the builder already copies what must be copied, so copying before
+/// order into buffers by the builder), or of thousands of operations (unrolled
+/// loops): no analysis, whose cost grows superlinearly with the number of
+/// reads of one buffer (a 20x20 Cholesky: 10 s; 1,000 reads of an argument:
+/// 2.5 s); the builder already copies what must be copied, so copying before
 /// the remaining writes costs only small temporaries. Deallocation: each
 /// buffer after its last use (the ownership-based pipeline's simplification
 /// is quadratic in the number of buffers).
-inline constexpr const char *kBufferizeUpdatesPipeline =
+inline constexpr const char *kBufferizeStraightLinePipeline =
     "builtin.module(one-shot-bufferize{bufferize-function-boundaries copy-before-write},"
     "tinymlir-straight-line-dealloc,canonicalize)";
 /// Loops and memrefs to the LLVM dialect (the last steps of the CPU and of GPU
