@@ -2,7 +2,8 @@
 
 These calls take no traced argument, so neither of NumPy's dispatch protocols
 sees them. While a function is traced, the ``numpy`` module's creation
-functions are replaced by wrappers (and so are the traced function's globals
+functions (and ``np.ndarray``, by a subclass whose metaclass makes calls traced
+and answers isinstance as NumPy's ndarray does) are replaced by wrappers (and so are the traced function's globals
 and closure cells bound to them, for ``from numpy import zeros``). A wrapper asks whether *its
 own thread* is tracing and whether its caller is outside NumPy's and
 tinymlir's own modules (NumPy's Python code calls ``np.empty`` too): if so it
@@ -152,6 +153,46 @@ def _array(orig, obj, dtype=None, *args, copy=True, **kwargs):
     return orig(obj, dtype, *args, **kwargs)
 
 
+class _NdarrayType(type):
+    """The metaclass of the stand-in for np.ndarray while tracing: calling it
+    (np.ndarray(shape, dtype)) makes a traced array of zeros; isinstance and
+    issubclass answer as for NumPy's ndarray."""
+
+    # Only the stand-in itself: a class that a module imported while tracing
+    # derives from it (numpy.ma's MaskedArray) is an ordinary ndarray subclass.
+    def __call__(cls, *args, **kwargs):
+        if cls is not _TracedNdarray:
+            return type.__call__(cls, *args, **kwargs)
+        if _state.contexts and not _sys._getframe(1).f_globals.get(
+                "__name__", "").startswith(_LIBRARIES):
+            return _ndarray(_NDARRAY, *args, **kwargs)
+        return _NDARRAY(*args, **kwargs)
+
+    def __instancecheck__(cls, obj):
+        if cls is not _TracedNdarray:
+            return type.__instancecheck__(cls, obj)
+        return isinstance(obj, _NDARRAY)
+
+    def __subclasscheck__(cls, sub):
+        if cls is not _TracedNdarray:
+            return type.__subclasscheck__(cls, sub)
+        return issubclass(sub, _NDARRAY)
+
+
+_NDARRAY = np.ndarray
+
+
+def _ndarray(orig, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    if buffer is not None or strides is not None:
+        raise TypeError("tinymlir: np.ndarray(shape, dtype) with a buffer or strides is not "
+                        "traced (make the array with np.zeros or np.empty)")
+    return full_traced(shape, 0, dtype, "numpy.ndarray")
+
+
+class _TracedNdarray(np.ndarray, metaclass=_NdarrayType):
+    """np.ndarray while a function is traced (see _NdarrayType)."""
+
+
 _IMPLS = {"zeros": _zeros, "empty": _zeros, "ones": _ones, "full": _full,
           "zeros_like": _like(0), "empty_like": _like(0), "ones_like": _like(1),
           "full_like": _full_like, "eye": _computed, "identity": _computed,
@@ -159,6 +200,7 @@ _IMPLS = {"zeros": _zeros, "empty": _zeros, "ones": _ones, "full": _full,
           "asanyarray": _array, "ascontiguousarray": _array}
 
 _ORIGINALS = {name: getattr(np, name) for name in _IMPLS}
+_ORIGINALS["ndarray"] = np.ndarray
 _BY_ID = {id(f): name for name, f in _ORIGINALS.items()}
 
 
@@ -178,6 +220,7 @@ def _wrapper(name):
 
 _LIBRARIES = ("numpy.", "tinymlir.")
 _WRAPPERS = {name: _wrapper(name) for name in _IMPLS}
+_WRAPPERS["ndarray"] = _TracedNdarray
 _lock = threading.Lock()
 _active = 0
 _rebound = {}  # (id of a globals dict, name) -> [globals dict, count]

@@ -22,7 +22,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import TraceContext, Traced, dtype_name, plain_array, to_tensor, tracing
+from ._trace import _NDARRAY, TraceContext, Traced, dtype_name, plain_array, to_tensor, tracing
 
 _STATIC_TYPES = (bool, int, float, complex, str, bytes, type(None))
 _SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32))
@@ -75,7 +75,7 @@ def flatten(x, leaves: list):
     """Appends the array leaves of `x` to `leaves`; returns a hashable tree definition
     (structure and static values)."""
     t = type(x)
-    if t is np.ndarray or t is Traced:
+    if t is _NDARRAY or t is Traced:
         leaves.append(x)
         return LEAF
     if t is tuple or t is list:

@@ -18,6 +18,8 @@ import numpy as np
 from . import _tinymlir as _core
 
 _arange = np.arange  # NumPy's own, also while creation functions are traced (_creation)
+_NDARRAY = np.ndarray  # likewise: np.ndarray is a stand-in while a trace runs
+_ = np.ma.MaskedArray  # numpy.ma loads lazily: not first while a trace runs (plain_array)
 
 _SUPPORTED = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
               np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
@@ -147,7 +149,7 @@ def plain_array(x: np.ndarray, what) -> np.ndarray:
         raise TypeError(f"{what} is a {type(x).__module__}.{type(x).__name__}, whose semantics "
                         "tinymlir does not follow: pass np.asarray(x) (or x.filled() for a masked "
                         "array)")
-    return x if type(x) is np.ndarray else x.view(np.ndarray)
+    return x if type(x) is _NDARRAY else x.view(_NDARRAY)
 
 
 def _wrap(t):
