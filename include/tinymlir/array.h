@@ -16,9 +16,20 @@ namespace tinymlir {
 
 /// Every error tinymlir raises: messages start with the operation in brackets,
 /// for example "[matmul] inner dimensions differ: (3, 5) @ (4, 7)".
+/// What an Error reports, as NumPy's Python exceptions tell mistakes apart
+/// (the binding raises ValueError, TypeError, IndexError or OverflowError).
+enum class ErrorKind : uint8_t { Value, Type, Index, Overflow };
+
 class Error : public std::runtime_error {
 public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string &message, ErrorKind kind = ErrorKind::Value)
+      : std::runtime_error(message), kind_(kind) {}
+  explicit Error(const char *message, ErrorKind kind = ErrorKind::Value)
+      : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+private:
+  ErrorKind kind_;
 };
 
 /// b8 is NumPy's bool: one byte, 0 or 1. i64 is NumPy's default integer.

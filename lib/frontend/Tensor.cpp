@@ -30,11 +30,12 @@ const char *opName(Op op) {
 
 namespace {
 
-[[noreturn]] void fail(Op op, const std::string &message) {
-  throw Error(std::string("[") + opName(op) + "] " + message);
+[[noreturn]] void fail(Op op, const std::string &message, ErrorKind kind = ErrorKind::Value) {
+  throw Error(std::string("[") + opName(op) + "] " + message, kind);
 }
-[[noreturn]] void fail(const char *op, const std::string &message) {
-  throw Error(std::string("[") + op + "] " + message);
+[[noreturn]] void fail(const char *op, const std::string &message,
+                       ErrorKind kind = ErrorKind::Value) {
+  throw Error(std::string("[") + op + "] " + message, kind);
 }
 
 const NodePtr &nodeOf(const Tensor &t, const char *op) {
@@ -90,7 +91,8 @@ NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
         !(n->scalar >= -9223372036854775808.0 && n->scalar < 9223372036854775808.0)))) {
     char value[64];
     std::snprintf(value, sizeof value, "%.0f", n->scalar);
-    fail(op, std::string("Python integer ") + value + " is out of bounds for " + dtypeName(dtype));
+    fail(op, std::string("Python integer ") + value + " is out of bounds for " + dtypeName(dtype),
+         ErrorKind::Overflow);
   }
   if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
     auto s = makeNode(Op::Scalar, {}, dtype);
@@ -124,7 +126,7 @@ DType operandDType(Op op, const NodePtr &x, const NodePtr &y, bool comparing) {
   if (dx == DType::b8 && dy == DType::b8 && (op == Op::Add || op == Op::Sub || op == Op::Mul))
     fail(op, "bool operands (" + describe(x) + " and " + describe(y) +
                  "): NumPy's result is a logical operation or an error; use logical_or or "
-                 "logical_and, or cast to int32 or a float type first");
+                 "logical_and, or cast to int32 or a float type first", ErrorKind::Type);
   return promote(dx, dy);
 }
 
@@ -135,7 +137,7 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
     result = DType::f64; // as NumPy's: int32 / int32 is float64 (true division)
   if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(result))
     fail(op, "requires floating-point operands, got " + describe(x) + " and " + describe(y) +
-                 "; cast one to float32 or float64 first");
+                 "; cast one to float32 or float64 first", ErrorKind::Type);
   Shape shape = broadcastShapes(op, x->shape, y->shape);
   return Tensor(makeNode(op, std::move(shape), result,
                          {convert(x, result, opName(op)), convert(y, result, opName(op))}));
@@ -167,12 +169,12 @@ Tensor unary(Op op, const Tensor &a) {
     x = convert(x, x->integral ? DType::i64 : DType::f64, opName(op));
   if (x->dtype == DType::b8)
     fail(op, "bool operands are not supported (NumPy's result is float16, bool or an error): "
-             "got " + describe(x) + "; cast it to int32, float32 or float64 first");
+             "got " + describe(x) + "; cast it to int32, float32 or float64 first", ErrorKind::Type);
   if (opInfo(op).ints == IntPolicy::ToFloat64 && !isFloat(x->dtype))
     x = convert(x, DType::f64); // as NumPy's: np.exp(int32) is float64
   if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
     fail(op, "requires a floating-point tensor, got " + describe(x) +
-                 "; cast it to float32 or float64 first");
+                 "; cast it to float32 or float64 first", ErrorKind::Type);
   return Tensor(makeNode(op, x->shape, x->dtype, {x}));
 }
 
@@ -691,7 +693,7 @@ Tensor gather(const Tensor &table, const Tensor &ids) {
     fail(Op::Gather, "needs a rank-2 table and rank-1 ids: table " + shapeString(x->shape) +
                          ", ids " + shapeString(i->shape));
   if (i->dtype != DType::i32)
-    fail(Op::Gather, "ids must be int32, got " + describe(i));
+    fail(Op::Gather, "ids must be int32, got " + describe(i), ErrorKind::Type);
   if (x->weak)
     fail(Op::Gather, "the table must be a tensor");
   return Tensor(makeNode(Op::Gather, {i->shape[0], x->shape[1]}, x->dtype, {x, i}));
@@ -760,7 +762,7 @@ Tensor causalMask(int64_t n, DType dtype) {
   if (n <= 0)
     fail(Op::CausalMask, "size must be positive, got " + std::to_string(n));
   if (!isFloat(dtype))
-    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype));
+    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype), ErrorKind::Type);
   return Tensor(makeNode(Op::CausalMask, {n, n}, dtype));
 }
 
@@ -770,11 +772,11 @@ Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtyp
     fail(Op::CausalMask, "sizes must be positive, got (" + std::to_string(rows) + ", " +
                              std::to_string(columns) + ")");
   if (!isFloat(dtype))
-    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype));
+    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype), ErrorKind::Type);
   if (s->dtype != DType::i32 || s->weak ||
       !(s->shape.empty() || s->shape == Shape{rows}))
     fail(Op::CausalMask, "start must be a rank-0 int32 tensor or one of shape (" +
-                             std::to_string(rows) + ",), got " + describe(s));
+                             std::to_string(rows) + ",), got " + describe(s), ErrorKind::Type);
   return Tensor(makeNode(Op::CausalMask, {rows, columns}, dtype, {s}));
 }
 

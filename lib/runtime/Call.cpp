@@ -44,9 +44,10 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].shape() != c.inputShapes[i] || inputs[i].dtype() != c.inputDTypes[i])
       throw Error("[call] input " + std::to_string(i) + " is " +
-                  describe(inputs[i].dtype(), inputs[i].shape()) +
-                  " but this specialization was compiled for " +
-                  describe(c.inputDTypes[i], c.inputShapes[i]));
+                      describe(inputs[i].dtype(), inputs[i].shape()) +
+                      " but this specialization was compiled for " +
+                      describe(c.inputDTypes[i], c.inputShapes[i]),
+                  inputs[i].dtype() != c.inputDTypes[i] ? ErrorKind::Type : ErrorKind::Value);
   if (output.shape() != c.resultShape || output.dtype() != c.resultDType || !output.isContiguous())
     throw Error("[call] the output must be a contiguous " + describe(c.resultDType, c.resultShape) +
                 " array, got " + describe(output.dtype(), output.shape()));
@@ -59,9 +60,11 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
       const std::string at = std::to_string(static_cast<int64_t>(id)) + " at position " +
                              std::to_string(k) + " is outside ";
       if (check.axis < 0)
-        throw Error("[gather] id " + at + "the table of " + std::to_string(check.size) + " rows");
+        throw Error("[gather] id " + at + "the table of " + std::to_string(check.size) + " rows",
+                    ErrorKind::Index);
       throw Error("[index_put] index " + at + "axis " + std::to_string(check.axis) + " of size " +
-                  std::to_string(check.size));
+                      std::to_string(check.size),
+                  ErrorKind::Index);
     }
   }
   if (c.donated >= 0) {

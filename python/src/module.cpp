@@ -145,27 +145,6 @@ Target parseTarget(const std::string &target) {
 
 /// Which Python exception a tinymlir::Error becomes: TypeError for dtype
 /// problems, ValueError for everything else (shapes, axes, compilation).
-bool isTypeProblem(const std::string &m) {
-  static const char *markers[] = {"requires floating-point", "requires a floating-point",
-                                  "must be int32", "dtype must be", "int32 sums",
-                                  "must be a rank-0 int32", "bool operands", "bool sums",
-                                  "a bool tensor with a Python int", "Python ints give int64",
-                                  "int32 products", "bool products"};
-  for (const char *k : markers)
-    if (m.find(k) != std::string::npos)
-      return true;
-  // [call] input N is float64 (3,) but ... compiled for float32 (3,): a dtype mismatch.
-  if (m.rfind("[call] input ", 0) == 0) {
-    auto is = m.find(" is "), but = m.find(" but this specialization was compiled for ");
-    if (is != std::string::npos && but != std::string::npos) {
-      std::string got = m.substr(is + 4, m.find(' ', is + 4) - (is + 4));
-      std::string want = m.substr(but + 42, m.find(' ', but + 42) - (but + 42));
-      return got != want;
-    }
-  }
-  return false;
-}
-
 } // namespace
 
 } // namespace tinymlir::python
@@ -180,14 +159,12 @@ NB_MODULE(_tinymlir, m) {
     try {
       std::rethrow_exception(p);
     } catch (const tinymlir::Error &e) {
-      const std::string m = e.what();
-      if (isTypeProblem(m))
-        PyErr_SetString(PyExc_TypeError, e.what());
-      else if (m.find("] Python integer ") != std::string::npos &&
-               m.find(" is out of bounds for ") != std::string::npos)
-        PyErr_SetString(PyExc_OverflowError, e.what()); // as NumPy 2's (uint8_array + 300)
-      else
-        PyErr_SetString(PyExc_ValueError, e.what());
+      // The C++ error's kind, as NumPy raises it (not its text).
+      PyObject *type = e.kind() == ErrorKind::Type       ? PyExc_TypeError
+                       : e.kind() == ErrorKind::Index    ? PyExc_IndexError
+                       : e.kind() == ErrorKind::Overflow ? PyExc_OverflowError
+                                                         : PyExc_ValueError;
+      PyErr_SetString(type, e.what());
     }
   });
 
