@@ -373,29 +373,35 @@ private:
 
   MemRefType bufferType(const Node &n) { return MemRefType::get(n.shape, elementType(n.dtype)); }
 
-  Value subview(Value buffer, const Node &update) {
+  /// The strided box of a Slice (of its shape) or a SliceUpdate (of its
+  /// value's shape): axes holds the offsets, then the steps where one is not 1.
+  struct Box {
     SmallVector<OpFoldResult> offsets, sizes, strides;
-    const size_t rank = update.shape.size();
-    const Node &box = *update.args[1];
+  };
+  Box boxOf(const Node &n, const Shape &sizes) {
+    Box box;
+    const size_t rank = sizes.size();
     for (size_t i = 0; i < rank; ++i) {
-      offsets.push_back(b_.getIndexAttr(update.axes[i]));
-      sizes.push_back(b_.getIndexAttr(box.shape[i]));
-      strides.push_back(
-          b_.getIndexAttr(update.axes.size() == 2 * rank ? update.axes[rank + i] : 1));
+      box.offsets.push_back(b_.getIndexAttr(n.axes[i]));
+      box.sizes.push_back(b_.getIndexAttr(sizes[i]));
+      box.strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
     }
-    return memref::SubViewOp::create(b_, loc_, buffer, offsets, sizes, strides);
+    return box;
   }
 
-  /// Copies between an array's buffer and a box of it: memref.copy, which
-  /// the CPU runtime does in runs of memcpy (runtime/Copy.cpp). Loops
-  /// (linalg.copy) for each of thousands of small copies cost LLVM seconds (a
-  /// 61x61 cavity flow's 1,000 copies: 1.4 s -> 9.7 s first call).
-  void copyBox(Value from, Value to, const Shape &) { memref::CopyOp::create(b_, loc_, from, to); }
+  Value subview(Value buffer, const Node &n, const Shape &sizes) {
+    Box box = boxOf(n, sizes);
+    return memref::SubViewOp::create(b_, loc_, buffer, box.offsets, box.sizes, box.strides);
+  }
 
   /// A tensor holding a copy of `source` (a memref): read now, never written.
+  /// Copies between an array's buffer and a box of it are memref.copy, which
+  /// the CPU runtime does in runs of memcpy (runtime/Copy.cpp); loops
+  /// (linalg.copy) for each of thousands of small copies cost LLVM seconds (a
+  /// 61x61 cavity flow's 1,000 copies: 1.4 s -> 9.7 s first call).
   Value copied(Value source, const Shape &shape, DType dtype) {
     Value copy = memref::AllocOp::create(b_, loc_, MemRefType::get(shape, elementType(dtype)));
-    copyBox(source, copy, shape);
+    memref::CopyOp::create(b_, loc_, source, copy);
     return bufferization::ToTensorOp::create(b_, loc_, RankedTensorType::get(shape, elementType(dtype)),
                                              copy, /*restrict=*/true, /*writable=*/true);
   }
@@ -422,7 +428,7 @@ private:
     // The box written from the value's buffer (of a static identity layout).
     Value source = bufferization::ToBufferOp::create(b_, loc_, bufferType(*u.args[1]), value,
                                                      /*read_only=*/true);
-    copyBox(source, subview(buffer, u), u.args[1]->shape);
+    memref::CopyOp::create(b_, loc_, source, subview(buffer, u, u.args[1]->shape));
     chainOf_[&u] = buffer;
     holder_[buffer] = &u;
   }
@@ -433,13 +439,12 @@ private:
     if (holder_[buffer] != &v)
       throw Error("[build] internal: a version of an updated array is read after the write "
                   "that replaced it");
-    if (!successor_.contains(&v)) { // the last version: the buffer itself, never written again
-      Value t = bufferization::ToTensorOp::create(b_, loc_, tensorType(v), buffer,
-                                                  /*restrict=*/true, /*writable=*/false);
-      values_[&v] = t;
-      return t;
-    }
-    Value t = copied(buffer, v.shape, v.dtype);
+    // The last version is the buffer itself, never written again; others a copy.
+    Value t = successor_.contains(&v)
+                  ? copied(buffer, v.shape, v.dtype)
+                  : Value(bufferization::ToTensorOp::create(b_, loc_, tensorType(v), buffer,
+                                                            /*restrict=*/true,
+                                                            /*writable=*/false));
     values_[&v] = t;
     return t;
   }
@@ -453,15 +458,7 @@ private:
     if (holder_[buffer] != v)
       throw Error("[build] internal: a slice of an updated array is read after the write "
                   "that replaced it");
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    const size_t rank = n.shape.size();
-    for (size_t i = 0; i < rank; ++i) {
-      offsets.push_back(b_.getIndexAttr(n.axes[i]));
-      sizes.push_back(b_.getIndexAttr(n.shape[i]));
-      strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
-    }
-    Value view = memref::SubViewOp::create(b_, loc_, buffer, offsets, sizes, strides);
-    return copied(view, n.shape, n.dtype);
+    return copied(subview(buffer, n, n.shape), n.shape, n.dtype);
   }
 
   Value emitNew(const Node &n) {
@@ -485,27 +482,14 @@ private:
     case Op::Slice: {
       if (auto read = sliceOfVersion(n))
         return *read;
-      SmallVector<OpFoldResult> offsets, sizes, strides;
-      const size_t rank = n.shape.size();
-      for (size_t i = 0; i < rank; ++i) { // axes: the offsets, then any steps
-        offsets.push_back(b_.getIndexAttr(n.axes[i]));
-        sizes.push_back(b_.getIndexAttr(n.shape[i]));
-        strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
-      }
-      return tensor::ExtractSliceOp::create(b_, loc_, tensorType(n), emit(n.args[0]), offsets,
-                                            sizes, strides);
+      Box box = boxOf(n, n.shape);
+      return tensor::ExtractSliceOp::create(b_, loc_, tensorType(n), emit(n.args[0]), box.offsets,
+                                            box.sizes, box.strides);
     }
-    case Op::SliceUpdate: { // outside emitInOrder (not reached from build)
-      const Node &box = *n.args[1];
-      SmallVector<OpFoldResult> offsets, sizes, strides;
-      const size_t rank = n.shape.size();
-      for (size_t i = 0; i < rank; ++i) { // axes: as Slice's
-        offsets.push_back(b_.getIndexAttr(n.axes[i]));
-        sizes.push_back(b_.getIndexAttr(box.shape[i]));
-        strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
-      }
-      return tensor::InsertSliceOp::create(b_, loc_, emit(n.args[1]), emit(n.args[0]), offsets,
-                                           sizes, strides);
+    case Op::SliceUpdate: { // with an index_put in the graph (emitInOrder writes buffers)
+      Box box = boxOf(n, n.args[1]->shape);
+      return tensor::InsertSliceOp::create(b_, loc_, emit(n.args[1]), emit(n.args[0]),
+                                           box.offsets, box.sizes, box.strides);
     }
     case Op::Reshape: {
       // A slice split into more dimensions (a row of packed q, k, v into
@@ -629,12 +613,14 @@ private:
       init = isFloat(n.dtype)           ? std::numeric_limits<double>::infinity()
              : n.dtype == DType::b8 ? 1
                                         : static_cast<double>(std::numeric_limits<int32_t>::max());
-    Value acc = filled(n, init);
+    Value acc;
     if (n.dtype == DType::i64 && (n.op == Op::Max || n.op == Op::Min)) { // exact extremes
       const int64_t v = n.op == Op::Max ? std::numeric_limits<int64_t>::min()
                                         : std::numeric_limits<int64_t>::max();
       Value c = arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(b_.getI64Type(), v));
       acc = linalg::FillOp::create(b_, loc_, ValueRange{c}, ValueRange{emptyLike(n)}).getResult(0);
+    } else {
+      acc = filled(n, init);
     }
     auto reduce = linalg::ReduceOp::create(
         b_, loc_, ValueRange{emit(n.args[0])}, ValueRange{acc}, n.axes,

@@ -121,18 +121,22 @@ def _full(orig, shape, fill_value, dtype=None, order="C", **kw):
     return full_traced(shape, fill_value, dtype, "numpy.full")
 
 
+def full_like(a, fill_value, dtype, shape, name):
+    """np.full_like (and ones_like, zeros_like, empty_like) as a traced array:
+    from the wrappers here, and from __array_function__ (_numpy) for traced `a`."""
+    t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
+    return full_traced(t.shape if shape is None else shape, fill_value,
+                       t.dtype if dtype is None else dtype, name)
+
+
 def _like(value):
     def make(orig, a, dtype=None, order="K", subok=True, shape=None, **kw):
-        t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
-        return full_traced(t.shape if shape is None else shape, value,
-                           t.dtype if dtype is None else dtype, f"numpy.{orig.__name__}")
+        return full_like(a, value, dtype, shape, f"numpy.{orig.__name__}")
     return make
 
 
 def _full_like(orig, a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
-    t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
-    return full_traced(t.shape if shape is None else shape, fill_value,
-                       t.dtype if dtype is None else dtype, "numpy.full_like")
+    return full_like(a, fill_value, dtype, shape, "numpy.full_like")
 
 
 def _computed(orig, *args, **kwargs):

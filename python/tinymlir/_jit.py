@@ -298,8 +298,7 @@ class Specialization:
             part = flat[offset:offset + size].reshape(shape)
             if dtype.kind == "f" and self._packed_dtype == np.int64:
                 part = part.view(np.float64)  # packed by its bits
-            outs.append(part if dtype == self._packed_dtype and part.dtype.char != "q"
-                        else part.astype(dtype))
+            outs.append(part if dtype == self._packed_dtype else part.astype(dtype))
         for leaf, position in self._writes:
             np.copyto(leaves[leaf], outs[position], casting="unsafe")
         results = [leaves[self._returned[k]] if k in self._returned else _scalar(o)

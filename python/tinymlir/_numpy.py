@@ -646,26 +646,22 @@ def _tril(m, k=0):
     return Traced(_core.tril(t._t, operator.index(k)))
 
 
-def _like(name, a, dtype, shape, value):
-    from ._creation import full_traced
-    t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
-    return full_traced(t.shape if shape is None else shape, value,
-                       t.dtype if dtype is None else dtype, name)
-
-
 @_implements(np.ones_like)
 def _ones_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
-    return _like("numpy.ones_like", a, dtype, shape, 1)
+    from ._creation import full_like
+    return full_like(a, 1, dtype, shape, "numpy.ones_like")
 
 
 @_implements(np.zeros_like, np.empty_like)
 def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
-    return _like("numpy.zeros_like", a, dtype, shape, 0)  # empty_like too: zeros, deterministic
+    from ._creation import full_like
+    return full_like(a, 0, dtype, shape, "numpy.zeros_like")  # empty_like: zeros, deterministic
 
 
 @_implements(np.full_like)
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None):
-    return _like("numpy.full_like", a, dtype, shape, fill_value)
+    from ._creation import full_like
+    return full_like(a, fill_value, dtype, shape, "numpy.full_like")
 
 
 @_implements(np.copy)

@@ -575,11 +575,7 @@ class Masked:
         if method != "__call__" or kwargs:
             raise TracingError(f"tinymlir: numpy.{ufunc.__name__}.{method} of a boolean-mask "
                                "read cannot be traced (its shape depends on the data)")
-        lifted = [x._full if isinstance(x, Masked) else self._lift(x) for x in inputs]
-        for x in inputs:
-            if isinstance(x, Masked):
-                self._lift(x)
-        return Masked(ufunc(*lifted), self._mask)
+        return Masked(ufunc(*(self._lift(x) for x in inputs)), self._mask)
 
     def __array_function__(self, func, types, args, kwargs):
         name = getattr(func, "__name__", "")
@@ -654,14 +650,17 @@ def _dynamic_target(x, index):
     """x[index] with the traced ints taken whole and the static ints as
     one-element slices (all axes kept); its hit mask; the axes to drop."""
     traced = _dynamic_axis(x, index)
-    rest = tuple(slice(None) if isinstance(i, Traced) else
-                 (slice(operator.index(i) % x.shape[a], operator.index(i) % x.shape[a] + 1)
-                  if _is_int(i) and -x.shape[a] <= operator.index(i) < x.shape[a] else i)
-                 for a, i in enumerate(index))
+    rest = []
     for a, i in enumerate(index):
-        if _is_int(i) and not -x.shape[a] <= operator.index(i) < x.shape[a]:
-            raise IndexError(f"index {i} is out of bounds for axis {a} with size {x.shape[a]}")
-    plan, _ = _basic_steps(x.shape, rest)
+        if isinstance(i, Traced):
+            i = slice(None)
+        elif _is_int(i):
+            k, n = operator.index(i), x.shape[a]
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {a} with size {n}")
+            i = slice(k % n, k % n + 1)
+        rest.append(i)
+    plan, _ = _basic_steps(x.shape, tuple(rest))
     target = x._view_of(plan)
     hit = None
     for axis, i in traced:
