@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """First-call time of unrolled Python loops against their length (NumPy programs as written).
 
-  .venv/bin/python bench/compile_scaling.py [--max-ops 32000]
+  .venv/bin/python bench/compile_scaling.py [--max-ops 32000] [--rounds 3]
 
 Two loops, each traced into a graph whose size grows with n, compiled with an empty disk
 cache in a fresh process per point:
@@ -14,6 +14,7 @@ Reports t(n), the stage times (TINYMLIR timing) and t(2n)/t(n); linear is 2.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,19 +59,23 @@ def point(kind, n):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-ops", type=int, default=32000)
+    parser.add_argument("--rounds", type=int, default=3, help="fresh processes per point")
     opts = parser.parse_args()
     # scalar: n steps; cholesky: m (m - 1) / 2 (i, j) steps
     for kind, sizes, steps in (
             ("scalar", [250, 500, 1000, 2000, 4000, 8000], lambda n: n),
             ("cholesky", [10, 14, 20, 28, 40, 56], lambda m: m * (m - 1) // 2)):
         prev = None
-        print(f"{kind}: steps, first call (s), t(2n)/t(n)")
+        print(f"{kind}: steps, first call (s): median [range] over {opts.rounds}, "
+              "t(2n)/t(n) of the medians")
         for n in sizes:
             if steps(n) * (4 if kind == "scalar" else 10) > opts.max_ops:
                 break
-            t = point(kind, n)
+            times = [point(kind, n) for _ in range(opts.rounds)]
+            t = statistics.median(times)
             ratio = f"{t / prev:.2f}" if prev else "-"
-            print(f"  {steps(n):6d} {t:8.2f} {ratio:>6}", flush=True)
+            print(f"  {steps(n):6d} {t:8.2f} [{min(times):.2f}, {max(times):.2f}] {ratio:>6}",
+                  flush=True)
             prev = t
 
 
