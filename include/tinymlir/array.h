@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,15 +33,32 @@ private:
   ErrorKind kind_;
 };
 
-/// b8 is NumPy's bool: one byte, 0 or 1. i64 is NumPy's default integer.
-enum class DType : uint8_t { f32, f64, i32, b8, i64 };
+/// NumPy's element types, one per row of dtypes.def: b8 is NumPy's bool (one
+/// byte, 0 or 1), i64 its default integer, c128 two float64s.
+enum class DType : uint8_t {
+#define TINYMLIR_DTYPE(Name, ...) Name,
+#include <tinymlir/dtypes.def>
+};
+enum class DTypeKind : uint8_t { Bool, Signed, Unsigned, Float, Complex };
 
 using Shape = std::vector<int64_t>;
 
-/// "float32", "float64", "int32", "bool", "int64": NumPy's spelling.
+/// "float32", "uint8", "bool", "complex128": NumPy's spelling.
 const char *dtypeName(DType dtype);
+/// The dtype NumPy spells `name`, or nullopt.
+std::optional<DType> dtypeNamed(const std::string &name);
 size_t dtypeSize(DType dtype);
-bool isFloat(DType dtype);
+DTypeKind dtypeKind(DType dtype);
+/// A real floating-point type (float16, float32, float64).
+inline bool isFloat(DType d) { return dtypeKind(d) == DTypeKind::Float; }
+inline bool isComplex(DType d) { return dtypeKind(d) == DTypeKind::Complex; }
+/// Signed or unsigned integers (not bool).
+inline bool isInteger(DType d) {
+  return dtypeKind(d) == DTypeKind::Signed || dtypeKind(d) == DTypeKind::Unsigned;
+}
+inline bool isUnsigned(DType d) { return dtypeKind(d) == DTypeKind::Unsigned; }
+/// The real type of a complex type's parts (float64 for complex128); others' own.
+DType realPart(DType d);
 /// "(3, 7)", "()" for rank 0, "(5,)" for rank 1: NumPy's spelling.
 std::string shapeString(const Shape &shape);
 int64_t numElements(const Shape &shape);
@@ -60,6 +78,12 @@ template <> struct DTypeOf<double> { static constexpr DType value = DType::f64; 
 template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::i32; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::b8; };
 template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::i64; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::i8; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::i16; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::u8; };
+template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::u16; };
+template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::u32; };
+template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::u64; };
 
 class Array {
 public:

@@ -92,6 +92,9 @@ inline constexpr ScalarType i64{DType::i64};
 
 /// A weak scalar (a plain C++ number): takes the dtype of the tensor it meets.
 Tensor weakScalar(double value, bool integral);
+/// A weak complex scalar (a Python complex): complex64 with float32 and
+/// float16 tensors, else complex128 (NEP 50).
+Tensor weakComplexScalar(double real, double imag);
 
 template <class S>
 concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
@@ -122,7 +125,8 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
   }
 #define TINYMLIR_DECLARE_Convert(f)
 #define TINYMLIR_OP(...)
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
+                                ComplexLowering, Function)                                       \
   TINYMLIR_DECLARE_##Kind(Function)
 #include <tinymlir/ops.def>
 #undef TINYMLIR_DECLARE_Unary

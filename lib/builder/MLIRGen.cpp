@@ -11,6 +11,7 @@
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/Bufferization/IR/Bufferization.h>
+#include <mlir/Dialect/Complex/IR/Complex.h>
 #include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/Math/IR/Math.h>
@@ -34,34 +35,47 @@ namespace {
 using namespace mlir;
 
 Type elementType(Builder &b, DType dtype) {
-  switch (dtype) {
-  case DType::f32:
-    return b.getF32Type();
-  case DType::f64:
-    return b.getF64Type();
-  case DType::i32:
-    return b.getI32Type();
-  case DType::b8: // NumPy's bool: a byte, 0 or 1
+  switch (dtypeKind(dtype)) {
+  case DTypeKind::Bool: // NumPy's bool: a byte, 0 or 1
     return b.getI8Type();
-  case DType::i64:
-    return b.getI64Type();
+  case DTypeKind::Signed:
+  case DTypeKind::Unsigned: // signless: the lowerings choose signed or unsigned ops
+    return b.getIntegerType(static_cast<unsigned>(8 * dtypeSize(dtype)));
+  case DTypeKind::Float:
+    return dtype == DType::f16 ? Type(b.getF16Type())
+           : dtype == DType::f32 ? Type(b.getF32Type()) : Type(b.getF64Type());
+  case DTypeKind::Complex:
+    return ComplexType::get(elementType(b, realPart(dtype)));
   }
   return {};
 }
 
-Value scalarConstant(OpBuilder &b, Location loc, DType dtype, double value) {
+/// A constant of `dtype`: a complex one's parts are (value, imag). Integers
+/// are exact up to 2^53 (the frontend refuses larger Python ints) and
+/// saturate, never UB; uint64 values up to 2^64 keep their bits.
+Value scalarConstant(OpBuilder &b, Location loc, DType dtype, double value, double imag = 0) {
   Type type = elementType(b, dtype);
-  if (dtype == DType::i32 || dtype == DType::i64) {
-    // Exact up to 2^53 (the frontend refuses larger Python ints); saturated, never UB.
-    const int64_t v = std::isnan(value) ? 0
-                      : value <= -9223372036854775808.0 ? std::numeric_limits<int64_t>::min()
-                      : value >= 9223372036854775808.0  ? std::numeric_limits<int64_t>::max()
-                                                        : static_cast<int64_t>(value);
+  if (isInteger(dtype)) {
+    int64_t v = std::isnan(value)                      ? 0
+                : value <= -9223372036854775808.0      ? std::numeric_limits<int64_t>::min()
+                : value >= 18446744073709551616.0      ? -1
+                : value >= 9223372036854775808.0       ? static_cast<int64_t>(static_cast<uint64_t>(value))
+                                                       : static_cast<int64_t>(value);
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
   }
   if (dtype == DType::b8)
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value != 0 ? 1 : 0));
+  if (isComplex(dtype)) {
+    Type part = elementType(b, realPart(dtype));
+    return complex::ConstantOp::create(
+        b, loc, type, b.getArrayAttr({b.getFloatAttr(part, value), b.getFloatAttr(part, imag)}));
+  }
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+/// An integer constant of the width of `type` (all ones for -1).
+Value intConstant(OpBuilder &b, Location loc, Type type, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
 }
 
 // Scalar lowerings of ops.def with no one-to-one MLIR op.
@@ -71,18 +85,67 @@ Value toBool(OpBuilder &b, Location loc, Value i1) {
   return arith::ExtUIOp::create(b, loc, b.getI8Type(), i1);
 }
 
-/// Comparisons: of float operands (ordered: false with nan, but for !=), or
-/// of int32 or bool ones; a bool result.
+/// The unsigned predicate of a signed one (eq and ne are their own).
+constexpr arith::CmpIPredicate unsignedPredicate(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  return p == P::slt ? P::ult : p == P::sle ? P::ule : p == P::sgt ? P::ugt : p == P::sge ? P::uge : p;
+}
+
+/// Comparisons: of float operands (ordered: false with nan, but for !=), of
+/// integer (signed or unsigned) or bool ones, of complex ones; a bool result.
 template <arith::CmpFPredicate P> struct CompareFloat {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
     return toBool(b, loc, arith::CmpFOp::create(b, loc, P, x[0], x[1]));
   }
 };
 template <arith::CmpIPredicate P> struct CompareInt {
-  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
-    return toBool(b, loc, arith::CmpIOp::create(b, loc, P, x[0], x[1]));
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    const bool u = isUnsigned(n.args[0]->dtype) || n.args[0]->dtype == DType::b8;
+    return toBool(b, loc, arith::CmpIOp::create(b, loc, u ? unsignedPredicate(P) : P, x[0], x[1]));
   }
 };
+template <class ComplexOp> struct CompareComplex {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    return toBool(b, loc, ComplexOp::create(b, loc, x[0], x[1]));
+  }
+};
+
+/// Float to integer as NumPy's C casts give on x86, with no poison: values
+/// out of the range of the conversion (and nan) give the "integer
+/// indefinite" 0x80...0; narrow types convert through int32 (int64 for
+/// uint32) and wrap, as C compilers do.
+Value floatToInt(OpBuilder &b, Location loc, Value x, DType from, DType to) {
+  const unsigned bits = static_cast<unsigned>(8 * dtypeSize(to));
+  Type target = elementType(b, to);
+  if (to == DType::u64) { // [0, 2^64): unsigned; [-2^63, 0): the signed bits; else 2^63
+    Value lo = scalarConstant(b, loc, from, 0.0), hi = scalarConstant(b, loc, from, 18446744073709551616.0);
+    Value min = scalarConstant(b, loc, from, -9223372036854775808.0);
+    Value inU = arith::AndIOp::create(
+        b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, lo),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, hi));
+    Value inS = arith::AndIOp::create(
+        b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, min),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, lo));
+    Value zero = scalarConstant(b, loc, from, 0.0);
+    Value u = arith::FPToUIOp::create(b, loc, target, arith::SelectOp::create(b, loc, inU, x, zero));
+    Value s = arith::FPToSIOp::create(b, loc, target, arith::SelectOp::create(b, loc, inS, x, zero));
+    Value indefinite = intConstant(b, loc, target, std::numeric_limits<int64_t>::min());
+    return arith::SelectOp::create(b, loc, inU, u, arith::SelectOp::create(b, loc, inS, s, indefinite));
+  }
+  const unsigned via = bits == 64 || to == DType::u32 ? 64 : 32;
+  Type wide = b.getIntegerType(via);
+  const double limit = std::ldexp(1.0, static_cast<int>(via) - 1);
+  Value inRange = arith::AndIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, scalarConstant(b, loc, from, -limit)),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, scalarConstant(b, loc, from, limit)));
+  Value safe = arith::SelectOp::create(b, loc, inRange, x, scalarConstant(b, loc, from, 0.0));
+  Value converted = arith::FPToSIOp::create(b, loc, wide, safe);
+  Value v = arith::SelectOp::create(b, loc, inRange, converted,
+                                    intConstant(b, loc, wide, via == 64 ? std::numeric_limits<int64_t>::min()
+                                                                        : std::numeric_limits<int32_t>::min()));
+  return bits == via ? v : Value(arith::TruncIOp::create(b, loc, target, v));
+}
 
 struct CastScalar {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
@@ -90,6 +153,35 @@ struct CastScalar {
     Type type = elementType(b, to);
     if (from == to)
       return x[0];
+    if (isComplex(from)) { // complex -> complex: both parts; -> real: the real part, as NumPy's
+      Value re = complex::ReOp::create(b, loc, x[0]);
+      if (isComplex(to)) {
+        Value im = complex::ImOp::create(b, loc, x[0]);
+        Type part = elementType(b, realPart(to));
+        auto resize = [&](Value v) -> Value {
+          return dtypeSize(to) > dtypeSize(from) ? Value(arith::ExtFOp::create(b, loc, part, v))
+                                                 : Value(arith::TruncFOp::create(b, loc, part, v));
+        };
+        return complex::CreateOp::create(b, loc, type, resize(re), resize(im));
+      }
+      if (to == DType::b8) { // nonzero: either part
+        Value im = complex::ImOp::create(b, loc, x[0]);
+        Value zero = scalarConstant(b, loc, realPart(from), 0.0);
+        return toBool(b, loc, arith::OrIOp::create(
+                                  b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, re, zero),
+                                  arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, im, zero)));
+      }
+      Node real = n;
+      real.args = {std::make_shared<Node>(*n.args[0])};
+      real.args[0]->dtype = realPart(from);
+      return lowerScalar(b, loc, real, {re});
+    }
+    if (isComplex(to)) { // (x, 0)
+      Node part = n;
+      part.dtype = realPart(to);
+      Value re = lowerScalar(b, loc, part, x);
+      return complex::CreateOp::create(b, loc, type, re, scalarConstant(b, loc, realPart(to), 0.0));
+    }
     if (to == DType::b8) // x != 0 (nan is true)
       return toBool(b, loc,
                     isFloat(from)
@@ -97,35 +189,242 @@ struct CastScalar {
                                                       scalarConstant(b, loc, from, 0.0)))
                         : Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x[0],
                                                       scalarConstant(b, loc, from, 0))));
-    if (from == DType::b8)
-      return isFloat(to) ? Value(arith::UIToFPOp::create(b, loc, type, x[0]))
-                         : Value(arith::ExtUIOp::create(b, loc, type, x[0]));
+    const bool fromSigned = dtypeKind(from) == DTypeKind::Signed;
     if (isFloat(from) && isFloat(to))
       return dtypeSize(to) > dtypeSize(from) ? Value(arith::ExtFOp::create(b, loc, type, x[0]))
                                              : Value(arith::TruncFOp::create(b, loc, type, x[0]));
     if (isFloat(to))
-      return arith::SIToFPOp::create(b, loc, type, x[0]);
-    if (!isFloat(from)) // int32 <-> int64: NumPy's wraps when narrowing, as TruncI
-      return dtypeSize(to) > dtypeSize(from) ? Value(arith::ExtSIOp::create(b, loc, type, x[0]))
-                                             : Value(arith::TruncIOp::create(b, loc, type, x[0]));
-    return arith::FPToSIOp::create(b, loc, type, x[0]);
+      return fromSigned ? Value(arith::SIToFPOp::create(b, loc, type, x[0]))
+                        : Value(arith::UIToFPOp::create(b, loc, type, x[0]));
+    if (!isFloat(from)) { // between integers: NumPy's wraps when narrowing, as TruncI
+      if (dtypeSize(to) == dtypeSize(from))
+        return x[0];
+      if (dtypeSize(to) < dtypeSize(from))
+        return arith::TruncIOp::create(b, loc, type, x[0]);
+      return fromSigned ? Value(arith::ExtSIOp::create(b, loc, type, x[0]))
+                        : Value(arith::ExtUIOp::create(b, loc, type, x[0]));
+    }
+    return floatToInt(b, loc, x[0], from, to);
   }
 };
 
-struct NegateInt { // 0 - x
+struct NegateInt { // 0 - x (wraps, for unsigned integers too)
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     return arith::SubIOp::create(b, loc, scalarConstant(b, loc, n.dtype, 0), x[0]);
   }
 };
 
-struct AbsInt { // max(x, 0 - x); convert-math-to-libm rejects math.absi
+struct AbsInt { // max(x, 0 - x) (INT_MIN stays INT_MIN); unsigned and bool: x
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    if (dtypeKind(n.dtype) != DTypeKind::Signed)
+      return x[0];
     Value negated = NegateInt::lowerScalar(b, loc, n, x);
     return arith::MaxSIOp::create(b, loc, x[0], negated);
   }
 };
 
-struct BitcastScalar { // the same 64 bits as the node's dtype
+struct MaxInt {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    return dtypeKind(n.dtype) == DTypeKind::Signed ? Value(arith::MaxSIOp::create(b, loc, x[0], x[1]))
+                                                   : Value(arith::MaxUIOp::create(b, loc, x[0], x[1]));
+  }
+};
+struct MinInt {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    return dtypeKind(n.dtype) == DTypeKind::Signed ? Value(arith::MinSIOp::create(b, loc, x[0], x[1]))
+                                                   : Value(arith::MinUIOp::create(b, loc, x[0], x[1]));
+  }
+};
+
+/// A divisor that never traps: 1 where b is 0 or where a is INT_MIN and b
+/// is -1 (the caller selects NumPy's result there). `zero` says where b is 0.
+Value safeDivisor(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x, Value &zero) {
+  Type type = x[0].getType();
+  zero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1], intConstant(b, loc, type, 0));
+  Value bad = zero;
+  if (dtypeKind(n.dtype) == DTypeKind::Signed) {
+    const unsigned bits = type.getIntOrFloatBitWidth();
+    Value min = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, APInt::getSignedMinValue(bits)));
+    Value overflow = arith::AndIOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[0], min),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1], intConstant(b, loc, type, -1)));
+    bad = arith::OrIOp::create(b, loc, zero, overflow);
+  }
+  return arith::SelectOp::create(b, loc, bad, intConstant(b, loc, type, 1), x[1]);
+}
+
+/// a // b rounded toward minus infinity; 0 where b is 0; INT_MIN // -1 is
+/// INT_MIN (a // 1), as NumPy's.
+struct FloorDivInt {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    Value zero;
+    Value d = safeDivisor(b, loc, n, x, zero);
+    Value q = dtypeKind(n.dtype) == DTypeKind::Signed ? Value(arith::FloorDivSIOp::create(b, loc, x[0], d))
+                                                      : Value(arith::DivUIOp::create(b, loc, x[0], d));
+    return arith::SelectOp::create(b, loc, zero, intConstant(b, loc, q.getType(), 0), q);
+  }
+};
+
+/// a % b with the divisor's sign; 0 where b is 0, as NumPy's.
+struct ModInt {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    Value zero;
+    Value d = safeDivisor(b, loc, n, x, zero);
+    Type type = x[0].getType();
+    Value c0 = intConstant(b, loc, type, 0);
+    Value r;
+    if (dtypeKind(n.dtype) == DTypeKind::Signed) {
+      r = arith::RemSIOp::create(b, loc, x[0], d);
+      Value signsDiffer = arith::XOrIOp::create(
+          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, c0),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, d, c0));
+      Value adjust = arith::AndIOp::create(
+          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, c0), signsDiffer);
+      r = arith::SelectOp::create(b, loc, adjust, arith::AddIOp::create(b, loc, r, d), r);
+    } else {
+      r = arith::RemUIOp::create(b, loc, x[0], d);
+    }
+    return arith::SelectOp::create(b, loc, zero, c0, r);
+  }
+};
+
+/// C's remainder (the dividend's sign); 0 where b is 0, as NumPy's np.fmod.
+struct FmodInt {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    Value zero;
+    Value d = safeDivisor(b, loc, n, x, zero);
+    Value r = dtypeKind(n.dtype) == DTypeKind::Signed ? Value(arith::RemSIOp::create(b, loc, x[0], d))
+                                                      : Value(arith::RemUIOp::create(b, loc, x[0], d));
+    return arith::SelectOp::create(b, loc, zero, intConstant(b, loc, r.getType(), 0), r);
+  }
+};
+
+/// NumPy's npy_divmod for floats: mod = fmod(a, b); div = (a - mod) / b,
+/// one less where mod's sign differs from b's; then floored, and rounded
+/// when within 0.5; b == 0 gives a / b.
+struct FloorDivFloat {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    using P = arith::CmpFPredicate;
+    auto c = [&](double v) { return scalarConstant(b, loc, n.dtype, v); };
+    Value mod = arith::RemFOp::create(b, loc, x[0], x[1]);
+    Value div = arith::DivFOp::create(b, loc, arith::SubFOp::create(b, loc, x[0], mod), x[1]);
+    Value signsDiffer = arith::XOrIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OLT, x[1], c(0)),
+                                              arith::CmpFOp::create(b, loc, P::OLT, mod, c(0)));
+    Value adjust = arith::AndIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::UNE, mod, c(0)), signsDiffer);
+    div = arith::SelectOp::create(b, loc, adjust, arith::SubFOp::create(b, loc, div, c(1)), div);
+    Value floordiv = math::FloorOp::create(b, loc, div);
+    Value up = arith::CmpFOp::create(b, loc, P::OGT, arith::SubFOp::create(b, loc, div, floordiv), c(0.5));
+    floordiv = arith::SelectOp::create(b, loc, up, arith::AddFOp::create(b, loc, floordiv, c(1)), floordiv);
+    Value quotient = arith::DivFOp::create(b, loc, x[0], x[1]);
+    Value divZero = arith::CmpFOp::create(b, loc, P::OEQ, div, c(0));
+    Value signedZero = math::CopySignOp::create(b, loc, c(0), quotient);
+    Value result = arith::SelectOp::create(b, loc, divZero, signedZero, floordiv);
+    Value byZero = arith::CmpFOp::create(b, loc, P::OEQ, x[1], c(0));
+    return arith::SelectOp::create(b, loc, byZero, quotient, result);
+  }
+};
+
+/// NumPy's npy_remainder for floats: fmod, moved into the divisor's sign;
+/// a zero takes the divisor's sign; b == 0 gives fmod's nan.
+struct ModFloat {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    using P = arith::CmpFPredicate;
+    auto c = [&](double v) { return scalarConstant(b, loc, n.dtype, v); };
+    Value mod = arith::RemFOp::create(b, loc, x[0], x[1]);
+    Value signsDiffer = arith::XOrIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OLT, x[1], c(0)),
+                                              arith::CmpFOp::create(b, loc, P::OLT, mod, c(0)));
+    Value nonzero = arith::CmpFOp::create(b, loc, P::UNE, mod, c(0));
+    Value adjust = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
+    Value moved = arith::SelectOp::create(b, loc, adjust, arith::AddFOp::create(b, loc, mod, x[1]), mod);
+    Value zero = arith::CmpFOp::create(b, loc, P::OEQ, mod, c(0));
+    Value result = arith::SelectOp::create(b, loc, zero, math::CopySignOp::create(b, loc, c(0), x[1]), moved);
+    Value byZero = arith::CmpFOp::create(b, loc, P::OEQ, x[1], c(0));
+    return arith::SelectOp::create(b, loc, byZero, mod, result);
+  }
+};
+
+/// Whether the shift count x[1] is in [0, bits): as NumPy's, compared as unsigned.
+Value shiftInRange(OpBuilder &b, Location loc, ArrayRef<Value> x) {
+  Type type = x[0].getType();
+  const unsigned bits = type.getIntOrFloatBitWidth();
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x[1],
+                               intConstant(b, loc, type, bits));
+}
+
+struct ShiftLeft { // 0 for a count out of range
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    Type type = x[0].getType();
+    Value ok = shiftInRange(b, loc, x);
+    Value count = arith::SelectOp::create(b, loc, ok, x[1], intConstant(b, loc, type, 0));
+    return arith::SelectOp::create(b, loc, ok, arith::ShLIOp::create(b, loc, x[0], count),
+                                   intConstant(b, loc, type, 0));
+  }
+};
+
+struct ShiftRight { // arithmetic for signed; a count out of range: the sign (-1 or 0)
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    Type type = x[0].getType();
+    const bool s = dtypeKind(n.dtype) == DTypeKind::Signed;
+    Value ok = shiftInRange(b, loc, x);
+    Value count = arith::SelectOp::create(b, loc, ok, x[1], intConstant(b, loc, type, 0));
+    Value shifted = s ? Value(arith::ShRSIOp::create(b, loc, x[0], count))
+                      : Value(arith::ShRUIOp::create(b, loc, x[0], count));
+    Value c0 = intConstant(b, loc, type, 0);
+    Value sign = s ? Value(arith::SelectOp::create(
+                         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0], c0),
+                         intConstant(b, loc, type, -1), c0))
+                   : c0;
+    return arith::SelectOp::create(b, loc, ok, shifted, sign);
+  }
+};
+
+struct InvertInt { // ~x; of a bool, not x
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    return arith::XOrIOp::create(b, loc, x[0],
+                                 intConstant(b, loc, x[0].getType(), n.dtype == DType::b8 ? 1 : -1));
+  }
+};
+
+/// Integer power by squaring (math.ipowi); a negative exponent of a signed
+/// type gives 1 for 1, +-1 for -1 and 0 otherwise, with no trap (NumPy raises
+/// for those; the frontend refuses a negative scalar exponent as NumPy's does).
+struct PowInt {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    Type type = x[0].getType();
+    Value c0 = intConstant(b, loc, type, 0), c1 = intConstant(b, loc, type, 1);
+    if (n.dtype == DType::b8) // True ** anything is True; False ** 0 is True
+      return arith::OrIOp::create(b, loc, x[0],
+                                  toBool(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1], c0)));
+    if (dtypeKind(n.dtype) != DTypeKind::Signed)
+      return math::IPowIOp::create(b, loc, x[0], x[1]);
+    Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[1], c0);
+    Value e = arith::SelectOp::create(b, loc, negative, c0, x[1]);
+    Value power = math::IPowIOp::create(b, loc, x[0], e);
+    Value minusOne = intConstant(b, loc, type, -1);
+    Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, loc, x[1], c1), c0);
+    Value ofMinusOne = arith::SelectOp::create(b, loc, odd, minusOne, c1);
+    Value inverse = arith::SelectOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[0], c1), c1,
+        arith::SelectOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[0], minusOne),
+                                ofMinusOne, c0));
+    return arith::SelectOp::create(b, loc, negative, inverse, power);
+  }
+};
+
+struct ZeroScalar { // np.imag of a real value
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value>) {
+    return scalarConstant(b, loc, n.dtype, 0.0);
+  }
+};
+
+struct AngleReal { // arctan2(0, x): pi for negative values and -0
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    return math::Atan2Op::create(b, loc, scalarConstant(b, loc, n.dtype, 0.0), x[0]);
+  }
+};
+
+struct BitcastScalar { // the same bits as the node's dtype
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     return arith::BitcastOp::create(b, loc, elementType(b, n.dtype), x[0]);
   }
@@ -147,12 +446,15 @@ struct SignFloat {
   }
 };
 
-struct SignInt { // x > 0 ? 1 : x < 0 ? -1 : 0
+struct SignInt { // x > 0 ? 1 : x < 0 ? -1 : 0 (unsigned: x != 0)
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     Value zero = scalarConstant(b, loc, n.dtype, 0);
-    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x[0], zero);
+    const bool s = dtypeKind(n.dtype) == DTypeKind::Signed;
+    Value positive = arith::CmpIOp::create(b, loc, s ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::ne,
+                                           x[0], zero);
     Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0], zero);
-    Value rest = arith::SelectOp::create(b, loc, negative, scalarConstant(b, loc, n.dtype, -1), zero);
+    Value rest = s ? Value(arith::SelectOp::create(b, loc, negative, scalarConstant(b, loc, n.dtype, -1), zero))
+                   : zero;
     return arith::SelectOp::create(b, loc, positive, scalarConstant(b, loc, n.dtype, 1), rest);
   }
 };
@@ -277,12 +579,12 @@ private:
     return tensor::EmptyOp::create(b_, loc_, n.shape, elementType(n.dtype));
   }
 
-  Value scalarConstant(OpBuilder &b, DType dtype, double value) {
-    return tinymlir::detail::scalarConstant(b, loc_, dtype, value);
+  Value scalarConstant(OpBuilder &b, DType dtype, double value, double imag = 0) {
+    return tinymlir::detail::scalarConstant(b, loc_, dtype, value, imag);
   }
 
-  Value filled(const Node &n, double value) {
-    Value init = scalarConstant(b_, n.dtype, value);
+  Value filled(const Node &n, double value, double imag = 0) {
+    Value init = scalarConstant(b_, n.dtype, value, imag);
     return linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
   }
 
@@ -471,7 +773,7 @@ private:
     case Op::Constant:
       break; // bound to the function's arguments before any use
     case Op::Scalar:
-      return filled(n, n.scalar);
+      return filled(n, n.scalar, n.imag);
     case Op::Sum:
     case Op::Max:
     case Op::Min:
@@ -579,7 +881,7 @@ private:
           for (size_t i = 0; i < n.args.size(); ++i)
             operands.push_back(blockArg[i] >= 0 ? block[blockArg[i]]
                                                 : scalarConstant(b, n.args[i]->dtype,
-                                                                 n.args[i]->scalar));
+                                                                 n.args[i]->scalar, n.args[i]->imag));
           linalg::YieldOp::create(b, loc, scalarOp(b, n, operands));
         });
     return generic.getResult(0);
@@ -587,16 +889,30 @@ private:
 
   /// The body of an elementwise op: its ops.def row's lowering for the
   /// operands' type (float, or int32 and bool).
-  Value scalarOp(OpBuilder &b, const Node &n, ArrayRef<Value> x) {
-    bool f = isFloat(n.args[0]->dtype);
+  Value scalarOp(OpBuilder &b, const Node &n, ArrayRef<Value> x, bool widened = false) {
+    const OpKind kind = opInfo(n.op).kind;
+    const DType operand = widened ? DType::f32 : n.args[kind == OpKind::Select ? 1 : 0]->dtype;
+    if (operand == DType::f16 && (kind == OpKind::Unary || kind == OpKind::Binary)) {
+      // As NumPy's float16 loops: each operation in float32, rounded once.
+      Node wide = n;
+      wide.dtype = DType::f32;
+      SmallVector<Value> extended;
+      for (Value v : x)
+        extended.push_back(arith::ExtFOp::create(b, loc_, b.getF32Type(), v));
+      Value r = scalarOp(b, wide, extended, /*widened=*/true);
+      return arith::TruncFOp::create(b, loc_, b.getF16Type(), r);
+    }
+    const bool c = isComplex(operand), f = isFloat(operand);
     switch (n.op) {
 #define TINYMLIR_OP(Name, ...)                                                                     \
   case Op::Name:                                                                                   \
     break;
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
+                                ComplexLowering, Function)                                       \
   case Op::Name:                                                                                   \
-    return f ? lower<OpKind::Kind, FloatLowering>(b, loc_, n, x)                                   \
-             : lower<OpKind::Kind, IntLowering>(b, loc_, n, x);
+    return c   ? lower<OpKind::Kind, ComplexLowering>(b, loc_, n, x)                               \
+           : f ? lower<OpKind::Kind, FloatLowering>(b, loc_, n, x)                                 \
+               : lower<OpKind::Kind, IntLowering>(b, loc_, n, x);
 #include <tinymlir/ops.def>
     }
     throw Error(std::string("[build] '") + opName(n.op) + "' is not elementwise");
@@ -604,22 +920,22 @@ private:
 
   Value emitReduction(const Node &n) {
     const Node &in = *n.args[0];
-    double init = n.op == Op::Prod ? 1 : 0;
-    if (n.op == Op::Max) // bool: any, from false
-      init = isFloat(n.dtype)           ? -std::numeric_limits<double>::infinity()
-             : n.dtype == DType::b8 ? 0
-                                        : static_cast<double>(std::numeric_limits<int32_t>::min());
-    if (n.op == Op::Min) // bool: all, from true
-      init = isFloat(n.dtype)           ? std::numeric_limits<double>::infinity()
-             : n.dtype == DType::b8 ? 1
-                                        : static_cast<double>(std::numeric_limits<int32_t>::max());
+    const bool f = isFloat(in.dtype), c = isComplex(in.dtype);
+    const bool s = dtypeKind(in.dtype) == DTypeKind::Signed, extreme = n.op == Op::Max || n.op == Op::Min;
     Value acc;
-    if (n.dtype == DType::i64 && (n.op == Op::Max || n.op == Op::Min)) { // exact extremes
-      const int64_t v = n.op == Op::Max ? std::numeric_limits<int64_t>::min()
-                                        : std::numeric_limits<int64_t>::max();
-      Value c = arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(b_.getI64Type(), v));
-      acc = linalg::FillOp::create(b_, loc_, ValueRange{c}, ValueRange{emptyLike(n)}).getResult(0);
+    if (extreme && isInteger(n.dtype)) { // exact extremes of the type (bool: any/all below)
+      const unsigned bits = static_cast<unsigned>(8 * dtypeSize(n.dtype));
+      APInt v = n.op == Op::Max ? (s ? APInt::getSignedMinValue(bits) : APInt::getMinValue(bits))
+                                : (s ? APInt::getSignedMaxValue(bits) : APInt::getMaxValue(bits));
+      Value init = arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(elementType(n.dtype), v));
+      acc = linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
     } else {
+      const double inf = std::numeric_limits<double>::infinity();
+      double init = n.op == Op::Prod ? 1 : 0;
+      if (n.op == Op::Max) // bool: any, from false
+        init = f ? -inf : 0;
+      if (n.op == Op::Min) // bool: all, from true
+        init = f ? inf : 1;
       acc = filled(n, init);
     }
     auto reduce = linalg::ReduceOp::create(
@@ -628,20 +944,23 @@ private:
           // Accumulations may be reassociated (as NumPy's pairwise sums are):
           // this lets LLVM vectorize them with several partial sums.
           Value r;
-          bool f = isFloat(in.dtype);
           auto reassoc = arith::FastMathFlags::reassoc;
           if (n.op == Op::Sum)
-            r = f ? Value(arith::AddFOp::create(b, loc, block[0], block[1], reassoc))
-                  : Value(arith::AddIOp::create(b, loc, block[0], block[1]));
-          else if (n.op == Op::Prod) // floats, or int64 (NumPy's integer products)
-            r = f ? Value(arith::MulFOp::create(b, loc, block[0], block[1], reassoc))
-                  : Value(arith::MulIOp::create(b, loc, block[0], block[1]));
+            r = c   ? Value(complex::AddOp::create(b, loc, block[0], block[1]))
+                : f ? Value(arith::AddFOp::create(b, loc, block[0], block[1], reassoc))
+                    : Value(arith::AddIOp::create(b, loc, block[0], block[1]));
+          else if (n.op == Op::Prod) // floats, complex, or 64-bit integers (NumPy's products)
+            r = c   ? Value(complex::MulOp::create(b, loc, block[0], block[1]))
+                : f ? Value(arith::MulFOp::create(b, loc, block[0], block[1], reassoc))
+                    : Value(arith::MulIOp::create(b, loc, block[0], block[1]));
           else if (n.op == Op::Max)
-            r = f ? Value(arith::MaximumFOp::create(b, loc, block[0], block[1], reassoc))
-                  : Value(arith::MaxSIOp::create(b, loc, block[0], block[1]));
+            r = f   ? Value(arith::MaximumFOp::create(b, loc, block[0], block[1], reassoc))
+                : s ? Value(arith::MaxSIOp::create(b, loc, block[0], block[1]))
+                    : Value(arith::MaxUIOp::create(b, loc, block[0], block[1]));
           else
-            r = f ? Value(arith::MinimumFOp::create(b, loc, block[0], block[1], reassoc))
-                  : Value(arith::MinSIOp::create(b, loc, block[0], block[1]));
+            r = f   ? Value(arith::MinimumFOp::create(b, loc, block[0], block[1], reassoc))
+                : s ? Value(arith::MinSIOp::create(b, loc, block[0], block[1]))
+                    : Value(arith::MinUIOp::create(b, loc, block[0], block[1]));
           linalg::YieldOp::create(b, loc, r);
         });
     return reduce.getResult(0);

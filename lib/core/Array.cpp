@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <complex>
+#include <type_traits>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -16,29 +18,33 @@ namespace tinymlir {
 // dtypes and shapes
 //===----------------------------------------------------------------------===//
 
-const char *dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::f32: return "float32";
-  case DType::f64: return "float64";
-  case DType::i32: return "int32";
-  case DType::b8: return "bool";
-  case DType::i64: return "int64";
-  }
-  return "unknown";
+namespace {
+struct DTypeRow {
+  const char *name;
+  size_t bytes;
+  DTypeKind kind;
+};
+constexpr DTypeRow kDTypes[] = {
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType) {name, bytes, DTypeKind::Kind},
+#include <tinymlir/dtypes.def>
+};
+const DTypeRow &row(DType d) { return kDTypes[static_cast<size_t>(d)]; }
+} // namespace
+
+const char *dtypeName(DType dtype) { return row(dtype).name; }
+size_t dtypeSize(DType dtype) { return row(dtype).bytes; }
+DTypeKind dtypeKind(DType dtype) { return row(dtype).kind; }
+
+std::optional<DType> dtypeNamed(const std::string &name) {
+  for (size_t i = 0; i < std::size(kDTypes); ++i)
+    if (name == kDTypes[i].name)
+      return static_cast<DType>(i);
+  return std::nullopt;
 }
 
-size_t dtypeSize(DType dtype) {
-  switch (dtype) {
-  case DType::f32: return 4;
-  case DType::f64: return 8;
-  case DType::i32: return 4;
-  case DType::b8: return 1;
-  case DType::i64: return 8;
-  }
-  return 0;
+DType realPart(DType d) {
+  return d == DType::c64 ? DType::f32 : d == DType::c128 ? DType::f64 : d;
 }
-
-bool isFloat(DType dtype) { return dtype == DType::f32 || dtype == DType::f64; }
 
 std::string shapeString(const Shape &shape) {
   std::string s = "(";
@@ -77,43 +83,88 @@ std::vector<int64_t> contiguousStrides(const Shape &shape) {
 
 namespace {
 
-double loadElement(const std::byte *p, DType dtype) {
+/// Calls fn(T{}) with T the C type of `dtype` (dtypes.def's last column).
+template <class Fn> void withCType(DType dtype, Fn &&fn) {
   switch (dtype) {
-  case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
-  case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
-  case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-  case DType::b8: return *p != std::byte{0} ? 1 : 0;
-  case DType::i64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType)                                     \
+  case DType::Name:                                                                                \
+    fn(CType{});                                                                                   \
+    return;
+#include <tinymlir/dtypes.def>
   }
-  return 0;
 }
 
-/// Saturating double -> int32 (NaN -> 0), so conversion is never UB.
-int32_t toInt32(double v) {
-  if (std::isnan(v)) return 0;
-  if (v <= static_cast<double>(std::numeric_limits<int32_t>::min()))
-    return std::numeric_limits<int32_t>::min();
-  if (v >= static_cast<double>(std::numeric_limits<int32_t>::max()))
-    return std::numeric_limits<int32_t>::max();
-  return static_cast<int32_t>(v);
+template <class T> constexpr bool kIsComplex = false;
+template <class T> constexpr bool kIsComplex<std::complex<T>> = true;
+
+/// A double as T: integers saturate (NaN -> 0), so conversion is never UB;
+/// complex numbers get a zero imaginary part.
+template <class T> T fromDouble(double v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0; // nan is true, as NumPy's
+  } else if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return 0;
+    if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else if constexpr (kIsComplex<T>) {
+    return T(static_cast<typename T::value_type>(v), 0);
+  } else {
+    return static_cast<T>(v);
+  }
 }
 
-/// Saturating double -> int64 (NaN -> 0), so conversion is never UB.
-int64_t toInt64(double v) {
-  if (std::isnan(v)) return 0;
-  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
-  return static_cast<int64_t>(v);
+/// T as a double (a complex number's real part).
+template <class T> double toDouble(T v) {
+  if constexpr (kIsComplex<T>) return static_cast<double>(v.real());
+  else return static_cast<double>(v);
+}
+
+double loadElement(const std::byte *p, DType dtype) {
+  double out = 0;
+  withCType(dtype, [&]<class T>(T) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    out = toDouble(v);
+  });
+  return out;
 }
 
 void storeElement(std::byte *p, DType dtype, double value) {
-  switch (dtype) {
-  case DType::f32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
-  case DType::f64: { std::memcpy(p, &value, 8); return; }
-  case DType::i32: { int32_t v = toInt32(value); std::memcpy(p, &v, 4); return; }
-  case DType::b8: *p = std::byte{value != 0}; return; // nan is true, as NumPy's
-  case DType::i64: { int64_t v = toInt64(value); std::memcpy(p, &v, 8); return; }
-  }
+  withCType(dtype, [&]<class T>(T) {
+    T v = fromDouble<T>(value);
+    std::memcpy(p, &v, sizeof v);
+  });
+}
+
+/// One element converted from one dtype to another without a double in
+/// between (int64 and uint64 stay exact), as NumPy's astype for values in range.
+void convertElement(std::byte *dst, DType to, const std::byte *src, DType from) {
+  withCType(from, [&]<class S>(S) {
+    S s;
+    std::memcpy(&s, src, sizeof s);
+    withCType(to, [&]<class D>(D) {
+      D d;
+      if constexpr (std::is_same_v<S, D>) {
+        d = s;
+      } else if constexpr (kIsComplex<D>) {
+        if constexpr (kIsComplex<S>) d = D(static_cast<typename D::value_type>(s.real()),
+                                           static_cast<typename D::value_type>(s.imag()));
+        else d = D(static_cast<typename D::value_type>(s), 0);
+      } else if constexpr (kIsComplex<S>) {
+        d = fromDouble<D>(static_cast<double>(s.real())); // NumPy drops the imaginary part
+      } else if constexpr (std::is_same_v<D, bool>) {
+        d = s != S(0);
+      } else if constexpr (std::is_integral_v<D> && std::is_integral_v<S>) {
+        d = static_cast<D>(s); // wraps, as NumPy's
+      } else if constexpr (std::is_integral_v<D>) {
+        d = fromDouble<D>(static_cast<double>(s));
+      } else {
+        d = static_cast<D>(s);
+      }
+      std::memcpy(dst, &d, sizeof d);
+    });
+  });
 }
 
 /// Calls fn(elementOffset) for every element in row-major order.
@@ -302,7 +353,7 @@ Array Array::astype(DType dtype) const {
   int64_t es = static_cast<int64_t>(dtypeSize(dtype_));
   size_t os = dtypeSize(dtype);
   forEachOffset(shape_, strides_, [&](int64_t off) {
-    storeElement(dst, dtype, loadElement(src + off * es, dtype_));
+    convertElement(dst, dtype, src + off * es, dtype_);
     dst += os;
   });
   return out;
@@ -431,7 +482,8 @@ Array Array::reshaped(const Shape &shape) const {
 namespace {
 
 std::string formatElement(double v, DType dtype) {
-  if (dtype == DType::i32) return std::to_string(static_cast<int64_t>(v));
+  if (dtype == DType::b8) return v != 0 ? "True" : "False";
+  if (isInteger(dtype)) return std::to_string(static_cast<int64_t>(v));
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];

@@ -147,21 +147,19 @@ private:
 };
 
 std::optional<DType> dtypeFromDescr(const std::string &d) {
-  if (d == "<f4") return DType::f32;
-  if (d == "<f8") return DType::f64;
-  if (d == "<i4") return DType::i32;
-  if (d == "|b1") return DType::b8;
-  if (d == "<i8") return DType::i64;
+#define TINYMLIR_DTYPE(Name, name, descr, ...)                                                     \
+  if (d == descr)                                                                                  \
+    return DType::Name;
+#include <tinymlir/dtypes.def>
   return std::nullopt;
 }
 
 const char *descrOf(DType d) {
   switch (d) {
-  case DType::f32: return "<f4";
-  case DType::f64: return "<f8";
-  case DType::i32: return "<i4";
-  case DType::b8: return "|b1";
-  case DType::i64: return "<i8";
+#define TINYMLIR_DTYPE(Name, name, descr, ...)                                                     \
+  case DType::Name:                                                                                \
+    return descr;
+#include <tinymlir/dtypes.def>
   }
   return "?";
 }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace tinymlir::detail {
@@ -21,9 +22,11 @@ struct Node {
   // Attributes, by op:
   int64_t index = 0;          // Argument: position among the traced inputs
   Array constant;             // Constant: the captured data
-  double scalar = 0;          // Scalar: the value (in dtype)
+  double scalar = 0;          // Scalar: the value (in dtype; a complex one's real part)
+  double imag = 0;            // Scalar: a complex value's imaginary part
   bool weak = false;          // Scalar: a plain C++ number, dtype not decided yet
   bool integral = false;      // Scalar, weak: written as an integer
+  bool weakComplex = false;   // Scalar, weak: a Python complex number
   std::vector<int64_t> axes;  // Sum/Max/Min: reduced axes (sorted, non-negative);
                               // Transpose: permutation; Slice: offsets, then
                               // the steps where one is not 1;
@@ -51,14 +54,18 @@ inline NodePtr makeNode(Op op, Shape shape, DType dtype, std::vector<NodePtr> ar
 
 /// What ops.def says about an op (see its header for the columns).
 enum class OpKind : uint8_t { Leaf, Unary, Binary, Compare, Select, Convert, Reduction, Other };
-enum class IntPolicy : uint8_t { Keep, ToFloat64, FloatOnly };
+enum class IntPolicy : uint8_t { Keep, ToFloat, ToFloat64, FloatOnly, IntOnly };
 struct OpInfo {
   OpKind kind;
   IntPolicy ints;
+  bool complex; // takes complex operands (its ComplexLowering is not NotLowered)
 };
 
 inline constexpr OpInfo kOpInfo[] = {
-#define TINYMLIR_OP(Name, spelling, Kind, Ints) {OpKind::Kind, IntPolicy::Ints},
+#define TINYMLIR_OP(Name, spelling, Kind, Ints) {OpKind::Kind, IntPolicy::Ints, false},
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
+                                ComplexLowering, Function)                                       \
+  {OpKind::Kind, IntPolicy::Ints, std::string_view(#ComplexLowering) != "NotLowered"},
 #include <tinymlir/ops.def>
 };
 

@@ -48,24 +48,68 @@ std::string describe(const NodePtr &n) {
   return std::string(dtypeName(n->dtype)) + " " + shapeString(n->shape);
 }
 
-/// NumPy 2 (NEP 50) promotion of two strong dtypes.
+DType complexOf(DType real) { return real == DType::f64 ? DType::c128 : DType::c64; }
+
+/// The smallest float type that holds every value of an integer type (or bool)
+/// exactly, as NumPy's promotion picks it: float16 for 8 bits, float32 for 16,
+/// else float64 (int64 and uint64 included, by convention).
+DType floatFor(DType integer) {
+  size_t bytes = integer == DType::b8 ? 1 : dtypeSize(integer);
+  return bytes == 1 ? DType::f16 : bytes == 2 ? DType::f32 : DType::f64;
+}
+
+DType floatOfSize(size_t bytes) {
+  return bytes <= 2 ? DType::f16 : bytes == 4 ? DType::f32 : DType::f64;
+}
+
+DType integerOf(bool isSigned, size_t bytes) {
+  switch (bytes) {
+  case 1: return isSigned ? DType::i8 : DType::u8;
+  case 2: return isSigned ? DType::i16 : DType::u16;
+  case 4: return isSigned ? DType::i32 : DType::u32;
+  default: return isSigned ? DType::i64 : DType::u64;
+  }
+}
+
+/// NumPy 2 (NEP 50) promotion of two strong dtypes: the smallest type that
+/// holds both, with uint64 and a signed integer giving float64, and an
+/// integer with a float the float that holds the integer (int32 + float32 is
+/// float64; int8 + float16 is float16).
 DType promote(DType a, DType b) {
   if (a == b)
     return a;
   if (a == DType::b8 || b == DType::b8) // bool with anything: the other
     return a == DType::b8 ? b : a;
-  if (!isFloat(a) && !isFloat(b)) // int32 with int64
-    return DType::i64;
-  // float32 with float64, or an integer with any float: float64 (int32 + float32
-  // is float64 in NumPy, since float32 cannot hold every int32).
-  return DType::f64;
+  if (isComplex(a) || isComplex(b)) {
+    DType ra = isInteger(a) ? floatFor(a) : realPart(a), rb = isInteger(b) ? floatFor(b) : realPart(b);
+    return complexOf(promote(ra, rb));
+  }
+  if (isFloat(a) && isFloat(b))
+    return dtypeSize(a) > dtypeSize(b) ? a : b;
+  if (isFloat(a) || isFloat(b)) {
+    DType f = isFloat(a) ? a : b, i = isFloat(a) ? b : a;
+    return promote(f, floatFor(i));
+  }
+  // Two integers.
+  if (isUnsigned(a) == isUnsigned(b))
+    return dtypeSize(a) > dtypeSize(b) ? a : b;
+  DType u = isUnsigned(a) ? a : b, s = isUnsigned(a) ? b : a;
+  if (dtypeSize(s) > dtypeSize(u))
+    return s;
+  return dtypeSize(u) == 8 ? DType::f64 : integerOf(true, 2 * dtypeSize(u));
 }
 
-/// The dtype a weak scalar takes next to a tensor of dtype `other`.
+/// The dtype a weak scalar (a Python number) takes next to a tensor of dtype
+/// `other`, as NEP 50: the tensor's kind wins unless the number's kind is
+/// higher (a float with integers: float64; a complex with floats: the complex
+/// type of the float's size).
 DType resolveWeak(const Node &weak, DType other) {
-  if (weak.integral || isFloat(other))
+  if (weak.weakComplex)
+    return isComplex(other) ? other : isFloat(other) ? complexOf(other == DType::f64 ? other : DType::f32)
+                                                     : DType::c128;
+  if (weak.integral || isFloat(other) || isComplex(other))
     return other;
-  return DType::f64; // a float literal with an int32 tensor
+  return DType::f64; // a float literal with an integer or bool tensor
 }
 
 Shape broadcastShapes(Op op, const Shape &a, const Shape &b) {
@@ -81,14 +125,45 @@ Shape broadcastShapes(Op op, const Shape &a, const Shape &b) {
   return out;
 }
 
+/// Whether the integer value v (held exactly in a double) is in dtype's range.
+bool fitsInteger(double v, DType dtype) {
+  const double bits = 8.0 * static_cast<double>(dtypeSize(dtype));
+  const double lo = isUnsigned(dtype) ? 0.0 : -std::ldexp(1.0, static_cast<int>(bits) - 1);
+  const double hi = isUnsigned(dtype) ? std::ldexp(1.0, static_cast<int>(bits))
+                                      : std::ldexp(1.0, static_cast<int>(bits) - 1);
+  return v >= lo && v < hi;
+}
+
+/// A scalar of dtype `from` as the value NumPy's cast to `to` gives, held in a
+/// double: rounded to float32/float16, wrapped to the integer's width, 0 or 1.
+double roundScalar(double v, DType from, DType to) {
+  if (to == DType::b8)
+    return v != 0 ? 1.0 : 0.0;
+  if (to == DType::f32 || to == DType::c64)
+    return static_cast<double>(static_cast<float>(v));
+  if (to == DType::f16)
+    return static_cast<double>(static_cast<_Float16>(v));
+  if (isInteger(to)) {
+    if (!isInteger(from) && from != DType::b8)
+      v = std::trunc(v);
+    if (fitsInteger(v, to) || !std::isfinite(v))
+      return std::isfinite(v) ? v : 0.0;
+    const double span = std::ldexp(1.0, 8 * static_cast<int>(dtypeSize(to)));
+    double w = std::fmod(v, span); // wraps, as NumPy's casts of integers
+    if (w < 0)
+      w += span;
+    if (!isUnsigned(to) && w >= span / 2)
+      w -= span;
+    return w;
+  }
+  return v;
+}
+
 /// `n` converted to `dtype` for operation `op`: a Cast node, or a re-typed
 /// scalar. A Python integer beyond int32 fails where it meets int32, as in
 /// NumPy 2 (a float operand takes it as a float).
 NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
-  if (n->weak && n->integral &&
-      ((dtype == DType::i32 && !(n->scalar >= -2147483648.0 && n->scalar <= 2147483647.0)) ||
-       (dtype == DType::i64 &&
-        !(n->scalar >= -9223372036854775808.0 && n->scalar < 9223372036854775808.0)))) {
+  if (n->weak && n->integral && isInteger(dtype) && !fitsInteger(n->scalar, dtype)) {
     char value[64];
     std::snprintf(value, sizeof value, "%.0f", n->scalar);
     fail(op, std::string("Python integer ") + value + " is out of bounds for " + dtypeName(dtype),
@@ -96,10 +171,8 @@ NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
   }
   if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
     auto s = makeNode(Op::Scalar, {}, dtype);
-    s->scalar = dtype == DType::f32   ? static_cast<double>(static_cast<float>(n->scalar))
-                : dtype == DType::i32 ? static_cast<double>(static_cast<int32_t>(n->scalar))
-                : dtype == DType::b8  ? (n->scalar != 0 ? 1.0 : 0.0)
-                                      : n->scalar;
+    s->scalar = roundScalar(n->scalar, n->dtype, dtype);
+    s->imag = isComplex(dtype) ? roundScalar(n->imag, DType::f64, realPart(dtype)) : 0;
     return s;
   }
   if (n->dtype == dtype)
@@ -108,36 +181,70 @@ NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
 }
 
 /// The dtype two operands of `op` are computed in (NEP 50: a weak scalar
-/// takes the other side's dtype). A bool tensor with a Python int, and
-/// arithmetic on two bools, are refused: NumPy's results are int64 (which
-/// tinymlir does not have) or logical operations.
-DType operandDType(Op op, const NodePtr &x, const NodePtr &y, bool comparing) {
+/// takes the other side's dtype unless its kind is higher). Arithmetic on two
+/// bools is refused: NumPy's results are logical operations or errors.
+DType operandDType(Op op, const NodePtr &x, const NodePtr &y) {
   DType dx = x->dtype, dy = y->dtype;
-  if (x->weak && y->weak) // two Python numbers: NumPy's default int64, or float64
-    return (x->integral && y->integral) ? DType::i64 : DType::f64;
+  if (x->weak && y->weak) // two Python numbers: int64, float64 or complex128
+    return (x->weakComplex || y->weakComplex) ? DType::c128
+           : (x->integral && y->integral)     ? DType::i64
+                                              : DType::f64;
   const Node *weak = x->weak ? x.get() : y->weak ? y.get() : nullptr;
   const DType strong = x->weak ? dy : dx;
-  if (weak && strong == DType::b8) // a bool tensor with a Python int is int64, as NumPy's
-    return weak->integral ? DType::i64 : DType::f64;
+  if (weak && strong == DType::b8 && weak->integral) // a bool tensor with a Python int: int64
+    return DType::i64;
   if (x->weak)
     dx = resolveWeak(*x, dy);
   else if (y->weak)
     dy = resolveWeak(*y, dx);
-  if (dx == DType::b8 && dy == DType::b8 && (op == Op::Add || op == Op::Sub || op == Op::Mul))
-    fail(op, "bool operands (" + describe(x) + " and " + describe(y) +
-                 "): NumPy's result is a logical operation or an error; use logical_or or "
-                 "logical_and, or cast to int32 or a float type first", ErrorKind::Type);
+  if (dx == DType::b8 && dy == DType::b8) {
+    if (op == Op::Sub)
+      fail(op, "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
+               "the `^` operator, or the logical_xor function instead.", ErrorKind::Type);
+    // NumPy's bool loops of these are int8 ones (np.power(True, True) is int8).
+    if (op == Op::FloorDiv || op == Op::Mod || op == Op::Fmod || op == Op::Pow ||
+        op == Op::LeftShift || op == Op::RightShift)
+      return DType::i8;
+  }
   return promote(dx, dy);
+}
+
+/// What NumPy's integer (and bool) operands of `op` become: themselves, the
+/// float type that holds them (np.exp(int8) is float16, of int32 float64),
+/// float64 (true division), or a TypeError.
+DType applyIntPolicy(Op op, DType dtype, const std::string &operands) {
+  if (isFloat(dtype) || isComplex(dtype)) {
+    if (opInfo(op).ints == IntPolicy::IntOnly)
+      fail(op, "not supported for " + operands + " (NumPy's ufunc takes integers and bools only)",
+           ErrorKind::Type);
+    if (isComplex(dtype) && !opInfo(op).complex)
+      fail(op, "is not supported for complex operands (" + operands + ")", ErrorKind::Type);
+    return dtype;
+  }
+  switch (opInfo(op).ints) {
+  case IntPolicy::ToFloat: return floatFor(dtype);
+  case IntPolicy::ToFloat64: return DType::f64;
+  case IntPolicy::FloatOnly:
+    fail(op, "requires floating-point operands, got " + operands +
+                 "; cast to a float type first", ErrorKind::Type);
+  case IntPolicy::Keep:
+  case IntPolicy::IntOnly: break;
+  }
+  return dtype;
 }
 
 Tensor binary(Op op, const Tensor &a, const Tensor &b) {
   NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
-  DType result = operandDType(op, x, y, false);
-  if (opInfo(op).ints == IntPolicy::ToFloat64 && !isFloat(result))
-    result = DType::f64; // as NumPy's: int32 / int32 is float64 (true division)
-  if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(result))
-    fail(op, "requires floating-point operands, got " + describe(x) + " and " + describe(y) +
-                 "; cast one to float32 or float64 first", ErrorKind::Type);
+  DType operands = operandDType(op, x, y);
+  DType result = applyIntPolicy(op, operands, describe(x) + " and " + describe(y));
+  if (op == Op::Pow && isInteger(result))
+    for (const NodePtr &e : {y})
+      if (e->op == Op::Scalar && e->scalar < 0 && !isUnsigned(result))
+        fail(op, "Integers to negative integer powers are not allowed.");
+  if (result == DType::b8 && op == Op::Add) // NumPy's bool + bool: logical or
+    op = Op::Maximum;
+  if (result == DType::b8 && op == Op::Mul) // and bool * bool: logical and
+    op = Op::Minimum;
   Shape shape = broadcastShapes(op, x->shape, y->shape);
   return Tensor(makeNode(op, std::move(shape), result,
                          {convert(x, result, opName(op)), convert(y, result, opName(op))}));
@@ -146,7 +253,8 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
 /// A comparison: operands promoted to each other, a bool result.
 Tensor compare(Op op, const Tensor &a, const Tensor &b) {
   NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
-  DType operands = operandDType(op, x, y, true);
+  DType operands = operandDType(op, x, y);
+  applyIntPolicy(op, operands, describe(x) + " and " + describe(y));
   Shape shape = broadcastShapes(op, x->shape, y->shape);
   return Tensor(makeNode(op, std::move(shape), DType::b8,
                          {convert(x, operands, opName(op)), convert(y, operands, opName(op))}));
@@ -156,26 +264,28 @@ Tensor compare(Op op, const Tensor &a, const Tensor &b) {
 /// by arithmetic; the three shapes broadcast.
 Tensor select(Op op, const Tensor &c, const Tensor &a, const Tensor &b) {
   NodePtr cond = nodeOf(c, opName(op)), x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
-  DType result = operandDType(op, x, y, false);
+  DType result = operandDType(op, x, y);
   Shape shape = broadcastShapes(op, broadcastShapes(op, cond->shape, x->shape), y->shape);
   return Tensor(makeNode(op, std::move(shape), result,
                          {convert(cond, DType::b8, opName(op)), convert(x, result, opName(op)),
                           convert(y, result, opName(op))}));
 }
 
+/// Ops whose result is real for a complex operand: abs, real, imag, angle.
+bool realResult(Op op) { return op == Op::Abs || op == Op::Real || op == Op::Imag || op == Op::Angle; }
+
 Tensor unary(Op op, const Tensor &a) {
   NodePtr x = nodeOf(a, opName(op));
   if (x->weak)
-    x = convert(x, x->integral ? DType::i64 : DType::f64, opName(op));
-  if (x->dtype == DType::b8)
-    fail(op, "bool operands are not supported (NumPy's result is float16, bool or an error): "
-             "got " + describe(x) + "; cast it to int32, float32 or float64 first", ErrorKind::Type);
-  if (opInfo(op).ints == IntPolicy::ToFloat64 && !isFloat(x->dtype))
-    x = convert(x, DType::f64); // as NumPy's: np.exp(int32) is float64
-  if (opInfo(op).ints == IntPolicy::FloatOnly && !isFloat(x->dtype))
-    fail(op, "requires a floating-point tensor, got " + describe(x) +
-                 "; cast it to float32 or float64 first", ErrorKind::Type);
-  return Tensor(makeNode(op, x->shape, x->dtype, {x}));
+    x = convert(x, x->weakComplex ? DType::c128 : x->integral ? DType::i64 : DType::f64, opName(op));
+  if (x->dtype == DType::b8 && opInfo(op).ints == IntPolicy::Keep && op != Op::Abs &&
+      op != Op::Floor && op != Op::Ceil && op != Op::Trunc)
+    fail(op, "bool operands are not supported (NumPy's ufunc has no bool loop): got " +
+                 describe(x) + "; cast it to an integer or float type first", ErrorKind::Type);
+  DType dtype = applyIntPolicy(op, x->dtype, describe(x));
+  x = convert(x, dtype, opName(op));
+  DType result = isComplex(dtype) && realResult(op) ? realPart(dtype) : dtype;
+  return Tensor(makeNode(op, x->shape, result, {x}));
 }
 
 int64_t normalizeAxis(const char *op, int64_t axis, const Shape &shape) {
@@ -213,8 +323,14 @@ Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims
   NodePtr x = nodeOf(t, opName(op));
   if (x->weak)
     x = convert(x, x->integral ? DType::i64 : DType::f64, opName(op));
-  if ((op == Op::Sum || op == Op::Prod) && !isFloat(x->dtype))
-    x = convert(x, DType::i64, opName(op)); // NumPy's: integers and bools accumulate in int64
+  if ((op == Op::Sum || op == Op::Prod) && (isInteger(x->dtype) || x->dtype == DType::b8))
+    // NumPy's: integers and bools accumulate in int64, unsigned ones in uint64
+    x = convert(x, isUnsigned(x->dtype) ? DType::u64 : DType::i64, opName(op));
+  if ((op == Op::Max || op == Op::Min) && isComplex(x->dtype))
+    fail(op, "complex operands are not supported (NumPy orders them lexicographically): got " +
+                 describe(x), ErrorKind::Type);
+  if (x->dtype == DType::f16 && (op == Op::Sum || op == Op::Prod)) // in float32, as NumPy's loops
+    return cast(reduce(op, cast(Tensor(x), DType::f32), axis, keepdims), DType::f16);
   std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
   if (axes.empty())
     return Tensor(x);
@@ -302,6 +418,15 @@ Tensor weakScalar(double value, bool integral) {
   return Tensor(node);
 }
 
+Tensor weakComplexScalar(double real, double imag) {
+  auto node = makeNode(Op::Scalar, {}, DType::c128);
+  node->weak = true;
+  node->weakComplex = true;
+  node->scalar = real;
+  node->imag = imag;
+  return Tensor(node);
+}
+
 // --- Elementwise ----------------------------------------------------------------
 
 #define TINYMLIR_DEFINE_Unary(Name, f)                                                             \
@@ -314,7 +439,8 @@ Tensor weakScalar(double value, bool integral) {
   Tensor f(const Tensor &c, const Tensor &x, const Tensor &y) { return select(Op::Name, c, x, y); }
 #define TINYMLIR_DEFINE_Convert(Name, f)
 #define TINYMLIR_OP(...)
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
+                                ComplexLowering, Function)                                       \
   TINYMLIR_DEFINE_##Kind(Name, Function)
 #include <tinymlir/ops.def>
 
@@ -362,17 +488,25 @@ Tensor all(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
 }
 Tensor mean(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   const NodePtr &n = nodeOf(x, "mean");
-  if (!isFloat(n->dtype)) // NumPy's: int32 values summed in float64
+  if (!isFloat(n->dtype) && !isComplex(n->dtype)) // NumPy's: integers summed in float64
     return mean(cast(x, DType::f64), axis, keepdims);
+  if (n->dtype == DType::f16) // NumPy's: in float32, the result float16
+    return cast(mean(cast(x, DType::f32), axis, keepdims), DType::f16);
   int64_t count = reducedCount(n->shape, reducedAxes("mean", axis, n->shape));
   return sum(x, axis, keepdims) / count;
 }
 Tensor var(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   const NodePtr &n = nodeOf(x, "var");
-  if (!isFloat(n->dtype)) // NumPy's: in float64
+  if (!isFloat(n->dtype) && !isComplex(n->dtype)) // NumPy's: in float64
     return var(cast(x, DType::f64), axis, keepdims);
+  if (n->dtype == DType::f16)
+    return cast(var(cast(x, DType::f32), axis, keepdims), DType::f16);
   reducedAxes("var", axis, n->shape); // validates the axis before building anything
   Tensor centered = x - mean(x, axis, /*keepdims=*/true);
+  if (isComplex(n->dtype)) { // |x - mean|^2, real
+    Tensor re = real(centered), im = imag(centered);
+    return mean(re * re + im * im, axis, keepdims);
+  }
   return mean(centered * centered, axis, keepdims);
 }
 
@@ -399,9 +533,10 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
   if (K != sb.end()[-2])
     fail(Op::MatMul, "inner dimensions differ: " + both);
   DType dtype = promote(x->dtype, y->dtype);
-  if (!isFloat(dtype))
-    fail(Op::MatMul, "requires floating-point operands, got " + describe(x) + " and " +
-                         describe(y));
+  if (dtype == DType::f16) // as NumPy's float16 loop: products summed in float32
+    return cast(matmul(cast(a, DType::f32), cast(b, DType::f32)), DType::f16);
+  if (dtype == DType::b8) // NumPy's: any of the ands, an exact int64 count of them here
+    return not_equal(matmul(cast(a, DType::i64), cast(b, DType::i64)), weakScalar(0, true));
   const Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
   Shape batch(std::max(batchA.size(), batchB.size()));
   for (size_t i = 0; i < batch.size(); ++i) {

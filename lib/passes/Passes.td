@@ -15,6 +15,17 @@ def SimplifyMathPass : ModulePass<"tinymlir-simplify-math"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
+def ExpandCopySignPass : ModulePass<"tinymlir-expand-copysign"> {
+  let summary = "math.copysign as bit operations on the float's integer bits";
+  let description = [{
+    MLIR 22's convert-math-to-libm marks math.copysign illegal without a pattern
+    for it. The complex lowering (convert-complex-to-standard: division, sqrt,
+    tanh) and floor division emit it; this pass runs before math-to-libm:
+    copysign(a, b) = bitcast((bits(a) & ~sign) | (bits(b) & sign)).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def SmallProductsPass : ModulePass<"tinymlir-small-products"> {
   let summary = "Lower memref matrix-vector and few-row mixed-precision products to streaming "
                 "loops";

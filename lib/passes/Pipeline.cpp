@@ -24,6 +24,8 @@
 namespace tinymlir::detail {
 #define GEN_PASS_DECL_SIMPLIFYMATHPASS
 #define GEN_PASS_DEF_SIMPLIFYMATHPASS
+#define GEN_PASS_DECL_EXPANDCOPYSIGNPASS
+#define GEN_PASS_DEF_EXPANDCOPYSIGNPASS
 #define GEN_PASS_DECL_GUARDEXPUNDERFLOWPASS
 #define GEN_PASS_DEF_GUARDEXPUNDERFLOWPASS
 #define GEN_PASS_DECL_KERNELNOINLINEPASS
@@ -97,6 +99,34 @@ using namespace mlir;
 /// multiplications instead of a pow call. powf(x, -0.5) becomes rsqrt, which
 /// no C library defines: 1 / sqrt(x + 0), the + 0 making -0 a +0 so that
 /// x = -0 gives +inf as pow does, and +0 where x = -inf (pow's, not nan).
+struct ExpandCopySignPass : impl::ExpandCopySignPassBase<ExpandCopySignPass> {
+  void runOnOperation() override {
+    getOperation().walk([](math::CopySignOp op) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Type type = op.getType();
+      const unsigned bits = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
+      Type intType = b.getIntegerType(bits);
+      if (auto vector = dyn_cast<VectorType>(type))
+        intType = VectorType::get(vector.getShape(), intType);
+      auto constant = [&](const APInt &v) -> Value {
+        TypedAttr a = b.getIntegerAttr(getElementTypeOrSelf(intType), v);
+        if (auto vector = dyn_cast<ShapedType>(intType))
+          a = DenseElementsAttr::get(vector, a);
+        return arith::ConstantOp::create(b, loc, a);
+      };
+      Value sign = constant(APInt::getSignMask(bits));
+      Value magnitude = constant(~APInt::getSignMask(bits));
+      Value x = arith::BitcastOp::create(b, loc, intType, op.getLhs());
+      Value y = arith::BitcastOp::create(b, loc, intType, op.getRhs());
+      Value r = arith::OrIOp::create(b, loc, arith::AndIOp::create(b, loc, x, magnitude),
+                                     arith::AndIOp::create(b, loc, y, sign));
+      op.replaceAllUsesWith(arith::BitcastOp::create(b, loc, type, r).getResult());
+      op.erase();
+    });
+  }
+};
+
 struct SimplifyMathPass : impl::SimplifyMathPassBase<SimplifyMathPass> {
   using Base::Base;
   void runOnOperation() override {

@@ -55,10 +55,14 @@ inline constexpr const char *kBufferizeStraightLinePipeline =
 /// emulation); the kernel function stays out of line. Temporaries come from
 /// the arrays' memory (allocateMemory), which reuses freed blocks: memrefs are
 /// lowered before convert-openmp-to-llvm, which would lower them to malloc.
+/// Complex arithmetic becomes real arithmetic and math first; integer powers
+/// (math.ipowi) become generated functions.
 inline constexpr const char *kLoopsToLlvmPipeline =
     "builtin.module(convert-scf-to-openmp,canonicalize,expand-strided-metadata,"
-    "lower-affine,convert-scf-to-cf,convert-math-to-libm,convert-math-to-llvm,"
-    "convert-vector-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm{use-generic-functions},"
+    "lower-affine,convert-complex-to-standard,tinymlir-expand-copysign,convert-math-to-funcs,"
+    "convert-scf-to-cf,"
+    "convert-math-to-libm,convert-math-to-llvm,convert-vector-to-llvm,convert-complex-to-llvm,"
+    "convert-arith-to-llvm,finalize-memref-to-llvm{use-generic-functions},"
     "convert-openmp-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,"
     "tinymlir-kernel-noinline)";
 

@@ -24,65 +24,46 @@ using namespace nb::literals;
 namespace tinymlir::python {
 
 DType parseDType(const std::string &name) {
-  if (name == "float32")
-    return DType::f32;
-  if (name == "float64")
-    return DType::f64;
-  if (name == "int32")
-    return DType::i32;
-  if (name == "bool")
-    return DType::b8;
-  if (name == "int64")
-    return DType::i64;
-  throw nb::type_error(
-      ("tinymlir supports float32, float64, int32, int64 and bool, not " + name).c_str());
+  if (std::optional<DType> d = dtypeNamed(name))
+    return *d;
+  throw nb::type_error(("tinymlir does not support the dtype " + name +
+                        "; it has bool, int8 to int64, uint8 to uint64, float16, float32, "
+                        "float64, complex64 and complex128").c_str());
 }
 
 namespace {
 
 nb::dlpack::dtype dlpackDType(DType dtype) {
-  switch (dtype) {
-  case DType::f32:
-    return nb::dtype<float>();
-  case DType::f64:
-    return nb::dtype<double>();
-  case DType::i32:
-    return nb::dtype<int32_t>();
-  case DType::b8:
-    return nb::dtype<bool>();
-  case DType::i64:
-    return nb::dtype<int64_t>();
-  }
-  return nb::dtype<float>();
+  using Code = nb::dlpack::dtype_code;
+  Code code = dtype == DType::b8          ? Code::Bool
+              : isUnsigned(dtype)         ? Code::UInt
+              : isInteger(dtype)          ? Code::Int
+              : isComplex(dtype)          ? Code::Complex
+                                          : Code::Float;
+  return nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(8 * dtypeSize(dtype)), 1};
 }
 
 std::string dlpackName(nb::dlpack::dtype d) {
-  const char *kind = d.code == uint8_t(nb::dlpack::dtype_code::Float)  ? "float"
-                     : d.code == uint8_t(nb::dlpack::dtype_code::Int)  ? "int"
-                     : d.code == uint8_t(nb::dlpack::dtype_code::UInt) ? "uint"
-                     : d.code == uint8_t(nb::dlpack::dtype_code::Bool) ? "bool"
-                                                                       : "other";
-  if (d.code == uint8_t(nb::dlpack::dtype_code::Bool))
+  using Code = nb::dlpack::dtype_code;
+  const char *kind = d.code == uint8_t(Code::Float)     ? "float"
+                     : d.code == uint8_t(Code::Int)     ? "int"
+                     : d.code == uint8_t(Code::UInt)    ? "uint"
+                     : d.code == uint8_t(Code::Complex) ? "complex"
+                     : d.code == uint8_t(Code::Bool)    ? "bool"
+                                                        : "other";
+  if (d.code == uint8_t(Code::Bool))
     return "bool";
   return std::string(kind) + std::to_string(d.bits);
 }
 
 DType fromDLPack(nb::dlpack::dtype d, const char *what) {
-  if (d.lanes == 1) {
-    if (d == nb::dtype<float>())
-      return DType::f32;
-    if (d == nb::dtype<double>())
-      return DType::f64;
-    if (d == nb::dtype<int32_t>())
-      return DType::i32;
-    if (d == nb::dtype<bool>())
-      return DType::b8;
-    if (d == nb::dtype<int64_t>())
-      return DType::i64;
-  }
+  if (d.lanes == 1)
+    for (int i = 0; i <= static_cast<int>(DType::c128); ++i)
+      if (dlpackDType(static_cast<DType>(i)) == d)
+        return static_cast<DType>(i);
   throw nb::type_error((std::string(what) + " has dtype " + dlpackName(d) +
-                        "; tinymlir supports float32, float64, int32, int64 and bool (convert with "
-                        ".astype)")
+                        "; tinymlir supports bool, int8 to int64, uint8 to uint64, float16, "
+                        "float32, float64, complex64 and complex128 (convert with .astype)")
                            .c_str());
 }
 
@@ -93,7 +74,7 @@ Array viewOf(const InArray &a, const char *what) {
   for (size_t i = 0; i < a.ndim(); ++i)
     shape[i] = static_cast<int64_t>(a.shape(i));
   DType dtype = fromDLPack(a.dtype(), what);
-  if (reinterpret_cast<uintptr_t>(a.data()) % dtypeSize(dtype) != 0) {
+  if (reinterpret_cast<uintptr_t>(a.data()) % dtypeSize(realPart(dtype)) != 0) {
     // Misaligned (a view into a byte buffer): an aligned copy.
     Array copy = Array::empty(shape, dtype);
     std::memcpy(copy.data(), a.data(), copy.nbytes());
@@ -178,9 +159,15 @@ NB_MODULE(_tinymlir, m) {
         "A tensor holding a NumPy array (borrowed, kept alive): a captured constant.");
   m.def("weak_scalar", &weakScalar, "value"_a, "integral"_a,
         "A Python number: takes the dtype of the tensor it meets (NEP 50 'weak').");
+  m.def("weak_complex_scalar", &weakComplexScalar, "real"_a, "imag"_a,
+        "A Python complex number: complex64 or complex128 by the tensor it meets (NEP 50).");
   m.def(
-      "typed_scalar", [](double v, const std::string &dtype) { return ScalarType{parseDType(dtype)}(v); },
-      "value"_a, "dtype"_a, "A NumPy scalar: strong, promotes like an array.");
+      "typed_scalar",
+      [](double v, const std::string &dtype, double imag) {
+        DType d = parseDType(dtype);
+        return isComplex(d) ? cast(weakComplexScalar(v, imag), d) : ScalarType{d}(v);
+      },
+      "value"_a, "dtype"_a, "imag"_a = 0.0, "A NumPy scalar: strong, promotes like an array.");
   m.def(
       "placeholder",
       [](int64_t index, const std::vector<int64_t> &shape, const std::string &dtype) {
@@ -204,7 +191,8 @@ NB_MODULE(_tinymlir, m) {
   elementwise.append(nb::make_tuple(#f, 3));
 #define TINYMLIR_BIND_Convert(f)
 #define TINYMLIR_OP(...)
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering, Function) \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
+                                ComplexLowering, Function)                                       \
   TINYMLIR_BIND_##Kind(Function)
 #include <tinymlir/ops.def>
   m.attr("ELEMENTWISE") = nb::tuple(elementwise);

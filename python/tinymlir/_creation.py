@@ -63,7 +63,11 @@ def full_traced(shape, value, dtype, name):
         r = Traced(_core.constant(filled))
         r._buf.known = filled
         return r
-    r = Traced(_core.full(list(dims), float(v.astype(d)), dtype_name(d)))
+    if d.kind == "c":  # both parts: a typed complex scalar, broadcast
+        c = complex(v.astype(d))
+        r = Traced(_core.broadcast_to(_core.typed_scalar(c.real, dtype_name(d), c.imag), list(dims)))
+    else:
+        r = Traced(_core.full(list(dims), float(v.astype(d)), dtype_name(d)))
     r._buf.known = lambda: np.full(dims, v, d)
     return r
 

@@ -295,10 +295,7 @@ class Specialization:
             return _scalar(flat)
         outs = []
         for shape, dtype, offset, size in self._out_specs:
-            part = flat[offset:offset + size].reshape(shape)
-            if dtype.kind == "f" and self._packed_dtype == np.int64:
-                part = part.view(np.float64)  # packed by its bits
-            outs.append(part if dtype == self._packed_dtype else part.astype(dtype))
+            outs.append(_unpack(flat[offset:offset + size], self._packed_dtype, dtype, shape))
         for leaf, position in self._writes:
             np.copyto(leaves[leaf], outs[position], casting="unsafe")
         results = [leaves[self._returned[k]] if k in self._returned else _scalar(o)
@@ -314,10 +311,11 @@ class Specialization:
 
 def _scalar(a):
     """A result as NumPy gives it: rank 0 is a NumPy scalar; int64 is NumPy's
-    np.int64 (the binding's arrays are C long long, a distinct NumPy type)."""
+    np.int64 (the binding's arrays are C long long, a distinct NumPy type), and
+    uint64 np.uint64."""
     if isinstance(a, np.ndarray):
-        if a.dtype.char == "q":
-            a = a.view(np.int64)
+        if a.dtype.char in "qQ":
+            a = a.view(a.dtype.name)
         return a[()] if a.ndim == 0 else a
     return a
 
@@ -514,26 +512,8 @@ class JitFunction:
                 final = tensors[0]
             else:
                 # Several outputs: one compiled function whose result is their
-                # concatenation (flattened), split again on return. Mixed dtypes
-                # are packed exactly: as float64 (float32, int32 and bool survive),
-                # or, with int64 among them, as int64 (floats by their float64 bits).
-                dtypes = {t.dtype for t in tensors}
-                packed_dtype = dtypes.pop() if len(dtypes) == 1 else (
-                    "int64" if "int64" in dtypes else "float64")
-                flat, offset = [], 0
-                for t in tensors:
-                    size = int(np.prod(t.shape, dtype=np.int64))
-                    specs.append((tuple(t.shape), np.dtype(t.dtype), offset, size))
-                    offset += size
-                    f = _core.reshape(t, [size])
-                    if t.dtype == packed_dtype:
-                        flat.append(f)
-                    elif packed_dtype == "int64" and t.dtype in ("float32", "float64"):
-                        flat.append(_core.bitcast(_core.cast(f, "float64"), "int64"))
-                    else:
-                        flat.append(_core.cast(f, packed_dtype))
-                final = _core.concatenate(flat, 0) if len(flat) > 1 else flat[0]
-                packed_dtype = np.dtype(packed_dtype)
+                # concatenation (flattened), split again on return (_pack).
+                final, specs, packed_dtype = _pack(tensors)
             hidden = list(ctx.hidden)
             args_t = placeholders + list(ctx.hidden_tensors)
         compiled = _core.compile_graph(final, args_t, options)
@@ -543,6 +523,55 @@ class JitFunction:
     def __repr__(self):
         return (f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} "
                 f"on {self.options.target}>")
+
+
+def _pack(tensors):
+    """Several results as one flat array of one dtype, exactly: their own dtype
+    if they share one; else float64 (which holds every float, bool and integer
+    of up to 32 bits), complex128 (with complex results), or int64 with 64-bit
+    integers among them (floats by their float64 bits, complex numbers as
+    their real, then imaginary parts' bits). Returns (tensor, specs, dtype)."""
+    dtypes = {np.dtype(t.dtype) for t in tensors}
+    wide_ints = any(d.kind in "iu" and d.itemsize == 8 for d in dtypes)
+    packed = (dtypes.pop() if len(dtypes) == 1 else np.dtype(np.int64) if wide_ints
+              else np.dtype(np.complex128) if any(d.kind == "c" for d in dtypes)
+              else np.dtype(np.float64))
+    flat, specs, offset = [], [], 0
+    for t in tensors:
+        dtype = np.dtype(t.dtype)
+        size = int(np.prod(t.shape, dtype=np.int64))
+        f = _core.reshape(t, [size])
+        if dtype == packed:
+            parts = [f]
+        elif packed == np.int64 and dtype.kind == "c":
+            parts = [_core.bitcast(_core.cast(p(f), "float64"), "int64")
+                     for p in (_core.real, _core.imag)]
+        elif packed == np.int64 and dtype.kind == "f":
+            parts = [_core.bitcast(_core.cast(f, "float64"), "int64")]
+        else:
+            parts = [_core.cast(f, packed.name)]
+        specs.append((tuple(t.shape), dtype, offset, size * len(parts)))
+        offset += size * len(parts)
+        flat += parts
+    final = _core.concatenate(flat, 0) if len(flat) > 1 else flat[0]
+    return final, specs, packed
+
+
+def _unpack(part, packed, dtype, shape):
+    """One result of _pack's flat array."""
+    if dtype == packed:
+        return part.reshape(shape)
+    if packed == np.int64 and dtype.kind == "c":
+        half = part.size // 2
+        bits = part.view(np.float64)
+        out = np.empty(half, dtype)
+        out.real, out.imag = bits[:half], bits[half:]
+        return out.reshape(shape)
+    if packed == np.int64 and dtype.kind == "f":
+        part = part.view(np.float64)  # packed by its bits
+    elif packed.kind == "c" and dtype.kind != "c":
+        part = part.real
+    return part.astype(dtype).reshape(shape)
 
 
 def jit(fn=None, **options):

@@ -115,10 +115,15 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         if r is not None:
             return r
     for key, value in kwargs.items():
-        if key == "dtype" and value is not None:
-            raise TracingError(f"tinymlir cannot trace {name}(dtype=...); use .astype")
-        if key not in ("out", "dtype", "casting") and not (key == "where" and value is True):
+        if key not in ("out", "dtype", "casting", "signature") and not (key == "where" and value is True):
             raise TracingError(f"tinymlir cannot trace {name} with {key}=...")
+    if kwargs.get("dtype") is not None:  # computed in that dtype: the operands cast first
+        dtype = np.dtype(kwargs["dtype"])
+        rest = {k: v for k, v in kwargs.items() if k != "dtype"}
+        cast = [x.astype(dtype) if isinstance(x, Traced) else
+                (np.asarray(x).astype(dtype) if isinstance(x, (np.ndarray, np.generic)) else x)
+                for x in inputs]
+        return array_ufunc(ufunc, method, cast, rest)
     if ufunc is np.positive:
         return Traced(to_tensor(inputs[0], f"{name}'s operand"))
     if ufunc in _UNARY:
@@ -132,14 +137,14 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return Traced(_core.multiply(t, t))
     if ufunc is np.reciprocal:
         t = to_tensor(inputs[0], f"{name}'s operand")
-        if t.dtype not in ("float32", "float64"):
+        if np.dtype(t.dtype).kind not in "fc":
             raise TracingError(f"tinymlir traces {name} of floats only (NumPy's of integers is "
                                f"integer division), got {t.dtype}")
         return Traced(_core.divide(_core.weak_scalar(1.0, False), t))
     if ufunc is np.heaviside:  # 0 below 0, 1 above, x2 at 0, nan at nan
         x1 = Traced(to_tensor(inputs[0], f"{name}'s first operand"))
         x2 = Traced(to_tensor(inputs[1], f"{name}'s second operand"))
-        if x1.dtype not in (np.float32, np.float64) and x2.dtype not in (np.float32, np.float64):
+        if x1.dtype.kind != "f" and x2.dtype.kind != "f":
             raise TracingError(f"tinymlir traces {name} with a float operand (NumPy's of integers "
                                "is int64)")
         dtype = (x1 + x2).dtype  # promoted as NumPy's (a Python float is weak)
@@ -148,8 +153,11 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return np.where(np.isnan(x1), x1, step)
     if ufunc in (np.isnan, np.isinf, np.isfinite):
         t = to_tensor(inputs[0], f"{name}'s operand")
-        if t.dtype in ("int32", "int64", "bool"):  # never nan or infinite
+        if np.dtype(t.dtype).kind in "biu":  # never nan or infinite
             return _constant_truth(t, ufunc is np.isfinite)
+        if np.dtype(t.dtype).kind == "c":  # of either part (finite: of both)
+            re, im = Traced(_core.real(t)), Traced(_core.imag(t))
+            return ufunc(re) & ufunc(im) if ufunc is np.isfinite else ufunc(re) | ufunc(im)
         if ufunc is np.isnan:
             return Traced(_core.not_equal(t, t))
         magnitude = _core.abs(t)
@@ -326,7 +334,8 @@ def _round(a, decimals=0, out=None):
     _check("round", out=out)
     if operator.index(decimals) != 0:
         raise TracingError("tinymlir traces numpy.round with decimals=0 only (numpy.rint)")
-    return np.rint(_traced(a, "numpy.round's operand"))
+    a = _traced(a, "numpy.round's operand")
+    return a if a.dtype.kind in "biu" else np.rint(a)  # integers stay, as NumPy's
 
 
 @_implements(np.linalg.norm)
@@ -735,6 +744,22 @@ def _count_nonzero(a, axis=None, *, keepdims=False):
     return _reduce("sum", t != 0, axis, keepdims)  # an int64 count, as NumPy's
 
 
+@_implements(np.real)
+def _real(val):
+    return _traced(val, "numpy.real's operand").real
+
+
+@_implements(np.imag)
+def _imag(val):
+    return _traced(val, "numpy.imag's operand").imag
+
+
+@_implements(np.angle)
+def _angle(z, deg=False):
+    a = Traced(_core.angle(to_tensor(z, "numpy.angle's operand")))
+    return a * (180 / np.pi) if deg else a
+
+
 @_implements(np.shape)
 def _shape(a):
     return a.shape
@@ -770,3 +795,5 @@ def array_function(func, types, args, kwargs):
             "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
             "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")
     return impl(*args, **kwargs)
+
+

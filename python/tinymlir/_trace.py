@@ -20,10 +20,12 @@ from . import _tinymlir as _core
 _arange = np.arange  # NumPy's own, also while creation functions are traced (_creation)
 _NDARRAY = np.ndarray  # likewise: np.ndarray is a stand-in while a trace runs
 _ = np.ma.MaskedArray  # numpy.ma loads lazily: not first while a trace runs (plain_array)
+_ = np.random.RandomState  # likewise numpy.random (its functions are refused in traces)
 
-_SUPPORTED = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
-              np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
-              np.dtype(np.bool_): "bool"}
+#: Every dtype tinymlir has (dtypes.def), by NumPy's dtype.
+_SUPPORTED = {np.dtype(name): name for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128")}
 
 
 class TracingError(TypeError):
@@ -38,8 +40,9 @@ class UFuncCastingError(TypeError):
 def dtype_name(dtype, what="an array") -> str:
     name = _SUPPORTED.get(np.dtype(dtype))
     if name is None:
-        raise TypeError(f"{what} has dtype {np.dtype(dtype)}; tinymlir supports float32, "
-                        "float64, int32, int64 and bool (convert with .astype)")
+        raise TypeError(f"{what} has dtype {np.dtype(dtype)}; tinymlir supports bool, int8 to "
+                        "int64, uint8 to uint64, float16 to float64, complex64 and complex128 "
+                        "(convert with .astype)")
     return name
 
 
@@ -107,16 +110,20 @@ def to_tensor(x, what="an operand"):
         return _core.typed_scalar(float(x), "bool")
     if isinstance(x, np.generic):  # before int/float: np.float64 subclasses float
         name = dtype_name(x.dtype, f"{what} (a NumPy scalar)")
-        if name == "int64":
+        if name in ("int64", "uint64"):
             _exact_int(int(x))
+        if x.dtype.kind == "c":
+            return _core.typed_scalar(float(x.real), name, float(x.imag))
         return _core.typed_scalar(float(x), name)
-    if isinstance(x, int):  # beyond int32, an error where it meets int32 (as NumPy's)
+    if isinstance(x, int):  # out of a dtype's range, an error where it meets it (as NumPy's)
         if not -2**63 <= x < 2**64:
             raise OverflowError(f"Python integer {x} out of bounds for int64")
         _exact_int(x)
         return _core.weak_scalar(float(x), True)
     if isinstance(x, float):
         return _core.weak_scalar(x, False)
+    if isinstance(x, complex):
+        return _core.weak_complex_scalar(x.real, x.imag)
     if isinstance(x, np.ndarray):
         x = plain_array(x, what)
         dtype_name(x.dtype, f"{what} (a captured array)")
@@ -187,8 +194,8 @@ def _axis_tuple(axis, ndim):
 
 def _reduce(name, x, axis=None, keepdims=False):
     t = to_tensor(x)
-    if name in ("mean", "var") and t.dtype in ("int32", "int64", "bool"):
-        t = _core.cast(t, "float64")  # NumPy's: int32 values averaged in float64
+    if name in ("mean", "var") and np.dtype(t.dtype).kind in "biu":
+        t = _core.cast(t, "float64")  # NumPy's: integers averaged in float64
         x = Traced(t)
     fn = getattr(_core, name)
     if (name in ("sum", "prod", "max", "min", "any", "all") and not t.shape and axis in (0, -1)
@@ -221,9 +228,13 @@ def _reduce(name, x, axis=None, keepdims=False):
         count *= t.shape[a]
     if name == "mean":
         return _reduce("sum", x, axes, keepdims) / count
-    # var: centered, as the C++ core and NumPy compute it
+    # var: centered, as the C++ core and NumPy compute it (of |x - mean| for complex x)
     centered = Traced(t) - _reduce("mean", x, axes, True)
-    return _reduce("mean", centered * centered, axes, keepdims)
+    if centered.dtype.kind == "c":
+        squares = centered.real * centered.real + centered.imag * centered.imag
+    else:
+        squares = centered * centered
+    return _reduce("mean", squares, axes, keepdims)
 
 
 # --- Indexing --------------------------------------------------------------------
@@ -503,6 +514,11 @@ class Masked:
     __mul__, __rmul__ = _binary(operator.mul), _binary(operator.mul, True)
     __truediv__, __rtruediv__ = _binary(operator.truediv), _binary(operator.truediv, True)
     __pow__, __rpow__ = _binary(operator.pow), _binary(operator.pow, True)
+    __floordiv__, __rfloordiv__ = _binary(operator.floordiv), _binary(operator.floordiv, True)
+    __mod__, __rmod__ = _binary(operator.mod), _binary(operator.mod, True)
+    __and__, __rand__ = _binary(operator.and_), _binary(operator.and_, True)
+    __or__, __ror__ = _binary(operator.or_), _binary(operator.or_, True)
+    __xor__, __rxor__ = _binary(operator.xor), _binary(operator.xor, True)
     __lt__, __le__ = _binary(operator.lt), _binary(operator.le)
     __gt__, __ge__ = _binary(operator.gt), _binary(operator.ge)
     __eq__, __ne__ = _binary(operator.eq), _binary(operator.ne)
@@ -830,22 +846,6 @@ def _binary(fn, swap=False, numpy_op=None):
     return method
 
 
-def _logical(fn, what, swap=False):
-    """&, |, ^ of bools are NumPy's logical operations; of integers, bitwise
-    ones, which tinymlir does not have."""
-    def method(self, other):
-        if isinstance(other, (str, bytes, dict, set)) or other is None:
-            return NotImplemented
-        a, b = (other, self) if swap else (self, other)
-        ta, tb = to_tensor(a), to_tensor(b)
-        if ta.dtype != "bool" or tb.dtype != "bool":
-            raise TracingError(f"tinymlir traces {what} on bool values only (a logical operation), "
-                               f"got {ta.dtype} and {tb.dtype}: bitwise operations on integers "
-                               "are not supported")
-        return Traced(fn(ta, tb))
-    return method
-
-
 def _refuse(what):
     def method(self, *args, **kwargs):
         raise TracingError(f"tinymlir cannot trace {what} on a traced value")
@@ -978,32 +978,44 @@ class Traced:
     def __abs__(self):
         return Traced(_core.abs(self._t))
 
-    def _static_only(what, op, swap=False):
-        def method(self, other):
-            a, b = (other, self) if swap else (self, other)
-            r = folded(op, a, b)
-            if r is None:
-                raise TracingError(f"tinymlir cannot trace {what} on a traced value (it is "
-                                   "computed only for arrays made from static values)")
-            return r
-        return method
+    __floordiv__ = _binary(_core.floor_divide, numpy_op=operator.floordiv)
+    __rfloordiv__ = _binary(_core.floor_divide, swap=True, numpy_op=operator.floordiv)
+    __mod__ = _binary(_core.remainder, numpy_op=operator.mod)
+    __rmod__ = _binary(_core.remainder, swap=True, numpy_op=operator.mod)
+    # Bitwise operations of integers; of bools, NumPy's logical ones.
+    __and__ = _binary(_core.bitwise_and, numpy_op=operator.and_)
+    __rand__ = _binary(_core.bitwise_and, swap=True, numpy_op=operator.and_)
+    __or__ = _binary(_core.bitwise_or, numpy_op=operator.or_)
+    __ror__ = _binary(_core.bitwise_or, swap=True, numpy_op=operator.or_)
+    __xor__ = _binary(_core.bitwise_xor, numpy_op=operator.xor)
+    __rxor__ = _binary(_core.bitwise_xor, swap=True, numpy_op=operator.xor)
+    __lshift__ = _binary(_core.left_shift, numpy_op=operator.lshift)
+    __rlshift__ = _binary(_core.left_shift, swap=True, numpy_op=operator.lshift)
+    __rshift__ = _binary(_core.right_shift, numpy_op=operator.rshift)
+    __rrshift__ = _binary(_core.right_shift, swap=True, numpy_op=operator.rshift)
 
-    __floordiv__ = _static_only("// (floor division)", operator.floordiv)
-    __rfloordiv__ = _static_only("// (floor division)", operator.floordiv, True)
-    __mod__ = _static_only("% (modulo)", operator.mod)
-    __rmod__ = _static_only("% (modulo)", operator.mod, True)
-    __and__ = _logical(_core.logical_and, "&")
-    __rand__ = _logical(_core.logical_and, "&", swap=True)
-    __or__ = _logical(_core.logical_or, "|")
-    __ror__ = _logical(_core.logical_or, "|", swap=True)
-    __xor__ = _logical(_core.logical_xor, "^")
-    __rxor__ = _logical(_core.logical_xor, "^", swap=True)
+    def __divmod__(self, other):
+        return self // other, self % other
+
+    def __rdivmod__(self, other):
+        return other // self, other % self
 
     def __invert__(self):
-        if self._t.dtype != "bool":
-            raise TracingError(f"tinymlir traces ~ on bool values only (logical not), got "
-                               f"{self._t.dtype}: bitwise operations on integers are not supported")
-        return Traced(_core.logical_not(self._t))
+        return Traced(_core.invert(self._t))
+
+    # Parts of complex numbers (of real ones: the value, and zeros).
+    @property
+    def real(self):
+        return Traced(_core.real(self._t)) if self.dtype.kind == "c" else self
+
+    @property
+    def imag(self):
+        return Traced(_core.imag(self._t))
+
+    def conj(self):
+        return Traced(_core.conjugate(self._t))
+
+    conjugate = conj
 
     # Comparisons: bool results, as NumPy's (Python's == falls back to
     # identity for None and other objects).
