@@ -46,6 +46,8 @@ public:
   bool valid() const { return node_ != nullptr; }
   /// Whether this tensor holds data (an Array) rather than a traced value.
   bool isConcrete() const;
+  /// Whether this tensor is an input of the traced function (a placeholder).
+  bool isInput() const;
   /// The data of a concrete tensor; an error for a traced one.
   const Array &array() const;
   operator const Array &() const { return array(); } // NOLINT
@@ -213,6 +215,28 @@ Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index
 /// NumPy's triu and tril: x with the elements below (triu) or above (tril)
 /// diagonal k of its last two axes set to 0, whatever they were (inf and nan
 /// too: a select, not a product with a 0/1 mask). Rank 2 or more.
+/// NumPy's sort and argsort along `axis` (stable: the order of equal values
+/// kept; nan last). argsort's indices are int64.
+Tensor sort(const Tensor &x, int64_t axis = -1);
+Tensor argsort(const Tensor &x, int64_t axis = -1);
+/// Cumulative sums and products along `axis` (none: of the flattened array),
+/// sequential as NumPy's; integers and bools accumulate in int64 (uint64).
+Tensor cumsum(const Tensor &x, std::optional<int64_t> axis = std::nullopt);
+Tensor cumprod(const Tensor &x, std::optional<int64_t> axis = std::nullopt);
+/// The int64 index of the first maximum (minimum) along `axis`, or of the
+/// flattened array; a nan counts as the extreme, as NumPy's.
+Tensor argmax(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor argmin(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+/// Where `values` would go in the sorted 1-D `sorted` (side 'left' or, with
+/// right, 'right'): int64 indices of values' shape.
+Tensor searchsorted(const Tensor &sorted, const Tensor &values, bool right = false);
+/// NumPy's table[ids] along axis 0 for computed integer ids of any shape: a
+/// result of shape ids.shape + table.shape[1:]; ids out of range raise an
+/// IndexError when the kernel runs.
+Tensor take(const Tensor &table, const Tensor &ids);
+/// table with table[ids] = values (values broadcast to ids.shape +
+/// table.shape[1:]), in order, as NumPy's assignment.
+Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values);
 Tensor triu(const Tensor &x, int64_t k = 0);
 Tensor tril(const Tensor &x, int64_t k = 0);
 /// (n, n): 0 on and below the diagonal, -1e10 above.

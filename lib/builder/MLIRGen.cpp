@@ -843,8 +843,59 @@ private:
       return emitTriangle(n);
     case Op::Flip:
       return emitFlip(n);
+    case Op::Sort:
+    case Op::Argsort:
+    case Op::Cumsum:
+    case Op::Cumprod:
+    case Op::Argmax:
+    case Op::Argmin:
+    case Op::SearchSorted:
+    case Op::Take:
+    case Op::Put:
+      return emitRowCall(n);
     }
     throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");
+  }
+
+  /// A row kernel: tinymlir_<op>_<dtype>(operands..., result, flag) of
+  /// lib/runtime/Rows.cpp, on 2-D memrefs of any strides (each passed as
+  /// MLIR's expanded descriptor: allocated and aligned pointers, offset, two
+  /// sizes, two strides). The result is a fresh buffer the call fills.
+  Value emitRowCall(const Node &n) {
+    const int64_t d = ShapedType::kDynamic;
+    auto layout = StridedLayoutAttr::get(&context_, d, {d, d});
+    auto strided = [&](const Node &v) { return MemRefType::get(v.shape, elementType(v.dtype), layout); };
+    auto dynamic = [&](const Node &v) { return MemRefType::get({d, d}, elementType(v.dtype), layout); };
+    // Every operand first: no tensor op may come between a to_buffer and the
+    // call (bufferization sees the read at the to_buffer, and could reuse the
+    // buffer in place before the call reads it).
+    SmallVector<Value> tensors;
+    for (const NodePtr &a : n.args)
+      tensors.push_back(emit(a));
+    SmallVector<Value> operands;
+    SmallVector<Type> types;
+    for (auto [a, t] : llvm::zip(n.args, tensors)) {
+      Value m = bufferization::ToBufferOp::create(b_, loc_, strided(*a), t, /*read_only=*/true);
+      operands.push_back(memref::CastOp::create(b_, loc_, dynamic(*a), m));
+      types.push_back(dynamic(*a));
+    }
+    Value result = memref::AllocOp::create(b_, loc_, memrefType(n), b_.getI64IntegerAttr(64));
+    operands.push_back(memref::CastOp::create(b_, loc_, dynamic(n), result));
+    types.push_back(dynamic(n));
+    operands.push_back(arith::ConstantIntOp::create(b_, loc_, b_.getI64Type(), n.axes.at(0)));
+    types.push_back(b_.getI64Type());
+    const std::string name = std::string("tinymlir_") + opName(n.op) + "_" + dtypeName(n.args[0]->dtype);
+    auto module = b_.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    auto callee = module.lookupSymbol<func::FuncOp>(name);
+    if (!callee) {
+      OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(module.getBody());
+      callee = func::FuncOp::create(b_, loc_, name, b_.getFunctionType(types, {}));
+      callee.setPrivate();
+    }
+    func::CallOp::create(b_, loc_, callee, operands);
+    return bufferization::ToTensorOp::create(b_, loc_, tensorType(n), result, /*restrict=*/true,
+                                             /*writable=*/true);
   }
 
   /// (d0..dR) -> operand indices, broadcasting size-1 and missing leading dims.

@@ -366,6 +366,7 @@ const Shape &Tensor::shape() const { return nodeOf(*this, "shape")->shape; }
 DType Tensor::dtype() const { return nodeOf(*this, "dtype")->dtype; }
 int64_t Tensor::dim(int64_t axis) const { return shape()[normalizeAxis("dim", axis, shape())]; }
 bool Tensor::isConcrete() const { return node_ && node_->op == Op::Constant; }
+bool Tensor::isInput() const { return node_ && node_->op == Op::Argument; }
 
 const Array &Tensor::array() const {
   if (!isConcrete())
@@ -889,6 +890,187 @@ Tensor triangle(Op op, const Tensor &x, int64_t k) {
   return Tensor(node);
 }
 } // namespace
+
+// --- Row kernels ----------------------------------------------------------------
+
+namespace {
+
+/// x with `axis` moved last and the others flattened: (rows, n); `restore`
+/// takes a (rows, m) result back to x's layout with that axis of size m.
+struct Rows {
+  Tensor rows;
+  Shape moved;                // x's shape with the axis last
+  std::vector<int64_t> perm;  // x's axes in `moved` order
+
+  Tensor restore(const Tensor &r, int64_t m) const {
+    Shape shape = moved;
+    shape.back() = m;
+    Tensor t = reshape(r, shape);
+    if (perm.empty())
+      return t;
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i)
+      inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+    return transpose(t, inverse);
+  }
+};
+
+Rows rowsAlong(const char *op, const Tensor &x, int64_t axis) {
+  const Shape &shape = nodeOf(x, op)->shape;
+  if (shape.empty())
+    fail(op, "axis " + std::to_string(axis) + " is out of bounds for array of dimension 0",
+         ErrorKind::Index);
+  const int64_t a = normalizeAxis(op, axis, shape), rank = static_cast<int64_t>(shape.size());
+  Rows r;
+  Tensor t = x;
+  if (a != rank - 1) {
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != a)
+        r.perm.push_back(i);
+    r.perm.push_back(a);
+    t = transpose(x, r.perm);
+  }
+  r.moved = nodeOf(t, op)->shape;
+  r.rows = reshape(t, {numElements(r.moved) / std::max<int64_t>(r.moved.back(), 1), r.moved.back()});
+  return r;
+}
+
+Tensor rowKernel(Op op, const Tensor &rows, Shape shape, DType dtype, int64_t flag = 0) {
+  auto node = makeNode(op, std::move(shape), dtype, {rows.node()});
+  node->axes = {flag};
+  return Tensor(node);
+}
+
+/// The operand of a sort or index search: a real tensor (NumPy orders complex
+/// numbers lexicographically, which tinymlir does not).
+NodePtr realOperand(Op op, const Tensor &x) {
+  NodePtr n = nodeOf(x, opName(op));
+  if (n->weak)
+    n = convert(n, n->integral ? DType::i64 : DType::f64, opName(op));
+  if (isComplex(n->dtype))
+    fail(op, "complex operands are not supported (NumPy orders them lexicographically): got " +
+                 describe(n), ErrorKind::Type);
+  return n;
+}
+
+Tensor sorted(Op op, const Tensor &x, int64_t axis) {
+  NodePtr n = realOperand(op, x);
+  const DType dtype = op == Op::Argsort ? DType::i64 : n->dtype;
+  Rows r = rowsAlong(opName(op), Tensor(n), axis);
+  const Shape &s = nodeOf(r.rows, opName(op))->shape;
+  if (numElements(s) == 0)
+    return full(nodeOf(x, opName(op))->shape, 0, dtype);
+  return r.restore(rowKernel(op, r.rows, s, dtype), s[1]);
+}
+
+Tensor accumulated(Op op, const Tensor &x, std::optional<int64_t> axis) {
+  NodePtr n = nodeOf(x, opName(op));
+  if (n->weak)
+    n = convert(n, n->integral ? DType::i64 : DType::f64, opName(op));
+  if (isInteger(n->dtype) || n->dtype == DType::b8) // as NumPy's: in int64 or uint64
+    n = convert(n, isUnsigned(n->dtype) ? DType::u64 : DType::i64, opName(op));
+  Tensor t(n);
+  if (!axis || n->shape.empty())
+    t = reshape(t, {numElements(n->shape)});
+  Rows r = rowsAlong(opName(op), t, axis && !n->shape.empty() ? *axis : 0);
+  const Shape &s = nodeOf(r.rows, opName(op))->shape;
+  if (numElements(s) == 0)
+    return full(nodeOf(t, opName(op))->shape, 0, n->dtype);
+  return r.restore(rowKernel(op, r.rows, s, n->dtype), s[1]);
+}
+
+Tensor extremeIndex(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  NodePtr n = realOperand(op, x);
+  Tensor t(n);
+  const Shape shape = n->shape;
+  if (!axis)
+    t = reshape(t, {numElements(shape)});
+  Rows r = rowsAlong(opName(op), t, axis ? *axis : 0);
+  const Shape &s = nodeOf(r.rows, opName(op))->shape;
+  if (s[1] == 0)
+    fail(op, std::string("attempt to get ") + opName(op) + " of an empty sequence");
+  Tensor index = s[0] == 0 ? full({0, 1}, 0, DType::i64) : rowKernel(op, r.rows, {s[0], 1}, DType::i64);
+  Tensor kept = r.restore(index, 1); // the axis kept, of size 1
+  if (!axis)
+    return keepdims ? reshape(kept, Shape(shape.size(), 1)) : reshape(kept, {});
+  if (keepdims)
+    return kept;
+  Shape out = shape;
+  out.erase(out.begin() + normalizeAxis(opName(op), *axis, shape));
+  return reshape(kept, out);
+}
+
+} // namespace
+
+Tensor sort(const Tensor &x, int64_t axis) { return sorted(Op::Sort, x, axis); }
+Tensor argsort(const Tensor &x, int64_t axis) { return sorted(Op::Argsort, x, axis); }
+Tensor cumsum(const Tensor &x, std::optional<int64_t> axis) { return accumulated(Op::Cumsum, x, axis); }
+Tensor cumprod(const Tensor &x, std::optional<int64_t> axis) { return accumulated(Op::Cumprod, x, axis); }
+Tensor argmax(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return extremeIndex(Op::Argmax, x, axis, keepdims);
+}
+Tensor argmin(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return extremeIndex(Op::Argmin, x, axis, keepdims);
+}
+
+Tensor searchsorted(const Tensor &sortedValues, const Tensor &values, bool right) {
+  NodePtr a = realOperand(Op::SearchSorted, sortedValues), v = realOperand(Op::SearchSorted, values);
+  if (a->shape.size() != 1)
+    fail(Op::SearchSorted, "the sorted array must be 1-D, got " + describe(a));
+  const DType common = promote(a->dtype, v->dtype);
+  const Shape out = v->shape;
+  const int64_t n = a->shape[0], m = numElements(out);
+  if (m == 0 || n == 0)
+    return full(out, 0, DType::i64);
+  Tensor row = reshape(Tensor(convert(a, common, "searchsorted")), {1, n});
+  Tensor vals = reshape(Tensor(convert(v, common, "searchsorted")), {1, m});
+  auto node = makeNode(Op::SearchSorted, {1, m}, DType::i64, {row.node(), vals.node()});
+  node->axes = {right ? 1 : 0};
+  return reshape(Tensor(node), out);
+}
+
+namespace {
+/// The (R, W) table of `x` (rows along axis 0) and int64 positions (1, m).
+std::pair<Tensor, Tensor> rowsAndPositions(Op op, const Tensor &table, const Tensor &ids) {
+  NodePtr t = nodeOf(table, opName(op)), i = nodeOf(ids, opName(op));
+  if (t->shape.empty())
+    fail(op, "too many indices for array: array is 0-dimensional, but 1 were indexed",
+         ErrorKind::Index);
+  if (!isInteger(i->dtype) && !i->weak)
+    fail(op, "arrays used as indices must be of integer (or boolean) type, got " + describe(i),
+         ErrorKind::Index);
+  const int64_t rows = t->shape[0];
+  Tensor positions = reshape(Tensor(convert(i, DType::i64, opName(op))), {1, numElements(i->shape)});
+  return {reshape(table, {rows, rows ? numElements(t->shape) / rows : 0}), positions};
+}
+} // namespace
+
+Tensor take(const Tensor &table, const Tensor &ids) {
+  auto [rows, positions] = rowsAndPositions(Op::Take, table, ids);
+  const NodePtr &t = table.node(), &i = ids.node();
+  Shape out = i->shape;
+  out.insert(out.end(), t->shape.begin() + 1, t->shape.end());
+  const int64_t m = numElements(i->shape), width = rows.shape()[1];
+  if (m == 0 || width == 0)
+    return full(out, 0, t->dtype);
+  auto node = makeNode(Op::Take, {m, width}, t->dtype, {rows.node(), positions.node()});
+  node->axes = {0};
+  return reshape(Tensor(node), out);
+}
+
+Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values) {
+  auto [rows, positions] = rowsAndPositions(Op::Put, table, ids);
+  const NodePtr &t = table.node(), &i = ids.node();
+  Shape valueShape = i->shape;
+  valueShape.insert(valueShape.end(), t->shape.begin() + 1, t->shape.end());
+  const int64_t m = numElements(i->shape), width = rows.shape()[1];
+  if (m == 0 || width == 0)
+    return table;
+  Tensor v = reshape(broadcastTo(cast(values, t->dtype), valueShape), {m, width});
+  auto node = makeNode(Op::Put, rows.shape(), t->dtype, {rows.node(), positions.node(), v.node()});
+  node->axes = {0};
+  return reshape(Tensor(node), t->shape);
+}
 
 Tensor triu(const Tensor &x, int64_t k) { return triangle(Op::Triu, x, k); }
 Tensor tril(const Tensor &x, int64_t k) { return triangle(Op::Tril, x, k); }

@@ -89,6 +89,16 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
     seen.push_back(n);
     if (n->op == Op::Gather)
       out.push_back({input(*n, *n->args[1], "ids"), n->args[0]->shape[0]});
+    if (isComplex(n->dtype) && !target.hostLoops())
+      throw Error(std::string("[") + opName(n->op) + "] the " + target.name() +
+                  " target has no " + dtypeName(n->dtype) +
+                  " (complex arithmetic is lowered for the CPU only); compile it for the CPU");
+    const bool rowKernel = n->op == Op::Sort || n->op == Op::Argsort || n->op == Op::Cumsum ||
+                           n->op == Op::Cumprod || n->op == Op::Argmax || n->op == Op::Argmin ||
+                           n->op == Op::SearchSorted || n->op == Op::Take || n->op == Op::Put;
+    if (rowKernel && !target.hostLoops())
+      throw Error(std::string("[") + opName(n->op) + "] the " + target.name() +
+                  " target cannot run it (a host function along rows); compile it for the CPU");
     if (n->op == Op::SliceUpdate && !target.hostLoops())
       throw Error(std::string("[slice_update] the ") + target.name() +
                   " target cannot run it (an array's updates are written in order into one "

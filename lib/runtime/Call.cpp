@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 extern "C" void omp_set_num_threads(int threads);
 extern "C" int omp_get_num_procs();
@@ -31,6 +32,12 @@ std::vector<int64_t> descriptor(const Array &a) {
   d.insert(d.end(), a.shape().begin(), a.shape().end());
   d.insert(d.end(), a.strides().begin(), a.strides().end());
   return d;
+}
+
+/// This thread's first kernel error of the current call.
+std::optional<Error> &kernelError() {
+  thread_local std::optional<Error> error;
+  return error;
 }
 
 } // namespace
@@ -103,9 +110,19 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
   }
   for (void *&p : pointers)
     args.push_back(&p);
+  kernelError().reset();
   c.entry(args.data());
   if (c.hooks.after)
     c.hooks.after(); // e.g. CUDA errors recorded during the call
+  if (std::optional<Error> e = std::move(kernelError())) {
+    kernelError().reset();
+    throw *e;
+  }
+}
+
+void reportKernelError(ErrorKind kind, const std::string &message) {
+  if (!kernelError())
+    kernelError() = Error(message, kind);
 }
 
 void prepareThreads() {

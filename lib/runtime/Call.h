@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,12 @@ struct NativeFunction {
 /// `restrict` arguments); a donated input must be the output itself.
 void callNative(const NativeFunction &f, const std::vector<Array> &inputs, Array &output);
 
+/// What a runtime function called by compiled code reports about bad data (an
+/// index out of range, a singular matrix): it returns normally, the kernel
+/// finishes on whatever it wrote, and callNative then throws the first report
+/// of the call as an Error of that kind (the result is never seen).
+void reportKernelError(ErrorKind kind, const std::string &message);
+
 /// Once per process, before generated code first runs: OpenMP's settings,
 /// and OpenBLAS on one thread (products are split over OpenMP's team).
 void prepareThreads();
@@ -69,6 +76,8 @@ template <class F> RuntimeSymbol symbol(const char *name, F *function) {
 /// tinymlir_sgemm, tinymlir_dgemm (Gemm.cpp), memrefCopy (Copy.cpp: runs of memcpy) and the memref allocation
 /// functions (allocateMemory, freeMemory).
 RuntimeSymbols cpuRuntimeSymbols();
+/// The row kernels of Rows.cpp (tinymlir_sort_float64, ...), part of cpuRuntimeSymbols.
+RuntimeSymbols rowRuntimeSymbols();
 /// The mgpu* functions of MLIR's GPU-to-LLVM lowering and tinymlirGpu* (gpu/CudaRuntime.cpp).
 RuntimeSymbols cudaRuntimeSymbols();
 /// The tinymlirGpu* functions on host buffers, and the emulated thread id

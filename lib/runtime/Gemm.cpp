@@ -70,8 +70,11 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
   // Generated code's memref.alloc and memref.dealloc
   // (finalize-memref-to-llvm{use-generic-functions}) take the arrays' memory,
   // whose freed blocks the next call reuses.
-  return {symbol("tinymlir_sgemm", &tinymlir_sgemm), symbol("tinymlir_dgemm", &tinymlir_dgemm),
-          symbol("memrefCopy", &tinymlir_memref_copy), // runtime/Copy.cpp
-          symbol("_mlir_memref_to_llvm_alloc", &tinymlir::allocateMemory),
-          symbol("_mlir_memref_to_llvm_free", &tinymlir::freeMemory)};
+  RuntimeSymbols out{symbol("tinymlir_sgemm", &tinymlir_sgemm), symbol("tinymlir_dgemm", &tinymlir_dgemm),
+                     symbol("memrefCopy", &tinymlir_memref_copy), // runtime/Copy.cpp
+                     symbol("_mlir_memref_to_llvm_alloc", &tinymlir::allocateMemory),
+                     symbol("_mlir_memref_to_llvm_free", &tinymlir::freeMemory)};
+  for (const RuntimeSymbol &s : rowRuntimeSymbols()) // runtime/Rows.cpp
+    out.push_back(s);
+  return out;
 }

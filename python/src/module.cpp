@@ -153,7 +153,9 @@ NB_MODULE(_tinymlir, m) {
       .def_prop_ro("shape", [](const Tensor &t) { return shapeTuple(t.shape()); })
       .def_prop_ro("dtype", [](const Tensor &t) { return std::string(dtypeName(t.dtype())); })
       .def_prop_ro("ndim", &Tensor::rank)
-      .def_prop_ro("is_concrete", &Tensor::isConcrete);
+      .def_prop_ro("is_concrete", &Tensor::isConcrete)
+      .def_prop_ro("is_input", &Tensor::isInput,
+                   "An input of the traced function (its values are known before each call).");
 
   m.def("constant", &constantTensor, "array"_a.noconvert(),
         "A tensor holding a NumPy array (borrowed, kept alive): a captured constant.");
@@ -246,6 +248,16 @@ NB_MODULE(_tinymlir, m) {
   m.def("triu", &triu, "x"_a, "k"_a = 0);
   m.def("flip", &flip, "x"_a, "axes"_a);
   m.def("tril", &tril, "x"_a, "k"_a = 0);
+  // Row kernels (runtime/Rows.cpp): sorts, accumulations, extreme indices, searches.
+  m.def("sort", &tinymlir::sort, "x"_a, "axis"_a = -1);
+  m.def("argsort", &argsort, "x"_a, "axis"_a = -1);
+  m.def("cumsum", &cumsum, "x"_a, "axis"_a = nb::none());
+  m.def("cumprod", &cumprod, "x"_a, "axis"_a = nb::none());
+  m.def("argmax", &argmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
+  m.def("argmin", &argmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
+  m.def("searchsorted", &searchsorted, "sorted"_a, "values"_a, "right"_a = false);
+  m.def("take", &take, "table"_a, "ids"_a);
+  m.def("put", &put, "table"_a, "ids"_a, "values"_a);
 
   // Tracing state of this thread (the C++ core's, so that its checks agree).
   m.def("trace_enter", [] { traceScopes.push_back(std::make_unique<detail::TraceScope>()); });

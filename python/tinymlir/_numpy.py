@@ -744,6 +744,194 @@ def _count_nonzero(a, axis=None, *, keepdims=False):
     return _reduce("sum", t != 0, axis, keepdims)  # an int64 count, as NumPy's
 
 
+# --- Sorts, accumulations, extreme indices (the C++ row kernels) -----------------
+
+_SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _sort_operand(a, axis, kind, order, name):
+    _check(name, order=order)
+    if kind not in _SORT_KINDS:
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+    t = _traced(a, f"numpy.{name}'s operand")
+    if axis is None:
+        return t.reshape(-1), -1
+    return t, operator.index(axis)
+
+
+@_implements(np.sort)
+def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """Stable always: a valid order for every kind, and NumPy's own for
+    kind='stable' (the tie order of its quicksort is its own choice)."""
+    t, axis = _sort_operand(a, axis, kind, order, "sort")
+    return Traced(_core.sort(t._t, axis))
+
+
+@_implements(np.argsort)
+def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    t, axis = _sort_operand(a, axis, kind, order, "argsort")
+    return Traced(_core.argsort(t._t, axis))
+
+
+def _accumulate(fn, name, a, axis, dtype, out):
+    t = _traced(a, f"numpy.{name}'s operand")
+    if dtype is not None:
+        t = t.astype(dtype)
+    r = Traced(fn(t._t, None if axis is None else operator.index(axis)))
+    if dtype is not None and r.dtype != np.dtype(dtype):
+        r = r.astype(dtype)  # wraps as NumPy's sums in that dtype do
+    return _into(out, r, f"numpy.{name}") if out is not None else r
+
+
+@_implements(np.cumsum)
+def _cumsum(a, axis=None, dtype=None, out=None):
+    return _accumulate(_core.cumsum, "cumsum", a, axis, dtype, out)
+
+
+@_implements(np.cumprod)
+def _cumprod(a, axis=None, dtype=None, out=None):
+    return _accumulate(_core.cumprod, "cumprod", a, axis, dtype, out)
+
+
+def _extreme_index(fn, name, a, axis, out, keepdims):
+    t = _traced(a, f"numpy.{name}'s operand")
+    r = Traced(fn(t._t, None if axis is None else operator.index(axis), bool(keepdims)))
+    return _into(out, r, f"numpy.{name}") if out is not None else r
+
+
+@_implements(np.argmax)
+def _argmax(a, axis=None, out=None, *, keepdims=False):
+    return _extreme_index(_core.argmax, "argmax", a, axis, out, keepdims)
+
+
+@_implements(np.argmin)
+def _argmin(a, axis=None, out=None, *, keepdims=False):
+    return _extreme_index(_core.argmin, "argmin", a, axis, out, keepdims)
+
+
+def _nan_extreme(largest):
+    """np.nanargmax / np.nanargmin: nan replaced by the other extreme, so it
+    is skipped. An all-nan slice, which NumPy refuses with a ValueError,
+    gives 0 here: the data is not known while tracing."""
+    name = "nanargmax" if largest else "nanargmin"
+
+    def fn(a, axis=None, out=None, *, keepdims=False):
+        t = _traced(a, f"numpy.{name}'s operand")
+        if t.dtype.kind == "f":
+            t = np.where(np.isnan(t), -np.inf if largest else np.inf, t).astype(t.dtype)
+        core = _core.argmax if largest else _core.argmin
+        return _extreme_index(core, name, t, axis, out, keepdims)
+    fn.__name__ = fn.__qualname__ = f"_{name}"
+    fn.__doc__ = _nan_extreme.__doc__
+    return fn
+
+
+_implements(np.nanargmax)(_nan_extreme(True))
+_implements(np.nanargmin)(_nan_extreme(False))
+
+
+@_implements(np.searchsorted)
+def _searchsorted(a, v, side="left", sorter=None):
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    t = _traced(a, "numpy.searchsorted's sorted array")
+    if sorter is not None:
+        t = t[sorter]
+    return Traced(_core.searchsorted(t._t, to_tensor(v, "numpy.searchsorted's values"),
+                                     side == "right"))
+
+
+def _lerp(a, b, t):
+    """NumPy's _lerp for the 'linear' method: a + (b - a) t, from b's side
+    where t >= 0.5 (so that t = 1 gives b exactly)."""
+    diff = b - a
+    return np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+
+
+def _quantiles(a, q, axis, keepdims, name, method):
+    """NumPy's quantile, method='linear': the sorted values at q (n - 1),
+    interpolated; nan where the slice holds a nan."""
+    if method != "linear":
+        raise TracingError(f"tinymlir traces numpy.{name} with method='linear' only")
+    t = _traced(a, f"numpy.{name}'s operand")
+    weak = isinstance(q, (int, float)) and not isinstance(q, np.generic)  # NEP 50
+    qs = np.asarray(q, dtype=np.float64)  # static: NumPy's values of q
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    if t.dtype == np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
+                        "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+    if t.dtype.kind in "iu":
+        t = t.astype(np.float64)
+    # NumPy's lerp: b - a in the data's dtype, then with the fraction, whose
+    # dtype is q's when q is a NumPy array or scalar (strong), else the data's.
+    frac_dtype = t.dtype if weak else np.result_type(t.dtype, qs.dtype)
+    axes = _axis_tuple(axis, t.ndim)
+    if axes is None:
+        axes = list(range(t.ndim))
+    rest = [i for i in range(t.ndim) if i not in axes]
+    moved = t.transpose(rest + list(axes))
+    n = 1
+    for i in axes:
+        n *= t.shape[i]
+    flat = moved.reshape(tuple(t.shape[i] for i in rest) + (n,))
+    s = np.sort(flat, axis=-1)
+    results = []
+    for qv in qs.reshape(-1):
+        virtual = qv * (n - 1)
+        lo = int(np.floor(virtual))
+        hi = min(lo + 1, n - 1)
+        frac = np.asarray(virtual - lo, dtype=np.float64).astype(frac_dtype)
+        r = _lerp(s[..., lo], s[..., hi], frac)
+        r = np.where(np.isnan(s[..., -1]), s[..., -1], r).astype(r.dtype)
+        if keepdims:
+            shape = [1 if i in axes else d for i, d in enumerate(t.shape)]
+            r = r.reshape(shape)
+        results.append(r)
+    if qs.ndim == 0:
+        return results[0]
+    return np.stack(results).reshape(qs.shape + tuple(results[0].shape))
+
+
+@_implements(np.quantile)
+def _quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+              keepdims=False, *, weights=None, interpolation=None):
+    _check("quantile", out=out, weights=weights, interpolation=interpolation)
+    return _quantiles(a, q, axis, keepdims, "quantile", method)
+
+
+@_implements(np.percentile)
+def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    _check("percentile", out=out, weights=weights, interpolation=interpolation)
+    q = q / 100 if isinstance(q, (int, float)) and not isinstance(q, np.generic) else np.true_divide(q, 100)
+    return _quantiles(a, q, axis, keepdims, "percentile", method)
+
+
+@_implements(np.median)
+def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The mean of the middle values (NumPy's), nan where the slice has a nan."""
+    _check("median", out=out)
+    t = _traced(a, "numpy.median's operand")
+    if t.dtype.kind in "biu":
+        t = t.astype(np.float64)
+    axes = _axis_tuple(axis, t.ndim)
+    if axes is None:
+        axes = list(range(t.ndim))
+    rest = [i for i in range(t.ndim) if i not in axes]
+    n = 1
+    for i in axes:
+        n *= t.shape[i]
+    s = np.sort(t.transpose(rest + list(axes)).reshape(tuple(t.shape[i] for i in rest) + (n,)), axis=-1)
+    half = n // 2
+    r = s[..., half] if n % 2 else np.mean(s[..., half - 1:half + 1], axis=-1)
+    if s.dtype.kind == "f":
+        r = np.where(np.isnan(s[..., -1]), s[..., -1], r)
+    if keepdims:
+        r = r.reshape([1 if i in axes else d for i, d in enumerate(t.shape)])
+    return r
+
+
 @_implements(np.real)
 def _real(val):
     return _traced(val, "numpy.real's operand").real
@@ -797,3 +985,4 @@ def array_function(func, types, args, kwargs):
     return impl(*args, **kwargs)
 
 
+from . import _functions  # noqa: E402,F401  (more array functions, registered on import)

@@ -388,11 +388,14 @@ def _getitem(x: "Traced", index):
     if ranges and (ranges > 1 or any(_is_int(i) for i in index)):
         raise IndexError(f"tinymlir: ranges index as integer arrays (advanced indexing): use one "
                          f"range and no integer index, or slices, not {index!r}")
+    first = index[0]
+    if (isinstance(first, Traced) and first._t.is_input and x.ndim == 2 and
+            all(isinstance(r, slice) and r == slice(None) for r in index[1:])):
+        # table[ids] with ids an argument: the core's gather, ids checked before each call
+        return Traced(_core.gather(x._t, first._t))
+    if any(_computed(i) for i in index):
+        return _computed_read(x, index)
     if any(isinstance(i, (list, np.ndarray, Traced)) for i in index):
-        first = index[0]
-        if (isinstance(first, Traced) and x.ndim == 2 and
-                all(isinstance(r, slice) and r == slice(None) for r in index[1:])):
-            return _gather(x, first)  # table[ids] with traced ids
         return _advanced_read(x, index)
     plan, scalar = _basic_steps(x.shape, index)
     view = x._view_of(plan)
@@ -408,6 +411,8 @@ def _setitem(x: "Traced", index, value):
         return _masked_write(x, index, value)
     if any(isinstance(i, Traced) and i.ndim == 0 for i in index):
         return _dynamic_write(x, index, value)
+    if any(_computed(i) for i in index):
+        return _computed_write(x, index, value)
     if any(isinstance(i, (list, np.ndarray, Traced)) for i in index):
         return _scatter(x, index, value)
     plan, _ = _basic_steps(x.shape, index)
@@ -806,8 +811,56 @@ def index_input(ids, op: str) -> "Traced":
     return ctx.hidden_input(ids32)
 
 
-def _gather(table: "Traced", ids):
-    return Traced(_core.gather(table._t, index_input(ids, "a gather")._t))
+def _computed(i):
+    """A traced int array of positions whose values are not known while tracing."""
+    return isinstance(i, Traced) and i.ndim > 0 and known_value(i) is None
+
+
+def _computed_axis(x, index):
+    """The axis of the one computed index array among ':' (x[:, ids] and the
+    like): its rows are moved first for the core's take and put."""
+    where = [a for a, i in enumerate(index) if not (isinstance(i, slice) and i == slice(None))]
+    if len(where) != 1 or len(index) > x.ndim:
+        raise IndexError("tinymlir: a computed int array indexes one axis, with ':' on the "
+                         f"others (x[ids], x[:, ids]); got {index!r}")
+    k = where[0]
+    ids = index[k]
+    if ids.dtype.kind not in "iu":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    perm = [k] + [a for a in range(x.ndim) if a != k]
+    return k, ids, perm
+
+
+def _computed_read(x, index):
+    """x[..., ids, ...] with computed ids (an argsort's, a label array's): the
+    core's take, its positions checked when the kernel runs (NumPy's
+    IndexError). A copy, shaped as NumPy's: x.shape[:k] + ids.shape + ..."""
+    k, ids, perm = _computed_axis(x, index)
+    t = _core.transpose(x._t, perm) if k else x._t
+    r = _core.take(t, ids._t)
+    q = ids.ndim
+    if k:
+        r = _core.transpose(r, [q + j for j in range(k)] + list(range(q)) +
+                            [q + j for j in range(k, x.ndim - 1)])
+    return Traced(r)
+
+
+def _computed_write(x, index, value):
+    """x[..., ids, ...] = value with computed ids: the core's put (in order: a
+    repeated position takes the last value, as NumPy's assignment)."""
+    k, ids, perm = _computed_axis(x, index)
+    shape = list(x.shape[:k]) + list(ids.shape) + list(x.shape[k + 1:])
+    v = _core.cast(_broadcast_into(to_tensor(value, "the assigned value"), shape), x._t.dtype)
+    q = ids.ndim
+    if k:  # the values with ids' axes first, as the moved table's rows
+        v = _core.transpose(v, list(range(k, k + q)) + list(range(k)) +
+                            list(range(k + q, len(shape))))
+    t = _core.transpose(x._t, perm) if k else x._t
+    r = _core.put(t, ids._t, v)
+    if k:
+        inverse = [perm.index(a) for a in range(x.ndim)]
+        r = _core.transpose(r, inverse)
+    x._assign(r)
 
 
 # --- The traced value ------------------------------------------------------------
@@ -1166,6 +1219,29 @@ class Traced:
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         _no_out("prod", out)
         return _reduce("prod", in_dtype(self, dtype, "prod"), axis, keepdims)
+
+    # Sorts, accumulations and extreme indices: NumPy's functions (_numpy.py).
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """In place, as ndarray.sort."""
+        self._assign(np.sort(self, axis, kind, order, stable=stable)._t)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return np.argsort(self, axis, kind, order, stable=stable)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return np.cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis, dtype, out)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return np.argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return np.argmin(self, axis, out, keepdims=keepdims)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(self, v, side, sorter)
 
     def max(self, axis=None, out=None, keepdims=False):
         _no_out("max", out)

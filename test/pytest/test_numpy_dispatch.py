@@ -185,12 +185,12 @@ def test_index_put_is_numpy_assignment():
 # --- Errors -----------------------------------------------------------------------
 
 def test_unsupported_numpy_function_is_named(x):
-    with pytest.raises(TypeError, match=r"numpy\.sort"):
-        jit(lambda t: np.sort(t))(x)
+    with pytest.raises(TypeError, match=r"numpy\.polyfit"):
+        jit(lambda t: np.polyfit(t[0], t[1], 1))(x)
     with pytest.raises(TypeError, match=r"numpy\.gcd\b"):
         jit(lambda t: np.gcd(t.astype(np.int32), 2))(x)
-    with pytest.raises(TypeError, match=r"numpy\.cumsum"):
-        jit(lambda t: np.cumsum(t))(x)
+    with pytest.raises(TypeError, match=r"numpy\.lexsort"):
+        jit(lambda t: np.lexsort(t))(x)
     with pytest.raises(TypeError, match="cannot be converted to a NumPy array"):
         jit(lambda t: t.__array__())(x)  # as NumPy code that is not traced calls it
     with pytest.raises(TypeError, match=r"out=\.\.\.\) writes into a traced array"):

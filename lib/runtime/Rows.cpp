@@ -1,0 +1,229 @@
+// Row kernels (ops.def's Sort ... SearchSorted): what compiled code calls for
+// an operation along the last axis of a 2-D array, one row after another.
+//
+// Each array comes as MLIR's expanded memref descriptor (the builder's
+// emitRowCall): allocated and aligned pointers, offset, two sizes, two strides,
+// all in elements. Results are fresh contiguous buffers. NumPy's orders: nan
+// after every number; sorts stable; accumulations sequential, in the result's
+// dtype (float16 rounded at each step, as NumPy's add.accumulate).
+#include "runtime/Call.h"
+
+#include <tinymlir/array.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+template <class T> struct Rows {
+  T *data;
+  int64_t rows, columns, rowStride, columnStride;
+  T &operator()(int64_t i, int64_t j) const { return data[i * rowStride + j * columnStride]; }
+};
+
+#define TINYMLIR_ROWS(T, p)                                                                        \
+  T *p##Allocated, T *p##Aligned, int64_t p##Offset, int64_t p##Rows, int64_t p##Columns,          \
+      int64_t p##RowStride, int64_t p##ColumnStride
+#define TINYMLIR_ROWS_OF(T, p)                                                                     \
+  (static_cast<void>(p##Allocated),                                                                \
+   Rows<T>{p##Aligned + p##Offset, p##Rows, p##Columns, p##RowStride, p##ColumnStride})
+
+template <class T> constexpr bool kComplex = false;
+template <class T> constexpr bool kComplex<std::complex<T>> = true;
+
+template <class T> bool isNan(T v) {
+  if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, _Float16>)
+    return v != v;
+  else
+    return false;
+}
+
+/// NumPy's sort order: a < b, with nan after everything.
+template <class T> bool before(T a, T b) {
+  if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, _Float16>)
+    return a < b || (b != b && a == a);
+  else
+    return a < b;
+}
+
+template <class T> void sortRows(Rows<T> in, Rows<T> out) {
+  for (int64_t i = 0; i < in.rows; ++i) {
+    T *row = &out(i, 0);
+    for (int64_t j = 0; j < in.columns; ++j)
+      row[j] = in(i, j);
+    std::stable_sort(row, row + in.columns, before<T>);
+  }
+}
+
+template <class T> void argsortRows(Rows<T> in, Rows<int64_t> out) {
+  std::vector<int64_t> order(static_cast<size_t>(in.columns));
+  for (int64_t i = 0; i < in.rows; ++i) {
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return before(in(i, a), in(i, b)); });
+    for (int64_t j = 0; j < in.columns; ++j)
+      out(i, j) = order[static_cast<size_t>(j)];
+  }
+}
+
+/// NumPy's complex product: (ar br - ai bi, ar bi + ai br), no inf recovery.
+template <class T> T times(T a, T b) {
+  if constexpr (kComplex<T>)
+    return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+  else
+    return static_cast<T>(a * b);
+}
+
+template <class T> void accumulateRows(Rows<T> in, Rows<T> out, bool product) {
+  for (int64_t i = 0; i < in.rows; ++i) {
+    T acc = in(i, 0);
+    out(i, 0) = acc;
+    for (int64_t j = 1; j < in.columns; ++j) {
+      acc = product ? times(acc, in(i, j)) : static_cast<T>(acc + in(i, j)); // rounded each step
+      out(i, j) = acc;
+    }
+  }
+}
+
+template <class T> void extremeRows(Rows<T> in, Rows<int64_t> out, bool largest) {
+  for (int64_t i = 0; i < in.rows; ++i) {
+    int64_t best = 0;
+    T value = in(i, 0);
+    for (int64_t j = 1; j < in.columns && !isNan(value); ++j) {
+      T v = in(i, j);
+      if (isNan(v) || (largest ? value < v : v < value)) {
+        best = j;
+        value = v;
+      }
+    }
+    out(i, 0) = best;
+  }
+}
+
+/// Binary searches in NumPy's order (nan last): the first position where v
+/// could go (left), or the last (right).
+template <class T> void searchRows(Rows<T> sorted, Rows<T> values, Rows<int64_t> out, bool right) {
+  std::vector<T> row(static_cast<size_t>(sorted.columns));
+  for (int64_t j = 0; j < sorted.columns; ++j)
+    row[static_cast<size_t>(j)] = sorted(0, j);
+  for (int64_t j = 0; j < values.columns; ++j) {
+    T v = values(0, j);
+    auto at = right ? std::upper_bound(row.begin(), row.end(), v, before<T>)
+                    : std::lower_bound(row.begin(), row.end(), v, before<T>);
+    out(0, j) = at - row.begin();
+  }
+}
+
+/// A position along an axis of `size`, NumPy's way: negative ones count from
+/// the end; others out of range are an IndexError (reported, then -1).
+int64_t position(int64_t i, int64_t size) {
+  const int64_t p = i < 0 ? i + size : i;
+  if (p < 0 || p >= size) {
+    tinymlir::detail::reportKernelError(tinymlir::ErrorKind::Index,
+                                        "index " + std::to_string(i) +
+                                            " is out of bounds for axis 0 with size " +
+                                            std::to_string(size));
+    return -1;
+  }
+  return p;
+}
+
+template <class T> void takeRows(Rows<T> table, Rows<int64_t> ids, Rows<T> out) {
+  for (int64_t j = 0; j < ids.columns; ++j) {
+    const int64_t r = position(ids(0, j), table.rows);
+    for (int64_t k = 0; k < table.columns; ++k)
+      out(j, k) = r < 0 ? T{} : table(r, k);
+  }
+}
+
+template <class T> void putRows(Rows<T> table, Rows<int64_t> ids, Rows<T> values, Rows<T> out) {
+  for (int64_t i = 0; i < table.rows; ++i)
+    for (int64_t k = 0; k < table.columns; ++k)
+      out(i, k) = table(i, k);
+  for (int64_t j = 0; j < ids.columns; ++j) {
+    const int64_t r = position(ids(0, j), table.rows);
+    if (r >= 0)
+      for (int64_t k = 0; k < table.columns; ++k)
+        out(r, k) = values(j, k);
+  }
+}
+
+} // namespace
+
+// The C entry points, one per op and dtype (dtypes.def's C types).
+#define TINYMLIR_REAL_KERNELS(Name, T)                                                             \
+  extern "C" void tinymlir_sort_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {    \
+    sortRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out));                                   \
+  }                                                                                                \
+  extern "C" void tinymlir_argsort_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),      \
+                                          int64_t) {                                               \
+    argsortRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(int64_t, out));                          \
+  }                                                                                                \
+  extern "C" void tinymlir_argmax_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),       \
+                                         int64_t) {                                                \
+    extremeRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(int64_t, out), true);                    \
+  }                                                                                                \
+  extern "C" void tinymlir_argmin_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),       \
+                                         int64_t) {                                                \
+    extremeRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(int64_t, out), false);                   \
+  }                                                                                                \
+  extern "C" void tinymlir_searchsorted_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, v),          \
+                                               TINYMLIR_ROWS(int64_t, out), int64_t right) {       \
+    searchRows(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, v), TINYMLIR_ROWS_OF(int64_t, out),     \
+               right != 0);                                                                        \
+  }
+#define TINYMLIR_MOVE_KERNELS(Name, T)                                                             \
+  extern "C" void tinymlir_take_##Name(TINYMLIR_ROWS(T, table), TINYMLIR_ROWS(int64_t, ids),      \
+                                       TINYMLIR_ROWS(T, out), int64_t) {                           \
+    takeRows(TINYMLIR_ROWS_OF(T, table), TINYMLIR_ROWS_OF(int64_t, ids), TINYMLIR_ROWS_OF(T, out)); \
+  }                                                                                                \
+  extern "C" void tinymlir_put_##Name(TINYMLIR_ROWS(T, table), TINYMLIR_ROWS(int64_t, ids),       \
+                                      TINYMLIR_ROWS(T, values), TINYMLIR_ROWS(T, out), int64_t) {  \
+    putRows(TINYMLIR_ROWS_OF(T, table), TINYMLIR_ROWS_OF(int64_t, ids),                            \
+            TINYMLIR_ROWS_OF(T, values), TINYMLIR_ROWS_OF(T, out));                                \
+  }
+#define TINYMLIR_ACCUMULATE_KERNELS(Name, T)                                                       \
+  extern "C" void tinymlir_cumsum_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {  \
+    accumulateRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out), false);                      \
+  }                                                                                                \
+  extern "C" void tinymlir_cumprod_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) { \
+    accumulateRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out), true);                       \
+  }
+
+#define TINYMLIR_KERNELS_Bool(Name, T)                                                             \
+  TINYMLIR_REAL_KERNELS(Name, T) TINYMLIR_ACCUMULATE_KERNELS(Name, T) TINYMLIR_MOVE_KERNELS(Name, T)
+#define TINYMLIR_KERNELS_Signed(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
+#define TINYMLIR_KERNELS_Unsigned(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
+#define TINYMLIR_KERNELS_Float(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
+#define TINYMLIR_KERNELS_Complex(Name, T) TINYMLIR_ACCUMULATE_KERNELS(Name, T) TINYMLIR_MOVE_KERNELS(Name, T)
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType) TINYMLIR_KERNELS_##Kind(Name, CType)
+#include <tinymlir/dtypes.def>
+
+tinymlir::detail::RuntimeSymbols tinymlir::detail::rowRuntimeSymbols() {
+  RuntimeSymbols out;
+#define TINYMLIR_SYMBOL(op, Name, name) out.push_back(symbol("tinymlir_" #op "_" name, &tinymlir_##op##_##Name));
+#define TINYMLIR_SYMBOLS_ACCUMULATE(Name, name)                                                    \
+  TINYMLIR_SYMBOL(cumsum, Name, name)                                                              \
+  TINYMLIR_SYMBOL(cumprod, Name, name)                                                             \
+  TINYMLIR_SYMBOL(take, Name, name)                                                                \
+  TINYMLIR_SYMBOL(put, Name, name)
+#define TINYMLIR_SYMBOLS_Bool(Name, name)                                                          \
+  TINYMLIR_SYMBOL(sort, Name, name)                                                                \
+  TINYMLIR_SYMBOL(argsort, Name, name)                                                             \
+  TINYMLIR_SYMBOL(argmax, Name, name)                                                              \
+  TINYMLIR_SYMBOL(argmin, Name, name)                                                              \
+  TINYMLIR_SYMBOL(searchsorted, Name, name)                                                        \
+  TINYMLIR_SYMBOLS_ACCUMULATE(Name, name)
+#define TINYMLIR_SYMBOLS_Signed(Name, name) TINYMLIR_SYMBOLS_Bool(Name, name)
+#define TINYMLIR_SYMBOLS_Unsigned(Name, name) TINYMLIR_SYMBOLS_Bool(Name, name)
+#define TINYMLIR_SYMBOLS_Float(Name, name) TINYMLIR_SYMBOLS_Bool(Name, name)
+#define TINYMLIR_SYMBOLS_Complex(Name, name) TINYMLIR_SYMBOLS_ACCUMULATE(Name, name)
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType) TINYMLIR_SYMBOLS_##Kind(Name, name)
+#include <tinymlir/dtypes.def>
+  return out;
+}

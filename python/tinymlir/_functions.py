@@ -1,0 +1,1195 @@
+"""More of NumPy's array functions on traced values, composed of traced operations.
+
+Each follows NumPy's own implementation (numpy/lib/_arraypad_impl.py,
+_function_base_impl.py, _histograms_impl.py, _nanfunctions_impl.py,
+_shape_base_impl.py, numpy/_core/numeric.py) step by step, so that result
+dtypes, shapes and values are NumPy's: selections (pad, roll, repeat, tile,
+meshgrid, take...) are exact, as are histogram counts; reductions round as the
+C++ core's do.
+
+What NumPy decides from the data (an error for a non-finite autodetected
+range, a warning for an all-NaN slice) cannot be decided while tracing: those
+checks are made where the values are static and skipped otherwise (see each
+function). Functions whose result's shape depends on the data (unique,
+nonzero...) and NumPy's random functions called while tracing are refused by
+name.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import operator
+import sys as _sys
+import threading
+import warnings
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from . import _creation
+from . import _tinymlir as _core
+from ._numpy import _FUNCTIONS, _implements, _traced
+from ._trace import (Traced, TracingError, _arange, _broadcast_into, _contiguous, _state,
+                     known_value, to_tensor)
+
+_range = builtins.range  # histogram's argument is named range, as NumPy's
+_NoValue = np._NoValue
+
+
+def _refuse_kwargs(name, **kwargs):
+    """Arguments that are not traced: each must be absent (None, NumPy's
+    no-value, or where=True)."""
+    for key, value in kwargs.items():
+        if value is None or value is _NoValue or (key == "where" and value is True):
+            continue
+        raise TracingError(f"tinymlir cannot trace numpy.{name} with {key}={value!r}")
+
+
+def _keepdims(keepdims):
+    return False if keepdims is _NoValue else bool(keepdims)
+
+
+def _strong(x, what):
+    """An operand as NumPy's asarray makes it: Python numbers and lists become
+    arrays of NumPy's default dtypes (strong, not weak scalars)."""
+    if isinstance(x, Traced):
+        return x
+    return Traced(to_tensor(np.asarray(x), what))
+
+
+def _static(x, what):
+    """A value needed while tracing (a shape, a count): a Python or NumPy value,
+    or a traced one made from static values alone."""
+    if isinstance(x, Traced):
+        known = known_value(x)
+        if known is None:
+            raise TracingError(f"tinymlir: {what} must be known while tracing (it sets the "
+                               "result's shape); got a traced value computed from the inputs")
+        return known
+    if isinstance(x, (list, tuple)):
+        return type(x)(_static(v, what) for v in x)
+    return x
+
+
+def _maybe_static(x):
+    """A traced value made from static values alone as its NumPy value (NumPy's
+    checks of it can then be made); other values as NumPy's asanyarray makes
+    them, traced ones as they are."""
+    if isinstance(x, Traced):
+        known = known_value(x)
+        return x if known is None else np.asanyarray(known)
+    return np.asanyarray(x)
+
+
+def _real_only(t, name):
+    """Complex operands: not traced here (NumPy's conjugates and orderings)."""
+    if t.dtype.kind == "c":
+        raise TracingError(f"tinymlir traces numpy.{name} of real (and bool) values, not "
+                           f"{t.dtype}")
+    return t
+
+
+def _at_axis(sl, axis):
+    return (slice(None),) * axis + (sl, Ellipsis)
+
+
+def _iota(n, axis, ndim):
+    """0 .. n-1 (int64) along `axis` of a rank-`ndim` constant."""
+    shape = [1] * ndim
+    shape[axis] = n
+    return Traced(to_tensor(_arange(n, dtype=np.int64).reshape(shape)))
+
+
+# --- np.pad ---------------------------------------------------------------------------
+
+def _as_pairs(x, ndim, as_index=False):
+    """NumPy's _as_pairs: `x` broadcast to (ndim, 2) pairs; traced values too
+    (constant_values=t.max())."""
+    if x is None:
+        return ((None, None),) * ndim
+    if isinstance(x, Traced) or _creation._has_traced(x):
+        v = x if isinstance(x, Traced) else _creation._stacked(x, None)
+        if v.size == 1:
+            s = v.reshape(())
+            return ((s, s),) * ndim
+        if v.ndim < 3 and v.size == 2 and tuple(v.shape) != (2, 1):
+            f = v.reshape(-1)
+            return ((f[0], f[1]),) * ndim
+        b = np.broadcast_to(v, (ndim, 2))
+        return [(b[i, 0], b[i, 1]) for i in _range(ndim)]
+    x = np.array(x)
+    if as_index:
+        x = np.round(x).astype(np.intp, copy=False)
+    if x.ndim < 3:
+        if x.size == 1:
+            x = x.ravel()
+            if as_index and x < 0:
+                raise ValueError("index can't contain negative values")
+            return ((x[0], x[0]),) * ndim
+        if x.size == 2 and x.shape != (2, 1):
+            x = x.ravel()
+            if as_index and (x[0] < 0 or x[1] < 0):
+                raise ValueError("index can't contain negative values")
+            return ((x[0], x[1]),) * ndim
+    if as_index and x.min() < 0:
+        raise ValueError("index can't contain negative values")
+    return np.broadcast_to(x, (ndim, 2)).tolist()
+
+
+def _set_pad_area(padded, axis, width_pair, value_pair):
+    if width_pair[0]:
+        padded[_at_axis(slice(None, width_pair[0]), axis)] = value_pair[0]
+    if width_pair[1]:
+        padded[_at_axis(slice(padded.shape[axis] - width_pair[1], None), axis)] = value_pair[1]
+
+
+def _get_edges(padded, axis, width_pair):
+    left = width_pair[0]
+    right = padded.shape[axis] - width_pair[1]
+    return (padded[_at_axis(slice(left, left + 1), axis)],
+            padded[_at_axis(slice(right - 1, right), axis)])
+
+
+def _view_roi(padded, original_area_slice, axis):
+    axis += 1
+    return padded[(slice(None),) * axis + tuple(original_area_slice[axis:])]
+
+
+def _linspace(start, stop, num, endpoint, dtype, axis):
+    """np.linspace(start, stop, num, endpoint, dtype=dtype, axis=axis) with
+    `stop` traced, by NumPy's steps (numpy/_core/function_base.py)."""
+    stop = _traced(stop, "numpy.linspace's stop")
+    # NumPy's computation dtype: its own result_type of the operands (ensure_inexact)
+    dt = np.linspace(start, np.zeros((), stop.dtype), 2).dtype
+    dtype = dt if dtype is None else np.dtype(dtype)
+    div = (num - 1) if endpoint else num
+    delta = stop.astype(dt) - Traced(to_tensor(np.asarray(start).astype(dt)))
+    y = Traced(to_tensor(_arange(0, num, dtype=dt).reshape((-1,) + (1,) * delta.ndim)))
+    if div > 0:
+        step = delta / div
+        any_zero = np.any(step == 0)  # NumPy's denormal special case, for all or none
+        y = np.where(any_zero, y / div * delta, y * step)
+    else:
+        y = y * delta
+    y = (y + start).astype(dt)
+    if endpoint and num > 1:
+        y[-1, ...] = stop
+    if axis != 0:
+        perm = list(_range(1, y.ndim))
+        perm.insert(axis, 0)
+        y = y.transpose(perm)
+    if np.issubdtype(dtype, np.integer):
+        y = np.floor(y)
+    return y.astype(dtype)
+
+
+def _get_linear_ramps(padded, axis, width_pair, end_value_pair):
+    edges = _get_edges(padded, axis, width_pair)
+    ramps = []
+    for end_value, edge, width in zip(end_value_pair, edges, width_pair):
+        if width == 0:
+            ramps.append(None)
+            continue
+        squeezed = edge.reshape(tuple(d for k, d in enumerate(edge.shape) if k != axis))
+        ramps.append(_linspace(end_value, squeezed, width, False, padded.dtype, axis))
+    if ramps[1] is not None:
+        ramps[1] = ramps[1][_at_axis(slice(None, None, -1), axis)]
+    return tuple(ramps)
+
+
+def _get_stats(padded, axis, width_pair, length_pair, stat_func):
+    left_index = width_pair[0]
+    right_index = padded.shape[axis] - width_pair[1]
+    max_length = right_index - left_index
+    left_length, right_length = length_pair
+    if left_length is None or max_length < left_length:
+        left_length = max_length
+    if right_length is None or max_length < right_length:
+        right_length = max_length
+    if (left_length == 0 or right_length == 0) and stat_func in (np.amax, np.amin):
+        raise ValueError("stat_length of 0 yields no value for padding")
+    if left_length == 0 or right_length == 0:
+        raise TracingError("tinymlir: numpy.pad with a stat_length of 0 (NumPy's mean of no "
+                           "values) is not traced")
+
+    def stat(chunk):
+        s = stat_func(chunk, axis=axis, keepdims=True)
+        if np.issubdtype(padded.dtype, np.integer) and s.dtype.kind == "f":
+            s = np.rint(s)  # NumPy's _round_if_needed
+        return s
+
+    left_stat = stat(padded[_at_axis(slice(left_index, left_index + left_length), axis)])
+    if left_length == right_length == max_length:
+        return left_stat, left_stat
+    right_stat = stat(padded[_at_axis(slice(right_index - right_length, right_index), axis)])
+    return left_stat, right_stat
+
+
+def _set_reflect_both(padded, axis, width_pair, method, original_period, include_edge=False):
+    left_pad, right_pad = width_pair
+    old_length = padded.shape[axis] - right_pad - left_pad
+    if include_edge:
+        old_length = old_length // original_period * original_period
+        edge_offset = 1
+    else:
+        old_length = ((old_length - 1) // (original_period - 1) * (original_period - 1) + 1)
+        edge_offset = 0
+        old_length -= 1
+    if left_pad > 0:
+        chunk_length = min(old_length, left_pad)
+        stop = left_pad - edge_offset
+        start = stop + chunk_length
+        left_chunk = padded[_at_axis(slice(start, stop, -1), axis)]
+        if method == "odd":
+            edge = padded[_at_axis(slice(left_pad, left_pad + 1), axis)]
+            left_chunk = 2 * edge - left_chunk
+        padded[_at_axis(slice(left_pad - chunk_length, left_pad), axis)] = left_chunk
+        left_pad -= chunk_length
+    if right_pad > 0:
+        chunk_length = min(old_length, right_pad)
+        start = -right_pad + edge_offset - 2
+        stop = start - chunk_length
+        right_chunk = padded[_at_axis(slice(start, stop, -1), axis)]
+        if method == "odd":
+            edge = padded[_at_axis(slice(-right_pad - 1, -right_pad), axis)]
+            right_chunk = 2 * edge - right_chunk
+        start = padded.shape[axis] - right_pad
+        padded[_at_axis(slice(start, start + chunk_length), axis)] = right_chunk
+        right_pad -= chunk_length
+    return left_pad, right_pad
+
+
+def _set_wrap_both(padded, axis, width_pair, original_period):
+    left_pad, right_pad = width_pair
+    period = padded.shape[axis] - right_pad - left_pad
+    period = period // original_period * original_period
+    new_left_pad = new_right_pad = 0
+    n = padded.shape[axis]
+    if left_pad > 0:
+        slice_end = left_pad + period
+        slice_start = slice_end - min(period, left_pad)
+        right_chunk = padded[_at_axis(slice(slice_start, slice_end), axis)]
+        if left_pad > period:
+            pad_area = slice(left_pad - period, left_pad)
+            new_left_pad = left_pad - period
+        else:
+            pad_area = slice(None, left_pad)
+        padded[_at_axis(pad_area, axis)] = right_chunk
+    if right_pad > 0:
+        slice_start = -right_pad - period
+        slice_end = slice_start + min(period, right_pad)
+        left_chunk = padded[_at_axis(slice(n + slice_start, n + slice_end), axis)]
+        if right_pad > period:
+            pad_area = slice(n - right_pad, n - right_pad + period)
+            new_right_pad = right_pad - period
+        else:
+            pad_area = slice(n - right_pad, None)
+        padded[_at_axis(pad_area, axis)] = left_chunk
+    return new_left_pad, new_right_pad
+
+
+_PAD_KWARGS = {"empty": [], "edge": [], "wrap": [], "constant": ["constant_values"],
+               "linear_ramp": ["end_values"], "maximum": ["stat_length"],
+               "mean": ["stat_length"], "median": ["stat_length"], "minimum": ["stat_length"],
+               "reflect": ["reflect_type"], "symmetric": ["reflect_type"]}
+
+
+@_implements(np.pad)
+def _pad(array, pad_width, mode="constant", **kwargs):
+    """NumPy's np.pad, its loops over axes as they are: a traced array of the
+    padded shape (written in order, as NumPy's `padded`). Mode 'empty' gives
+    zeros, as np.empty does while tracing; 'median' is traced where
+    numpy.median is, and a callable mode is refused."""
+    t = _traced(array, "numpy.pad's operand")
+    if isinstance(pad_width, dict):
+        seq = [(0, 0)] * t.ndim
+        for axis, width in pad_width.items():
+            if isinstance(width, int):
+                seq[axis] = width, width
+            elif isinstance(width, tuple) and len(width) == 2 and all(isinstance(w, int)
+                                                                      for w in width):
+                seq[axis] = width
+            else:
+                raise TypeError(f"numpy.pad: invalid pad width {width!r} for axis {axis}")
+        pad_width = seq
+    pad_width = np.asarray(_static(pad_width, "numpy.pad's pad_width"))
+    if not pad_width.dtype.kind == "i":
+        raise TypeError("`pad_width` must be of integral type.")
+    pad_width = [(int(a), int(b)) for a, b in _as_pairs(pad_width, t.ndim, as_index=True)]
+    if callable(mode):
+        raise TracingError("tinymlir cannot trace numpy.pad with a function as mode (NumPy calls "
+                           "it on each vector of the padded array, in place)")
+    try:
+        unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
+    except (KeyError, TypeError):
+        raise ValueError(f"mode '{mode}' is not supported") from None
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    if mode == "median" and np.median not in _FUNCTIONS:
+        raise TracingError("tinymlir cannot trace numpy.pad with mode='median' (numpy.median "
+                           "is not traced)")
+    new_shape = tuple(left + size + right for size, (left, right) in zip(t.shape, pad_width))
+    if t.size == 0 and mode not in ("constant", "empty"):
+        for axis, width_pair in enumerate(pad_width):
+            if t.shape[axis] == 0 and any(width_pair):
+                raise ValueError(f"can't extend empty axis {axis} using modes other than "
+                                 "'constant' or 'empty'")
+    original_area_slice = tuple(slice(left, left + size)
+                                for size, (left, right) in zip(t.shape, pad_width))
+    padded = _creation.full_traced(new_shape, 0, t.dtype, "numpy.pad")
+    if t.size:
+        padded[original_area_slice] = t
+    if t.size == 0 and mode not in ("constant", "empty"):
+        return padded
+    axes = _range(padded.ndim)
+    if mode == "constant":
+        values = _as_pairs(kwargs.get("constant_values", 0), padded.ndim)
+        for axis, width_pair, value_pair in zip(axes, pad_width, values):
+            roi = _view_roi(padded, original_area_slice, axis)
+            _set_pad_area(roi, axis, width_pair, value_pair)
+    elif mode == "empty":
+        pass
+    elif mode == "edge":
+        for axis, width_pair in zip(axes, pad_width):
+            roi = _view_roi(padded, original_area_slice, axis)
+            _set_pad_area(roi, axis, width_pair, _get_edges(roi, axis, width_pair))
+    elif mode == "linear_ramp":
+        end_values = _as_pairs(kwargs.get("end_values", 0), padded.ndim)
+        for axis, width_pair, value_pair in zip(axes, pad_width, end_values):
+            roi = _view_roi(padded, original_area_slice, axis)
+            _set_pad_area(roi, axis, width_pair,
+                          _get_linear_ramps(roi, axis, width_pair, value_pair))
+    elif mode in ("maximum", "minimum", "mean", "median"):
+        func = {"maximum": np.amax, "minimum": np.amin, "mean": np.mean,
+                "median": np.median}[mode]
+        length = _as_pairs(kwargs.get("stat_length"), padded.ndim, as_index=True)
+        for axis, width_pair, length_pair in zip(axes, pad_width, length):
+            roi = _view_roi(padded, original_area_slice, axis)
+            length_pair = tuple(None if v is None else int(v) for v in length_pair)
+            _set_pad_area(roi, axis, width_pair,
+                          _get_stats(roi, axis, width_pair, length_pair, func))
+    elif mode in ("reflect", "symmetric"):
+        method = kwargs.get("reflect_type", "even")
+        include_edge = mode == "symmetric"
+        for axis, (left_index, right_index) in zip(axes, pad_width):
+            if t.shape[axis] == 1 and (left_index > 0 or right_index > 0):
+                # NumPy's legacy behaviour: a singleton axis is extended as 'edge'
+                edge_pair = _get_edges(padded, axis, (left_index, right_index))
+                _set_pad_area(padded, axis, (left_index, right_index), edge_pair)
+                continue
+            roi = _view_roi(padded, original_area_slice, axis)
+            while left_index > 0 or right_index > 0:
+                left_index, right_index = _set_reflect_both(
+                    roi, axis, (left_index, right_index), method, t.shape[axis], include_edge)
+    elif mode == "wrap":
+        for axis, (left_index, right_index) in zip(axes, pad_width):
+            roi = _view_roi(padded, original_area_slice, axis)
+            original_period = padded.shape[axis] - right_index - left_index
+            while left_index > 0 or right_index > 0:
+                left_index, right_index = _set_wrap_both(
+                    roi, axis, (left_index, right_index), original_period)
+    return padded
+
+
+# --- roll, repeat, tile, meshgrid, kron -----------------------------------------------
+
+@_implements(np.roll)
+def _roll(a, shift, axis=None):
+    t = _traced(a, "numpy.roll's operand")
+    shift = _static(shift, "numpy.roll's shift")
+    if axis is None:
+        return _roll(t.reshape(-1), shift, 0).reshape(t.shape)
+    axis = normalize_axis_tuple(axis, t.ndim, allow_duplicate=True)
+    broadcasted = np.broadcast(shift, axis)
+    if broadcasted.ndim > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    shifts = dict.fromkeys(_range(t.ndim), 0)
+    for sh, ax in broadcasted:
+        shifts[ax] += int(sh)
+    result = t
+    for ax, offset in shifts.items():
+        n = t.shape[ax]
+        offset %= n or 1
+        if offset:
+            result = Traced(_core.concatenate(
+                [result[_at_axis(slice(n - offset, None), ax)]._t,
+                 result[_at_axis(slice(None, n - offset), ax)]._t], ax))
+    return result.copy() if result is t else result
+
+
+@_implements(np.repeat)
+def _repeat(a, repeats, axis=None):
+    t = _traced(a, "numpy.repeat's operand")
+    repeats = _static(repeats, "numpy.repeat's repeats")
+    if axis is None:
+        t = t.reshape(-1)
+        axis = 0
+    else:
+        axis = normalize_axis_index(axis, t.ndim)
+    n = t.shape[axis]
+    ids = np.repeat(_arange(n), repeats)  # NumPy's checks and errors
+    shape = tuple(t.shape)
+    out_shape = shape[:axis] + (ids.size,) + shape[axis + 1:]
+    if ids.size == 0:
+        return t[_at_axis(slice(0, 0), axis)].copy()
+    if np.ndim(repeats) == 0 or np.size(repeats) == 1:  # each element k times: a broadcast
+        k = ids.size // n
+        column = t.reshape(shape[:axis + 1] + (1,) + shape[axis + 1:])
+        wide = Traced(_core.broadcast_to(column._t, list(shape[:axis + 1] + (k,)
+                                                         + shape[axis + 1:])))
+        return wide.reshape(out_shape)
+    return t[(slice(None),) * axis + (ids,)]  # a gather of the positions, a copy
+
+
+@_implements(np.tile)
+def _tile(A, reps):
+    t = _traced(A, "numpy.tile's operand")
+    reps = _static(reps, "numpy.tile's reps")
+    try:
+        tup = tuple(reps)
+    except TypeError:
+        tup = (reps,)
+    tup = tuple(operator.index(r) for r in tup)
+    if any(r < 0 for r in tup):
+        raise ValueError("negative dimensions are not allowed")
+    d = len(tup)
+    c = t.reshape((1,) * (d - t.ndim) + tuple(t.shape)) if d > t.ndim else t
+    if d < c.ndim:
+        tup = (1,) * (c.ndim - d) + tup
+    shape_out = tuple(s * r for s, r in zip(c.shape, tup))
+    if all(r == 1 for r in tup):
+        return c.copy()
+    # (s0, s1, ...) as (1, s0, 1, s1, ...), broadcast to (r0, s0, r1, s1, ...)
+    spread = c.reshape(sum(((1, s) for s in c.shape), ()))
+    wide = _core.broadcast_to(spread._t, [v for r, s in zip(tup, c.shape) for v in (r, s)])
+    return Traced(_core.reshape(wide, list(shape_out)))
+
+
+@_implements(np.meshgrid)
+def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    ndim = len(xi)
+    if indexing not in ["xy", "ij"]:
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    s0 = (1,) * ndim
+    output = [_strong(x, "numpy.meshgrid's operand").reshape(s0[:i] + (-1,) + s0[i + 1:])
+              for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:
+        output[0] = output[0].reshape((1, -1) + s0[2:])
+        output[1] = output[1].reshape((-1, 1) + s0[2:])
+    if not sparse:
+        shape = np.broadcast_shapes(*(tuple(o.shape) for o in output))
+        output = [o if tuple(o.shape) == shape else
+                  Traced(_core.broadcast_to(o._t, list(shape))) for o in output]
+    if copy:
+        output = [o.copy() for o in output]
+    return tuple(output)
+
+
+@_implements(np.kron)
+def _kron(a, b):
+    b = _strong(b, "numpy.kron's operand")
+    a = _strong(a, "numpy.kron's operand")
+    if a.ndim < b.ndim:
+        a = a.reshape((1,) * (b.ndim - a.ndim) + tuple(a.shape))
+    ndb, nda = b.ndim, a.ndim
+    nd = max(ndb, nda)
+    # NumPy's multiply of two bool arrays is their logical and (the core's refuses it)
+    multiply = np.logical_and if a.dtype == b.dtype == np.bool_ else np.multiply
+    if nda == 0 or ndb == 0:
+        return multiply(a, b)
+    as_ = (1,) * max(0, ndb - nda) + tuple(a.shape)
+    bs = (1,) * max(0, nda - ndb) + tuple(b.shape)
+    a_arr = a.reshape(sum(((s, 1) for s in as_), ()))
+    b_arr = b.reshape(sum(((1, s) for s in bs), ()))
+    result = multiply(a_arr, b_arr)
+    return result.reshape(tuple(x * y for x, y in zip(as_, bs)))
+
+
+# --- cov, corrcoef, average -----------------------------------------------------------
+
+def _average_impl(t, axis, weights, keepdims):
+    """NumPy's average of traced `t`: (avg, scl), scl NumPy's own (static)
+    where the weights are static or absent."""
+    if axis is not None:
+        axis = normalize_axis_tuple(axis, t.ndim, argname="axis")
+    kw = {} if keepdims is _NoValue else {"keepdims": keepdims}
+    if weights is None:
+        avg = np.mean(t, axis, **kw)
+        return avg, avg.dtype.type(t.size / avg.size)
+    wgt = _maybe_static(weights)
+    if issubclass(t.dtype.type, (np.integer, np.bool_)):
+        result_dtype = np.result_type(t.dtype, wgt.dtype, "f8")
+    else:
+        result_dtype = np.result_type(t.dtype, wgt.dtype)
+    if tuple(t.shape) != tuple(wgt.shape):
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if tuple(wgt.shape) != tuple(t.shape[ax] for ax in axis):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        wgt = wgt.transpose(tuple(int(k) for k in np.argsort(axis)))
+        wgt = wgt.reshape(tuple((s if ax in axis else 1) for ax, s in enumerate(t.shape)))
+    scl = wgt.sum(axis=axis, dtype=result_dtype, **kw)  # NumPy's own for static weights
+    if not isinstance(scl, Traced) and np.any(scl == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    w = wgt.astype(result_dtype) if isinstance(wgt, Traced) else \
+        Traced(to_tensor(np.ascontiguousarray(wgt, result_dtype)))
+    return (t.astype(result_dtype) * w).sum(axis, **kw) / scl, scl
+
+
+@_implements(np.average)
+def _average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
+    """NumPy's average. With traced weights, NumPy's ZeroDivisionError for
+    weights summing to zero cannot be raised (the result is inf or nan)."""
+    avg, scl = _average_impl(_traced(a, "numpy.average's operand"), axis, weights, keepdims)
+    if returned:
+        scl = _strong(scl, "numpy.average's sum of weights")
+        if tuple(scl.shape) != tuple(avg.shape):
+            scl = Traced(_core.broadcast_to(scl._t, list(avg.shape)))
+        return avg, scl
+    return avg
+
+
+@_implements(np.cov)
+def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+         dtype=None):
+    """NumPy's cov. Weights' checks that read their values (integral,
+    non-negative) are made for static weights only; NumPy's warning for
+    degrees of freedom <= 0 is given while tracing where it is static."""
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    m = _real_only(_strong(m, "numpy.cov's operand"), "cov")
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if y is not None:
+        y = _real_only(_strong(y, "numpy.cov's y"), "cov")
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dtype = (np.result_type(m.dtype, np.float64) if y is None
+                 else np.result_type(m.dtype, y.dtype, np.float64))
+
+    def ndmin2(v):
+        v = v.astype(dtype)
+        return v.reshape((1,) * (2 - v.ndim) + tuple(v.shape)) if v.ndim < 2 else v
+
+    X = ndmin2(m)
+    if not rowvar and m.ndim != 1:
+        X = X.T
+    if X.shape[0] == 0:
+        return _creation.full_traced((0, 0), 0, np.float64, "numpy.cov")
+    if y is not None:
+        yy = ndmin2(y)
+        if not rowvar and yy.shape[0] != 1:
+            yy = yy.T
+        X = np.concatenate((X, yy), axis=0)
+    if ddof is None:
+        ddof = 1 if bias == 0 else 0
+    w = None
+
+    def weights(v, name):
+        v = _maybe_static(v)
+        if isinstance(v, Traced):
+            v = v.astype(np.float64)
+        else:
+            v = np.asarray(v, dtype=float)
+            if name == "fweights" and not np.all(v == np.around(v)):
+                raise TypeError("fweights must be integer")
+        if v.ndim > 1:
+            raise RuntimeError(f"cannot handle multidimensional {name}")
+        if v.shape[0] != X.shape[1]:
+            raise RuntimeError(f"incompatible numbers of samples and {name}")
+        if not isinstance(v, Traced) and any(v < 0):
+            raise ValueError(f"{name} cannot be negative")
+        return v
+
+    if fweights is not None:
+        w = weights(fweights, "fweights")
+    if aweights is not None:
+        aweights = weights(aweights, "aweights")
+        w = aweights if w is None else w * aweights
+    avg, w_sum = _average_impl(X, 1, w, _NoValue)
+    w_sum = w_sum[0] if isinstance(w_sum, Traced) else np.asarray(w_sum).reshape(-1)[0]
+    if w is None:
+        fact = X.shape[1] - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * (w * aweights).sum() / w_sum if isinstance(w, Traced) else \
+            w_sum - ddof * sum(w * aweights) / w_sum  # NumPy's: Python's sum, in order
+    if isinstance(fact, Traced) and known_value(fact) is None:
+        fact = np.where(fact <= 0, 0.0, fact)  # NumPy's warning cannot be given
+        scale = 1.0 / fact
+    else:
+        if fact <= 0:
+            warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
+            fact = 0.0
+        scale = np.true_divide(1, fact)
+    X = (X - avg[:, None]).astype(X.dtype)
+    X_T = X.T if w is None else (X * w).T
+    c = X @ X_T
+    c = (c * scale).astype(c.dtype)
+    return c.squeeze()
+
+
+@_implements(np.corrcoef)
+def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    c = _cov(x, y, rowvar, dtype=dtype)
+    if c.ndim != 2:  # NumPy's diag raises for a scalar covariance
+        return c / c
+    n = c.shape[0]
+    d = c.reshape(-1)[::n + 1]
+    stddev = np.sqrt(d)
+    c = c / stddev[:, None]
+    c = c / stddev[None, :]
+    return np.clip(c, -1, 1)
+
+
+# --- histogram ------------------------------------------------------------------------
+
+@_implements(np.histogram)
+def _histogram(a, bins=10, range=None, density=None, weights=None):
+    """NumPy's histogram. Bins are an int (edges as NumPy's np.linspace makes
+    them, from `range` or from the data's min and max) or edges. Each value is
+    compared with every edge: counts are exact, as NumPy's (which guarantees
+    edges[i] <= x < edges[i+1], the last bin closed). For edges computed from
+    the data, NumPy's errors for a non-finite range and for too many bins cannot
+    be raised; nor can the monotonicity check of traced edges."""
+    t = _real_only(_traced(a, "numpy.histogram's operand"), "histogram")
+    if t.dtype == np.bool_:
+        warnings.warn(f"Converting input from {t.dtype} to {np.uint8} for compatibility.",
+                      RuntimeWarning, stacklevel=4)
+        t = t.astype(np.int32)  # 0 and 1, compared exactly as NumPy's uint8
+    w = None
+    if weights is not None:
+        w = _strong(weights, "numpy.histogram's weights")
+        if tuple(w.shape) != tuple(t.shape):
+            raise ValueError("weights should have the same shape as a.")
+        w = w.reshape(-1)
+    x = t.reshape(-1)
+    keep = None
+    if isinstance(bins, str):
+        raise TracingError(f"tinymlir cannot trace numpy.histogram with bins={bins!r} (the "
+                           "number of bins it estimates depends on the data)")
+    uniform = np.ndim(bins) == 0
+    if uniform:
+        bins = _static(bins, "numpy.histogram's bins")
+        try:
+            n = operator.index(bins)
+        except TypeError as e:
+            raise TypeError("`bins` must be an integer, a string, or an array") from e
+        if n < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        if range is not None:
+            first_edge, last_edge = _static(range, "numpy.histogram's range")
+            if first_edge > last_edge:
+                raise ValueError("max must be larger than min in range parameter.")
+            if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
+                raise ValueError(f"supplied range of [{first_edge}, {last_edge}] is not finite")
+            if first_edge == last_edge:
+                first_edge = first_edge - 0.5
+                last_edge = last_edge + 0.5
+            bin_type = np.result_type(first_edge, last_edge, np.zeros(1, x.dtype))
+            if np.issubdtype(bin_type, np.integer):
+                bin_type = np.result_type(bin_type, float)
+            edges = np.linspace(first_edge, last_edge, n + 1, endpoint=True, dtype=bin_type)
+            if np.any(edges[:-1] >= edges[1:]):
+                raise ValueError(f"Too many bins for data range. Cannot create {n} "
+                                 "finite-sized bins.")
+            keep = (x >= first_edge) & (x <= last_edge)  # NumPy's, in the data's dtype
+            edges = Traced(to_tensor(edges))
+        else:
+            # NumPy's first and last edges (the data's min and max, 1 apart if equal)
+            # and its np.linspace of them, step by step (bit for bit).
+            bin_type = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+            lo, hi = x.min().astype(bin_type), x.max().astype(bin_type)
+            equal = lo == hi
+            first = np.where(equal, lo - 0.5, lo)
+            last = np.where(equal, hi + 0.5, hi)
+            delta = last - first
+            step = delta / n
+            y = Traced(to_tensor(_arange(0, n + 1, dtype=bin_type)))
+            y = np.where(step == 0, y / n * delta, y * step) + first
+            edges = np.concatenate([y[:-1], last.reshape(1)])
+            # every value lies between min and max: none is left out (but nan)
+    elif np.ndim(bins) == 1:
+        bins = _maybe_static(bins)
+        if isinstance(bins, Traced):
+            edges = bins
+        else:
+            edges = np.asarray(bins)
+            if np.any(edges[:-1] > edges[1:]):
+                raise ValueError("`bins` must increase monotonically, when an array")
+            edges = Traced(to_tensor(edges, "numpy.histogram's bins"))
+        n = edges.shape[0] - 1
+        if n < 1:  # NumPy's empty histogram
+            dtype = np.float64 if density else (np.int64 if w is None else w.dtype)
+            return _creation.full_traced((0,), 0, dtype, "numpy.histogram"), edges
+    else:
+        raise ValueError("`bins` must be 1d, when an array")
+
+    # The uniform path compares the values cast to the edges' dtype (NumPy's
+    # tmp_a.astype(bin_edges.dtype)); the edges path compares them as
+    # searchsorted does, promoted.
+    xe = x.astype(edges.dtype) if uniform else x
+    col = xe.reshape(-1, 1)
+    lower = col >= edges[:-1].reshape(1, -1)
+    upper = np.concatenate([col < edges[1:-1].reshape(1, -1), col <= edges[-1:].reshape(1, 1)],
+                           axis=1) if n > 1 else col <= edges[-1:].reshape(1, 1)
+    inside = lower & upper
+    if keep is not None:
+        inside = inside & keep.reshape(-1, 1)
+    if w is None:
+        hist = np.sum(inside, axis=0)  # int64 counts, as NumPy's intp
+    else:
+        # NumPy sums weights in float64 (bincount), cast to the weights' dtype;
+        # integer weights on given edges as int64 cumulative sums: both exact.
+        acc = np.int64 if (np.ndim(bins) == 1 and w.dtype.kind in "iu") else np.float64
+        hist = np.sum(np.where(inside, w.astype(acc).reshape(-1, 1), acc(0)), axis=0)
+        hist = hist.astype(w.dtype) if w.dtype != np.bool_ else hist != 0
+    if density:
+        db = (edges[1:] - edges[:-1]).astype(np.float64)
+        return hist / db / hist.sum(), edges
+    return hist, edges
+
+
+# --- nansum, nanmean, nanmax... ----------------------------------------------------------
+
+def _nan_operand(a, name, fill):
+    """NumPy's _replace_nan: floats with their NaNs replaced by `fill`, and the
+    mask; other dtypes as they are (mask None)."""
+    t = _traced(a, f"numpy.{name}'s operand")
+    if t.dtype.kind not in "fc":
+        return t, None
+    mask = np.isnan(t)
+    return np.where(mask, t.dtype.type(fill), t), mask
+
+
+@_implements(np.nansum)
+def _nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
+            where=_NoValue):
+    _refuse_kwargs("nansum", out=out, initial=initial, where=where)
+    t, _ = _nan_operand(a, "nansum", 0)
+    return np.sum(t, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
+
+
+@_implements(np.nanprod)
+def _nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
+             where=_NoValue):
+    _refuse_kwargs("nanprod", out=out, initial=initial, where=where)
+    t, _ = _nan_operand(a, "nanprod", 1)
+    return np.prod(t, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
+
+
+def _nan_extreme(name, reduce, fill):
+    def extreme(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+        """NumPy's fmax/fmin reduction: NaNs ignored, NaN where all are NaN
+        (NumPy's RuntimeWarning for an all-NaN slice cannot be given)."""
+        _refuse_kwargs(name, out=out, initial=initial, where=where)
+        t, mask = _nan_operand(a, name, fill)
+        _real_only(t, name)
+        res = reduce(t, axis=axis, keepdims=_keepdims(keepdims))
+        if mask is None:
+            return res
+        all_nan = np.all(mask, axis=axis, keepdims=_keepdims(keepdims))
+        return np.where(all_nan, res.dtype.type(np.nan), res)
+    extreme.__name__ = f"_{name}"
+    return extreme
+
+
+_implements(np.nanmax)(_nan_extreme("nanmax", np.max, -np.inf))
+_implements(np.nanmin)(_nan_extreme("nanmin", np.min, np.inf))
+
+
+def _divide_by_count(a, b):
+    """NumPy's _divide_by_count: a / b, cast back to a's dtype (float32 sums
+    are divided in float64, as NumPy's unsafe-casting divide)."""
+    return (a / b).astype(a.dtype)
+
+
+@_implements(np.nanmean)
+def _nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
+    _refuse_kwargs("nanmean", out=out, where=where)
+    arr, mask = _nan_operand(a, "nanmean", 0)
+    if mask is None:
+        return np.mean(arr, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
+    if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    cnt = np.sum(~mask, axis=axis, keepdims=_keepdims(keepdims))
+    tot = np.sum(arr, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
+    return _divide_by_count(tot, cnt)  # nan for an all-NaN slice (no warning)
+
+
+def _nanvar_impl(name, a, axis, dtype, ddof, keepdims, mean, correction):
+    _refuse_kwargs(name, mean=mean)
+    if correction is not _NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    arr, mask = _nan_operand(a, name, 0)
+    _real_only(arr, name)
+    keep = _keepdims(keepdims)
+    if mask is None:
+        from ._numpy import _var
+        return _var(arr, axis=axis, dtype=dtype, ddof=ddof, keepdims=keep)
+    if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    cnt = np.sum(~mask, axis=axis, keepdims=True)
+    avg = _divide_by_count(np.sum(arr, axis=axis, dtype=dtype, keepdims=True), cnt)
+    arr = (arr - avg).astype(arr.dtype)  # NumPy's subtract into arr, unsafe casting
+    arr = np.where(mask, arr.dtype.type(0), arr)
+    var = np.sum(arr * arr, axis=axis, dtype=dtype, keepdims=keep)
+    if not keep:
+        cnt = cnt.reshape(var.shape)
+    dof = cnt - ddof
+    var = _divide_by_count(var, dof)
+    return np.where(dof <= 0, var.dtype.type(np.nan), var)
+
+
+@_implements(np.nanvar)
+def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
+            mean=_NoValue, correction=_NoValue):
+    _refuse_kwargs("nanvar", out=out, where=where)
+    return _nanvar_impl("nanvar", a, axis, dtype, ddof, keepdims, mean, correction)
+
+
+@_implements(np.nanstd)
+def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
+            mean=_NoValue, correction=_NoValue):
+    _refuse_kwargs("nanstd", out=out, where=where)
+    return np.sqrt(_nanvar_impl("nanstd", a, axis, dtype, ddof, keepdims, mean, correction))
+
+
+# --- take, take_along_axis, put_along_axis --------------------------------------------
+
+def _traced_positions(ids, n, mode, name):
+    """Traced positions along an axis of size n, by NumPy's mode: as they are
+    for 'raise' (the core's take and put count negative ones from the end and
+    raise NumPy's IndexError for the others when the kernel runs), wrapped or
+    clipped."""
+    if ids.dtype.kind not in "biu":  # bools cast safely, as NumPy's take casts them
+        raise IndexError(f"numpy.{name}: indices must be integers, got {ids.dtype}")
+    ids = ids.astype(np.int64)
+    if mode == "wrap":
+        return ids % n  # NumPy's remainder: in [0, n)
+    if mode == "clip":
+        return np.clip(ids, 0, n - 1)
+    return ids
+
+
+def _static_positions(ids, n, mode):
+    if mode == "wrap":
+        return np.mod(ids, n)
+    if mode == "clip":
+        return np.clip(ids, 0, n - 1)
+    return ids
+
+
+def _flat_positions(shape, ids, axis):
+    """take_along_axis's positions in the flattened array of `shape`: ids
+    (checked against the axis: one out of range is made negative beyond the
+    whole array, so that the take or put kernel raises an IndexError) along
+    `axis`, the other axes' own positions."""
+    n = shape[axis]
+    p = np.where(ids < 0, ids + n, ids)
+    size = int(np.prod(shape, dtype=np.int64))
+    flat = p * int(np.prod(shape[axis + 1:], dtype=np.int64))
+    for d in _range(len(shape)):
+        if d != axis:
+            flat = flat + _iota(shape[d], d, len(shape)) * int(np.prod(shape[d + 1:], dtype=np.int64))
+    return np.where((p < 0) | (p >= n), -size - 1, flat)
+
+
+@_implements(np.take)
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    """NumPy's take. Static indices gather (bounds checked here, as NumPy's);
+    traced indices are compared with every position (an index out of bounds
+    gives the dtype's lowest value: it cannot raise while the kernel runs)."""
+    if out is not None:
+        raise TracingError("tinymlir cannot trace numpy.take with out= given positionally")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    t = _traced(a, "numpy.take's operand")
+    if axis is None:
+        t = t.reshape(-1)
+        axis = 0
+    else:
+        axis = normalize_axis_index(axis, t.ndim)
+    n = t.shape[axis]
+    if isinstance(indices, Traced) and known_value(indices) is None:
+        ids = _traced_positions(indices, n, mode, "take")
+        return t[(slice(None),) * axis + (ids,)]  # the core's take, checked as it runs
+    ids = np.asarray(_static(indices, "numpy.take's indices"))
+    if ids.dtype == np.bool_:  # a safe cast, as NumPy's
+        ids = ids.astype(np.int64)
+    if ids.dtype.kind not in "iu" and ids.size:
+        raise TypeError(f"Cannot cast array data from {ids.dtype!r} to dtype('int64') according "
+                        "to the rule 'safe'")
+    if ids.size == 0:  # NumPy's empty take (an empty list is float64)
+        shape = tuple(t.shape)
+        return t[_at_axis(slice(0, 0), axis)].reshape(shape[:axis] + ids.shape + shape[axis + 1:])
+    ids = _static_positions(ids, n, mode)
+    if ids.ndim == 0:
+        return t[(slice(None),) * axis + (int(ids),)].copy()
+    return t[(slice(None),) * axis + (ids,)]
+
+
+def _along_axis(arr, indices, axis, name):
+    if axis is None:
+        if np.ndim(indices) != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        arr, axis = arr.reshape(-1), 0
+    else:
+        axis = normalize_axis_index(axis, arr.ndim)
+    if not np.issubdtype(indices.dtype, np.integer):
+        raise IndexError("`indices` must be an integer array")
+    if arr.ndim != indices.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    return arr, axis
+
+
+def _fancy_index(arr_shape, ids, axis):
+    """NumPy's _make_along_axis_idx: aranges on the other axes."""
+    ones = (1,) * ids.ndim
+    return tuple(ids if dim == axis else _arange(n).reshape(ones[:dim] + (-1,) + ones[dim + 1:])
+                 for dim, n in enumerate(arr_shape))
+
+
+@_implements(np.take_along_axis)
+def _take_along_axis(arr, indices, axis=-1):
+    t = _traced(arr, "numpy.take_along_axis's operand")
+    ids = _maybe_static(indices)
+    t, axis = _along_axis(t, ids, axis, "take_along_axis")
+    if not isinstance(ids, Traced):
+        return t[_fancy_index(t.shape, ids, axis)]
+    ids = _traced_positions(ids, t.shape[axis], "raise", "take_along_axis")
+    shape = np.broadcast_shapes(tuple(ids.shape), tuple(d if k != axis else 1
+                                                        for k, d in enumerate(t.shape)))
+    ids = np.broadcast_to(ids, shape)
+    return t.reshape(-1)[_flat_positions(tuple(t.shape), ids, axis)]
+
+
+@_implements(np.put_along_axis)
+def _put_along_axis(arr, indices, values, axis):
+    """NumPy's put_along_axis: arr[fancy index] = values, into a traced `arr`
+    (a repeated position takes the last value, as NumPy's). With axis=None,
+    NumPy writes through np.array(arr.flat): a view of a contiguous array, a
+    read-only copy of others (ValueError); here a view reshaped only counts
+    as contiguous."""
+    if not isinstance(arr, Traced):
+        raise TracingError("tinymlir: numpy.put_along_axis writes into a traced array only (one "
+                           "made inside the function, or an argument)")
+    ids = _maybe_static(indices)
+    if axis is None and not _contiguous(arr._view):
+        raise ValueError("assignment destination is read-only")
+    target, ax = _along_axis(arr, ids, axis, "put_along_axis")
+    if not isinstance(ids, Traced):
+        target[_fancy_index(target.shape, ids, ax)] = values
+        return None
+    # Traced positions: the core's put on a flat copy, written back (a
+    # repeated position takes the last value, as NumPy's).
+    shape, n = tuple(target.shape), target.shape[ax]
+    ids = _traced_positions(ids, n, "raise", "put_along_axis")
+    fancy = tuple(ids.shape[d] if d == ax else shape[d] for d in _range(target.ndim))
+    if np.broadcast_shapes(tuple(ids.shape), tuple(d if k != ax else 1
+                                                   for k, d in enumerate(shape))) != fancy:
+        raise TracingError("tinymlir traces numpy.put_along_axis with traced indices whose "
+                           "other axes are the array's (or 1)")
+    ids = np.broadcast_to(ids, fancy)
+    v = Traced(_broadcast_into(_traced(values, "numpy.put_along_axis's values").astype(
+        target.dtype)._t, fancy))
+    flat = target.copy().reshape(-1)
+    flat[_flat_positions(shape, ids, ax)] = v
+    target[...] = flat.reshape(shape)
+    return None
+
+
+# --- Refusals -------------------------------------------------------------------------
+
+def _data_shaped(name, hint):
+    def refuse(*args, **kwargs):
+        raise TracingError(f"tinymlir cannot trace numpy.{name}: the shape of its result depends "
+                           f"on the data, which is not known while tracing ({hint})")
+    refuse.__name__ = f"_{name}"
+    return refuse
+
+
+_implements(np.unique)(_data_shaped("unique", "compute it outside the jitted function"))
+_implements(np.nonzero)(_data_shaped(
+    "nonzero", "use a boolean mask: x[mask] = v, np.where(mask, a, b) or reductions of x[mask]"))
+_implements(np.argwhere)(_data_shaped("argwhere", "use a boolean mask or np.where(mask, a, b)"))
+_implements(np.flatnonzero)(_data_shaped("flatnonzero",
+                                         "use a boolean mask or np.where(mask, a, b)"))
+
+
+# NumPy's random functions while a function is traced: their values would be
+# drawn once, at trace time, and frozen into the compiled code. As _creation's
+# wrappers of np.zeros..., wrappers replace numpy.random's functions (and the
+# traced function's globals and closure cells bound to them) while any trace
+# runs, and refuse only on the tracing thread and only for callers outside
+# NumPy's and tinymlir's modules. _creation.install/uninstall (called by every
+# trace) are chained to install and remove them. Classes (Generator,
+# RandomState...) and the methods of generators made outside the trace are
+# left as they are (they cannot be replaced on their extension types).
+
+_RANDOM = {}           # numpy.random's functions by name, once it is imported
+_RANDOM_WRAPPERS = {}  # the wrappers that refuse them while tracing
+_RANDOM_BY_ID = {}
+
+
+def _setup_random():
+    """Makes the wrappers of numpy.random's functions: where it is imported, or
+    where it can be (NumPy loads it lazily; importing it while a trace runs
+    would see the trace's stand-ins for np.zeros and np.ndarray). Called with
+    _creation's lock held."""
+    if _RANDOM:
+        return True
+    if "numpy.random" not in _sys.modules:
+        if _creation._active:
+            return False
+        import numpy.random  # noqa: F401
+    module = _sys.modules["numpy.random"]
+    for name, f in vars(module).items():
+        if (not name.startswith("_") and name != "test" and callable(f)
+                and not isinstance(f, type) and not inspect.ismodule(f)):
+            _RANDOM[name] = f
+    _RANDOM_WRAPPERS.update({name: _random_wrapper(name, f) for name, f in _RANDOM.items()})
+    _RANDOM_BY_ID.update({id(f): name for name, f in _RANDOM.items()})
+    return True
+
+
+def _random_wrapper(name, orig):
+    @functools.wraps(orig)
+    def wrapper(*args, **kwargs):
+        if _state.contexts and not _sys._getframe(1).f_globals.get(
+                "__name__", "").startswith(_creation._LIBRARIES):
+            raise TracingError(
+                f"tinymlir cannot trace numpy.random.{name}: its values would be drawn once, "
+                "while tracing, and frozen into the compiled function; draw them outside and "
+                "pass them as an argument")
+        return orig(*args, **kwargs)
+    return wrapper
+
+
+_random_lock = threading.Lock()
+_random_active = 0     # traces that installed the wrappers (and still run)
+_random_before = 0     # of them, the traces that began before this module was imported
+_random_rebound = {}  # (id of a globals dict, name) -> [globals dict, count, random name]
+
+
+def _wrap_random_module():
+    for name, w in _RANDOM_WRAPPERS.items():
+        setattr(_sys.modules["numpy.random"], name, w)
+
+
+def _unwrap_random_module():
+    for name, f in _RANDOM.items():
+        setattr(_sys.modules["numpy.random"], name, f)
+
+
+def _install_random(fn_globals, closure):
+    global _random_active
+    with _random_lock:
+        if _random_active == 0:
+            _wrap_random_module()
+        _random_active += 1
+        names = []
+        for key, value in list((fn_globals or {}).items()):
+            name = _RANDOM_BY_ID.get(id(value))
+            if name is not None and value is _RANDOM[name]:
+                entry = _random_rebound.setdefault((id(fn_globals), key), [fn_globals, 0, name])
+                entry[1] += 1
+                fn_globals[key] = _RANDOM_WRAPPERS[name]
+                names.append(key)
+            elif (id(fn_globals), key) in _random_rebound and \
+                    value is _RANDOM_WRAPPERS[_random_rebound[(id(fn_globals), key)][2]]:
+                _random_rebound[(id(fn_globals), key)][1] += 1
+                names.append(key)
+        cells = []
+        for cell in closure or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            name = _RANDOM_BY_ID.get(id(value))
+            if name is not None and value is _RANDOM[name]:
+                cell.cell_contents = _RANDOM_WRAPPERS[name]
+                cells.append((cell, name))
+        return fn_globals, names, cells
+
+
+def _uninstall_random(token):
+    """Undoes one _install_random (token None: a trace that began before this
+    module was imported, counted at import if numpy.random was wrapped then)."""
+    global _random_active, _random_before
+    with _random_lock:
+        if token is None:
+            if _random_before == 0:
+                return
+            _random_before -= 1
+        else:
+            fn_globals, names, cells = token
+            for cell, name in cells:
+                if cell.cell_contents is _RANDOM_WRAPPERS[name]:
+                    cell.cell_contents = _RANDOM[name]
+            for key in names:
+                entry = _random_rebound.get((id(fn_globals), key))
+                if entry is None:
+                    continue
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del _random_rebound[(id(fn_globals), key)]
+                    if fn_globals.get(key) is _RANDOM_WRAPPERS[entry[2]]:
+                        fn_globals[key] = _RANDOM[entry[2]]
+        _random_active -= 1
+        if _random_active == 0:
+            _unwrap_random_module()
+
+
+class _Hooks:
+    """What the chained install returns: _creation's token and ours."""
+    __slots__ = ("creation", "random")
+
+    def __init__(self, creation, random):
+        self.creation, self.random = creation, random
+
+
+def _install(fn_globals=None, closure=None):
+    ready = bool(_RANDOM)
+    if not ready:
+        with _creation._lock:  # before _creation's stand-ins are installed
+            ready = _setup_random()
+    token = _creation_install(fn_globals, closure)
+    try:
+        return _Hooks(token, _install_random(fn_globals, closure) if ready else None)
+    except BaseException:
+        _creation_uninstall(token)
+        raise
+
+
+def _uninstall(hooks):
+    if not isinstance(hooks, _Hooks):  # began before this module was imported
+        try:
+            _uninstall_random(None)
+        finally:
+            _creation_uninstall(hooks)
+        return
+    try:
+        if hooks.random is not None:
+            _uninstall_random(hooks.random)
+    finally:
+        _creation_uninstall(hooks.creation)
+
+
+with _creation._lock:  # imported inside a trace, as a rule: wrap for the running ones
+    _creation_install, _creation_uninstall = _creation.install, _creation.uninstall
+    if _setup_random():
+        with _random_lock:
+            _random_active = _random_before = _creation._active
+            if _random_active:
+                _wrap_random_module()
+    _creation.install, _creation.uninstall = _install, _uninstall

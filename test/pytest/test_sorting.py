@@ -1,0 +1,176 @@
+"""Sorts, accumulations and extreme indices under @jit, against NumPy.
+
+np.sort / argsort (stable), cumsum / cumprod (sequential, as NumPy's
+accumulate, so bit for bit), argmax / argmin / nanargmax (the first extreme,
+nan first), searchsorted, median / percentile / quantile (linear), and the
+ndarray methods. Integers and selections are exact; so are sorts of floats and
+the sequential accumulations, which compute what NumPy computes in its order.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tinymlir
+from tinymlir import jit
+
+DTYPES = ["float64", "float32", "float16", "int8", "int64", "uint16", "uint64", "bool"]
+
+
+def data(dtype, rng, shape=(5, 7)):
+    x = rng.standard_normal(shape) * 4
+    if np.dtype(dtype).kind == "f":
+        x[1, 3] = np.nan
+        x[2, :3] = x[2, 3]  # ties, whose order a stable sort keeps
+        return x.astype(dtype)
+    if dtype == "bool":
+        return x > 0
+    return np.abs(x).astype(dtype) if np.dtype(dtype).kind == "u" else x.astype(dtype)
+
+
+def same(got, want, what=""):
+    for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype, f"{what}: {g.dtype} != NumPy's {w.dtype}"
+        np.testing.assert_array_equal(g, w, err_msg=what)
+
+
+CASES = {
+    "sort": lambda a: np.sort(a), "sort axis 0": lambda a: np.sort(a, axis=0),
+    "sort flat": lambda a: np.sort(a, axis=None, kind="stable"),
+    "argsort": lambda a: np.argsort(a, kind="stable"),
+    "argsort axis 0": lambda a: np.argsort(a, axis=0, stable=True),
+    "cumsum": np.cumsum, "cumsum axis 1": lambda a: np.cumsum(a, axis=1),
+    "cumprod axis 0": lambda a: np.cumprod(a, axis=0),
+    "cumsum dtype": lambda a: np.cumsum(a, axis=1, dtype=np.float32),
+    "argmax": np.argmax, "argmax axis 1": lambda a: np.argmax(a, axis=1),
+    "argmin keepdims": lambda a: np.argmin(a, axis=0, keepdims=True),
+    "methods": lambda a: (a.cumsum(axis=0), a.argmax(axis=0), a.argsort(axis=1, kind="stable"),
+                          a.cumprod(), a.argmin()),
+    "searchsorted": lambda a: (np.searchsorted(np.sort(a[0]), a[1:3]),
+                               np.searchsorted(np.sort(a[0]), a[2], side="right"),
+                               np.sort(a[0]).searchsorted(a[3, 0])),
+    "sorter": lambda a: np.searchsorted(a[0], a[1], sorter=np.argsort(a[0], kind="stable")),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_row_kernels_are_numpys_bit_for_bit(case, dtype, rng):
+    a = data(dtype, rng)
+    fn = CASES[case]
+    with np.errstate(all="ignore"):
+        want = fn(a)
+    same(jit(fn)(a), want, f"{case} of {dtype}")
+
+
+def test_nanargmax_median_and_quantiles(rng):
+    x = rng.standard_normal((6, 9))
+    x[2, 4] = np.nan
+    for fn in (lambda a: np.nanargmax(a, axis=1), lambda a: np.nanargmin(a, axis=0)):
+        same(jit(fn)(x), fn(x))
+    # The middle values (their mean), and NumPy's lerp from both ends: the same
+    # operations in the same order, so equal; nan where a slice holds one.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for dtype in ("float64", "float32", "int16"):
+            a = (x * 10).astype(dtype) if dtype == "int16" else x.astype(dtype)
+            for fn in (np.median, lambda v: np.median(v, axis=1), lambda v: np.median(v[:, :8], axis=0),
+                       lambda v: np.percentile(v, [10, 50, 90], axis=0),
+                       lambda v: np.quantile(v, 0.3, axis=1, keepdims=True),
+                       lambda v: np.percentile(v, 37.5), lambda v: np.quantile(v[:, :4], np.float64(0.25))):
+                same(jit(fn)(a), fn(a), f"{dtype} {fn}")
+    with pytest.raises(ValueError, match="Quantiles must be in the range"):
+        jit(lambda v: np.quantile(v, 1.5))(x)
+
+
+def test_in_place_sort_writes_the_argument(rng):
+    def sort_rows_then_columns(a):
+        a.sort()
+        a[1:].sort(axis=0)
+        return a[:, 0].sum()
+
+    x = rng.standard_normal((5, 6))
+    mine = x.copy()
+    same(jit(sort_rows_then_columns)(mine), sort_rows_then_columns(x))
+    same(mine, x)
+
+
+def test_errors_name_the_function(rng):
+    z = np.ones(4, np.complex128)
+    with pytest.raises(TypeError, match=r"\[sort\] complex operands are not supported"):
+        jit(np.sort)(z)
+    with pytest.raises(ValueError, match=r"\[argmax\] attempt to get argmax of an empty sequence"):
+        jit(np.argmax)(np.ones((3, 0)))
+    with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else IndexError):
+        np.sort(np.float64(1.0), axis=0)
+    with pytest.raises(IndexError, match="out of bounds for array of dimension 0"):
+        jit(lambda v: np.sort(v.sum()))(np.ones(3))
+    with pytest.raises(tinymlir.TracingError, match="order="):
+        jit(lambda v: np.sort(v, order="x"))(np.ones(3))
+    # empty slices are NumPy's
+    same(jit(np.sort)(np.ones((0, 3))), np.sort(np.ones((0, 3))))
+    same(jit(np.cumsum)(np.ones(0, np.int8)), np.cumsum(np.ones(0, np.int8)))
+
+
+def test_programs_with_sorts_and_scans(rng):
+    """A k-nearest-neighbour vote with argsort, a moving average from a
+    cumulative sum, and a rank transform."""
+    def knn_vote(train, labels, query, k):
+        d = ((query[:, None, :] - train[None, :, :]) ** 2).sum(axis=-1)
+        nearest = np.argsort(d, axis=1, kind="stable")[:, :k]
+        votes = labels[nearest]  # (queries, k)
+        counts = np.zeros((query.shape[0], 3), np.int64)
+        for c in range(3):
+            counts[:, c] = (votes == c).sum(axis=1)
+        return np.argmax(counts, axis=1)
+
+    train = rng.standard_normal((40, 3))
+    labels = rng.integers(0, 3, 40)
+    query = rng.standard_normal((10, 3))
+    same(jit(knn_vote)(train, labels, query, 5), knn_vote(train, labels, query, 5))
+
+    def moving_average(x, w):
+        c = np.cumsum(x)
+        out = np.empty(x.shape[0] - w + 1)
+        out[0] = c[w - 1]
+        out[1:] = c[w:] - c[:-w]
+        return out / w
+
+    x = rng.standard_normal(200)
+    same(jit(moving_average)(x, 8), moving_average(x, 8))
+
+    def ranks(x):
+        order = np.argsort(x, kind="stable")
+        r = np.empty_like(order)
+        r[order] = np.arange(x.shape[0])
+        return r, np.searchsorted(np.sort(x), x)
+
+    same(jit(ranks)(x), ranks(x))
+
+
+def test_computed_positions_are_checked_when_the_kernel_runs(rng):
+    """Positions computed inside the function (not known before the call) are
+    checked by the take and put kernels: NumPy's IndexError, and an argument
+    the function writes is left as it was."""
+    x = rng.standard_normal(5)
+    read = jit(lambda a, k: a[np.argsort(a, kind="stable") + k])
+    same(read(x, -5), x[np.argsort(x, kind="stable") - 5])  # negative: from the end
+    with pytest.raises(IndexError) as numpys:
+        x[np.argsort(x, kind="stable") + 3]
+    with pytest.raises(IndexError) as mine:
+        read(x, 3)
+    assert str(mine.value) == str(numpys.value)  # the first position out of range, as NumPy's
+
+    def write(a, k):
+        a[np.argsort(a, kind="stable") + k] = 0.0
+
+    mine = x.copy()
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 5"):
+        jit(write)(mine, 1)
+    same(mine, x)
+    table = rng.standard_normal((4, 3))
+    ids = np.array([[3, 0], [1, 1]])
+    fn = lambda t, i: (t[i * 1], t[:, i[0] * 1 - 1])  # noqa: E731  (computed ids, any rank)
+    same(jit(fn)(table, ids), fn(table, ids))
