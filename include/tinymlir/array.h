@@ -18,8 +18,9 @@ namespace tinymlir {
 /// Every error tinymlir raises: messages start with the operation in brackets,
 /// for example "[matmul] inner dimensions differ: (3, 5) @ (4, 7)".
 /// What an Error reports, as NumPy's Python exceptions tell mistakes apart
-/// (the binding raises ValueError, TypeError, IndexError or OverflowError).
-enum class ErrorKind : uint8_t { Value, Type, Index, Overflow };
+/// (the binding raises ValueError, TypeError, IndexError, OverflowError or
+/// numpy.linalg.LinAlgError).
+enum class ErrorKind : uint8_t { Value, Type, Index, Overflow, LinAlg };
 
 class Error : public std::runtime_error {
 public:

@@ -17,6 +17,8 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace tinymlir {
@@ -237,6 +239,30 @@ Tensor take(const Tensor &table, const Tensor &ids);
 /// table with table[ids] = values (values broadcast to ids.shape +
 /// table.shape[1:]), in order, as NumPy's assignment.
 Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values);
+/// np.linalg (namespace la: not MLIR's linalg) on float32 and float64 (integers and bools as float64) matrices
+/// (..., m, n), by LAPACK; NumPy's LinAlgError (a matrix not positive
+/// definite, singular) is raised when the kernel runs.
+namespace la {
+Tensor cholesky(const Tensor &a, bool upper = false);
+/// x with a x = b: b (..., n, k), or (n,) for one vector.
+Tensor solve(const Tensor &a, const Tensor &b);
+Tensor inv(const Tensor &a);
+Tensor det(const Tensor &a);
+/// (sign, log|det|)
+std::pair<Tensor, Tensor> slogdet(const Tensor &a);
+/// (ascending eigenvalues, eigenvectors as columns) of the lower (upper) triangle.
+std::pair<Tensor, Tensor> eigh(const Tensor &a, bool upper = false);
+/// (U, S, Vh); full: U (m, m) and Vh (n, n), else (m, k) and (k, n).
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor &a, bool full = true);
+/// The singular values alone, descending: (..., min(m, n)).
+Tensor singularValues(const Tensor &a);
+/// (Q, R), NumPy's mode='reduced'.
+std::pair<Tensor, Tensor> qr(const Tensor &a);
+/// (x, residuals, rank, singular values) of min |a x - b|, a (m, n), rcond NumPy 2's
+/// default; residuals: the squared norms of b - a x's columns where m > n,
+/// else an empty array (NumPy's for a full-rank a).
+std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor &a, const Tensor &b);
+} // namespace la
 Tensor triu(const Tensor &x, int64_t k = 0);
 Tensor tril(const Tensor &x, int64_t k = 0);
 /// (n, n): 0 on and below the diagonal, -1e10 above.

@@ -852,6 +852,15 @@ private:
     case Op::SearchSorted:
     case Op::Take:
     case Op::Put:
+    case Op::Cholesky:
+    case Op::Solve:
+    case Op::Inv:
+    case Op::Det:
+    case Op::Slogdet:
+    case Op::Eigh:
+    case Op::Svd:
+    case Op::Qr:
+    case Op::Lstsq:
       return emitRowCall(n);
     }
     throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");

@@ -71,4 +71,17 @@ inline constexpr OpInfo kOpInfo[] = {
 
 constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)]; }
 
+/// Ops lowered to calls of the runtime's row and LAPACK kernels (CPU only).
+constexpr bool isRowKernel(Op op) {
+  switch (op) {
+  case Op::Sort: case Op::Argsort: case Op::Cumsum: case Op::Cumprod: case Op::Argmax:
+  case Op::Argmin: case Op::SearchSorted: case Op::Take: case Op::Put: case Op::Cholesky:
+  case Op::Solve: case Op::Inv: case Op::Det: case Op::Slogdet: case Op::Eigh: case Op::Svd:
+  case Op::Qr: case Op::Lstsq:
+    return true;
+  default:
+    return false;
+  }
+}
+
 } // namespace tinymlir::detail

@@ -93,10 +93,7 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
       throw Error(std::string("[") + opName(n->op) + "] the " + target.name() +
                   " target has no " + dtypeName(n->dtype) +
                   " (complex arithmetic is lowered for the CPU only); compile it for the CPU");
-    const bool rowKernel = n->op == Op::Sort || n->op == Op::Argsort || n->op == Op::Cumsum ||
-                           n->op == Op::Cumprod || n->op == Op::Argmax || n->op == Op::Argmin ||
-                           n->op == Op::SearchSorted || n->op == Op::Take || n->op == Op::Put;
-    if (rowKernel && !target.hostLoops())
+    if (detail::isRowKernel(n->op) && !target.hostLoops())
       throw Error(std::string("[") + opName(n->op) + "] the " + target.name() +
                   " target cannot run it (a host function along rows); compile it for the CPU");
     if (n->op == Op::SliceUpdate && !target.hostLoops())

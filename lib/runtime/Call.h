@@ -78,6 +78,8 @@ template <class F> RuntimeSymbol symbol(const char *name, F *function) {
 RuntimeSymbols cpuRuntimeSymbols();
 /// The row kernels of Rows.cpp (tinymlir_sort_float64, ...), part of cpuRuntimeSymbols.
 RuntimeSymbols rowRuntimeSymbols();
+/// np.linalg's LAPACK kernels of Linalg.cpp (tinymlir_cholesky_float64, ...), likewise.
+RuntimeSymbols linalgRuntimeSymbols();
 /// The mgpu* functions of MLIR's GPU-to-LLVM lowering and tinymlirGpu* (gpu/CudaRuntime.cpp).
 RuntimeSymbols cudaRuntimeSymbols();
 /// The tinymlirGpu* functions on host buffers, and the emulated thread id

@@ -76,5 +76,7 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
                      symbol("_mlir_memref_to_llvm_free", &tinymlir::freeMemory)};
   for (const RuntimeSymbol &s : rowRuntimeSymbols()) // runtime/Rows.cpp
     out.push_back(s);
+  for (const RuntimeSymbol &s : linalgRuntimeSymbols()) // runtime/Linalg.cpp
+    out.push_back(s);
   return out;
 }

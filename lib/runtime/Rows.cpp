@@ -6,7 +6,7 @@
 // all in elements. Results are fresh contiguous buffers. NumPy's orders: nan
 // after every number; sorts stable; accumulations sequential, in the result's
 // dtype (float16 rounded at each step, as NumPy's add.accumulate).
-#include "runtime/Call.h"
+#include "runtime/Rows.h"
 
 #include <tinymlir/array.h>
 
@@ -19,19 +19,7 @@
 #include <vector>
 
 namespace {
-
-template <class T> struct Rows {
-  T *data;
-  int64_t rows, columns, rowStride, columnStride;
-  T &operator()(int64_t i, int64_t j) const { return data[i * rowStride + j * columnStride]; }
-};
-
-#define TINYMLIR_ROWS(T, p)                                                                        \
-  T *p##Allocated, T *p##Aligned, int64_t p##Offset, int64_t p##Rows, int64_t p##Columns,          \
-      int64_t p##RowStride, int64_t p##ColumnStride
-#define TINYMLIR_ROWS_OF(T, p)                                                                     \
-  (static_cast<void>(p##Allocated),                                                                \
-   Rows<T>{p##Aligned + p##Offset, p##Rows, p##Columns, p##RowStride, p##ColumnStride})
+using tinymlir::detail::Rows;
 
 template <class T> constexpr bool kComplex = false;
 template <class T> constexpr bool kComplex<std::complex<T>> = true;

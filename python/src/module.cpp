@@ -13,6 +13,8 @@
 #include <tinymlir/tensor.h>
 
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -141,6 +143,11 @@ NB_MODULE(_tinymlir, m) {
       std::rethrow_exception(p);
     } catch (const tinymlir::Error &e) {
       // The C++ error's kind, as NumPy raises it (not its text).
+      if (e.kind() == ErrorKind::LinAlg) { // NumPy's own exception (a ValueError)
+        nb::object linAlgError = nb::module_::import_("numpy.linalg").attr("LinAlgError");
+        PyErr_SetString(linAlgError.ptr(), e.what());
+        return;
+      }
       PyObject *type = e.kind() == ErrorKind::Type       ? PyExc_TypeError
                        : e.kind() == ErrorKind::Index    ? PyExc_IndexError
                        : e.kind() == ErrorKind::Overflow ? PyExc_OverflowError
@@ -257,6 +264,17 @@ NB_MODULE(_tinymlir, m) {
   m.def("argmin", &argmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("searchsorted", &searchsorted, "sorted"_a, "values"_a, "right"_a = false);
   m.def("take", &take, "table"_a, "ids"_a);
+  // np.linalg (LAPACK kernels, runtime/Linalg.cpp).
+  m.def("cholesky", &la::cholesky, "a"_a, "upper"_a = false);
+  m.def("solve", &la::solve, "a"_a, "b"_a);
+  m.def("inv", &la::inv, "a"_a);
+  m.def("det", &la::det, "a"_a);
+  m.def("slogdet", &la::slogdet, "a"_a);
+  m.def("eigh", &la::eigh, "a"_a, "upper"_a = false);
+  m.def("svd", &la::svd, "a"_a, "full_matrices"_a = true);
+  m.def("singular_values", &la::singularValues, "a"_a);
+  m.def("qr", &la::qr, "a"_a);
+  m.def("lstsq", &la::lstsq, "a"_a, "b"_a);
   m.def("put", &put, "table"_a, "ids"_a, "values"_a);
 
   // Tracing state of this thread (the C++ core's, so that its checks agree).

@@ -338,38 +338,217 @@ def _round(a, decimals=0, out=None):
     return a if a.dtype.kind in "biu" else np.rint(a)  # integers stay, as NumPy's
 
 
+# --- np.linalg (the C++ core's LAPACK kernels) ------------------------------------
+
+def _linalg_result(name, *parts):
+    """NumPy 2's named results (EighResult, SVDResult...), else a tuple."""
+    cls = getattr(getattr(np.linalg, "_linalg", None), name, None)
+    return cls(*parts) if cls is not None else tuple(parts)
+
+
+def _matrix(a, name):
+    return to_tensor(a, f"numpy.linalg.{name}'s operand")
+
+
+@_implements(np.linalg.cholesky)
+def _cholesky(a, /, *, upper=False):
+    return Traced(_core.cholesky(_matrix(a, "cholesky"), bool(upper)))
+
+
+@_implements(np.linalg.solve)
+def _solve(a, b):
+    return Traced(_core.solve(_matrix(a, "solve"), to_tensor(b, "numpy.linalg.solve's b")))
+
+
+@_implements(np.linalg.inv)
+def _inv(a):
+    return Traced(_core.inv(_matrix(a, "inv")))
+
+
+@_implements(np.linalg.det)
+def _det(a):
+    return Traced(_core.det(_matrix(a, "det")))
+
+
+@_implements(np.linalg.slogdet)
+def _slogdet(a):
+    sign, logdet = _core.slogdet(_matrix(a, "slogdet"))
+    return _linalg_result("SlogdetResult", Traced(sign), Traced(logdet))
+
+
+def _uplo(UPLO):
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return UPLO == "U"
+
+
+@_implements(np.linalg.eigh)
+def _eigh(a, UPLO="L"):
+    w, v = _core.eigh(_matrix(a, "eigh"), _uplo(UPLO))
+    return _linalg_result("EighResult", Traced(w), Traced(v))
+
+
+@_implements(np.linalg.eigvalsh)
+def _eigvalsh(a, UPLO="L"):
+    return Traced(_core.eigh(_matrix(a, "eigvalsh"), _uplo(UPLO))[0])
+
+
+@_implements(np.linalg.svd)
+def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    t = _matrix(a, "svd")
+    if not compute_uv:
+        return Traced(_core.singular_values(t))
+    u, s, vh = _core.svd(t, bool(full_matrices))
+    return _linalg_result("SVDResult", Traced(u), Traced(s), Traced(vh))
+
+
+if hasattr(np.linalg, "svdvals"):
+    @_implements(np.linalg.svdvals)
+    def _svdvals(x, /):
+        return Traced(_core.singular_values(_matrix(x, "svdvals")))
+
+
+@_implements(np.linalg.qr)
+def _qr(a, mode="reduced"):
+    if mode not in ("reduced", "r"):
+        raise TracingError(f"tinymlir traces numpy.linalg.qr with mode 'reduced' or 'r', not {mode!r}")
+    q, r = _core.qr(_matrix(a, "qr"))
+    return Traced(r) if mode == "r" else _linalg_result("QRResult", Traced(q), Traced(r))
+
+
+@_implements(np.linalg.lstsq)
+def _lstsq(a, b, rcond=None):
+    if rcond is not None:
+        raise TracingError("tinymlir traces numpy.linalg.lstsq with rcond=None (NumPy 2's "
+                           "default, eps * max(M, N)) only")
+    x, residuals, rank, s = _core.lstsq(_matrix(a, "lstsq"), to_tensor(b, "numpy.linalg.lstsq's b"))
+    return Traced(x), Traced(residuals), Traced(rank), Traced(s)
+
+
+@_implements(np.linalg.matrix_power)
+def _matrix_power(a, n):
+    """NumPy's: binary powers by repeated squaring; a negative n of the inverse."""
+    t = _traced(a, "numpy.linalg.matrix_power's operand")
+    n = operator.index(n)
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if n == 0:
+        return np.broadcast_to(np.eye(t.shape[-1], dtype=t.dtype), t.shape).copy()
+    if n < 0:
+        t, n = np.linalg.inv(t), -n
+    if n == 1:
+        return t.copy()
+    if n == 2:
+        return t @ t
+    if n == 3:
+        return (t @ t) @ t
+    result, z = None, None
+    while n > 0:
+        z = t if z is None else z @ z
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else result @ z
+    return result
+
+
+@_implements(np.linalg.pinv)
+def _pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    """NumPy's: 1/s above rcond * max(s) (default max(M, N) eps), from the SVD."""
+    t = _traced(a, "numpy.linalg.pinv's operand")
+    if t.dtype.kind in "biu":
+        t = t.astype(np.float64)
+    u, s, vt = np.linalg.svd(t, full_matrices=False)
+    if rcond is None:
+        rcond = rtol if rtol is not None else max(t.shape[-2:]) * np.finfo(t.dtype).eps
+    cutoff = rcond * np.max(s, axis=-1, keepdims=True)
+    inverse = np.where(s > cutoff, 1 / np.where(s > cutoff, s, 1), 0).astype(s.dtype)
+    return np.matmul(np.swapaxes(vt, -1, -2), inverse[..., None] * np.swapaxes(u, -1, -2))
+
+
+@_implements(np.linalg.matrix_rank)
+def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    t = _traced(A, "numpy.linalg.matrix_rank's operand")
+    if t.ndim < 2:
+        return np.any(t != 0).astype(np.int64)
+    s = np.linalg.svd(t, compute_uv=False)
+    if tol is None:
+        r = rtol if rtol is not None else max(t.shape[-2:]) * np.finfo(s.dtype).eps
+        tol = np.max(s, axis=-1, keepdims=True) * r
+    else:
+        tol = np.asarray(tol)[..., None]
+    return np.count_nonzero(s > tol, axis=-1)
+
+
+@_implements(np.linalg.cond)
+def _cond(x, p=None):
+    if p not in (None, 2, -2):
+        return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p, axis=(-2, -1))
+    s = np.linalg.svd(_traced(x, "numpy.linalg.cond's operand"), compute_uv=False)
+    return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+
+
 @_implements(np.linalg.norm)
 def _norm(x, ord=None, axis=None, keepdims=False):
-    """Vector norms (ord None, 2, 1, inf, -inf) over one axis or all of a
-    vector, and the Frobenius norm; as NumPy's, in float64 for int32 and bool."""
+    """NumPy's norms: of vectors (any ord: p-norms, inf, -inf, 0) over one
+    axis or all of a 1-D array, and of matrices over two axes (None/'fro',
+    'nuc', 1, -1, 2, -2, inf, -inf; 2, -2 and 'nuc' from the singular values);
+    in float64 for integers and bools, as NumPy's."""
     t = _traced(x, "numpy.linalg.norm's operand")
-    if t.dtype not in (np.float32, np.float64):
+    if t.dtype.kind not in "fc":
         t = t.astype(np.float64)
     if axis is None:
+        if ord is None:  # the 2-norm of all of it, as NumPy's
+            r = np.sqrt(np.sum((t.real * t.real + t.imag * t.imag) if t.dtype.kind == "c"
+                               else t * t))
+            return r.reshape((1,) * t.ndim) if keepdims else r
+        if t.ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
         axes = tuple(range(t.ndim))
     elif isinstance(axis, (tuple, list)):
         axes = tuple(operator.index(a) for a in axis)
     else:
         axes = (operator.index(axis),)
-    matrix = len(axes) == 2
-    if len(axes) > 2 or (axis is None and t.ndim > 2 and ord is not None):
+    axes = tuple(a % t.ndim if t.ndim else a for a in axes)
+    if len(axes) == 1:
+        a = np.abs(t)
+        if ord is None or ord == 2:
+            r = np.sqrt(np.sum(a * a, axis=axes, keepdims=keepdims))
+        elif ord == np.inf:
+            r = np.max(a, axis=axes, keepdims=keepdims)
+        elif ord == -np.inf:
+            r = np.min(a, axis=axes, keepdims=keepdims)
+        elif ord == 0:
+            r = np.sum(t != 0, axis=axes, keepdims=keepdims).astype(a.dtype)
+        elif ord == 1:
+            r = np.sum(a, axis=axes, keepdims=keepdims)
+        elif isinstance(ord, str):
+            raise ValueError(f"Invalid norm order '{ord}' for vectors")
+        else:
+            r = np.sum(a ** ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
+        return r
+    if len(axes) != 2:
         raise ValueError("Improper number of dimensions to norm.")
-    if matrix and ord not in (None, "fro") or (not matrix and ord == "fro" and axis is not None):
-        raise TracingError(f"tinymlir traces numpy.linalg.norm with ord=None or 'fro' for "
-                           f"matrices (other matrix norms need an SVD or are not traced), got {ord!r}")
-    if axis is None and t.ndim == 2 and ord not in (None, "fro"):
-        raise TracingError(f"tinymlir traces numpy.linalg.norm of a matrix with ord=None or 'fro' "
-                           f"only, got {ord!r}")
-    if ord in (None, 2, "fro"):
-        return np.sqrt(np.sum(t * t, axis=axes, keepdims=keepdims))
-    if ord == 1:
-        return np.sum(np.abs(t), axis=axes, keepdims=keepdims)
-    if ord == np.inf:
-        return np.max(np.abs(t), axis=axes, keepdims=keepdims)
-    if ord == -np.inf:
-        return np.min(np.abs(t), axis=axes, keepdims=keepdims)
-    raise TracingError(f"tinymlir traces numpy.linalg.norm with ord None, 2, 1, inf, -inf or "
-                       f"'fro', not {ord!r}")
+    row, col = axes
+    if row == col:
+        raise ValueError("Duplicate axes given.")
+    if ord in (None, "fro"):
+        a = np.abs(t)
+        return np.sqrt(np.sum(a * a, axis=axes, keepdims=keepdims))
+    if ord in (2, -2, "nuc"):
+        moved = t.transpose([i for i in range(t.ndim) if i not in (row, col)] + [row, col])
+        s = np.linalg.svd(moved, compute_uv=False)
+        r = np.max(s, axis=-1) if ord == 2 else np.min(s, axis=-1) if ord == -2 else np.sum(s, axis=-1)
+    elif ord in (1, -1, np.inf, -np.inf):
+        a = np.abs(t)
+        summed, other = (row, col) if ord in (1, -1) else (col, row)
+        sums = np.sum(a, axis=summed, keepdims=True)
+        r = (np.max if ord in (1, np.inf) else np.min)(sums, axis=other, keepdims=True)
+        r = r.reshape(tuple(d for i, d in enumerate(t.shape) if i not in axes))
+    else:
+        raise ValueError("Invalid norm order for matrices.")
+    if keepdims:
+        r = r.reshape(tuple(1 if i in axes else d for i, d in enumerate(t.shape)))
+    return r
 
 
 @_implements(np.broadcast_to)

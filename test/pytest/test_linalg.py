@@ -1,0 +1,158 @@
+"""np.linalg under @jit (LAPACK through the core's kernels), against NumPy.
+
+Decompositions are checked by their residuals against the conditioning, as
+LAPACK's backward error bounds give them (a small multiple of n eps |A|),
+not by NumPy's own factors: two LAPACK builds may order their operations (and
+pick eigenvector signs) differently. Eigenvalues and singular values are
+compared sorted, within n eps ||A||.
+"""
+
+import numpy as np
+import pytest
+
+from tinymlir import jit
+
+EPS = {np.float32: np.finfo(np.float32).eps, np.float64: np.finfo(np.float64).eps}
+
+
+def spd(n, rng, dtype=np.float64, batch=()):
+    a = rng.standard_normal(batch + (n, n))
+    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
+
+
+def norm(a):
+    return np.linalg.norm(np.asarray(a, np.float64))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cholesky_solve_inv_det(dtype, rng):
+    n = 6
+    e = EPS[dtype]
+    a = spd(n, rng, dtype)
+    b = rng.standard_normal((n, 3)).astype(dtype)
+    L = jit(np.linalg.cholesky)(a)
+    assert L.dtype == dtype and np.all(np.triu(L, 1) == 0)
+    assert norm(L @ L.T - a) <= 8 * n * e * norm(a)  # ||L L^T - A|| <= c n eps ||A||
+    U = jit(lambda m: np.linalg.cholesky(m, upper=True))(a)
+    np.testing.assert_array_equal(U, L.T)
+    cond = np.linalg.cond(a.astype(np.float64))
+    for rhs in (b, b[:, 0]):
+        x = jit(np.linalg.solve)(a, rhs)
+        want = np.linalg.solve(a, rhs)
+        assert x.shape == want.shape and x.dtype == want.dtype
+        assert norm(a @ x - rhs) <= 8 * n * e * norm(a) * norm(x)  # backward stable
+        assert norm(x - want) <= 16 * n * e * cond * norm(want)
+    inv = jit(np.linalg.inv)(a)
+    assert norm(a @ inv - np.eye(n)) <= 8 * n * e * cond
+    det, want = jit(np.linalg.det)(a), np.linalg.det(a)
+    assert det.dtype == want.dtype and abs(det - want) <= 8 * n * e * cond * abs(want)
+    sign, logdet = jit(lambda m: tuple(np.linalg.slogdet(m)))(a)
+    assert sign == 1 and abs(logdet - np.linalg.slogdet(a)[1]) <= 8 * n * e * cond
+
+
+def test_batches_and_integer_operands(rng):
+    a = spd(4, rng, batch=(3,))
+    b = rng.standard_normal((3, 4, 2))
+    x = jit(np.linalg.solve)(a, b)
+    assert x.shape == (3, 4, 2) and norm(a @ x - b) <= 64 * 4 * EPS[np.float64] * norm(a) * norm(x)
+    dets = jit(np.linalg.det)(a)
+    np.testing.assert_allclose(dets, np.linalg.det(a), rtol=1e-12)
+    ints = np.array([[2, 1], [1, 3]], np.int32)  # integers: in float64, as NumPy's
+    got = jit(np.linalg.inv)(ints)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, np.linalg.inv(ints), rtol=1e-14)
+
+
+def test_eigh_svd_qr_lstsq_residuals(rng):
+    n, e = 5, EPS[np.float64]
+    a = spd(n, rng)
+    w, v = jit(np.linalg.eigh)(a)
+    assert norm(a @ v - v * w) <= 16 * n * e * norm(a)  # A v = v w
+    assert norm(v.T @ v - np.eye(n)) <= 16 * n * e
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), atol=16 * n * e * norm(a))
+    assert np.all(np.diff(w) >= 0)  # ascending, as NumPy's
+    w_upper = jit(lambda m: np.linalg.eigvalsh(m, UPLO="U"))(np.triu(a))  # the upper triangle
+    np.testing.assert_allclose(w_upper, w, atol=16 * n * e * norm(a))
+    m = rng.standard_normal((7, 4))
+    for full in (True, False):
+        u, s, vh = jit(lambda x: tuple(np.linalg.svd(x, full_matrices=full)))(m)
+        want = np.linalg.svd(m, full_matrices=full)
+        assert u.shape == want[0].shape and vh.shape == want[2].shape
+        k = min(m.shape)
+        assert norm(u[:, :k] * s @ vh[:k] - m) <= 16 * 7 * e * norm(m)
+        assert norm(u.T @ u - np.eye(u.shape[1])) <= 16 * 7 * e
+        np.testing.assert_allclose(s, want[1], atol=16 * 7 * e * norm(m))
+    q, r = jit(lambda x: tuple(np.linalg.qr(x)))(m)
+    assert q.shape == (7, 4) and r.shape == (4, 4) and np.all(np.tril(r, -1) == 0)
+    assert norm(q @ r - m) <= 16 * 7 * e * norm(m)
+    y = rng.standard_normal(7)
+    x, res, rank, s = jit(np.linalg.lstsq)(m, y)
+    wx, wres, wrank, ws = np.linalg.lstsq(m, y)
+    assert rank == wrank and rank.dtype == wrank.dtype and res.shape == wres.shape
+    cond = s[0] / s[-1]
+    assert norm(x - wx) <= 64 * 7 * e * cond ** 2 * norm(wx)  # least squares: cond^2
+    np.testing.assert_allclose(res, wres, rtol=1e-9)
+
+
+def test_norms_of_every_order(rng):
+    v = rng.standard_normal(9)
+    m = rng.standard_normal((4, 5))
+    for ord in (None, 1, 2, 3, 0.5, 0, np.inf, -np.inf, -1):
+        np.testing.assert_allclose(jit(lambda x: np.linalg.norm(x, ord))(v), np.linalg.norm(v, ord),
+                                   rtol=64 * EPS[np.float64])
+    for ord in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        np.testing.assert_allclose(jit(lambda x: np.linalg.norm(x, ord))(m), np.linalg.norm(m, ord),
+                                   rtol=64 * 5 * EPS[np.float64])
+    t = rng.standard_normal((2, 3, 4))
+    for fn in (np.linalg.norm, lambda x: np.linalg.norm(x, axis=(0, 2), keepdims=True),
+               lambda x: np.linalg.norm(x, 1, axis=(2, 1)), lambda x: np.linalg.norm(x, axis=1)):
+        want = fn(t)
+        got = jit(fn)(t)
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=64 * EPS[np.float64])
+    a = spd(4, rng)
+    for fn in (lambda x: np.linalg.matrix_power(x, 5), lambda x: np.linalg.matrix_power(x, -2),
+               np.linalg.pinv, np.linalg.matrix_rank, np.linalg.cond):
+        np.testing.assert_allclose(jit(fn)(a), fn(a), rtol=1e-10)
+
+
+def test_linalg_errors_are_numpys_when_the_kernel_runs(rng):
+    """LinAlgError (NumPy's class and message) for data LAPACK rejects, from
+    the kernel; an argument the function would have written stays as it was."""
+    a = spd(4, rng)
+
+    def factor_into(m, out):
+        out[...] = np.linalg.cholesky(m)
+
+    out = np.zeros((4, 4))
+    jit(factor_into)(a, out)
+    np.testing.assert_allclose(out, np.linalg.cholesky(a), rtol=1e-12, atol=1e-14)
+    before = out.copy()
+    with pytest.raises(np.linalg.LinAlgError, match="^Matrix is not positive definite$"):
+        jit(factor_into)(-a, out)
+    np.testing.assert_array_equal(out, before)
+    with pytest.raises(np.linalg.LinAlgError, match="^Singular matrix$"):
+        jit(np.linalg.inv)(np.ones((3, 3)))
+    with pytest.raises(np.linalg.LinAlgError, match="^Singular matrix$"):
+        jit(np.linalg.solve)(np.zeros((2, 2)), np.ones(2))
+    assert jit(np.linalg.det)(np.ones((3, 3))) == 0.0  # singular: det 0, no error, as NumPy's
+    with pytest.raises(np.linalg.LinAlgError, match="must be square"):
+        jit(np.linalg.inv)(np.ones((2, 3)))
+    with pytest.raises(TypeError, match="float16 is unsupported in linalg"):
+        jit(np.linalg.inv)(np.eye(2, dtype=np.float16))
+
+
+def test_least_squares_fit_program(rng):
+    """A polynomial fit by least squares, then its prediction error."""
+    def fit(x, y, degree):
+        A = np.stack([x ** k for k in range(degree, -1, -1)], axis=1)
+        coef, residuals, rank, s = np.linalg.lstsq(A, y)
+        return coef, A @ coef - y, rank
+
+    x = np.linspace(-1, 1, 40)
+    y = 3 * x ** 3 - x + 0.5 + 0.01 * rng.standard_normal(40)
+    coef, err, rank = jit(fit)(x, y, 3)
+    wcoef, werr, wrank = fit(x, y, 3)
+    assert rank == wrank == 4
+    np.testing.assert_allclose(coef, wcoef, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(err, werr, atol=1e-12)
