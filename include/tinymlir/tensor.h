@@ -236,6 +236,10 @@ Tensor searchsorted(const Tensor &sorted, const Tensor &values, bool right = fal
 /// result of shape ids.shape + table.shape[1:]; ids out of range raise an
 /// IndexError when the kernel runs.
 Tensor take(const Tensor &table, const Tensor &ids);
+/// NumPy's bincount of integer ids with a known length (NumPy's minlength,
+/// here the bound: an id at or past it raises when the kernel runs): int64
+/// counts, or with weights float64 sums.
+Tensor bincount(const Tensor &ids, int64_t length, const Tensor &weights = Tensor());
 /// table with table[ids] = values (values broadcast to ids.shape +
 /// table.shape[1:]), in order, as NumPy's assignment.
 Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values);

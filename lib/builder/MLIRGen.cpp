@@ -852,6 +852,8 @@ private:
     case Op::SearchSorted:
     case Op::Take:
     case Op::Put:
+    case Op::Bincount:
+    case Op::BincountWeighted:
     case Op::Cholesky:
     case Op::Solve:
     case Op::Inv:

@@ -75,7 +75,8 @@ constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)];
 constexpr bool isRowKernel(Op op) {
   switch (op) {
   case Op::Sort: case Op::Argsort: case Op::Cumsum: case Op::Cumprod: case Op::Argmax:
-  case Op::Argmin: case Op::SearchSorted: case Op::Take: case Op::Put: case Op::Cholesky:
+  case Op::Argmin: case Op::SearchSorted: case Op::Take: case Op::Put: case Op::Bincount:
+  case Op::BincountWeighted: case Op::Cholesky:
   case Op::Solve: case Op::Inv: case Op::Det: case Op::Slogdet: case Op::Eigh: case Op::Svd:
   case Op::Qr: case Op::Lstsq:
     return true;

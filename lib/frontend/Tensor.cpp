@@ -254,6 +254,11 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
 Tensor compare(Op op, const Tensor &a, const Tensor &b) {
   NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
   DType operands = operandDType(op, x, y);
+  // NumPy 2 compares with a Python int beyond an integer dtype's range
+  // exactly (uint8_array > -1 is all True): in int64, or float64 beside uint64.
+  for (const NodePtr &w : {x, y})
+    if (w->weak && w->integral && isInteger(operands) && !fitsInteger(w->scalar, operands))
+      operands = operands != DType::u64 && fitsInteger(w->scalar, DType::i64) ? DType::i64 : DType::f64;
   applyIntPolicy(op, operands, describe(x) + " and " + describe(y));
   Shape shape = broadcastShapes(op, x->shape, y->shape);
   return Tensor(makeNode(op, std::move(shape), DType::b8,
@@ -1056,6 +1061,31 @@ Tensor take(const Tensor &table, const Tensor &ids) {
   auto node = makeNode(Op::Take, {m, width}, t->dtype, {rows.node(), positions.node()});
   node->axes = {0};
   return reshape(Tensor(node), out);
+}
+
+Tensor bincount(const Tensor &ids, int64_t length, const Tensor &weights) {
+  NodePtr i = nodeOf(ids, "bincount");
+  if (i->shape.size() != 1)
+    fail(Op::Bincount, "object too deep for desired array: ids must be 1-D, got " + describe(i));
+  if (!isInteger(i->dtype) && i->dtype != DType::b8)
+    fail(Op::Bincount, "Cannot cast array data from dtype('" + std::string(dtypeName(i->dtype)) +
+                           "') to dtype('int64') according to the rule 'safe'", ErrorKind::Type);
+  if (length <= 0)
+    fail(Op::Bincount, "the length (minlength) must be positive, got " + std::to_string(length));
+  const int64_t m = i->shape[0];
+  const bool weighted = weights.valid();
+  const DType dtype = weighted ? DType::f64 : DType::i64;
+  if (weighted && weights.shape() != i->shape)
+    fail(Op::Bincount, "The weights and list don't have the same length.");
+  if (m == 0)
+    return full({length}, 0, dtype);
+  Tensor positions = reshape(Tensor(convert(i, DType::i64, "bincount")), {1, m});
+  std::vector<NodePtr> args{positions.node()};
+  if (weighted)
+    args.push_back(reshape(cast(weights, DType::f64), {1, m}).node());
+  auto node = makeNode(weighted ? Op::BincountWeighted : Op::Bincount, {1, length}, dtype, args);
+  node->axes = {length};
+  return reshape(Tensor(node), {length});
 }
 
 Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values) {

@@ -23,6 +23,12 @@ namespace {
 using namespace mlir;
 
 /// A memref operand of a GEMM, as base pointer + offset + row stride (+ batch stride).
+/// complex<f32> (bits 32) or complex<f64> (64).
+bool isComplexOf(Type t, unsigned bits) {
+  auto c = dyn_cast<ComplexType>(t);
+  return c && c.getElementType().isFloat() && c.getElementType().getIntOrFloatBitWidth() == bits;
+}
+
 struct Operand {
   Value aligned;     // index
   Value offset;      // index, in elements
@@ -83,7 +89,10 @@ public:
   }
 
   func::FuncOp declare(Type element) {
-    const char *name = element.isF32() ? "tinymlir_sgemm" : "tinymlir_dgemm";
+    const char *name = element.isF32()            ? "tinymlir_sgemm"
+                       : element.isF64()          ? "tinymlir_dgemm"
+                       : isComplexOf(element, 32) ? "tinymlir_cgemm"
+                                                  : "tinymlir_zgemm";
     if (auto f = module_.lookupSymbol<func::FuncOp>(name))
       return f;
     OpBuilder::InsertionGuard guard(b_);
@@ -100,7 +109,9 @@ public:
   void call(Type element, int64_t batch, int64_t m, int64_t n, int64_t k, const Operand &A,
             const Operand &B, const Operand &C) {
     OpBuilder &b = b_;
-    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    int64_t bytes = isa<ComplexType>(element)
+                        ? 2 * cast<ComplexType>(element).getElementType().getIntOrFloatBitWidth() / 8
+                        : element.getIntOrFloatBitWidth() / 8;
     auto stride = [&](const Operand &o) { return o.batchStride ? i64(b, o.batchStride) : i64(b, 0); };
     SmallVector<Value> args{i64(b, batch),
                             i64(b, m),
@@ -136,7 +147,7 @@ bool supported(linalg::LinalgOp op) {
     return false;
   };
   Type element = cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
-  if (!element.isF32() && !element.isF64())
+  if (!element.isF32() && !element.isF64() && !isComplexOf(element, 32) && !isComplexOf(element, 64))
     return false;
   for (Value v : op->getOperands())
     if (!isRowMajor(v) || cast<MemRefType>(v.getType()).getElementType() != element ||
@@ -176,7 +187,8 @@ struct BlasRewritePass : impl::BlasRewritePassBase<BlasRewritePass> {
 int countBlasCalls(ModuleOp module) {
   int calls = 0;
   auto isGemm = [](StringRef callee) {
-    return callee == "tinymlir_sgemm" || callee == "tinymlir_dgemm";
+    return callee == "tinymlir_sgemm" || callee == "tinymlir_dgemm" || callee == "tinymlir_cgemm" ||
+           callee == "tinymlir_zgemm";
   };
   module.walk([&](Operation *op) {
     if (auto call = dyn_cast<func::CallOp>(op))

@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <complex>
 
 extern "C" int omp_get_max_threads();
 extern "C" void tinymlir_memref_copy(int64_t elementSize, void *source, void *destination);
@@ -54,6 +55,29 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
 
 } // namespace
 
+/// cblas_cgemm and cblas_zgemm as the real ones are called (alpha, beta by value).
+template <class T, auto Blas>
+void complexBlas(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
+                 T alpha, const T *a, int lda, const T *b, int ldb, T beta, T *c, int ldc) {
+  Blas(order, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
+
+extern "C" void tinymlir_cgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
+                               const std::complex<float> *a, int64_t lda, int64_t strideA,
+                               const std::complex<float> *b, int64_t ldb, int64_t strideB,
+                               std::complex<float> *c, int64_t ldc, int64_t strideC) {
+  gemm<std::complex<float>>(complexBlas<std::complex<float>, cblas_cgemm>, batch, m, n, k, a, lda,
+                            strideA, b, ldb, strideB, c, ldc, strideC);
+}
+
+extern "C" void tinymlir_zgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
+                               const std::complex<double> *a, int64_t lda, int64_t strideA,
+                               const std::complex<double> *b, int64_t ldb, int64_t strideB,
+                               std::complex<double> *c, int64_t ldc, int64_t strideC) {
+  gemm<std::complex<double>>(complexBlas<std::complex<double>, cblas_zgemm>, batch, m, n, k, a,
+                             lda, strideA, b, ldb, strideB, c, ldc, strideC);
+}
+
 extern "C" void tinymlir_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a,
                                int64_t lda, int64_t strideA, const float *b, int64_t ldb,
                                int64_t strideB, float *c, int64_t ldc, int64_t strideC) {
@@ -71,6 +95,7 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
   // (finalize-memref-to-llvm{use-generic-functions}) take the arrays' memory,
   // whose freed blocks the next call reuses.
   RuntimeSymbols out{symbol("tinymlir_sgemm", &tinymlir_sgemm), symbol("tinymlir_dgemm", &tinymlir_dgemm),
+                     symbol("tinymlir_cgemm", &tinymlir_cgemm), symbol("tinymlir_zgemm", &tinymlir_zgemm),
                      symbol("memrefCopy", &tinymlir_memref_copy), // runtime/Copy.cpp
                      symbol("_mlir_memref_to_llvm_alloc", &tinymlir::allocateMemory),
                      symbol("_mlir_memref_to_llvm_free", &tinymlir::freeMemory)};

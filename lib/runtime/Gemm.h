@@ -6,6 +6,7 @@
 //   C[b] += A[b] @ B[b]   for b < batch; row-major, unit inner stride
 #pragma once
 
+#include <complex>
 #include <cstdint>
 
 extern "C" {
@@ -15,4 +16,10 @@ void tinymlir_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float 
 void tinymlir_dgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                     int64_t strideA, const double *b, int64_t ldb, int64_t strideB, double *c,
                     int64_t ldc, int64_t strideC);
+void tinymlir_cgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const std::complex<float> *a,
+                    int64_t lda, int64_t strideA, const std::complex<float> *b, int64_t ldb,
+                    int64_t strideB, std::complex<float> *c, int64_t ldc, int64_t strideC);
+void tinymlir_zgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const std::complex<double> *a,
+                    int64_t lda, int64_t strideA, const std::complex<double> *b, int64_t ldb,
+                    int64_t strideB, std::complex<double> *c, int64_t ldc, int64_t strideC);
 }

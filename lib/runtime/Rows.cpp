@@ -141,7 +141,42 @@ template <class T> void putRows(Rows<T> table, Rows<int64_t> ids, Rows<T> values
   }
 }
 
+/// Counts (or weight sums) of ids in [0, out.columns).
+template <class W> void countRows(Rows<int64_t> ids, const Rows<W> *weights, Rows<W> out) {
+  for (int64_t k = 0; k < out.columns; ++k)
+    out(0, k) = W(0);
+  for (int64_t j = 0; j < ids.columns; ++j) {
+    const int64_t id = ids(0, j);
+    if (id < 0) {
+      tinymlir::detail::reportKernelError(tinymlir::ErrorKind::Value,
+                                          "'list' argument must have no negative elements");
+      return;
+    }
+    if (id >= out.columns) {
+      tinymlir::detail::reportKernelError(
+          tinymlir::ErrorKind::Value,
+          "[bincount] id " + std::to_string(id) + " is at or past minlength " +
+              std::to_string(out.columns) +
+              " (NumPy's result would be longer, which a compiled shape cannot be): raise "
+              "minlength");
+      return;
+    }
+    out(0, id) += weights ? (*weights)(0, j) : W(1);
+  }
+}
+
 } // namespace
+
+extern "C" void tinymlir_bincount_int64(TINYMLIR_ROWS(int64_t, ids), TINYMLIR_ROWS(int64_t, out),
+                                        int64_t) {
+  countRows<int64_t>(TINYMLIR_ROWS_OF(int64_t, ids), nullptr, TINYMLIR_ROWS_OF(int64_t, out));
+}
+extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
+                                                 TINYMLIR_ROWS(double, w),
+                                                 TINYMLIR_ROWS(double, out), int64_t) {
+  auto weights = TINYMLIR_ROWS_OF(double, w);
+  countRows<double>(TINYMLIR_ROWS_OF(int64_t, ids), &weights, TINYMLIR_ROWS_OF(double, out));
+}
 
 // The C entry points, one per op and dtype (dtypes.def's C types).
 #define TINYMLIR_REAL_KERNELS(Name, T)                                                             \
@@ -193,7 +228,8 @@ template <class T> void putRows(Rows<T> table, Rows<int64_t> ids, Rows<T> values
 #include <tinymlir/dtypes.def>
 
 tinymlir::detail::RuntimeSymbols tinymlir::detail::rowRuntimeSymbols() {
-  RuntimeSymbols out;
+  RuntimeSymbols out{symbol("tinymlir_bincount_int64", &tinymlir_bincount_int64),
+                     symbol("tinymlir_bincount_weighted_int64", &tinymlir_bincount_weighted_int64)};
 #define TINYMLIR_SYMBOL(op, Name, name) out.push_back(symbol("tinymlir_" #op "_" name, &tinymlir_##op##_##Name));
 #define TINYMLIR_SYMBOLS_ACCUMULATE(Name, name)                                                    \
   TINYMLIR_SYMBOL(cumsum, Name, name)                                                              \

@@ -264,6 +264,12 @@ NB_MODULE(_tinymlir, m) {
   m.def("argmin", &argmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("searchsorted", &searchsorted, "sorted"_a, "values"_a, "right"_a = false);
   m.def("take", &take, "table"_a, "ids"_a);
+  m.def(
+      "bincount",
+      [](const Tensor &ids, int64_t length, std::optional<Tensor> weights) {
+        return bincount(ids, length, weights ? *weights : Tensor());
+      },
+      "ids"_a, "length"_a, "weights"_a = nb::none());
   // np.linalg (LAPACK kernels, runtime/Linalg.cpp).
   m.def("cholesky", &la::cholesky, "a"_a, "upper"_a = false);
   m.def("solve", &la::solve, "a"_a, "b"_a);

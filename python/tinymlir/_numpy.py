@@ -8,6 +8,7 @@ nothing is ever converted to a constant silently.
 
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
@@ -289,6 +290,17 @@ def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     t = _traced(a, "numpy.clip's operand")
     if lo is None and hi is None:
         return t  # NumPy 2.4's: a copy
+    # NumPy's clip is one ufunc of the three: their common dtype first, and
+    # Python ints beyond an integer dtype's range clipped to it (NumPy 2's).
+    def kind(v):
+        return v.dtype if isinstance(v, Traced) else v
+    dtype = np.result_type(t.dtype, *(kind(v) for v in (lo, hi) if v is not None))
+    if dtype != t.dtype:
+        t = t.astype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = (builtins.min(builtins.max(v, info.min), info.max)
+                  if isinstance(v, int) and not isinstance(v, bool) else v for v in (lo, hi))
     if lo is not None:
         t = np.maximum(t, lo)  # NumPy's order: the upper bound wins where they cross
     return t if hi is None else np.minimum(t, hi)
@@ -1009,6 +1021,23 @@ _implements(np.nanargmax)(_nan_extreme(True))
 _implements(np.nanargmin)(_nan_extreme(False))
 
 
+@_implements(np.bincount)
+def _bincount(x, weights=None, minlength=0):
+    """NumPy's bincount with minlength as the result's length (it must be
+    known while tracing): an id at or past it raises a ValueError when the
+    kernel runs, as a negative one does (NumPy's)."""
+    t = to_tensor(x, "numpy.bincount's operand")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if minlength == 0:
+        raise TracingError("tinymlir traces numpy.bincount with minlength= only: the length of "
+                           "its result (max(x) + 1) depends on the data; pass minlength, the "
+                           "number of bins, as the bound")
+    w = None if weights is None else to_tensor(weights, "numpy.bincount's weights")
+    return Traced(_core.bincount(t, minlength, w))
+
+
 @_implements(np.searchsorted)
 def _searchsorted(a, v, side="left", sorter=None):
     if side not in ("left", "right"):
@@ -1142,6 +1171,17 @@ def _size(a, axis=None):
     return a.size if axis is None else a.shape[axis]
 
 
+def _public_name(func):
+    """numpy.sort, numpy.linalg.inv, numpy.fft.fft: the name NumPy users call."""
+    module = getattr(func, "__module__", None) or "numpy"
+    parts = [p for p in module.split(".") if not p.startswith("_")]
+    return ".".join((parts or ["numpy"]) + [func.__name__])
+
+
+def _traced_names():
+    return ", ".join(sorted({_public_name(f).removeprefix("numpy.") for f in _FUNCTIONS}))
+
+
 def array_function(func, types, args, kwargs):
     out = kwargs.get("out")
     if out is not None and func in _FUNCTIONS and func is not np.copyto:
@@ -1150,17 +1190,8 @@ def array_function(func, types, args, kwargs):
                      f"numpy.{func.__name__}")
     impl = _FUNCTIONS.get(func)
     if impl is None:
-        module = getattr(func, "__module__", "numpy") or "numpy"
-        module = "numpy" if module.startswith("numpy") else module
-        raise TracingError(
-            f"tinymlir cannot trace {module}.{func.__name__}: it is not among the traced NumPy "
-            "functions (sum, max/amax, min/amin, any, all, where, mean, var, std, clip, dot, "
-            "outer, tensordot, einsum (one or two operands), round (0 decimals), prod, "
-            "linalg.norm (vector norms, Frobenius), broadcast_to, flip, fliplr, flipud, nan_to_num, "
-            "diff, "
-            "reshape, transpose, "
-            "swapaxes, expand_dims, squeeze, split, concatenate, stack, hstack, vstack, triu, "
-            "tril, ones_like, zeros_like, full_like, shape, ndim, size, and the ufuncs)")
+        raise TracingError(f"tinymlir cannot trace {_public_name(func)}: it is not among the "
+                           f"traced NumPy functions ({_traced_names()}, and the ufuncs)")
     return impl(*args, **kwargs)
 
 

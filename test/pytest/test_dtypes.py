@@ -253,7 +253,9 @@ def test_complex_reductions_and_products(rng):
         a = (rng.standard_normal((6, 5)) + 1j * rng.standard_normal((6, 5))).astype(dtype)
         b = (rng.standard_normal((5, 4)) + 1j * rng.standard_normal((5, 4))).astype(dtype)
         # K products: gamma_K (|A| @ |B|) a part, doubled for the complex sums.
-        same(jit(lambda p, q: p @ q)(a, b), a @ b, 2 * 5 * e * (np.abs(a) @ np.abs(b)) * 2)
+        product = jit(lambda p, q: p @ q)
+        same(product(a, b), a @ b, 2 * 5 * e * (np.abs(a) @ np.abs(b)) * 2)
+        assert product.compile(a, b)._compiled.blas_calls == 1  # cgemm / zgemm
         for fn in (np.sum, lambda v: v.sum(axis=0), np.mean, np.var, lambda v: np.prod(v, axis=1)):
             want = fn(a)
             same(jit(fn)(a), want, 16 * a.size * e * (np.abs(want) + np.abs(a).max() ** 5), str(fn))
@@ -307,3 +309,41 @@ def test_programs_with_complex_and_small_integers(rng):
     mine = img.copy()
     same(jit(brighten)(mine, 5), brighten(img, 5))
     same(mine, img)
+
+
+def test_the_emulated_gpu_target_takes_small_ints_and_float16_and_refuses_complex():
+    """The GPU target's mapping and lowering, run on the CPU: int8 and float16
+    give the CPU's answers; complex dtypes and the row kernels are refused by name."""
+    a = np.arange(-6, 6, dtype=np.int8)
+    h = np.linspace(-2, 2, 12).astype(np.float16)
+    fn = lambda x, y: (x * 3 + 1, x // 4, x % 3, x >> 1, y * y - 1, np.abs(y))  # noqa: E731
+    same(jit(fn, target="gpu", gpu_emulate=True)(a, h), fn(a, h))
+    with pytest.raises(ValueError, match=r"gpu-emulated target has no complex64"):
+        jit(lambda y: y * 1j, target="gpu", gpu_emulate=True)(h)
+    with pytest.raises(ValueError, match=r"\[sort\] the gpu-emulated target cannot run it"):
+        jit(np.sort, target="gpu", gpu_emulate=True)(h)
+
+
+def test_results_of_mixed_dtypes_come_back_exactly(rng):
+    """Several results of different dtypes (packed into one array inside):
+    int64 and uint64 beyond 2**53, complex parts, float16, bools, bit for bit."""
+    big = np.array([2**62 + 1, -2**63, 12345678901234567], np.int64)
+    ubig = np.array([2**64 - 1, 2**63 + 3, 7], np.uint64)
+    z = np.array([1 + 2j, -3.5e300 + 1e-300j, np.nan + 1j])
+
+    def several(b, u, c):
+        return b, u, c, c.real.astype(np.float16), b > 0, np.conj(c).astype(np.complex64)
+
+    same(jit(several)(big, ubig, z), several(big, ubig, z))
+    same(jit(lambda c, h: (c * 2, h + 1))(z, np.ones(3, np.float16)), (z * 2, np.ones(3, np.float16) + 1))
+
+
+def test_python_ints_out_of_range_in_comparisons_and_clip_are_numpys():
+    """NumPy 2 compares with out-of-range Python ints exactly and clips them
+    to the dtype in np.clip (arithmetic with them is the OverflowError above)."""
+    x = np.array([7, 2, 11, 255], np.uint8)
+    i = np.array([-128, 0, 5, 127], np.int8)
+    for fn in (lambda v, w: (v > -1, v < 300, v == -1, -1 < v, w >= 1000, w != -200),
+               lambda v, w: (np.clip(v, -1, 0.5), np.clip(v, -1, 300), np.clip(w, -1000, 3)),
+               lambda v, w: np.greater(np.uint64(2**63) * 0 + 5, -1)):
+        same(jit(fn)(x, i), fn(x, i))

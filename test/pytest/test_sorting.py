@@ -43,7 +43,7 @@ CASES = {
     "argsort axis 0": lambda a: np.argsort(a, axis=0, stable=True),
     "cumsum": np.cumsum, "cumsum axis 1": lambda a: np.cumsum(a, axis=1),
     "cumprod axis 0": lambda a: np.cumprod(a, axis=0),
-    "cumsum dtype": lambda a: np.cumsum(a, axis=1, dtype=np.float32),
+    "cumsum dtype": lambda a: (np.cumsum(a, axis=1, dtype=np.float32), np.cumsum(a, dtype=np.int16)),
     "argmax": np.argmax, "argmax axis 1": lambda a: np.argmax(a, axis=1),
     "argmin keepdims": lambda a: np.argmin(a, axis=0, keepdims=True),
     "methods": lambda a: (a.cumsum(axis=0), a.argmax(axis=0), a.argsort(axis=1, kind="stable"),
@@ -174,3 +174,36 @@ def test_computed_positions_are_checked_when_the_kernel_runs(rng):
     ids = np.array([[3, 0], [1, 1]])
     fn = lambda t, i: (t[i * 1], t[:, i[0] * 1 - 1])  # noqa: E731  (computed ids, any rank)
     same(jit(fn)(table, ids), fn(table, ids))
+
+
+def test_computed_positions_write_along_any_axis(rng):
+    def scatter_columns(a, order):
+        a[:, order] = a[:, ::-1] * 10  # column order[j] takes reversed column j
+        a[order[::2]] += 1             # rows, a repeated index once each (NumPy's buffering)
+        return a[0] * 1.0
+
+    x = rng.standard_normal((5, 5))
+    order = rng.permutation(5)
+    mine = x.copy()
+    same(jit(lambda a, o: scatter_columns(a, np.argsort(np.argsort(o))))(mine, order),
+         scatter_columns(x, np.argsort(np.argsort(order))))
+    same(mine, x)
+
+
+def test_bincount_with_minlength_as_the_bound(rng):
+    ids = rng.integers(0, 6, 50)
+    w = rng.standard_normal(50)
+    for fn in (lambda i: np.bincount(i, minlength=8), lambda i: np.bincount(i.astype(np.uint8), minlength=6),
+               lambda i: np.bincount(i, weights=w, minlength=6), lambda i: np.bincount(i > 2, minlength=2)):
+        want = fn(ids)
+        got = jit(fn)(ids)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=50 * np.finfo(np.float64).eps)
+    with pytest.raises(ValueError, match=r"\[bincount\] id 6 is at or past minlength 6"):
+        jit(lambda i: np.bincount(i + 1, minlength=6))(ids)
+    with pytest.raises(ValueError, match="must have no negative elements"):
+        jit(lambda i: np.bincount(i - 1, minlength=6))(ids)
+    with pytest.raises(tinymlir.TracingError, match="minlength= only"):
+        jit(np.bincount)(ids)
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        jit(lambda v: np.bincount(v, minlength=3))(w)
