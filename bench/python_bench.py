@@ -7,7 +7,8 @@
   Python call: argument flattening, cache lookup, the native call, the output array),
   against the same expression in NumPy;
 - gelu, softmax and layer norm on (1024, 3072) float32: the seeds' formulas, jitted
-  (compiled once, before timing) against the same function run by NumPy.
+  (compiled once, before timing) against the same function run by NumPy;
+- (A @ x) @ A with A (4000, 5000) float64: two matrix-vector products (memory bound).
 
 Each round times every contender back to back; ratios are taken within a round and
 reported as median and range over the rounds. Compile time is reported separately.
@@ -43,6 +44,10 @@ def layer_norm(x, g, b, xp=np):
     mean = xp.mean(x, axis=-1, keepdims=True)
     var = xp.var(x, axis=-1, keepdims=True)
     return g * (x - mean) / xp.sqrt(var + 1e-5) + b
+
+
+def matvec(a, x, xp=np):
+    return (a @ x) @ a  # two matrix-vector products, as a bi-conjugate gradient step has
 
 
 def small(x, xp=np):
@@ -101,6 +106,8 @@ def main():
         "gelu (1024, 3072)": (gelu, (big,)),
         "softmax (1024, 3072)": (softmax, (big,)),
         "layer_norm (1024, 3072)": (layer_norm, (big, g, b)),
+        "(A @ x) @ A (4000, 5000) float64": (matvec, (rng.normal(size=(4000, 5000)),
+                                                    rng.normal(size=5000))),
     }
     cpu = "unknown CPU"
     try:

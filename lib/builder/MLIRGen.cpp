@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <optional>
 #include <map>
 #include <unordered_map>
@@ -409,6 +410,45 @@ struct PowInt {
         arith::SelectOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[0], minusOne),
                                 ofMinusOne, c0));
     return arith::SelectOp::create(b, loc, negative, inverse, power);
+  }
+};
+
+/// atan2(y, x), with C's values at y = x = 0 (+-0 or +-pi by the signs):
+/// MLIR folds math.atan2 of two constant zeros to nan.
+struct Atan2Float {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    using P = arith::CmpFPredicate;
+    auto c = [&](double v) { return scalarConstant(b, loc, n.dtype, v); };
+    Value zeros = arith::AndIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OEQ, x[0], c(0)),
+                                        arith::CmpFOp::create(b, loc, P::OEQ, x[1], c(0)));
+    Value negativeX = arith::CmpFOp::create(b, loc, P::OLT, math::CopySignOp::create(b, loc, c(1), x[1]), c(0));
+    Value angle = arith::SelectOp::create(b, loc, negativeX, c(std::numbers::pi), c(0));
+    Value special = math::CopySignOp::create(b, loc, angle, x[0]);
+    return arith::SelectOp::create(b, loc, zeros, special, math::Atan2Op::create(b, loc, x[0], x[1]));
+  }
+};
+
+/// sin(a + ib) = sin a cosh b + i cos a sinh b, and cos(a + ib) = cos a cosh b
+/// - i sin a sinh b, with libm's sinh: MLIR's complex lowering takes sinh as a
+/// difference of exponentials, which cancels for small b (100 ulps at 0.004).
+Value complexSinCos(OpBuilder &b, Location loc, Value z, bool sine) {
+  Value re = complex::ReOp::create(b, loc, z), im = complex::ImOp::create(b, loc, z);
+  Value s = math::SinOp::create(b, loc, re), c = math::CosOp::create(b, loc, re);
+  Value ch = math::CoshOp::create(b, loc, im), sh = math::SinhOp::create(b, loc, im);
+  Value real = arith::MulFOp::create(b, loc, sine ? s : c, ch);
+  Value imag = arith::MulFOp::create(b, loc, sine ? c : s, sh);
+  if (!sine)
+    imag = arith::NegFOp::create(b, loc, imag);
+  return complex::CreateOp::create(b, loc, z.getType(), real, imag);
+}
+struct ComplexSin {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    return complexSinCos(b, loc, x[0], true);
+  }
+};
+struct ComplexCos {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    return complexSinCos(b, loc, x[0], false);
   }
 };
 

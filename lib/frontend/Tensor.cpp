@@ -58,10 +58,6 @@ DType floatFor(DType integer) {
   return bytes == 1 ? DType::f16 : bytes == 2 ? DType::f32 : DType::f64;
 }
 
-DType floatOfSize(size_t bytes) {
-  return bytes <= 2 ? DType::f16 : bytes == 4 ? DType::f32 : DType::f64;
-}
-
 DType integerOf(bool isSigned, size_t bytes) {
   switch (bytes) {
   case 1: return isSigned ? DType::i8 : DType::u8;
@@ -162,8 +158,8 @@ double roundScalar(double v, DType from, DType to) {
 /// `n` converted to `dtype` for operation `op`: a Cast node, or a re-typed
 /// scalar. A Python integer beyond int32 fails where it meets int32, as in
 /// NumPy 2 (a float operand takes it as a float).
-NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
-  if (n->weak && n->integral && isInteger(dtype) && !fitsInteger(n->scalar, dtype)) {
+NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast", bool checkRange = true) {
+  if (checkRange && n->weak && n->integral && isInteger(dtype) && !fitsInteger(n->scalar, dtype)) {
     char value[64];
     std::snprintf(value, sizeof value, "%.0f", n->scalar);
     fail(op, std::string("Python integer ") + value + " is out of bounds for " + dtypeName(dtype),
@@ -171,7 +167,8 @@ NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast") {
   }
   if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
     auto s = makeNode(Op::Scalar, {}, dtype);
-    s->scalar = roundScalar(n->scalar, n->dtype, dtype);
+    s->scalar = dtype == DType::b8 ? (n->scalar != 0 || n->imag != 0 ? 1.0 : 0.0) // either part
+                                   : roundScalar(n->scalar, n->dtype, dtype);
     s->imag = isComplex(dtype) ? roundScalar(n->imag, DType::f64, realPart(dtype)) : 0;
     return s;
   }
@@ -236,6 +233,9 @@ DType applyIntPolicy(Op op, DType dtype, const std::string &operands) {
 Tensor binary(Op op, const Tensor &a, const Tensor &b) {
   NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
   DType operands = operandDType(op, x, y);
+  if (opInfo(op).ints == IntPolicy::ToFloat && !x->weak && !y->weak && !isFloat(operands) &&
+      !isComplex(operands)) // NumPy's loop: the smallest float both hold (int8, uint8: float16)
+    operands = promote(floatFor(x->dtype), floatFor(y->dtype));
   DType result = applyIntPolicy(op, operands, describe(x) + " and " + describe(y));
   if (op == Op::Pow && isInteger(result))
     for (const NodePtr &e : {y})
@@ -271,9 +271,10 @@ Tensor select(Op op, const Tensor &c, const Tensor &a, const Tensor &b) {
   NodePtr cond = nodeOf(c, opName(op)), x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
   DType result = operandDType(op, x, y);
   Shape shape = broadcastShapes(op, broadcastShapes(op, cond->shape, x->shape), y->shape);
+  // NumPy's where casts a Python int out of the result's range with wrap-around.
   return Tensor(makeNode(op, std::move(shape), result,
-                         {convert(cond, DType::b8, opName(op)), convert(x, result, opName(op)),
-                          convert(y, result, opName(op))}));
+                         {convert(cond, DType::b8, opName(op)), convert(x, result, opName(op), false),
+                          convert(y, result, opName(op), false)}));
 }
 
 /// Ops whose result is real for a complex operand: abs, real, imag, angle.
@@ -284,9 +285,12 @@ Tensor unary(Op op, const Tensor &a) {
   if (x->weak)
     x = convert(x, x->weakComplex ? DType::c128 : x->integral ? DType::i64 : DType::f64, opName(op));
   if (x->dtype == DType::b8 && opInfo(op).ints == IntPolicy::Keep && op != Op::Abs &&
-      op != Op::Floor && op != Op::Ceil && op != Op::Trunc)
+      op != Op::Floor && op != Op::Ceil && op != Op::Trunc && op != Op::Conj && op != Op::Real &&
+      op != Op::Imag)
     fail(op, "bool operands are not supported (NumPy's ufunc has no bool loop): got " +
                  describe(x) + "; cast it to an integer or float type first", ErrorKind::Type);
+  if (op == Op::Conj && x->dtype == DType::b8) // NumPy's conjugate has no bool loop: int8
+    x = convert(x, DType::i8, opName(op));
   DType dtype = applyIntPolicy(op, x->dtype, describe(x));
   x = convert(x, dtype, opName(op));
   DType result = isComplex(dtype) && realResult(op) ? realPart(dtype) : dtype;

@@ -39,6 +39,21 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
       one(i, 0, n);
     return;
   }
+  if (batch < threads && n < threads * kMinBlock && m >= threads * kMinBlock) {
+    // Few columns (a matrix-vector product, n == 1): row blocks instead,
+    // each a product of its rows of A with all of B.
+    const int64_t rows = ((m + threads - 1) / threads + 15) / 16 * 16;
+    const int64_t blocks = (m + rows - 1) / rows, tasks = batch * blocks;
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::min<int64_t>(threads, tasks)))
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t i = t / blocks, r0 = (t % blocks) * rows, height = std::min(rows, m - r0);
+      blas(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(height), static_cast<int>(n),
+           static_cast<int>(k), T(1), a + i * strideA + r0 * lda, static_cast<int>(lda),
+           b + i * strideB, static_cast<int>(ldb), T(1), c + i * strideC + r0 * ldc,
+           static_cast<int>(ldc));
+    }
+    return;
+  }
   // Enough tasks for every thread: whole products when the batch has them,
   // else column blocks of each.
   int64_t blocks = batch >= threads ? 1 : (threads + batch - 1) / batch;

@@ -39,21 +39,31 @@ template <class T> bool before(T a, T b) {
     return a < b;
 }
 
+/// Row i's positions in stable sorted order: std::sort with ties broken by
+/// position (std::stable_sort's temporary buffer is deprecated in C++20's
+/// libstdc++).
+template <class T> void stableOrder(const Rows<T> &in, int64_t i, std::vector<int64_t> &order) {
+  order.resize(static_cast<size_t>(in.columns));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const T x = in(i, a), y = in(i, b);
+    return before(x, y) || (!before(y, x) && a < b);
+  });
+}
+
 template <class T> void sortRows(Rows<T> in, Rows<T> out) {
+  std::vector<int64_t> order;
   for (int64_t i = 0; i < in.rows; ++i) {
-    T *row = &out(i, 0);
+    stableOrder(in, i, order);
     for (int64_t j = 0; j < in.columns; ++j)
-      row[j] = in(i, j);
-    std::stable_sort(row, row + in.columns, before<T>);
+      out(i, j) = in(i, order[static_cast<size_t>(j)]);
   }
 }
 
 template <class T> void argsortRows(Rows<T> in, Rows<int64_t> out) {
-  std::vector<int64_t> order(static_cast<size_t>(in.columns));
+  std::vector<int64_t> order;
   for (int64_t i = 0; i < in.rows; ++i) {
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t a, int64_t b) { return before(in(i, a), in(i, b)); });
+    stableOrder(in, i, order);
     for (int64_t j = 0; j < in.columns; ++j)
       out(i, j) = order[static_cast<size_t>(j)];
   }

@@ -135,6 +135,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return Traced(_BINARY[ufunc](a, b))
     if ufunc is np.square:
         t = to_tensor(inputs[0], f"{name}'s operand")
+        if t.dtype == "bool":  # NumPy's square has no bool loop: int8
+            t = _core.cast(t, "int8")
         return Traced(_core.multiply(t, t))
     if ufunc is np.reciprocal:
         t = to_tensor(inputs[0], f"{name}'s operand")
@@ -986,6 +988,8 @@ def _cumprod(a, axis=None, dtype=None, out=None):
 
 def _extreme_index(fn, name, a, axis, out, keepdims):
     t = _traced(a, f"numpy.{name}'s operand")
+    if t.ndim == 0 and axis is not None and operator.index(axis) in (0, -1):
+        axis = None  # NumPy takes axis 0 or -1 of a rank-0 array as all of it
     r = Traced(fn(t._t, None if axis is None else operator.index(axis), bool(keepdims)))
     return _into(out, r, f"numpy.{name}") if out is not None else r
 

@@ -207,6 +207,8 @@ def _reduce(name, x, axis=None, keepdims=False):
     if len(axes) == 1:
         return _wrap(fn(t, axes[0], bool(keepdims)))
     if len(axes) == 0:  # NumPy: each value is reduced alone
+        if name in ("sum", "prod") and np.dtype(t.dtype).kind in "biu":  # in int64 or uint64
+            return _wrap(_core.cast(t, "uint64" if np.dtype(t.dtype).kind == "u" else "int64"))
         if name in ("sum", "prod", "max", "min"):
             return _wrap(t)
         if name in ("any", "all"):
@@ -215,6 +217,8 @@ def _reduce(name, x, axis=None, keepdims=False):
         if name == "mean":
             return mean
         centered = mean - mean  # 0, or nan where the value is inf or nan
+        if centered.dtype.kind == "c":  # |x - mean|^2, real
+            return centered.real * centered.real + centered.imag * centered.imag
         return centered * centered
     if name in ("sum", "prod", "max", "min", "any", "all"):
         r = t
@@ -1017,8 +1021,26 @@ class Traced:
     __rmul__ = _binary(_core.multiply, swap=True, numpy_op=operator.mul)
     __truediv__ = _binary(_core.divide, numpy_op=operator.truediv)
     __rtruediv__ = _binary(_core.divide, swap=True, numpy_op=operator.truediv)
-    __pow__ = _binary(_core.pow, numpy_op=operator.pow)
+    _power = _binary(_core.pow, numpy_op=operator.pow)
     __rpow__ = _binary(_core.pow, swap=True, numpy_op=operator.pow)
+
+    def __pow__(self, other):
+        """a ** b as ndarray's: a Python-number exponent 2 is np.square (of a bool:
+        int8); of float and complex arrays also 0.5 (np.sqrt), -1 (np.reciprocal),
+        1 (a copy) and 0 (ones), as NumPy's fast scalar powers."""
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            inexact = self.dtype.kind in "fc"
+            if other == 2:
+                return np.square(self)
+            if inexact and other == 0.5:
+                return np.sqrt(self)
+            if inexact and other == -1:
+                return np.reciprocal(self)
+            if inexact and other == 1:
+                return self.copy()
+            if inexact and other == 0:
+                return np.ones_like(self)
+        return self._power(other)
     __matmul__ = _binary(_core.matmul)
     __rmatmul__ = _binary(_core.matmul, swap=True)
 

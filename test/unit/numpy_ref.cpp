@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <cstring>
 #include <random>
 #include <iomanip>
 #include <sstream>
@@ -48,6 +49,21 @@ Array numpy(const std::string &expression, const std::map<std::string, Array> &i
 Array randomArray(const Shape &shape, DType dtype, uint64_t seed, double scale) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, scale);
+  const bool own = dtype == DType::f32 || dtype == DType::f64 || dtype == DType::i32 ||
+                   dtype == DType::b8 || dtype == DType::i64;
+  if (!own) { // the other dtypes: complex normal pairs, or float64 values converted
+    Array z = Array::empty(shape, isComplex(dtype) ? DType::c128 : DType::f64);
+    for (int64_t i = 0; i < z.size(); ++i) {
+      double v = normal(rng);
+      if (isComplex(dtype)) {
+        double parts[2] = {v, normal(rng)};
+        std::memcpy(static_cast<std::byte *>(z.data()) + 16 * i, parts, 16);
+      } else {
+        static_cast<double *>(z.data())[i] = isInteger(dtype) ? std::round(v * 10) : v;
+      }
+    }
+    return z.dtype() == dtype ? z : z.astype(dtype);
+  }
   Array a = Array::empty(shape, dtype);
   int64_t n = a.size();
   for (int64_t i = 0; i < n; ++i) {
@@ -67,6 +83,8 @@ Array randomArray(const Shape &shape, DType dtype, uint64_t seed, double scale) 
       break;
     case DType::i64: // beyond int32 (and exactly representable in float64)
       static_cast<int64_t *>(a.data())[i] = std::llround(v * 10) * (int64_t{1} << 34) + 7;
+      break;
+    default: // made above
       break;
     }
   }
@@ -90,12 +108,15 @@ double unitRoundoff(DType dtype) {
     return std::ldexp(1.0, -24);
   case DType::f64:
     return std::ldexp(1.0, -53);
-  case DType::i32:
-  case DType::i64:
-  case DType::b8:
+  case DType::f16:
+    return std::ldexp(1.0, -11);
+  case DType::c64:
+    return std::ldexp(1.0, -24);
+  case DType::c128:
+    return std::ldexp(1.0, -53);
+  default:
     return 0; // integer arithmetic is exact
   }
-  return 0;
 }
 
 double gamma(int64_t n, DType dtype) {
