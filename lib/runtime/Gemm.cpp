@@ -23,10 +23,15 @@ constexpr double kSplitFlops = 8e6;
 /// Column blocks are at least this wide (a multiple of a cache line of float64).
 constexpr int64_t kMinBlock = 64;
 
+/// cblas_?gemv's type, for products of one column (null: none, complex).
+template <typename T>
+using Gemv = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, blasint, blasint, T, const T *, blasint,
+                      const T *, blasint, T, T *, blasint);
+
 template <typename T, typename Blas>
 void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,
           int64_t strideA, const T *b, int64_t ldb, int64_t strideB, T *c, int64_t ldc,
-          int64_t strideC) {
+          int64_t strideC, Gemv<T> gemv = nullptr) {
   auto one = [&](int64_t i, int64_t j0, int64_t width) {
     blas(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(width),
          static_cast<int>(k), T(1), a + i * strideA, static_cast<int>(lda), b + i * strideB + j0,
@@ -34,24 +39,25 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
   };
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const double flops = 2.0 * static_cast<double>(batch) * m * n * k;
+  if (gemv && n == 1) {
+    // A matrix-vector product: gemv (OpenBLAS's gemm packs a one-column B
+    // as a matrix: 2.5x slower), on row blocks over the team when large.
+    const int64_t rows = threads <= 1 || flops < kSplitFlops
+                             ? m
+                             : ((m + threads - 1) / threads + 15) / 16 * 16;
+    const int64_t blocks = (m + rows - 1) / rows, tasks = batch * blocks;
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::min<int64_t>(std::max(threads, 1), tasks))) if (tasks > 1)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t i = t / blocks, r0 = (t % blocks) * rows, height = std::min(rows, m - r0);
+      gemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(height), static_cast<blasint>(k), T(1),
+           a + i * strideA + r0 * lda, static_cast<blasint>(lda), b + i * strideB,
+           static_cast<blasint>(ldb), T(1), c + i * strideC + r0 * ldc, static_cast<blasint>(ldc));
+    }
+    return;
+  }
   if (threads <= 1 || flops < kSplitFlops) {
     for (int64_t i = 0; i < batch; ++i)
       one(i, 0, n);
-    return;
-  }
-  if (batch < threads && n < threads * kMinBlock && m >= threads * kMinBlock) {
-    // Few columns (a matrix-vector product, n == 1): row blocks instead,
-    // each a product of its rows of A with all of B.
-    const int64_t rows = ((m + threads - 1) / threads + 15) / 16 * 16;
-    const int64_t blocks = (m + rows - 1) / rows, tasks = batch * blocks;
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::min<int64_t>(threads, tasks)))
-    for (int64_t t = 0; t < tasks; ++t) {
-      const int64_t i = t / blocks, r0 = (t % blocks) * rows, height = std::min(rows, m - r0);
-      blas(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(height), static_cast<int>(n),
-           static_cast<int>(k), T(1), a + i * strideA + r0 * lda, static_cast<int>(lda),
-           b + i * strideB, static_cast<int>(ldb), T(1), c + i * strideC + r0 * ldc,
-           static_cast<int>(ldc));
-    }
     return;
   }
   // Enough tasks for every thread: whole products when the batch has them,
@@ -96,13 +102,15 @@ extern "C" void tinymlir_zgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
 extern "C" void tinymlir_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a,
                                int64_t lda, int64_t strideA, const float *b, int64_t ldb,
                                int64_t strideB, float *c, int64_t ldc, int64_t strideC) {
-  gemm<float>(cblas_sgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC);
+  gemm<float>(cblas_sgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC,
+              cblas_sgemv);
 }
 
 extern "C" void tinymlir_dgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const double *a,
                                int64_t lda, int64_t strideA, const double *b, int64_t ldb,
                                int64_t strideB, double *c, int64_t ldc, int64_t strideC) {
-  gemm<double>(cblas_dgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC);
+  gemm<double>(cblas_dgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC,
+               cblas_dgemv);
 }
 
 tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
