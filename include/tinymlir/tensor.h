@@ -13,6 +13,7 @@
 
 #include <tinymlir/array.h>
 
+#include <concepts>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -87,7 +88,20 @@ private:
 struct ScalarType {
   DType dtype;
   constexpr operator DType() const { return dtype; } // NOLINT
+  /// A value rounded (or truncated and wrapped) to dtype, as NumPy's cast.
   Tensor operator()(double value) const;
+  /// An integer, exact in all 64 bits; out of dtype's range it is NumPy 2's
+  /// OverflowError (np.uint8(300)).
+  template <std::integral I> Tensor operator()(I value) const {
+    if constexpr (std::is_signed_v<I>)
+      return integer(static_cast<int64_t>(value));
+    else
+      return integer(static_cast<uint64_t>(value));
+  }
+
+private:
+  Tensor integer(int64_t value) const;
+  Tensor integer(uint64_t value) const;
 };
 inline constexpr ScalarType f32{DType::f32};
 inline constexpr ScalarType f64{DType::f64};
@@ -95,7 +109,22 @@ inline constexpr ScalarType i32{DType::i32};
 inline constexpr ScalarType i64{DType::i64};
 
 /// A weak scalar (a plain C++ number): takes the dtype of the tensor it meets.
+/// `integral` marks an integer written as a double (exact up to 2^53).
 Tensor weakScalar(double value, bool integral);
+/// A weak integer (a Python int), exact in all 64 bits: out of the range of
+/// the dtype it meets, NumPy 2's OverflowError.
+Tensor weakInteger(int64_t value);
+/// A weak integer in [2^63, 2^64): meets only uint64 (and floats) exactly.
+Tensor weakUnsigned(uint64_t value);
+/// The weak scalar for a C++ number of any arithmetic type.
+template <class S> Tensor weakNumber(S value) {
+  if constexpr (std::is_floating_point_v<S>)
+    return weakScalar(static_cast<double>(value), false);
+  else if constexpr (std::is_signed_v<S>)
+    return weakInteger(static_cast<int64_t>(value));
+  else
+    return weakUnsigned(static_cast<uint64_t>(value));
+}
 /// A weak complex scalar (a Python complex): complex64 with float32 and
 /// float16 tensors, else complex128 (NEP 50).
 Tensor weakComplexScalar(double real, double imag);
@@ -109,10 +138,10 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 // take a plain number on either side.
 #define TINYMLIR_SCALAR_OVERLOADS(OP)                                                              \
   template <Number S> Tensor OP(const Tensor &a, S b) {                                            \
-    return OP(a, weakScalar(static_cast<double>(b), std::is_integral_v<S>));                       \
+    return OP(a, weakNumber(b));                       \
   }                                                                                                \
   template <Number S> Tensor OP(S a, const Tensor &b) {                                            \
-    return OP(weakScalar(static_cast<double>(a), std::is_integral_v<S>), b);                       \
+    return OP(weakNumber(a), b);                       \
   }
 #define TINYMLIR_DECLARE_Unary(f) Tensor f(const Tensor &x);
 #define TINYMLIR_DECLARE_Binary(f)                                                                 \
@@ -122,10 +151,10 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 #define TINYMLIR_DECLARE_Select(f)                                                                 \
   Tensor f(const Tensor &condition, const Tensor &x, const Tensor &y);                             \
   template <Number S> Tensor f(const Tensor &condition, const Tensor &x, S y) {                    \
-    return f(condition, x, weakScalar(static_cast<double>(y), std::is_integral_v<S>));             \
+    return f(condition, x, weakNumber(y));             \
   }                                                                                                \
   template <Number S> Tensor f(const Tensor &condition, S x, const Tensor &y) {                    \
-    return f(condition, weakScalar(static_cast<double>(x), std::is_integral_v<S>), y);             \
+    return f(condition, weakNumber(x), y);             \
   }
 #define TINYMLIR_DECLARE_Convert(f)
 #define TINYMLIR_OP(...)
@@ -190,6 +219,10 @@ Tensor broadcastTo(const Tensor &x, const Shape &shape);
 Tensor bitcast(const Tensor &x, DType dtype);
 /// A tensor of `shape` filled with `value` in `dtype` (np.full; np.zeros).
 Tensor full(const Shape &shape, double value, DType dtype);
+/// The same with an integer fill value, exact in all 64 bits.
+template <std::integral I> Tensor full(const Shape &shape, I value, DType dtype) {
+  return broadcastTo(ScalarType{dtype}(value), shape);
+}
 /// New shape with the same element count; one entry may be -1.
 Tensor reshape(const Tensor &x, const Shape &shape);
 Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);

@@ -52,8 +52,9 @@ Type elementType(Builder &b, DType dtype) {
 }
 
 /// A constant of `dtype`: a complex one's parts are (value, imag). Integers
-/// are exact up to 2^53 (the frontend refuses larger Python ints) and
-/// saturate, never UB; uint64 values up to 2^64 keep their bits.
+/// given as doubles (the lowerings' own constants; a Scalar node's exact
+/// value goes through scalarValue) saturate, never UB; uint64 values up to
+/// 2^64 keep their bits.
 Value scalarConstant(OpBuilder &b, Location loc, DType dtype, double value, double imag = 0) {
   Type type = elementType(b, dtype);
   if (isInteger(dtype)) {
@@ -623,6 +624,16 @@ private:
     return tinymlir::detail::scalarConstant(b, loc_, dtype, value, imag);
   }
 
+  /// A Scalar node's value as a constant: integers with all their bits.
+  Value scalarValue(OpBuilder &b, const Node &n) {
+    if (isInteger(n.dtype))
+      return intConstant(b, loc_, tinymlir::detail::elementType(b, n.dtype), n.integer);
+    return scalarConstant(b, n.dtype, n.scalar, n.imag);
+  }
+
+  Value filled(const Node &n, Value init) {
+    return linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
+  }
   Value filled(const Node &n, double value, double imag = 0) {
     Value init = scalarConstant(b_, n.dtype, value, imag);
     return linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
@@ -813,7 +824,7 @@ private:
     case Op::Constant:
       break; // bound to the function's arguments before any use
     case Op::Scalar:
-      return filled(n, n.scalar, n.imag);
+      return filled(n, scalarValue(b_, n));
     case Op::Sum:
     case Op::Max:
     case Op::Min:
@@ -982,8 +993,7 @@ private:
           SmallVector<Value> operands;
           for (size_t i = 0; i < n.args.size(); ++i)
             operands.push_back(blockArg[i] >= 0 ? block[blockArg[i]]
-                                                : scalarConstant(b, n.args[i]->dtype,
-                                                                 n.args[i]->scalar, n.args[i]->imag));
+                                                : scalarValue(b, *n.args[i]));
           linalg::YieldOp::create(b, loc, scalarOp(b, n, operands));
         });
     return generic.getResult(0);

@@ -24,6 +24,9 @@ struct Node {
   Array constant;             // Constant: the captured data
   double scalar = 0;          // Scalar: the value (in dtype; a complex one's real part)
   double imag = 0;            // Scalar: a complex value's imaginary part
+  int64_t integer = 0;        // Scalar of an integer dtype, or weak and integral: the
+                              // exact value's 64 bits (read unsigned where dtype is
+                              // uint64: a weak integer beyond INT64_MAX has it)
   bool weak = false;          // Scalar: a plain C++ number, dtype not decided yet
   bool integral = false;      // Scalar, weak: written as an integer
   bool weakComplex = false;   // Scalar, weak: a Python complex number

@@ -130,6 +130,52 @@ bool fitsInteger(double v, DType dtype) {
   return v >= lo && v < hi;
 }
 
+/// Whether a scalar holds an exact integer (Node::integer).
+bool holdsInteger(const Node &n) {
+  return n.op == Op::Scalar && (isInteger(n.dtype) || (n.weak && n.integral));
+}
+
+std::string integerText(const Node &n) {
+  return n.dtype == DType::u64 ? std::to_string(static_cast<uint64_t>(n.integer))
+                               : std::to_string(n.integer);
+}
+
+/// Whether the exact integer scalar `n` is in the range of `to`.
+bool fitsInteger(const Node &n, DType to) {
+  const int bits = 8 * static_cast<int>(dtypeSize(to));
+  const uint64_t top = isUnsigned(to) ? (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1)
+                                      : (uint64_t{1} << (bits - 1)) - 1;
+  if (n.dtype == DType::u64)
+    return static_cast<uint64_t>(n.integer) <= top;
+  if (n.integer < 0)
+    return !isUnsigned(to) && (bits == 64 || n.integer >= -(int64_t{1} << (bits - 1)));
+  return static_cast<uint64_t>(n.integer) <= top;
+}
+
+/// The bits of an integer wrapped to the width of `to`, as NumPy's integer
+/// casts wrap: truncated, then sign- or zero-extended.
+int64_t wrapInteger(int64_t value, DType to) {
+  const int width = 8 * static_cast<int>(dtypeSize(to));
+  auto bits = static_cast<uint64_t>(value);
+  if (width < 64) {
+    const uint64_t mask = (uint64_t{1} << width) - 1;
+    bits &= mask;
+    if (!isUnsigned(to) && ((bits >> (width - 1)) & 1))
+      bits |= ~mask;
+  }
+  return static_cast<int64_t>(bits);
+}
+
+/// An integer converted to a float dtype with one rounding (int64 to float32
+/// directly, not through a double), as NumPy's casts.
+template <class I> double integerToFloat(I v, DType to) {
+  if (to == DType::f32 || to == DType::c64)
+    return static_cast<double>(static_cast<float>(v));
+  if (to == DType::f16)
+    return static_cast<double>(static_cast<_Float16>(static_cast<float>(v)));
+  return static_cast<double>(v);
+}
+
 /// A scalar of dtype `from` as the value NumPy's cast to `to` gives, held in a
 /// double: rounded to float32/float16, wrapped to the integer's width, 0 or 1.
 double roundScalar(double v, DType from, DType to) {
@@ -159,17 +205,30 @@ double roundScalar(double v, DType from, DType to) {
 /// scalar. A Python integer beyond int32 fails where it meets int32, as in
 /// NumPy 2 (a float operand takes it as a float).
 NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast", bool checkRange = true) {
-  if (checkRange && n->weak && n->integral && isInteger(dtype) && !fitsInteger(n->scalar, dtype)) {
-    char value[64];
-    std::snprintf(value, sizeof value, "%.0f", n->scalar);
-    fail(op, std::string("Python integer ") + value + " is out of bounds for " + dtypeName(dtype),
+  if (checkRange && n->weak && n->integral && isInteger(dtype) && !fitsInteger(*n, dtype))
+    fail(op, "Python integer " + integerText(*n) + " is out of bounds for " + dtypeName(dtype),
          ErrorKind::Overflow);
-  }
   if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
     auto s = makeNode(Op::Scalar, {}, dtype);
+    if (holdsInteger(*n)) { // exact: wrapped in integers, rounded once to floats
+      if (dtype == DType::b8)
+        s->scalar = n->integer != 0 ? 1.0 : 0.0;
+      else if (isInteger(dtype)) {
+        s->integer = wrapInteger(n->integer, dtype);
+        s->scalar = dtype == DType::u64 ? static_cast<double>(static_cast<uint64_t>(s->integer))
+                                        : static_cast<double>(s->integer);
+      } else
+        s->scalar = n->dtype == DType::u64
+                        ? integerToFloat(static_cast<uint64_t>(n->integer), realPart(dtype))
+                        : integerToFloat(n->integer, realPart(dtype));
+      return s;
+    }
     s->scalar = dtype == DType::b8 ? (n->scalar != 0 || n->imag != 0 ? 1.0 : 0.0) // either part
                                    : roundScalar(n->scalar, n->dtype, dtype);
     s->imag = isComplex(dtype) ? roundScalar(n->imag, DType::f64, realPart(dtype)) : 0;
+    if (isInteger(dtype)) // in range after roundScalar's wrap
+      s->integer = dtype == DType::u64 ? static_cast<int64_t>(static_cast<uint64_t>(s->scalar))
+                                       : static_cast<int64_t>(s->scalar);
     return s;
   }
   if (n->dtype == dtype)
@@ -257,8 +316,8 @@ Tensor compare(Op op, const Tensor &a, const Tensor &b) {
   // NumPy 2 compares with a Python int beyond an integer dtype's range
   // exactly (uint8_array > -1 is all True): in int64, or float64 beside uint64.
   for (const NodePtr &w : {x, y})
-    if (w->weak && w->integral && isInteger(operands) && !fitsInteger(w->scalar, operands))
-      operands = operands != DType::u64 && fitsInteger(w->scalar, DType::i64) ? DType::i64 : DType::f64;
+    if (w->weak && w->integral && isInteger(operands) && !fitsInteger(*w, operands))
+      operands = operands != DType::u64 && fitsInteger(*w, DType::i64) ? DType::i64 : DType::f64;
   applyIntPolicy(op, operands, describe(x) + " and " + describe(y));
   Shape shape = broadcastShapes(op, x->shape, y->shape);
   return Tensor(makeNode(op, std::move(shape), DType::b8,
@@ -411,20 +470,45 @@ Tensor Tensor::T() const {
 }
 
 Tensor ScalarType::operator()(double value) const {
-  auto node = makeNode(Op::Scalar, {}, dtype);
-  Tensor typed(node);
-  node->weak = true; // let convert() round the value to the dtype
-  node->integral = false;
-  node->scalar = value;
-  NodePtr rounded = convert(node, dtype);
-  return Tensor(rounded);
+  return Tensor(convert(nodeOf(weakScalar(value, false), "scalar"), dtype));
+}
+Tensor ScalarType::integer(int64_t value) const {
+  return Tensor(convert(nodeOf(weakInteger(value), "scalar"), dtype));
+}
+Tensor ScalarType::integer(uint64_t value) const {
+  return Tensor(convert(nodeOf(weakUnsigned(value), "scalar"), dtype));
 }
 
 Tensor weakScalar(double value, bool integral) {
-  auto node = makeNode(Op::Scalar, {}, integral ? DType::i64 : DType::f64);
+  if (integral) {
+    if (!(std::abs(value) <= 9007199254740992.0) || std::trunc(value) != value)
+      fail(Op::Scalar, "an integral weak scalar must be an integer up to 2^53 in magnitude, got " +
+                           std::to_string(value) + " (use weakInteger for 64 bits)");
+    return weakInteger(static_cast<int64_t>(value));
+  }
+  auto node = makeNode(Op::Scalar, {}, DType::f64);
   node->weak = true;
-  node->integral = integral;
   node->scalar = value;
+  return Tensor(node);
+}
+
+Tensor weakInteger(int64_t value) {
+  auto node = makeNode(Op::Scalar, {}, DType::i64);
+  node->weak = true;
+  node->integral = true;
+  node->integer = value;
+  node->scalar = static_cast<double>(value);
+  return Tensor(node);
+}
+
+Tensor weakUnsigned(uint64_t value) {
+  if (value <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return weakInteger(static_cast<int64_t>(value));
+  auto node = makeNode(Op::Scalar, {}, DType::u64);
+  node->weak = true;
+  node->integral = true;
+  node->integer = static_cast<int64_t>(value);
+  node->scalar = static_cast<double>(value);
   return Tensor(node);
 }
 
@@ -1148,6 +1232,7 @@ bool sameValue(const Tensor &a, const Tensor &b) {
     if (x->op != y->op || x->shape != y->shape || x->dtype != y->dtype ||
         x->args.size() != y->args.size() || x->axes != y->axes || x->weak != y->weak ||
         x->integral != y->integral || x->op == Op::Argument ||
+        (x->op == Op::Scalar && x->integer != y->integer) ||
         (x->op == Op::Scalar && !(x->scalar == y->scalar ||
                                   (std::isnan(x->scalar) && std::isnan(y->scalar)))) ||
         (x->op == Op::Constant && x->constant.data() != y->constant.data()))

@@ -168,6 +168,17 @@ NB_MODULE(_tinymlir, m) {
         "A tensor holding a NumPy array (borrowed, kept alive): a captured constant.");
   m.def("weak_scalar", &weakScalar, "value"_a, "integral"_a,
         "A Python number: takes the dtype of the tensor it meets (NEP 50 'weak').");
+  m.def("weak_integer", nb::overload_cast<int64_t>(&weakInteger), "value"_a,
+        "A Python int, exact in 64 bits: out of the range of the dtype it meets, OverflowError.");
+  m.def("weak_integer", &weakUnsigned, "value"_a);
+  m.def(
+      "typed_integer",
+      [](int64_t v, const std::string &dtype) { return cast(weakInteger(v), parseDType(dtype)); },
+      "value"_a, "dtype"_a, "A NumPy integer scalar (np.int64(v)), exact: strong.");
+  m.def(
+      "typed_integer",
+      [](uint64_t v, const std::string &dtype) { return cast(weakUnsigned(v), parseDType(dtype)); },
+      "value"_a, "dtype"_a);
   m.def("weak_complex_scalar", &weakComplexScalar, "real"_a, "imag"_a,
         "A Python complex number: complex64 or complex128 by the tensor it meets (NEP 50).");
   m.def(

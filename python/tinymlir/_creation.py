@@ -66,6 +66,8 @@ def full_traced(shape, value, dtype, name):
     if d.kind == "c":  # both parts: a typed complex scalar, broadcast
         c = complex(v.astype(d))
         r = Traced(_core.broadcast_to(_core.typed_scalar(c.real, dtype_name(d), c.imag), list(dims)))
+    elif d.kind in "iu":  # exact in all 64 bits
+        r = Traced(_core.broadcast_to(_core.typed_integer(int(v.astype(d)), dtype_name(d)), list(dims)))
     else:
         r = Traced(_core.full(list(dims), float(v.astype(d)), dtype_name(d)))
     r._buf.known = lambda: np.full(dims, v, d)

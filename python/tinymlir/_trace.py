@@ -110,16 +110,15 @@ def to_tensor(x, what="an operand"):
         return _core.typed_scalar(float(x), "bool")
     if isinstance(x, np.generic):  # before int/float: np.float64 subclasses float
         name = dtype_name(x.dtype, f"{what} (a NumPy scalar)")
-        if name in ("int64", "uint64"):
-            _exact_int(int(x))
+        if x.dtype.kind in "iu":
+            return _core.typed_integer(int(x), name)
         if x.dtype.kind == "c":
             return _core.typed_scalar(float(x.real), name, float(x.imag))
         return _core.typed_scalar(float(x), name)
     if isinstance(x, int):  # out of a dtype's range, an error where it meets it (as NumPy's)
         if not -2**63 <= x < 2**64:
             raise OverflowError(f"Python integer {x} out of bounds for int64")
-        _exact_int(x)
-        return _core.weak_scalar(float(x), True)
+        return _core.weak_integer(x)
     if isinstance(x, float):
         return _core.weak_scalar(x, False)
     if isinstance(x, complex):
@@ -139,13 +138,6 @@ def to_tensor(x, what="an operand"):
         return to_tensor(np.asarray(x), what)
     raise TypeError(f"{what} of type {type(x).__name__} cannot be used in a traced "
                     "computation (arrays, traced values and numbers can)")
-
-
-def _exact_int(v):
-    """Integer constants are held as float64 in the graph: exact up to 2**53."""
-    if not -2**53 <= v <= 2**53:
-        raise OverflowError(f"tinymlir: the integer constant {v} is beyond 2**53, which traced "
-                            "code holds exactly; pass it as an int64 array argument")
 
 
 def plain_array(x: np.ndarray, what) -> np.ndarray:

@@ -38,10 +38,30 @@ def test_int64_written_back_and_mixed_results_exact():
     same(f, np.array([2**53 - 1, 4, -5], dtype=np.int64), np.array([1.5, -0.0, np.nan]))
 
 
-def test_integer_constants_beyond_2_53_are_refused_not_rounded():
-    with pytest.raises(OverflowError, match=r"beyond 2\*\*53"):
-        jit(lambda a: a + (2**60 + 1))(np.arange(3))
+def test_integer_constants_keep_all_64_bits():
+    """Python ints, NumPy integer scalars and fill values beyond 2**53 are exact
+    (a double would round 2**60 + 1 to 2**60)."""
+    top = np.iinfo(np.int64).max
+
+    def f(a, u):
+        z = np.full(3, 2**62 + 1)
+        z[1] = -(2**61) - 3
+        return (a + (2**60 + 1), a * (2**40 + 1), a - top, a ^ (2**63 - 1), a > 2**60 + 1,
+                a == 2**60 + 3, u + (2**64 - 1), u & 0xFFFF_FFFF_FFFF_FFF1, u >= 2**63 + 5,
+                u - np.uint64(2**63 + 1), a + np.int64(-(2**62) - 7), z, z // 3,
+                np.clip(a, 2**60 + 2, top - 1), np.where(a > 0, 2**59 + 11, -(2**58) - 1),
+                a.astype(np.float32) + 1, (a + 2**60 + 1).astype(np.float32),
+                np.maximum(a, 2**60 + 2))
+    same(f, np.array([2**60 + 2, 4, -5, top], dtype=np.int64),
+         np.array([2**63 + 7, 2**64 - 2, 3], dtype=np.uint64))
+
+
+def test_integer_constants_out_of_range_are_numpys_overflow_error():
     with pytest.raises(OverflowError, match="out of bounds for int64"):
         jit(lambda a: a + 2**70)(np.arange(3))
+    with pytest.raises(OverflowError, match="out of bounds for int64"):
+        jit(lambda a: a + 2**63)(np.arange(3))
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):
+        jit(lambda a: a + 256)(np.arange(3, dtype=np.uint8))
     with pytest.raises(OverflowError, match="out of bounds for int32"):
         jit(lambda a: a + 2**40)(np.arange(3, dtype=np.int32))

@@ -46,6 +46,24 @@ TEST(Dtypes, SmallIntegersWrapAndDivideAsNumPy) {
             "[add] Python integer 300 is out of bounds for uint8");
 }
 
+TEST(Dtypes, IntegerScalarsKeepAll64Bits) {
+  // 2^60 + 1 and 2^64 - 1 are not doubles: a scalar held as one would round.
+  const int64_t big = (int64_t{1} << 60) + 1;
+  Array a = Array::fromVector<int64_t>({1, -2}, {2});
+  Array sum = jit([&](const Tensor &x) { return x + big; })(a);
+  EXPECT_EQ(sum.data<int64_t>()[0], big + 1);
+  EXPECT_EQ(sum.data<int64_t>()[1], big - 2);
+  Array u = Array::fromVector<uint64_t>({1, 2}, {2});
+  Array wrapped = jit([](const Tensor &x) { return x + ~uint64_t{0}; })(u); // wraps, as NumPy's
+  EXPECT_EQ(wrapped.dtype(), DType::u64);
+  EXPECT_EQ(wrapped.data<uint64_t>()[0], 0u);
+  EXPECT_EQ(wrapped.data<uint64_t>()[1], 1u);
+  Array filled = jit([&](const Tensor &x) { return x * 0 + full({2}, big, DType::i64); })(a);
+  EXPECT_EQ(filled.data<int64_t>()[1], big);
+  EXPECT_EQ(errorOf([&] { jit([](const Tensor &x) { return x + (uint64_t{1} << 63); })(a); }),
+            "[add] Python integer 9223372036854775808 is out of bounds for int64");
+}
+
 TEST(Dtypes, Float16AndComplexAsNumPy) {
   Array h = randomArray({16}, DType::f16, 11, 3.0);
   Array sum = jit([](const Tensor &x) { return x * x + 1.5; })(h);
