@@ -567,9 +567,33 @@ public:
     }
     const GraphKind kind = classify(result);
     out.straightLine = kind != GraphKind::Small;
-    Value value = kind == GraphKind::Updates ? emitInOrder(result) : emit(result);
-    bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value, output,
-                                                      /*restrict=*/true, /*writable=*/true);
+    // Several results (a Concat of them) of a straight-line graph: each is
+    // written into its box of the output. Without the bufferization analysis,
+    // a chain of insert_slices would copy the whole destination at each one.
+    const bool partsInPlace = out.straightLine && result->op == Op::Concat;
+    if (kind == GraphKind::Updates)
+      emitInOrder(result, /*emitRoot=*/!partsInPlace);
+    if (partsInPlace) {
+      int64_t axis = result->axes[0], offset = 0;
+      for (const NodePtr &part : result->args) {
+        if (numElements(part->shape) == 0)
+          continue;
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        for (size_t i = 0; i < result->shape.size(); ++i) {
+          offsets.push_back(b_.getIndexAttr(static_cast<int64_t>(i) == axis ? offset : 0));
+          sizes.push_back(b_.getIndexAttr(part->shape[i]));
+          strides.push_back(b_.getIndexAttr(1));
+        }
+        Value box = memref::SubViewOp::create(b_, loc_, output, offsets, sizes, strides);
+        bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(part), box,
+                                                          /*restrict=*/true, /*writable=*/true);
+        offset += part->shape[axis];
+      }
+    } else {
+      Value value = emit(result);
+      bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value, output,
+                                                        /*restrict=*/true, /*writable=*/true);
+    }
     func::ReturnOp::create(b_, loc_);
     return out;
   }
@@ -660,10 +684,11 @@ private:
   // creation order (the trace's program order, in which every read of a
   // version comes before the write that replaces it). The first update of an
   // array copies it into a buffer of its own; each update writes its box
-  // there (a subview: O(box)); a read of a version copies what it reads (a
-  // slice: O(slice)) while the buffer holds that version; a version still
-  // read after the next write is copied whole first; the last version is the
-  // buffer itself.
+  // there (a subview: O(box)). A read of a version reads the buffer itself
+  // when every use of what it reads is done before the next write into the
+  // buffer (liveEnd_); otherwise it copies what it reads (a slice: O(slice))
+  // while the buffer holds that version. A version still read after the next
+  // write is copied whole first.
 
   /// Updates: slice updates, emitted by emitInOrder; Large: thousands of
   /// nodes (an unrolled loop), whose bufferization analysis would grow
@@ -692,7 +717,7 @@ private:
                    : seen.size() > kLargeGraph ? GraphKind::Large : GraphKind::Small;
   }
 
-  Value emitInOrder(const NodePtr &root) {
+  void emitInOrder(const NodePtr &root, bool emitRoot) {
     std::vector<const Node *> order;
     std::unordered_map<const Node *, NodePtr> owner;
     std::vector<const Node *> stack{root.get()};
@@ -715,13 +740,27 @@ private:
         if (!successor_.contains(base) || successor_[base]->seq > n->seq)
           successor_[base] = n;
       }
+    // How long each value is read: a SliceUpdate reads its base and value when
+    // it is emitted; any other consumer may be fused into its own consumers,
+    // so its reads last as long as its value does. Consumers come later in
+    // `order`, so one backward pass suffices.
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const Node *n = *it;
+      auto readers = consumers_.find(n);
+      uint64_t end = 0;
+      if (n == root.get() || readers == consumers_.end())
+        end = std::numeric_limits<uint64_t>::max();
+      else
+        for (const Node *r : readers->second)
+          end = std::max(end, r->op == Op::SliceUpdate ? r->seq : liveEnd_[r]);
+      liveEnd_[n] = end;
+    }
     for (const Node *n : order) {
       if (n->op == Op::SliceUpdate)
         emitUpdate(*n);
-      else if (!chainOf_.contains(n))
+      else if (!chainOf_.contains(n) && (emitRoot || n != root.get()))
         emit(owner[n]);
     }
-    return emit(root);
   }
 
   MemRefType bufferType(const Node &n) { return MemRefType::get(n.shape, elementType(n.dtype)); }
@@ -786,23 +825,40 @@ private:
     holder_[buffer] = &u;
   }
 
+  /// Whether reads of version `v` that last until `end` (liveEnd_) are all
+  /// done before the write that replaces v in its buffer: then they may read
+  /// the buffer itself, with no copy.
+  bool readBeforeOverwrite(const Node &v, uint64_t end) {
+    auto next = successor_.find(&v);
+    return next == successor_.end() || end < next->second->seq;
+  }
+
   /// A version of an updated array, read now (while its buffer holds it).
   Value readVersion(const Node &v) {
     Value buffer = chainOf_[&v];
     if (holder_[buffer] != &v)
       throw Error("[build] internal: a version of an updated array is read after the write "
                   "that replaced it");
-    // The last version is the buffer itself, never written again; others a copy.
-    Value t = successor_.contains(&v)
-                  ? copied(buffer, v.shape, v.dtype)
-                  : Value(bufferization::ToTensorOp::create(b_, loc_, tensorType(v), buffer,
+    // Read in place if every reader is done before the next write (the last
+    // version is never written again); otherwise a copy.
+    auto next = successor_.find(&v);
+    const Node *overwrite = next == successor_.end() ? nullptr : next->second;
+    uint64_t end = 0;
+    for (const Node *r : consumers_[&v])
+      if (!(r == overwrite && r->args[0].get() == &v && r->args[1].get() != &v))
+        end = std::max(end, r->op == Op::SliceUpdate ? r->seq : liveEnd_[r]);
+    Value t = readBeforeOverwrite(v, end)
+                  ? Value(bufferization::ToTensorOp::create(b_, loc_, tensorType(v), buffer,
                                                             /*restrict=*/true,
-                                                            /*writable=*/false));
+                                                            /*writable=*/false))
+                  : copied(buffer, v.shape, v.dtype);
     values_[&v] = t;
     return t;
   }
 
-  /// Slice of a version of an updated array: the box copied now (O(slice)).
+  /// Slice of a version of an updated array: the box of the buffer itself if
+  /// every read of it is done before the next write into the buffer, else
+  /// the box copied now (O(slice)).
   std::optional<Value> sliceOfVersion(const Node &n) {
     const Node *v = n.args[0].get();
     if (values_.contains(v) || !chainOf_.contains(v))
@@ -811,7 +867,11 @@ private:
     if (holder_[buffer] != v)
       throw Error("[build] internal: a slice of an updated array is read after the write "
                   "that replaced it");
-    return copied(subview(buffer, n, n.shape), n.shape, n.dtype);
+    Value box = subview(buffer, n, n.shape);
+    if (readBeforeOverwrite(*v, liveEnd_[&n]))
+      return Value(bufferization::ToTensorOp::create(b_, loc_, tensorType(n), box,
+                                                     /*restrict=*/true, /*writable=*/false));
+    return copied(box, n.shape, n.dtype);
   }
 
   Value emitNew(const Node &n) {
@@ -1282,6 +1342,7 @@ private:
   llvm::DenseMap<Value, const Node *> holder_;
   std::unordered_map<const Node *, const Node *> successor_;
   std::unordered_map<const Node *, std::vector<const Node *>> consumers_;
+  std::unordered_map<const Node *, uint64_t> liveEnd_; // the last seq that reads a value
 };
 
 } // namespace

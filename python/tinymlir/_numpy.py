@@ -1193,6 +1193,11 @@ def array_function(func, types, args, kwargs):
         return _into(out, array_function(func, types, args, kwargs),
                      f"numpy.{func.__name__}")
     impl = _FUNCTIONS.get(func)
+    if impl is None and _public_name(func).startswith("numpy.fft."):
+        raise TracingError(
+            f"tinymlir cannot trace {_public_name(func)}: np.fft is not compiled (FFTW, the "
+            "FFT library Debian ships, is GPL and would bind the wheel to it; NumPy's "
+            "pocketfft is not packaged); call it outside the jitted function")
     if impl is None:
         raise TracingError(f"tinymlir cannot trace {_public_name(func)}: it is not among the "
                            f"traced NumPy functions ({_traced_names()}, and the ufuncs)")

@@ -546,6 +546,13 @@ def test_data_dependent_shapes_are_refused_by_name(fn):
         jit(lambda t: fn(t > 0))(data((4,), np.float64))
 
 
+@pytest.mark.parametrize("fn", [np.fft.fft, np.fft.rfft, np.fft.fft2])
+def test_numpy_fft_is_refused_with_the_reason(fn):
+    with pytest.raises(tinymlir.TracingError,
+                       match=rf"numpy\.fft\.{fn.__name__}: np\.fft is not compiled \(FFTW"):
+        jit(lambda t: fn(t))(data((4, 4), np.float64))
+
+
 from numpy.random import normal as _imported_normal  # noqa: E402  (a from-import: rebound too)
 
 

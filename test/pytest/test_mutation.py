@@ -185,6 +185,48 @@ def test_versions_read_after_later_writes_and_copies_written_apart():
     same(f, positive(4, 3), rtol=4 * EPS64)
 
 
+def test_reads_that_outlive_the_next_write_see_the_old_values():
+    # A slice read in place (no copy) is safe only if every use of it, through
+    # the operations fused with it, comes before the next write of its buffer.
+    def later_use(a):
+        s = a[1:3] * 2.0         # fused into the sum below, after the write
+        a[1:3] = 0.0
+        return s + a[1:3], np.sum(a[0:2] * 3.0)
+
+    def chained(a, b):
+        for _ in range(3):
+            b[1:-1] = 0.5 * (a[:-2] + a[2:])     # reads a in place
+            a[1:-1] = 0.5 * (b[:-2] + b[2:])     # reads b in place
+        t = a[1:4] + 1.0
+        a[2] = -1.0              # t is still read below: its slice is a copy
+        return t * b[1:4], a[::2]
+
+    def self_update(a):
+        a[1:] -= 0.5 * a[:-1]    # reads the box it writes: NumPy reads first
+        a[:, 1:] = a[:, :-1]
+        return a.sum()
+    same(later_use, positive(4, 3), rtol=8 * EPS64)
+    same(chained, positive(9), positive(9), rtol=8 * EPS64)
+    same(self_update, positive(5, 4), rtol=32 * EPS64)
+
+
+def test_stencil_reads_its_arrays_in_place():
+    # Jacobi's reads of the array it does not write are not copied: the
+    # bufferized kernel copies once per update (its value into the box), plus
+    # the first copy of each argument and the results, not once per read.
+    def jacobi(a, b, steps):
+        for _ in range(steps):
+            b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:]
+                                   + a[2:, 1:-1] + a[:-2, 1:-1])
+            a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:]
+                                   + b[2:, 1:-1] + b[:-2, 1:-1])
+    a, b = positive(12, 12), positive(12, 12)
+    same(jacobi, a, b, 4, rtol=40 * EPS64)
+    spec = jit(jacobi).compile(a, b, 4)
+    updates, arguments, results = 8, 2, 2
+    assert spec.bufferized.count("memref.copy") <= updates + arguments + results
+
+
 def test_copies_do_not_write_back():
     def f(a):
         c = a.copy()
