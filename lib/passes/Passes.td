@@ -163,6 +163,14 @@ def StraightLineDeallocPass : ModulePass<"tinymlir-straight-line-dealloc"> {
   let statistics = [Statistic<"placed", "deallocs", "deallocations placed">];
 }
 
+def WriteIntoDestinationPass : ModulePass<"tinymlir-write-into-destination"> {
+  let summary = "Let a linalg op that fills a temporary copied into a box write into the box "
+                "(bufferized straight-line modules: slice updates)";
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::linalg::LinalgDialect"];
+  let statistics = [Statistic<"forwarded", "forwarded", "temporaries removed">,
+                    Statistic<"snapshots", "snapshots", "snapshots of a written box removed">];
+}
+
 def FuseElementwisePass : ModulePass<"tinymlir-fuse-elementwise"> {
   let summary = "linalg-fuse-elementwise-ops with a bound on the fused operation's inputs";
   let description = [{

@@ -47,10 +47,11 @@ inline constexpr const char *kBufferizePipeline =
 /// 2.5 s); the builder already copies what must be copied, so copying before
 /// the remaining writes costs only small temporaries. Deallocation: each
 /// buffer after its last use (the ownership-based pipeline's simplification
-/// is quadratic in the number of buffers).
+/// is quadratic in the number of buffers). An update's value is computed in
+/// its box where that is safe (tinymlir-write-into-destination).
 inline constexpr const char *kBufferizeStraightLinePipeline =
     "builtin.module(one-shot-bufferize{bufferize-function-boundaries copy-before-write},"
-    "tinymlir-straight-line-dealloc,canonicalize)";
+    "tinymlir-write-into-destination,tinymlir-straight-line-dealloc,canonicalize)";
 /// Loops and memrefs to the LLVM dialect (the last steps of the CPU and of GPU
 /// emulation); the kernel function stays out of line. Temporaries come from
 /// the arrays' memory (allocateMemory), which reuses freed blocks: memrefs are
