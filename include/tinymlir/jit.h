@@ -46,6 +46,9 @@ public:
   Array call(const std::vector<Array> &inputs) const;
   /// Calls into a caller-provided output of the result's shape and dtype.
   void callInto(const std::vector<Array> &inputs, Array &output) const;
+  /// The input updated in place (the output must be that input's array), or
+  /// -1: see compileGraph's `donated`.
+  int donated() const;
   const std::vector<Shape> &inputShapes() const;
   const std::vector<DType> &inputDTypes() const;
   const Shape &resultShape() const;
@@ -73,9 +76,11 @@ private:
 void setThreads(int threads);
 
 /// Compiles `result` as a function of `args` (placeholders from tracing).
-/// With `donated` >= 0 and a result that is args[donated] updated by
-/// indexPut, that input is updated in place (on the CPU): the call's output
-/// must be that input's array. Other results ignore it.
+/// With `donated` >= 0 and a result that is args[donated] updated (by
+/// indexPut or slice updates), that input is updated in place (on the CPU):
+/// the call's output must be that input's array. Other results, and graphs
+/// with kernels that can fail while they run (which would leave it half
+/// written), ignore it: Compiled::donated() says which.
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
                       const JitOptions &options = JitOptions(), int donated = -1);
 /// Compiles and runs a tensor built from concrete tensors (eager use).

@@ -555,18 +555,23 @@ public:
                          args[donated]->dtype != result->dtype))
       throw Error("[build] the donated input " + std::to_string(donated) +
                   " must have the result's shape and dtype");
+    const GraphKind kind = classify(result);
+    out.straightLine = kind != GraphKind::Small;
     for (size_t i = 0; i < args.size(); ++i)
-      if (static_cast<int>(i) == donated)
+      if (static_cast<int>(i) != donated)
+        bindInput(args[i], entry->getArgument(i));
+      else if (kind == GraphKind::Updates) {
+        // Its versions live in the output buffer: the first of its updates
+        // writes there (emitUpdate), with no copy of the array.
+        chainOf_[args[i].get()] = output;
+        holder_[output] = args[i].get();
+      } else
         values_[args[i].get()] = bufferization::ToTensorOp::create(
             b_, loc_, tensorType(*args[i]), output, /*restrict=*/true, /*writable=*/true);
-      else
-        bindInput(args[i], entry->getArgument(i));
     for (size_t i = 0; i < constants_.size(); ++i) {
       bindInput(constants_[i], entry->getArgument(args.size() + i));
       out.constants.push_back(constants_[i]->constant);
     }
-    const GraphKind kind = classify(result);
-    out.straightLine = kind != GraphKind::Small;
     // Several results (a Concat of them) of a straight-line graph: each is
     // written into its box of the output. Without the bufferization analysis,
     // a chain of insert_slices would copy the whole destination at each one.
@@ -589,6 +594,9 @@ public:
                                                           /*restrict=*/true, /*writable=*/true);
         offset += part->shape[axis];
       }
+    } else if (auto it = chainOf_.find(result.get());
+               it != chainOf_.end() && it->second == output && holder_[output] == result.get()) {
+      // The result is the donated input's last version: already in place.
     } else {
       Value value = emit(result);
       bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value, output,

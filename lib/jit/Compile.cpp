@@ -24,6 +24,7 @@
 #include <exception>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -191,10 +192,44 @@ private:
 /// buffer before the input is read, so they are computed as usual, with the
 /// input copied first (callNative), as NumPy's out= does.
 bool updates(const Node *n, const Node *arg) {
-  if (n->op != Op::IndexPut)
-    return false;
-  const Node *target = n->args[0].get();
-  return target == arg || updates(target, arg);
+  while (n->op == Op::IndexPut || n->op == Op::SliceUpdate) {
+    n = n->args[0].get();
+    if (n == arg)
+      return true;
+  }
+  return false;
+}
+
+/// Whether the graph calls a run-time kernel that can report an error while
+/// it runs (an id out of range, a singular matrix): then an input updated in
+/// place could be left half-written, and is not donated.
+bool mayFailWhileRunning(const Node *root) {
+  std::vector<const Node *> stack{root};
+  std::unordered_set<const Node *> seen{root};
+  while (!stack.empty()) {
+    const Node *n = stack.back();
+    stack.pop_back();
+    switch (n->op) {
+    case Op::Bincount:
+    case Op::BincountWeighted:
+    case Op::Take:
+    case Op::Put:
+    case Op::Cholesky:
+    case Op::Solve:
+    case Op::Inv:
+    case Op::Eigh:
+    case Op::Svd:
+    case Op::Qr:
+    case Op::Lstsq:
+      return true;
+    default:
+      break;
+    }
+    for (const NodePtr &a : n->args)
+      if (seen.insert(a.get()).second)
+        stack.push_back(a.get());
+  }
+  return false;
 }
 
 /// The longest chain of arguments under `root`, found without recursion.
@@ -263,7 +298,8 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   std::unique_ptr<CompileTarget> target = detail::makeTarget(options);
   findIndexInputs(result.node(), *target, native.indexChecks);
   if (donated >= 0 && (static_cast<size_t>(donated) >= args.size() || !target->hostLoops() ||
-                       !updates(result.node().get(), args[donated].node().get())))
+                       !updates(result.node().get(), args[donated].node().get()) ||
+                       mayFailWhileRunning(result.node().get())))
     donated = -1;
   native.donated = donated;
 
@@ -367,6 +403,7 @@ const Shape &Compiled::resultShape() const { return impl_->native.resultShape; }
 DType Compiled::resultDType() const { return impl_->native.resultDType; }
 double Compiled::compileSeconds() const { return impl_->seconds; }
 int Compiled::blasCalls() const { return impl_->blasCalls; }
+int Compiled::donated() const { return impl_->native.donated; }
 Target Compiled::target() const { return impl_->target; }
 bool Compiled::fromDiskCache() const { return impl_->fromDisk; }
 const std::string &Compiled::gpuModule() const { return impl_->stages.gpu; }

@@ -327,6 +327,8 @@ NB_MODULE(_tinymlir, m) {
       .def_prop_ro("result_dtype", [](const Compiled &c) { return std::string(dtypeName(c.resultDType())); })
       .def_prop_ro("compile_seconds", &Compiled::compileSeconds)
       .def_prop_ro("blas_calls", &Compiled::blasCalls)
+      .def_prop_ro("donated", &Compiled::donated,
+                   "The input updated in place (call_into's output), or -1.")
       .def_prop_ro("from_disk_cache", &Compiled::fromDiskCache)
       .def_prop_ro("target", [](const Compiled &c) { return std::string(targetName(c.target())); })
       .def(
@@ -343,7 +345,25 @@ NB_MODULE(_tinymlir, m) {
             }
             return toNumPy(std::move(out));
           },
-          "inputs"_a);
+          "inputs"_a)
+      .def(
+          "call_into",
+          [](const Compiled &c, const std::vector<InArray> &inputs,
+             nb::ndarray<nb::c_contig, nb::device::cpu> output) {
+            std::vector<Array> views;
+            views.reserve(inputs.size());
+            for (const InArray &a : inputs)
+              views.push_back(viewOf(a, "an input"));
+            Shape shape(output.ndim());
+            for (size_t i = 0; i < output.ndim(); ++i)
+              shape[i] = static_cast<int64_t>(output.shape(i));
+            Array out = Array::view(output.data(), shape, fromDLPack(output.dtype(), "the output"));
+            nb::gil_scoped_release release;
+            c.callInto(views, out);
+          },
+          "inputs"_a, "output"_a.noconvert(),
+          "Runs into `output` (C-contiguous, aligned, writable): for a donated input, "
+          "that input's own array.");
 
   // JitOptions: constructed with the defaults and TINYMLIR_* variables applied.
   nb::class_<JitOptions>(m, "Options")
@@ -371,11 +391,12 @@ NB_MODULE(_tinymlir, m) {
 
   m.def(
       "compile_graph",
-      [](const Tensor &result, const std::vector<Tensor> &args, const JitOptions &options) {
+      [](const Tensor &result, const std::vector<Tensor> &args, const JitOptions &options,
+         int donated) {
         nb::gil_scoped_release release;
-        return compileGraph(result, args, options);
+        return compileGraph(result, args, options, donated);
       },
-      "result"_a, "args"_a, "options"_a);
+      "result"_a, "args"_a, "options"_a, "donated"_a = -1);
 
   m.def("set_threads", [](int n) {
     nb::gil_scoped_release release;

@@ -225,6 +225,7 @@ def _wrapper(name):
                 "__name__", "").startswith(_LIBRARIES):
             return impl(orig, *args, **kwargs)
         return orig(*args, **kwargs)
+    wrapper._tinymlir_original = orig  # what NumPy's dispatch passes to __array_function__
     return wrapper
 
 

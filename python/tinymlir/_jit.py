@@ -221,7 +221,7 @@ class Specialization:
     was."""
 
     def __init__(self, compiled, n_inputs, hidden, out_tree, out_specs, packed_dtype,
-                 writes=(), returned=(), static=None):
+                 writes=(), returned=(), static=None, updated=None):
         self._compiled = compiled
         self._n_inputs = n_inputs
         self._hidden = hidden          # constant gather ids: extra inputs after the leaves
@@ -231,6 +231,7 @@ class Specialization:
         self._writes = tuple(writes)      # (leaf, output position): arguments written to
         self._returned = dict(returned)   # result position -> leaf: the caller's own array
         self._static = static             # (result,) where no array was computed
+        self._updated = updated           # the one leaf written (nothing returned), or None
 
     def _attr(name):
         def get(self):
@@ -290,6 +291,8 @@ class Specialization:
                         f"tinymlir.jit: argument {leaf} is written and shares memory with "
                         f"argument {k}; pass the same array, or copies")
         run_leaves = leaves + self._hidden if self._hidden else leaves
+        if self._updated is not None:
+            return self._run_updating(leaves[self._updated], list(run_leaves))
         flat = self._compiled(run_leaves)
         if self._out_tree is None:
             return _scalar(flat)
@@ -301,6 +304,23 @@ class Specialization:
         results = [leaves[self._returned[k]] if k in self._returned else _scalar(o)
                    for k, o in enumerate(outs[:len(outs) - len(self._writes)])]
         return unflatten(self._out_tree, iter(results))
+
+    def _run_updating(self, a, run_leaves):
+        """The function updates one argument and returns nothing: the kernel
+        writes the caller's array in place when it is C-contiguous and the
+        kernel takes it as its output (donated); else the kernel's result
+        is copied in, in the array's own layout."""
+        leaf = self._updated
+        if self._compiled.donated == leaf:
+            direct = a.flags.c_contiguous and a.flags.aligned
+            out = a if direct else np.ascontiguousarray(a)
+            run_leaves[leaf] = out
+            self._compiled.call_into(run_leaves, out)
+            if not direct:
+                np.copyto(a, out, casting="unsafe")
+        else:
+            np.copyto(a, self._compiled(run_leaves), casting="unsafe")
+        return unflatten(self._out_tree, iter(()))
 
     def __repr__(self):
         ins = ", ".join(f"{d}{list(s)}" for s, d in self.input_types)
@@ -506,19 +526,25 @@ class JitFunction:
             writes = [(i, len(outs) + k) for k, i in enumerate(written)]
             tensors = [to_tensor(o, "an output") for o in outs]
             tensors += [traced[i]._buf.t for i in written]
-            specs, packed_dtype = [], None
+            specs, packed_dtype, donated = [], None, -1
             if out_tree is LEAF and not written and not returned:
                 out_tree = None
                 final = tensors[0]
+            elif not outs and len(written) == 1:
+                # Only one argument updated: its array is the kernel's output,
+                # updated in place where the C++ side can (Compiled.donated).
+                final, donated = tensors[0], written[0]
+                specs = [(tuple(final.shape), np.dtype(final.dtype), 0,
+                          int(np.prod(final.shape, dtype=np.int64)))]
             else:
                 # Several outputs: one compiled function whose result is their
                 # concatenation (flattened), split again on return (_pack).
                 final, specs, packed_dtype = _pack(tensors)
             hidden = list(ctx.hidden)
             args_t = placeholders + list(ctx.hidden_tensors)
-        compiled = _core.compile_graph(final, args_t, options)
+        compiled = _core.compile_graph(final, args_t, options, donated)
         return Specialization(compiled, n, hidden, out_tree, specs, packed_dtype, writes,
-                              returned)
+                              returned, updated=donated if donated >= 0 else None)
 
     def __repr__(self):
         return (f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} "

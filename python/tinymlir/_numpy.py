@@ -180,7 +180,9 @@ _FUNCTIONS = {}
 def _implements(*funcs):
     def register(fn):
         for f in funcs:
-            _FUNCTIONS[f] = fn
+            # Imported while a trace has np.zeros & co. wrapped (_creation):
+            # the key is NumPy's own function, which its dispatch passes.
+            _FUNCTIONS[getattr(f, "_tinymlir_original", f)] = fn
         return fn
     return register
 

@@ -1,6 +1,8 @@
 """Unmodified NumPy code on traced values: operators, methods, __array_ufunc__,
 __array_function__, indexing; and the errors for what cannot be traced."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -324,3 +326,21 @@ def test_every_elementwise_row_of_ops_def(name, arity, rng):
             assert got.dtype == want.dtype, (name, fn, dtypes)
             assert_close(got, want, bound, f"{name} {dtypes}")
         assert_close(getattr(tinymlir, name)(*args), want, bound, f"eager {name}")
+
+
+def test_functions_dispatch_when_the_first_trace_imports_them(tmp_path):
+    # A fresh process whose first trace calls np.ones_like from tinymlir's own
+    # code (x ** 0): the NumPy-function table is imported during that trace,
+    # while np.ones_like & co. are wrapped, and must still be keyed by NumPy's
+    # own functions.
+    import subprocess
+    import sys
+    code = ("import numpy as np\nfrom tinymlir import jit\n"
+            "x = np.linspace(0, 1, 3)\n"
+            "r = jit(lambda x: (x ** 0, np.zeros_like(x) + x ** 1))(x)\n"
+            "assert r[0].tolist() == [1.0, 1.0, 1.0] and r[1].tolist() == x.tolist(), r\n"
+            "print('ok')\n")
+    env = dict(os.environ, TINYMLIR_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
