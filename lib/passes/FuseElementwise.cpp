@@ -4,6 +4,8 @@
 // unrolled scalar loops are chains of thousands of rank-0 generics; unbounded,
 // they fuse into one generic with an input per step, each fusion copying the
 // whole operand list of the last (2,000 steps: fusion and bufferization ~10 s).
+// Reductions whose operand is an elementwise result are generalized first, so
+// that the producer fuses into them (lowered by tinymlir-lower-reductions).
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
 
@@ -12,6 +14,7 @@
 #include <mlir/Dialect/Linalg/Transforms/Transforms.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
 #include <mlir/Dialect/Tensor/Transforms/Transforms.h>
+#include <mlir/IR/PatternMatch.h>
 #include <mlir/Pass/Pass.h>
 #include <mlir/Transforms/GreedyPatternRewriteDriver.h>
 
@@ -53,6 +56,22 @@ struct FuseElementwisePass : impl::FuseElementwisePassBase<FuseElementwisePass> 
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
     context->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, control);
+    // A reduction of an elementwise result ((x * y).sum(), a cast then a
+    // sum) fuses with it as a generic: generalized, the reduce reads its
+    // producer's operands directly instead of a materialized temporary.
+    SmallVector<linalg::ReduceOp> reductions;
+    getOperation().walk([&](linalg::ReduceOp op) {
+      if (op.hasPureTensorSemantics() && op.getInputs().size() == 1)
+        if (auto producer = op.getInputs()[0].getDefiningOp<linalg::GenericOp>();
+            producer && producer->hasOneUse() &&
+            producer.getNumParallelLoops() == producer.getNumLoops())
+          reductions.push_back(op);
+    });
+    IRRewriter rewriter(context);
+    for (linalg::ReduceOp op : reductions) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     (void)applyPatternsGreedily(getOperation(), std::move(patterns), config);

@@ -12,6 +12,7 @@
 #include <mlir/Dialect/Math/Transforms/Passes.h>
 #include <mlir/IR/Diagnostics.h>
 #include <mlir/IR/Verifier.h>
+#include <mlir/Interfaces/ViewLikeInterface.h>
 #include <mlir/Pass/Pass.h>
 #include <mlir/Pass/PassManager.h>
 #include <mlir/Pass/PassRegistry.h>
@@ -212,6 +213,12 @@ std::string printModule(mlir::ModuleOp module) {
   // printer's own verification (a fallback to the generic form) is skipped.
   module.print(os, mlir::OpPrintingFlags().assumeVerified());
   return text;
+}
+
+mlir::Value viewRoot(mlir::Value memref) {
+  while (auto view = memref.getDefiningOp<mlir::ViewLikeOpInterface>())
+    memref = view.getViewSource();
+  return memref;
 }
 
 } // namespace tinymlir::detail

@@ -42,6 +42,8 @@ int countBlasCalls(mlir::ModuleOp module);
 /// the op's place) around an scf.for nest that carries the outputs in
 /// registers. Returns false (op untouched) for shapes it does not handle.
 bool reductionToLoops(mlir::linalg::GenericOp op);
+/// The memref a view (subview, reshape...) is taken of, through every view.
+mlir::Value viewRoot(mlir::Value memref);
 /// The trip count of a loop with constant bounds, if they are.
 std::optional<int64_t> constantTripCount(mlir::Value lower, mlir::Value upper, mlir::Value step);
 

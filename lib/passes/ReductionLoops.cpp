@@ -133,21 +133,35 @@ bool reductionToLoops(linalg::GenericOp op) {
 
 namespace {
 
-/// tinymlir-lower-reductions: every static linalg.reduce on memrefs, through
+/// tinymlir-lower-reductions: every static linalg.reduce on memrefs, and every
+/// generic with reduction iterators (a reduce fused with its producers), through
 /// reductionToLoops (parallel dimensions first).
 struct LowerReductionsPass : impl::LowerReductionsPassBase<LowerReductionsPass> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<linalg::ReduceOp> reductions;
-    getOperation().walk([&](linalg::ReduceOp op) {
-      if (op.hasPureBufferSemantics() && op.getInputs().size() == 1 &&
-          cast<MemRefType>(op.getInputs()[0].getType()).hasStaticShape())
+    SmallVector<linalg::LinalgOp> reductions;
+    auto staticMemRefs = [](linalg::LinalgOp op) {
+      return op.hasPureBufferSemantics() && llvm::all_of(op->getOperands(), [](Value v) {
+               auto type = dyn_cast<MemRefType>(v.getType());
+               return !type || type.hasStaticShape();
+             });
+    };
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (auto reduce = dyn_cast<linalg::ReduceOp>(op.getOperation())) {
+        if (reduce.getInputs().size() == 1 && staticMemRefs(op))
+          reductions.push_back(op);
+      } else if (isa<linalg::GenericOp>(op.getOperation()) && op.getNumReductionLoops() > 0 &&
+                 op.getNumParallelLoops() + op.getNumReductionLoops() == op.getNumLoops() &&
+                 staticMemRefs(op)) {
         reductions.push_back(op);
+      }
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::ReduceOp op : reductions) {
+    for (linalg::LinalgOp op : reductions) {
       rewriter.setInsertionPoint(op);
-      FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+      auto already = dyn_cast<linalg::GenericOp>(op.getOperation());
+      FailureOr<linalg::GenericOp> generic =
+          already ? FailureOr<linalg::GenericOp>(already) : linalg::generalizeNamedOp(rewriter, op);
       if (failed(generic))
         continue;
       // Parallel dimensions first, as reductionToLoops expects.

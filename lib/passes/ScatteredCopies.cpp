@@ -26,13 +26,6 @@ namespace {
 
 using namespace mlir;
 
-/// The memref a view (subview, reshape...) is taken of, through every view.
-Value root(Value memref) {
-  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
-    memref = view.getViewSource();
-  return memref;
-}
-
 std::optional<int64_t> innerStride(Value memref) {
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -71,7 +64,7 @@ linalg::CopyOp scatteredCopy(scf::ForOp loop) {
     return {};
   loaded.push_back(from);
   for (Value v : loaded)
-    if (root(v) == root(to))
+    if (viewRoot(v) == viewRoot(to))
       return {};
   return copy;
 }

@@ -34,13 +34,6 @@ namespace {
 
 using namespace mlir;
 
-/// The memref a view (subview, reshape...) is taken of, through every view.
-Value rootOf(Value memref) {
-  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
-    memref = view.getViewSource();
-  return memref;
-}
-
 /// How far apart (in operations) the op and its copy may be: keeps the pass
 /// linear in the module's size.
 constexpr int kMaxDistance = 64;
@@ -58,7 +51,7 @@ bool mayClobber(Operation *op, const llvm::SmallPtrSetImpl<Value> &roots) {
     if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
       continue;
     Value target = e.getValue();
-    if (!target || roots.contains(rootOf(target)))
+    if (!target || roots.contains(viewRoot(target)))
       return true;
   }
   return false;
@@ -81,9 +74,9 @@ linalg::LinalgOp forwardable(memref::CopyOp copy) {
   llvm::SmallPtrSet<Value, 8> read;
   for (OpOperand *in : producer.getDpsInputOperands())
     if (isa<BaseMemRefType>(in->get().getType()))
-      read.insert(rootOf(in->get()));
+      read.insert(viewRoot(in->get()));
   Value destination = copy.getTarget();
-  if (read.contains(rootOf(destination)))
+  if (read.contains(viewRoot(destination)))
     return {};
   // The destination (and its views) must exist where the op now runs: it
   // does, at the copy; nothing in between may change what the op reads.
@@ -111,7 +104,7 @@ int readBoxInPlace(linalg::LinalgOp producer, Value destination) {
   if (producer.getNumParallelLoops() != producer.getNumLoops())
     return 0;
   AffineMap written = producer.getMatchingIndexingMap(producer.getDpsInitOperand(0));
-  llvm::SmallPtrSet<Value, 1> box{rootOf(destination)};
+  llvm::SmallPtrSet<Value, 1> box{viewRoot(destination)};
   int replaced = 0;
   for (OpOperand *in : producer.getDpsInputOperands()) {
     auto snapshot = in->get().getDefiningOp<memref::AllocOp>();

@@ -654,8 +654,9 @@ def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
 @_implements(np.histogram)
 def _histogram(a, bins=10, range=None, density=None, weights=None):
     """NumPy's histogram. Bins are an int (edges as NumPy's np.linspace makes
-    them, from `range` or from the data's min and max) or edges. Each value is
-    compared with every edge: counts are exact, as NumPy's (which guarantees
+    them, from `range` or from the data's min and max) or edges. Each value's
+    bin is found by binary search among the edges (with weights: compared with
+    every edge): counts are exact, as NumPy's (which guarantees
     edges[i] <= x < edges[i+1], the last bin closed). For edges computed from
     the data, NumPy's errors for a non-finite range and for too many bins cannot
     be raised; nor can the monotonicity check of traced edges."""
@@ -736,6 +737,22 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     # tmp_a.astype(bin_edges.dtype)); the edges path compares them as
     # searchsorted does, promoted.
     xe = x.astype(edges.dtype) if uniform else x
+    if w is None:
+        # Each value's bin by binary search (O(n log bins)), then counts:
+        # r = #edges <= x, so edges[r-1] <= x < edges[r]; the last edge
+        # closes the last bin; values outside the edges (and nan) count in
+        # an extra bin n, dropped.
+        r = np.searchsorted(edges, xe, side="right")
+        last = xe == edges[-1]
+        inside = ((r >= 1) & (r <= n)) | last
+        if keep is not None:
+            inside = inside & keep
+        ids = np.where(inside, np.where(last, n - 1, r - 1), n)
+        hist = np.bincount(ids, minlength=n + 1)[:n]  # int64 counts, as NumPy's intp
+        if density:
+            db = (edges[1:] - edges[:-1]).astype(np.float64)
+            return hist / db / hist.sum(), edges
+        return hist, edges
     col = xe.reshape(-1, 1)
     lower = col >= edges[:-1].reshape(1, -1)
     upper = np.concatenate([col < edges[1:-1].reshape(1, -1), col <= edges[-1:].reshape(1, 1)],

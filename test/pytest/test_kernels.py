@@ -63,3 +63,26 @@ def test_kernels_match_numpy(params, rng):
 def test_gelu_promotes_float32_as_the_seeds(rng):
     x = rng.normal(size=7).astype(np.float32)
     assert jit(tinymlir.gelu)(x).dtype == np.float64
+
+
+@pytest.mark.parametrize("fn, dtype", [
+    (lambda x: (x * 2.0 - 1.0).sum(axis=1), np.float32),
+    (lambda x: (x * x).mean(axis=0), np.float64),
+    (lambda x: x.sum(), np.uint8),                    # widened to uint64, then summed
+    (lambda x: (x > 100).sum(axis=1), np.uint8),       # bools counted as int64
+    (lambda x: np.abs(x - 3).max(axis=1), np.int16),
+])
+def test_reductions_fuse_with_their_elementwise_operand(fn, dtype, rng):
+    # The elementwise operand is computed inside the reduction's loop: a
+    # generic, no linalg.reduce and no temporary of the operand's shape.
+    x = (rng.random((37, 53)) * 200).astype(dtype)
+    got, want = jit(fn)(x), fn(x)
+    assert got.dtype == want.dtype
+    k = x.shape[0] * x.shape[1]
+    if want.dtype.kind == "f":  # a sum of k terms of one sign: k eps relative
+        np.testing.assert_allclose(got, want, rtol=k * np.finfo(want.dtype).eps)
+    else:
+        np.testing.assert_array_equal(got, want)
+    optimized = jit(fn).compile(x).optimized
+    assert "linalg.reduce" not in optimized, optimized
+    assert f"tensor.empty() : tensor<{x.shape[0]}x{x.shape[1]}x" not in optimized, optimized
