@@ -34,6 +34,22 @@ std::vector<int64_t> descriptor(const Array &a) {
   return d;
 }
 
+/// The position of the first id outside [0, size) (ids.size() if none):
+/// int64 ids, the usual kind, scanned directly; others through at().
+int64_t firstOutside(const Array &ids, int64_t size) {
+  if (ids.dtype() == DType::i64 && ids.isContiguous()) {
+    const auto *p = static_cast<const int64_t *>(ids.data());
+    for (int64_t k = 0; k < ids.size(); ++k)
+      if (p[k] < 0 || p[k] >= size)
+        return k;
+    return ids.size();
+  }
+  for (int64_t k = 0; k < ids.size(); ++k)
+    if (double id = ids.at({k}); !(id >= 0 && id < static_cast<double>(size)))
+      return k;
+  return ids.size();
+}
+
 /// This thread's first kernel error of the current call.
 std::optional<Error> &kernelError() {
   thread_local std::optional<Error> error;
@@ -60,10 +76,8 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
                 " array, got " + describe(output.dtype(), output.shape()));
   for (const NativeFunction::IndexCheck &check : c.indexChecks) {
     const Array &ids = inputs[check.input];
-    for (int64_t k = 0; k < ids.size(); ++k) {
+    if (const int64_t k = firstOutside(ids, check.size); k < ids.size()) {
       double id = ids.at({k});
-      if (id >= 0 && id < static_cast<double>(check.size))
-        continue;
       const std::string at = std::to_string(static_cast<int64_t>(id)) + " at position " +
                              std::to_string(k) + " is outside ";
       if (check.axis < 0)

@@ -11,6 +11,7 @@
 #include <tinymlir/array.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -103,17 +104,32 @@ template <class T> void extremeRows(Rows<T> in, Rows<int64_t> out, bool largest)
   }
 }
 
+/// Element counts from which a row kernel's independent steps run on the
+/// OpenMP team (below, a fork costs more than it saves).
+constexpr int64_t kParallelElements = 1 << 15;
+
 /// Binary searches in NumPy's order (nan last): the first position where v
 /// could go (left), or the last (right).
 template <class T> void searchRows(Rows<T> sorted, Rows<T> values, Rows<int64_t> out, bool right) {
   std::vector<T> row(static_cast<size_t>(sorted.columns));
   for (int64_t j = 0; j < sorted.columns; ++j)
     row[static_cast<size_t>(j)] = sorted(0, j);
+  // Independent searches: over the OpenMP team when there are many.
+#pragma omp parallel for schedule(static) if (values.columns >= kParallelElements)
   for (int64_t j = 0; j < values.columns; ++j) {
-    T v = values(0, j);
-    auto at = right ? std::upper_bound(row.begin(), row.end(), v, before<T>)
-                    : std::lower_bound(row.begin(), row.end(), v, before<T>);
-    out(0, j) = at - row.begin();
+    // std::upper_bound / lower_bound without branches on the data (the
+    // step is a conditional move): the histogram's searches of values among
+    // a few dozen edges are bound by branch misses otherwise.
+    const T v = values(0, j);
+    size_t lo = 0, n = row.size();
+    while (n > 0) {
+      const size_t half = n / 2;
+      const T &x = row[lo + half];
+      const bool after = right ? !before<T>(v, x) : before<T>(x, v);
+      lo = after ? lo + half + 1 : lo;
+      n = after ? n - half - 1 : half;
+    }
+    out(0, j) = static_cast<int64_t>(lo);
   }
 }
 
@@ -132,11 +148,24 @@ int64_t position(int64_t i, int64_t size) {
 }
 
 template <class T> void takeRows(Rows<T> table, Rows<int64_t> ids, Rows<T> out) {
+  // Rows copied over the OpenMP team when there are many elements. Errors
+  // are thread-local (reportKernelError): the first id out of range is
+  // found on the team, then reported on this thread.
+  std::atomic<int64_t> firstBad{ids.columns};
+#pragma omp parallel for schedule(static) if (ids.columns * table.columns >= kParallelElements)
   for (int64_t j = 0; j < ids.columns; ++j) {
-    const int64_t r = position(ids(0, j), table.rows);
+    const int64_t i = ids(0, j), r = i < 0 ? i + table.rows : i;
+    const bool inside = r >= 0 && r < table.rows;
+    if (!inside) {
+      int64_t seen = firstBad.load();
+      while (j < seen && !firstBad.compare_exchange_weak(seen, j)) {
+      }
+    }
     for (int64_t k = 0; k < table.columns; ++k)
-      out(j, k) = r < 0 ? T{} : table(r, k);
+      out(j, k) = inside ? table(r, k) : T{};
   }
+  if (const int64_t j = firstBad.load(); j < ids.columns)
+    position(ids(0, j), table.rows); // reports NumPy's IndexError
 }
 
 template <class T> void putRows(Rows<T> table, Rows<int64_t> ids, Rows<T> values, Rows<T> out) {

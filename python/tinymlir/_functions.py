@@ -672,7 +672,7 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
             raise ValueError("weights should have the same shape as a.")
         w = w.reshape(-1)
     x = t.reshape(-1)
-    keep = None
+    keep = edge = None
     if isinstance(bins, str):
         raise TracingError(f"tinymlir cannot trace numpy.histogram with bins={bins!r} (the "
                            "number of bins it estimates depends on the data)")
@@ -703,6 +703,11 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
                                  "finite-sized bins.")
             keep = (x >= first_edge) & (x <= last_edge)  # NumPy's, in the data's dtype
             edges = Traced(to_tensor(edges))
+            step = (last_edge - first_edge) / n  # np.linspace's, in float64
+            if step != 0:
+                def edge(i):  # edges[i], as np.linspace computed it, without a gather
+                    y = i.astype(np.float64) * step + first_edge
+                    return np.where(i >= n, last_edge, y).astype(bin_type)
         else:
             # NumPy's first and last edges (the data's min and max, 1 apart if equal)
             # and its np.linspace of them, step by step (bit for bit).
@@ -716,6 +721,10 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
             y = Traced(to_tensor(_arange(0, n + 1, dtype=bin_type)))
             y = np.where(step == 0, y / n * delta, y * step) + first
             edges = np.concatenate([y[:-1], last.reshape(1)])
+
+            def edge(i):  # edges[i], by the same operations, without a gather
+                yi = i.astype(bin_type)
+                return np.where(i >= n, last, np.where(step == 0, yi / n * delta, yi * step) + first)
             # every value lies between min and max: none is left out (but nan)
     elif np.ndim(bins) == 1:
         bins = _maybe_static(bins)
@@ -737,6 +746,25 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     # tmp_a.astype(bin_edges.dtype)); the edges path compares them as
     # searchsorted does, promoted.
     xe = x.astype(edges.dtype) if uniform else x
+    if w is None and uniform and edge is not None:
+        # NumPy's own way for equal bins: the bin from the value's offset,
+        # then one step down or up where the edges say otherwise (so the
+        # counts are the edges' comparisons exactly). Elementwise, fused and
+        # parallel; nan, and values left out by `range`, count in an extra
+        # bin n, dropped.
+        first, last = edge(np.zeros((), np.int64)), edge(np.full((), n, np.int64))
+        ok = (xe >= first) & (xe <= last)  # False for nan
+        if keep is not None:
+            ok = ok & keep
+        f = (xe - first) / (last - first) * n
+        i = np.clip(np.where(ok, f, 0).astype(np.int64), 0, n - 1)
+        i = np.where(xe < edge(i), i - 1, i)
+        i = np.where((xe >= edge(i + 1)) & (i != n - 1), i + 1, i)
+        hist = np.bincount(np.where(ok, np.clip(i, 0, n - 1), n), minlength=n + 1)[:n]
+        if density:
+            db = (edges[1:] - edges[:-1]).astype(np.float64)
+            return hist / db / hist.sum(), edges
+        return hist, edges
     if w is None:
         # Each value's bin by binary search (O(n log bins)), then counts:
         # r = #edges <= x, so edges[r-1] <= x < edges[r]; the last edge

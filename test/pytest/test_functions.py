@@ -358,6 +358,22 @@ def test_histogram_values_on_and_outside_the_given_range():
                         np.histogram(t, bins=6, range=(-3.5, 2.5))), v)
 
 
+def test_histogram_equal_bins_count_values_on_every_edge_as_numpy():
+    # Equal bins are found from each value's offset, then corrected against
+    # the edges (NumPy's method): values exactly on, and one ulp around, every
+    # edge land in NumPy's bins, with a given range and with the data's.
+    rng = np.random.default_rng(31)
+    for dtype in (np.float32, np.float64):
+        for bins, rng_ in ((7, (-1.3, 2.9)), (13, (0.1, 0.7)), (32, None)):
+            x = (rng.random(400) * 5 - 1.6).astype(dtype)
+            e = np.histogram(x, bins=bins, range=rng_)[1].astype(dtype)
+            near = np.concatenate([e, np.nextafter(e, np.inf), np.nextafter(e, -np.inf)])
+            x[:near.size] = near.astype(dtype)
+            f = jit(lambda t, b=bins, r=rng_: np.histogram(t, bins=b, range=r))
+            _compare(np.histogram(x, bins=bins, range=rng_), f(x), None,
+                     f"{np.dtype(dtype)} {bins} bins, range {rng_}")
+
+
 @pytest.mark.parametrize("wdtype", DTYPES)
 def test_histogram_weights(wdtype):
     x = data((50,), np.float64, 13)
@@ -490,6 +506,22 @@ def test_take_every_dtype(dtype):
     same(f, x, np.array([0, 4, 3, 1, 2], dtype=np.int64))
     with pytest.raises(IndexError, match="index 5 is out of bounds for axis 1 with size 5"):
         jit(lambda t: np.take(t, [0, 5], axis=1))(x)
+
+
+def test_take_of_many_ids_on_the_team_reports_the_first_bad_one():
+    # 100,000 computed ids (the kernel splits them over the OpenMP team): the
+    # values are NumPy's, and the first id out of range is NumPy's IndexError.
+    table = np.arange(7.0) * 1.5
+    ids = np.arange(100_000, dtype=np.int64)
+    f = jit(lambda t, i: np.take(t, i % 9 - 1))
+    i_ok = ids.copy()
+    i_ok[i_ok % 9 == 8] = 0
+    np.testing.assert_array_equal(f(table, i_ok), np.take(table, i_ok % 9 - 1))
+    g = jit(lambda t, i: np.take(t, i - 1))
+    bad = np.ones(100_000, dtype=np.int64)
+    bad[70_000], bad[30_000], bad[99_000] = 10, 13, -20   # the first is 13 - 1
+    with pytest.raises(IndexError, match="index 12 is out of bounds for axis 0 with size 7"):
+        g(table, bad)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
