@@ -138,10 +138,10 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 // take a plain number on either side.
 #define TINYMLIR_SCALAR_OVERLOADS(OP)                                                              \
   template <Number S> Tensor OP(const Tensor &a, S b) {                                            \
-    return OP(a, weakNumber(b));                       \
+    return OP(a, weakNumber(b));                                                                   \
   }                                                                                                \
   template <Number S> Tensor OP(S a, const Tensor &b) {                                            \
-    return OP(weakNumber(a), b);                       \
+    return OP(weakNumber(a), b);                                                                   \
   }
 #define TINYMLIR_DECLARE_Unary(f) Tensor f(const Tensor &x);
 #define TINYMLIR_DECLARE_Binary(f)                                                                 \
@@ -151,10 +151,10 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 #define TINYMLIR_DECLARE_Select(f)                                                                 \
   Tensor f(const Tensor &condition, const Tensor &x, const Tensor &y);                             \
   template <Number S> Tensor f(const Tensor &condition, const Tensor &x, S y) {                    \
-    return f(condition, x, weakNumber(y));             \
+    return f(condition, x, weakNumber(y));                                                         \
   }                                                                                                \
   template <Number S> Tensor f(const Tensor &condition, S x, const Tensor &y) {                    \
-    return f(condition, weakNumber(x), y);             \
+    return f(condition, weakNumber(x), y);                                                         \
   }
 #define TINYMLIR_DECLARE_Convert(f)
 #define TINYMLIR_OP(...)

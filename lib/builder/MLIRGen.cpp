@@ -579,20 +579,10 @@ public:
     if (kind == GraphKind::Updates)
       emitInOrder(result, /*emitRoot=*/!partsInPlace);
     if (partsInPlace) {
-      int64_t axis = result->axes[0], offset = 0;
-      for (const NodePtr &part : result->args) {
-        if (numElements(part->shape) == 0)
-          continue;
-        SmallVector<OpFoldResult> offsets, sizes, strides;
-        for (size_t i = 0; i < result->shape.size(); ++i) {
-          offsets.push_back(b_.getIndexAttr(static_cast<int64_t>(i) == axis ? offset : 0));
-          sizes.push_back(b_.getIndexAttr(part->shape[i]));
-          strides.push_back(b_.getIndexAttr(1));
-        }
-        Value box = memref::SubViewOp::create(b_, loc_, output, offsets, sizes, strides);
-        bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(part), box,
+      for (const auto &[part, box] : concatParts(*result)) {
+        Value view = memref::SubViewOp::create(b_, loc_, output, box.offsets, box.sizes, box.strides);
+        bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(part), view,
                                                           /*restrict=*/true, /*writable=*/true);
-        offset += part->shape[axis];
       }
     } else if (auto it = chainOf_.find(result.get());
                it != chainOf_.end() && it->second == output && holder_[output] == result.get()) {
@@ -667,8 +657,7 @@ private:
     return linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
   }
   Value filled(const Node &n, double value, double imag = 0) {
-    Value init = scalarConstant(b_, n.dtype, value, imag);
-    return linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
+    return filled(n, scalarConstant(b_, n.dtype, value, imag));
   }
 
   Value emit(const NodePtr &n) {
@@ -748,10 +737,8 @@ private:
         if (!successor_.contains(base) || successor_[base]->seq > n->seq)
           successor_[base] = n;
       }
-    // How long each value is read: a SliceUpdate reads its base and value when
-    // it is emitted; any other consumer may be fused into its own consumers,
-    // so its reads last as long as its value does. Consumers come later in
-    // `order`, so one backward pass suffices.
+    // How long each value is read (readsUntil of its consumers). Consumers
+    // come later in `order`, so one backward pass suffices.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const Node *n = *it;
       auto readers = consumers_.find(n);
@@ -760,7 +747,7 @@ private:
         end = std::numeric_limits<uint64_t>::max();
       else
         for (const Node *r : readers->second)
-          end = std::max(end, r->op == Op::SliceUpdate ? r->seq : liveEnd_[r]);
+          end = std::max(end, readsUntil(*r));
       liveEnd_[n] = end;
     }
     for (const Node *n : order) {
@@ -787,6 +774,27 @@ private:
       box.strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
     }
     return box;
+  }
+
+  /// A Concat's non-empty parts (an empty one has nothing to write, and no
+  /// offset inside the result), each with its box of the result.
+  std::vector<std::pair<NodePtr, Box>> concatParts(const Node &n) {
+    std::vector<std::pair<NodePtr, Box>> parts;
+    const int64_t axis = n.axes[0];
+    int64_t offset = 0;
+    for (const NodePtr &part : n.args) {
+      if (numElements(part->shape) == 0)
+        continue;
+      Box box;
+      for (size_t i = 0; i < n.shape.size(); ++i) {
+        box.offsets.push_back(b_.getIndexAttr(static_cast<int64_t>(i) == axis ? offset : 0));
+        box.sizes.push_back(b_.getIndexAttr(part->shape[i]));
+        box.strides.push_back(b_.getIndexAttr(1));
+      }
+      parts.emplace_back(part, std::move(box));
+      offset += part->shape[axis];
+    }
+    return parts;
   }
 
   Value subview(Value buffer, const Node &n, const Shape &sizes) {
@@ -833,6 +841,11 @@ private:
     holder_[buffer] = &u;
   }
 
+  /// Until when consumer `r` reads its operands: a SliceUpdate when it is
+  /// emitted; any other consumer as long as its own value is read (fusion may
+  /// move its reads there).
+  uint64_t readsUntil(const Node &r) { return r.op == Op::SliceUpdate ? r.seq : liveEnd_[&r]; }
+
   /// Whether reads of version `v` that last until `end` (liveEnd_) are all
   /// done before the write that replaces v in its buffer: then they may read
   /// the buffer itself, with no copy.
@@ -854,7 +867,7 @@ private:
     uint64_t end = 0;
     for (const Node *r : consumers_[&v])
       if (!(r == overwrite && r->args[0].get() == &v && r->args[1].get() != &v))
-        end = std::max(end, r->op == Op::SliceUpdate ? r->seq : liveEnd_[r]);
+        end = std::max(end, readsUntil(*r));
     Value t = readBeforeOverwrite(v, end)
                   ? Value(bufferization::ToTensorOp::create(b_, loc_, tensorType(v), buffer,
                                                             /*restrict=*/true,
@@ -933,19 +946,9 @@ private:
       // Each part inserted into one destination; eliminate-empty-tensors lets
       // the producers write into their slice of it directly.
       Value out = emptyLike(n);
-      int64_t axis = n.axes[0], offset = 0;
-      for (const NodePtr &part : n.args) {
-        if (numElements(part->shape) == 0)
-          continue; // nothing to insert (and no offset inside the destination)
-        SmallVector<OpFoldResult> offsets, sizes, strides;
-        for (size_t i = 0; i < n.shape.size(); ++i) {
-          offsets.push_back(b_.getIndexAttr(static_cast<int64_t>(i) == axis ? offset : 0));
-          sizes.push_back(b_.getIndexAttr(part->shape[i]));
-          strides.push_back(b_.getIndexAttr(1));
-        }
-        out = tensor::InsertSliceOp::create(b_, loc_, emit(part), out, offsets, sizes, strides);
-        offset += part->shape[axis];
-      }
+      for (const auto &[part, box] : concatParts(n))
+        out = tensor::InsertSliceOp::create(b_, loc_, emit(part), out, box.offsets, box.sizes,
+                                            box.strides);
       return out;
     }
     case Op::Transpose:

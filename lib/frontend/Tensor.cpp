@@ -492,24 +492,27 @@ Tensor weakScalar(double value, bool integral) {
   return Tensor(node);
 }
 
-Tensor weakInteger(int64_t value) {
-  auto node = makeNode(Op::Scalar, {}, DType::i64);
+namespace {
+/// A weak integer scalar: its exact bits, read as `dtype` (int64, or uint64
+/// beyond INT64_MAX), and the nearest double.
+Tensor weakIntegerScalar(DType dtype, int64_t bits, double value) {
+  auto node = makeNode(Op::Scalar, {}, dtype);
   node->weak = true;
   node->integral = true;
-  node->integer = value;
-  node->scalar = static_cast<double>(value);
+  node->integer = bits;
+  node->scalar = value;
   return Tensor(node);
+}
+} // namespace
+
+Tensor weakInteger(int64_t value) {
+  return weakIntegerScalar(DType::i64, value, static_cast<double>(value));
 }
 
 Tensor weakUnsigned(uint64_t value) {
   if (value <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     return weakInteger(static_cast<int64_t>(value));
-  auto node = makeNode(Op::Scalar, {}, DType::u64);
-  node->weak = true;
-  node->integral = true;
-  node->integer = static_cast<int64_t>(value);
-  node->scalar = static_cast<double>(value);
-  return Tensor(node);
+  return weakIntegerScalar(DType::u64, static_cast<int64_t>(value), static_cast<double>(value));
 }
 
 Tensor weakComplexScalar(double real, double imag) {

@@ -57,6 +57,17 @@ bool mayClobber(Operation *op, const llvm::SmallPtrSetImpl<Value> &roots) {
   return false;
 }
 
+/// Whether an operation strictly between `from` and `to` (later in the same
+/// block, at most kMaxDistance apart) may write or free a buffer in `roots`;
+/// true also if `to` is not found in reach.
+bool clobberedBetween(Operation *from, Operation *to, const llvm::SmallPtrSetImpl<Value> &roots) {
+  int distance = 0;
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+    if (!op || ++distance > kMaxDistance || mayClobber(op, roots))
+      return true;
+  return false;
+}
+
 /// The linalg op that fills `copy`'s source, if it can write into the
 /// copy's destination instead.
 linalg::LinalgOp forwardable(memref::CopyOp copy) {
@@ -80,11 +91,7 @@ linalg::LinalgOp forwardable(memref::CopyOp copy) {
     return {};
   // The destination (and its views) must exist where the op now runs: it
   // does, at the copy; nothing in between may change what the op reads.
-  int distance = 0;
-  for (Operation *op = producer->getNextNode(); op != copy.getOperation(); op = op->getNextNode())
-    if (++distance > kMaxDistance || mayClobber(op, read))
-      return {};
-  return producer;
+  return clobberedBetween(producer, copy, read) ? linalg::LinalgOp() : producer;
 }
 
 /// Whether views `a` and `b` are the same box of the same buffer.
@@ -118,12 +125,7 @@ int readBoxInPlace(linalg::LinalgOp producer, Value destination) {
     if (!copy || copy->getBlock() != producer->getBlock() || !sameBox(copy.getSource(), destination))
       continue;
     // Nothing between the snapshot and the op may change the box.
-    bool clobbered = false;
-    int distance = 0;
-    for (Operation *op = copy->getNextNode(); op != producer.getOperation() && !clobbered;
-         op = op->getNextNode())
-      clobbered = ++distance > kMaxDistance || !op || mayClobber(op, box);
-    if (clobbered)
+    if (clobberedBetween(copy, producer, box))
       continue;
     in->set(destination);
     copy->erase();
@@ -144,9 +146,9 @@ struct WriteIntoDestinationPass
       if (!producer)
         continue;
       auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
-      producer->moveBefore(copy);
-      producer.getDpsInitOperand(0)->set(copy.getTarget());
       Value destination = copy.getTarget();
+      producer->moveBefore(copy);
+      producer.getDpsInitOperand(0)->set(destination);
       copy->erase();
       alloc->erase();
       ++forwarded;

@@ -134,10 +134,16 @@ template <class T> void searchRows(Rows<T> sorted, Rows<T> values, Rows<int64_t>
 }
 
 /// A position along an axis of `size`, NumPy's way: negative ones count from
-/// the end; others out of range are an IndexError (reported, then -1).
-int64_t position(int64_t i, int64_t size) {
+/// the end; -1 if out of range.
+int64_t wrappedPosition(int64_t i, int64_t size) {
   const int64_t p = i < 0 ? i + size : i;
-  if (p < 0 || p >= size) {
+  return p >= 0 && p < size ? p : -1;
+}
+
+/// The same, with an out-of-range one NumPy's IndexError (reported, then -1).
+int64_t position(int64_t i, int64_t size) {
+  const int64_t p = wrappedPosition(i, size);
+  if (p < 0) {
     tinymlir::detail::reportKernelError(tinymlir::ErrorKind::Index,
                                         "index " + std::to_string(i) +
                                             " is out of bounds for axis 0 with size " +
@@ -154,15 +160,14 @@ template <class T> void takeRows(Rows<T> table, Rows<int64_t> ids, Rows<T> out) 
   std::atomic<int64_t> firstBad{ids.columns};
 #pragma omp parallel for schedule(static) if (ids.columns * table.columns >= kParallelElements)
   for (int64_t j = 0; j < ids.columns; ++j) {
-    const int64_t i = ids(0, j), r = i < 0 ? i + table.rows : i;
-    const bool inside = r >= 0 && r < table.rows;
-    if (!inside) {
+    const int64_t r = wrappedPosition(ids(0, j), table.rows);
+    if (r < 0) {
       int64_t seen = firstBad.load();
       while (j < seen && !firstBad.compare_exchange_weak(seen, j)) {
       }
     }
     for (int64_t k = 0; k < table.columns; ++k)
-      out(j, k) = inside ? table(r, k) : T{};
+      out(j, k) = r < 0 ? T{} : table(r, k);
   }
   if (const int64_t j = firstBad.load(); j < ids.columns)
     position(ids(0, j), table.rows); // reports NumPy's IndexError

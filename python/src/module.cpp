@@ -85,6 +85,17 @@ Array viewOf(const InArray &a, const char *what) {
   return Array::view(const_cast<void *>(a.data()), shape, dtype);
 }
 
+namespace {
+/// A compiled function's inputs as views of the NumPy arrays.
+std::vector<Array> inputViews(const std::vector<InArray> &inputs) {
+  std::vector<Array> views;
+  views.reserve(inputs.size());
+  for (const InArray &a : inputs)
+    views.push_back(viewOf(a, "an input"));
+  return views;
+}
+} // namespace
+
 nb::object toNumPy(Array array) {
   // The NumPy array owns the native buffer through a capsule holding the Array.
   auto *held = new Array(std::move(array));
@@ -334,10 +345,7 @@ NB_MODULE(_tinymlir, m) {
       .def(
           "__call__",
           [](const Compiled &c, const std::vector<InArray> &inputs) {
-            std::vector<Array> views;
-            views.reserve(inputs.size());
-            for (const InArray &a : inputs)
-              views.push_back(viewOf(a, "an input"));
+            std::vector<Array> views = inputViews(inputs);
             Array out;
             {
               nb::gil_scoped_release release;
@@ -350,10 +358,7 @@ NB_MODULE(_tinymlir, m) {
           "call_into",
           [](const Compiled &c, const std::vector<InArray> &inputs,
              nb::ndarray<nb::c_contig, nb::device::cpu> output) {
-            std::vector<Array> views;
-            views.reserve(inputs.size());
-            for (const InArray &a : inputs)
-              views.push_back(viewOf(a, "an input"));
+            std::vector<Array> views = inputViews(inputs);
             Shape shape(output.ndim());
             for (size_t i = 0; i < output.ndim(); ++i)
               shape[i] = static_cast<int64_t>(output.shape(i));

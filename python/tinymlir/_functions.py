@@ -655,8 +655,10 @@ def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
 def _histogram(a, bins=10, range=None, density=None, weights=None):
     """NumPy's histogram. Bins are an int (edges as NumPy's np.linspace makes
     them, from `range` or from the data's min and max) or edges. Each value's
-    bin is found by binary search among the edges (with weights: compared with
-    every edge): counts are exact, as NumPy's (which guarantees
+    bin comes from its offset, corrected against the edges as NumPy does
+    (equal bins), or by binary search among the edges (given edges); with
+    weights, each value is compared with every edge. Counts are exact, as
+    NumPy's (which guarantees
     edges[i] <= x < edges[i+1], the last bin closed). For edges computed from
     the data, NumPy's errors for a non-finite range and for too many bins cannot
     be raised; nor can the monotonicity check of traced edges."""
@@ -761,11 +763,7 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
         i = np.where(xe < edge(i), i - 1, i)
         i = np.where((xe >= edge(i + 1)) & (i != n - 1), i + 1, i)
         hist = np.bincount(np.where(ok, np.clip(i, 0, n - 1), n), minlength=n + 1)[:n]
-        if density:
-            db = (edges[1:] - edges[:-1]).astype(np.float64)
-            return hist / db / hist.sum(), edges
-        return hist, edges
-    if w is None:
+    elif w is None:
         # Each value's bin by binary search (O(n log bins)), then counts:
         # r = #edges <= x, so edges[r-1] <= x < edges[r]; the last edge
         # closes the last bin; values outside the edges (and nan) count in
@@ -777,10 +775,18 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
             inside = inside & keep
         ids = np.where(inside, np.where(last, n - 1, r - 1), n)
         hist = np.bincount(ids, minlength=n + 1)[:n]  # int64 counts, as NumPy's intp
-        if density:
-            db = (edges[1:] - edges[:-1]).astype(np.float64)
-            return hist / db / hist.sum(), edges
-        return hist, edges
+    else:
+        hist = _weighted_counts(xe, edges, n, keep, w, given_edges=np.ndim(bins) == 1)
+    if density:
+        db = (edges[1:] - edges[:-1]).astype(np.float64)
+        return hist / db / hist.sum(), edges
+    return hist, edges
+
+
+def _weighted_counts(xe, edges, n, keep, w, given_edges):
+    """Weighted histogram counts: each value compared with every edge. NumPy
+    sums weights in float64 (bincount), cast to the weights' dtype; integer
+    weights on given edges as int64 cumulative sums: both exact."""
     col = xe.reshape(-1, 1)
     lower = col >= edges[:-1].reshape(1, -1)
     upper = np.concatenate([col < edges[1:-1].reshape(1, -1), col <= edges[-1:].reshape(1, 1)],
@@ -788,18 +794,9 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     inside = lower & upper
     if keep is not None:
         inside = inside & keep.reshape(-1, 1)
-    if w is None:
-        hist = np.sum(inside, axis=0)  # int64 counts, as NumPy's intp
-    else:
-        # NumPy sums weights in float64 (bincount), cast to the weights' dtype;
-        # integer weights on given edges as int64 cumulative sums: both exact.
-        acc = np.int64 if (np.ndim(bins) == 1 and w.dtype.kind in "iu") else np.float64
-        hist = np.sum(np.where(inside, w.astype(acc).reshape(-1, 1), acc(0)), axis=0)
-        hist = hist.astype(w.dtype) if w.dtype != np.bool_ else hist != 0
-    if density:
-        db = (edges[1:] - edges[:-1]).astype(np.float64)
-        return hist / db / hist.sum(), edges
-    return hist, edges
+    acc = np.int64 if (given_edges and w.dtype.kind in "iu") else np.float64
+    hist = np.sum(np.where(inside, w.astype(acc).reshape(-1, 1), acc(0)), axis=0)
+    return hist.astype(w.dtype) if w.dtype != np.bool_ else hist != 0
 
 
 # --- nansum, nanmean, nanmax... ----------------------------------------------------------
