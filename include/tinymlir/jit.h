@@ -43,16 +43,28 @@ public:
   const std::string &lowered() const;
   /// Calls the native code: inputs in flattened-argument order (captured
   /// constants are appended internally). Checks shapes and dtypes first.
+  /// One result; callAll returns each of several.
   Array call(const std::vector<Array> &inputs) const;
+  /// Every result, in order.
+  std::vector<Array> callAll(const std::vector<Array> &inputs) const;
   /// Calls into a caller-provided output of the result's shape and dtype.
   void callInto(const std::vector<Array> &inputs, Array &output) const;
-  /// The input updated in place (the output must be that input's array), or
-  /// -1: see compileGraph's `donated`.
+  /// Calls into caller-provided outputs, one per result (contiguous, of
+  /// distinct memory); a donated input's output must be that input's array.
+  void callInto(const std::vector<Array> &inputs, std::vector<Array> &outputs) const;
+  /// The input updated in place as the (first) result, or -1: see
+  /// compileGraph's `donated`.
   int donated() const;
+  /// For each result, the input updated in place as that result, or -1.
+  const std::vector<int> &donations() const;
   const std::vector<Shape> &inputShapes() const;
   const std::vector<DType> &inputDTypes() const;
+  /// The (first) result's shape and dtype.
   const Shape &resultShape() const;
   DType resultDType() const;
+  /// Each result's.
+  const std::vector<Shape> &resultShapes() const;
+  const std::vector<DType> &resultDTypes() const;
   /// Seconds spent building, optimizing, lowering and JIT-compiling.
   double compileSeconds() const;
   /// How many matrix products the BLAS rewrite replaced with GEMM calls.
@@ -75,12 +87,18 @@ private:
 /// 0: the runtime's default (all cores, or OMP_NUM_THREADS).
 void setThreads(int threads);
 
-/// Compiles `result` as a function of `args` (placeholders from tracing).
-/// With `donated` >= 0 and a result that is args[donated] updated (by
-/// indexPut or slice updates), that input is updated in place (on the CPU):
-/// the call's output must be that input's array. Other results, and graphs
-/// with kernels that can fail while they run (which would leave it half
-/// written), ignore it: Compiled::donated() says which.
+/// Compiles `results` as one function of `args` (placeholders from
+/// tracing), with one output per result: a multi-result kernel.
+/// `donated` (empty, or one entry per result) names for each result an input
+/// it updates in place (on the CPU), or -1: where that result is the input
+/// updated (by indexPut or slice updates), the call's output for it must be
+/// that input's array, and only what changes is written. Other results, and
+/// graphs with kernels that can fail while they run (which would leave an
+/// input half written), ignore it: Compiled::donations() says which.
+Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tensor> &args,
+                      const JitOptions &options = JitOptions(),
+                      const std::vector<int> &donated = {});
+/// One result: `donated` as above, for it.
 Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
                       const JitOptions &options = JitOptions(), int donated = -1);
 /// Compiles and runs a tensor built from concrete tensors (eager use).
@@ -216,24 +234,57 @@ struct FunctionTraits<R (C::*)(P...) const> : FunctionTraits<R (*)(P...)> {};
 template <class C, class R, class... P>
 struct FunctionTraits<R (C::*)(P...)> : FunctionTraits<R (*)(P...)> {};
 
+/// A jitted function's results: one Tensor, a std::vector of them, or a
+/// std::tuple of them (a multi-result kernel, one output per Tensor).
+template <class R> struct Results {
+  static_assert(alwaysFalse<R>, "tinymlir: a jitted function returns a Tensor, a "
+                                "std::vector<Tensor> or a std::tuple of Tensors");
+};
+template <> struct Results<Tensor> {
+  static std::vector<Tensor> tensors(const Tensor &r) { return {r}; }
+  static Tensor rebuild(std::vector<Array> &&arrays) { return Tensor(std::move(arrays[0])); }
+};
+template <> struct Results<std::vector<Tensor>> {
+  static std::vector<Tensor> tensors(const std::vector<Tensor> &r) { return r; }
+  static std::vector<Tensor> rebuild(std::vector<Array> &&arrays) {
+    return std::vector<Tensor>(arrays.begin(), arrays.end());
+  }
+};
+template <class... T> struct Results<std::tuple<T...>> {
+  static_assert((std::is_same_v<T, Tensor> && ...), "tinymlir: a tuple of results holds Tensors");
+  static std::vector<Tensor> tensors(const std::tuple<T...> &r) {
+    return std::apply([](const auto &...t) { return std::vector<Tensor>{t...}; }, r);
+  }
+  static std::tuple<T...> rebuild(std::vector<Array> &&arrays) {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::tuple<T...>(Tensor(std::move(arrays[I]))...);
+    }(std::index_sequence_for<T...>());
+  }
+};
+
 } // namespace detail
 
 /// A jitted function: call it with Arrays (runs compiled code) or, while
-/// tracing another function, with Tensors (inlines).
+/// tracing another function, with Tensors (inlines). A function that returns
+/// a std::vector or std::tuple of Tensors compiles to one kernel with an
+/// output per Tensor, and a call returns the same structure.
 template <class F> class Jit {
 public:
   using Params = typename detail::FunctionTraits<F>::Params;
+  /// Tensor, std::vector<Tensor> or std::tuple<Tensor...>: what f returns.
+  using Result = std::decay_t<decltype(std::apply(std::declval<const F &>(),
+                                                  std::declval<Params &>()))>;
 
   explicit Jit(F f, JitOptions options = JitOptions())
       : f_(std::move(f)), options_(options), cache_(std::make_shared<detail::Cache>()) {}
 
-  template <class... A> Tensor operator()(A &&...args) const {
+  template <class... A> Result operator()(A &&...args) const {
     Params params(std::forward<A>(args)...);
     if (detail::tracing())
       return std::apply(f_, params);
     std::vector<Array> leaves;
     Compiled compiled = specialize(params, leaves);
-    return Tensor(compiled.call(leaves));
+    return detail::Results<Result>::rebuild(compiled.callAll(leaves));
   }
 
   /// Calls into `out`, an array of the result's type. When `out` is one of
@@ -241,7 +292,10 @@ public:
   /// by indexPut, the update happens in place (CPU target): the compiled code
   /// writes only the elements that change. Any other result into an argument is computed
   /// as NumPy's out= does: as if the argument were read before being overwritten.
-  template <class... A> void into(Array &out, A &&...args) const {
+  template <class... A>
+  void into(Array &out, A &&...args) const
+    requires std::is_same_v<Result, Tensor>
+  {
     if (detail::tracing())
       throw Error("[jit] into() runs compiled code; call the function itself while tracing");
     Params params(std::forward<A>(args)...);
@@ -273,7 +327,10 @@ public:
 
   /// The result's shape and dtype for these arguments, by tracing alone
   /// (nothing is compiled): to plan the specializations a program will need.
-  template <class... A> std::pair<Shape, DType> resultType(A &&...args) const {
+  template <class... A>
+  std::pair<Shape, DType> resultType(A &&...args) const
+    requires std::is_same_v<Result, Tensor>
+  {
     Params traced(std::forward<A>(args)...);
     detail::Placer placer;
     detail::walk(traced, placer);
@@ -302,12 +359,13 @@ private:
       Params traced = params;
       detail::Placer placer;
       detail::walk(traced, placer);
-      Tensor result;
+      std::vector<Tensor> results;
       {
         detail::TraceScope scope;
-        result = std::apply(f_, traced);
+        results = detail::Results<Result>::tensors(std::apply(f_, traced));
       }
-      return compileGraph(result, placer.args, options_, donated);
+      return compileGraph(results, placer.args, options_,
+                          donated < 0 ? std::vector<int>() : std::vector<int>{donated});
     });
   }
 

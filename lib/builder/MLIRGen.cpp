@@ -26,9 +26,11 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <numeric>
 #include <optional>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tinymlir::detail {
 namespace {
@@ -532,8 +534,13 @@ class ModuleBuilder {
 public:
   ModuleBuilder(MLIRContext &context) : context_(context), b_(&context), loc_(b_.getUnknownLoc()) {}
 
-  BuiltModule build(const NodePtr &result, const std::vector<NodePtr> &args, int donated) {
-    collectConstants(result);
+  BuiltModule build(const std::vector<NodePtr> &results, const std::vector<NodePtr> &args,
+                    const std::vector<int> &donated) {
+    if (results.empty() || donated.size() != results.size())
+      throw Error("[build] internal: give one donation (or -1) per result");
+    // The root: every result is one of its arguments, read until the end.
+    const NodePtr root = makeNode(Op::Results, {}, results[0]->dtype, results);
+    collectConstants(root);
     BuiltModule out;
     out.module = ModuleOp::create(loc_);
     b_.setInsertionPointToEnd(out.module->getBody());
@@ -543,54 +550,118 @@ public:
       argTypes.push_back(memrefType(*a));
     for (const NodePtr &c : constants_)
       argTypes.push_back(memrefType(*c));
-    argTypes.push_back(memrefType(*result));
+    for (const NodePtr &r : results)
+      argTypes.push_back(memrefType(*r));
     auto func = func::FuncOp::create(b_, loc_, kKernelName, b_.getFunctionType(argTypes, {}));
     func->setAttr("llvm.emit_c_interface", b_.getUnitAttr());
+    func->setAttr(kResultsAttr, b_.getI64IntegerAttr(static_cast<int64_t>(results.size())));
     Block *entry = func.addEntryBlock();
     b_.setInsertionPointToStart(entry);
 
-    Value output = entry->getArguments().back();
-    if (donated >= 0 && (static_cast<size_t>(donated) >= args.size() ||
-                         args[donated]->shape != result->shape ||
-                         args[donated]->dtype != result->dtype))
-      throw Error("[build] the donated input " + std::to_string(donated) +
-                  " must have the result's shape and dtype");
-    const GraphKind kind = classify(result);
+    const size_t firstOutput = args.size() + constants_.size();
+    auto output = [&](size_t k) { return entry->getArgument(firstOutput + k); };
+    std::vector<int> outputOf(args.size(), -1); // the output each input is donated to
+    for (size_t k = 0; k < results.size(); ++k) {
+      const int i = donated[k];
+      if (i < 0)
+        continue;
+      if (static_cast<size_t>(i) >= args.size() || args[i]->shape != results[k]->shape ||
+          args[i]->dtype != results[k]->dtype || outputOf[i] >= 0)
+        throw Error("[build] the donated input " + std::to_string(i) +
+                    " must have its result's shape and dtype, and be donated once");
+      outputOf[i] = static_cast<int>(k);
+    }
+    const GraphKind kind = classify(root);
     out.straightLine = kind != GraphKind::Small;
     for (size_t i = 0; i < args.size(); ++i)
-      if (static_cast<int>(i) != donated)
+      if (outputOf[i] < 0)
         bindInput(args[i], entry->getArgument(i));
       else if (kind == GraphKind::Updates) {
         // Its versions live in the output buffer: the first of its updates
         // writes there (emitUpdate), with no copy of the array.
-        chainOf_[args[i].get()] = output;
-        holder_[output] = args[i].get();
+        chainOf_[args[i].get()] = output(outputOf[i]);
+        holder_[output(outputOf[i])] = args[i].get();
       } else
         values_[args[i].get()] = bufferization::ToTensorOp::create(
-            b_, loc_, tensorType(*args[i]), output, /*restrict=*/true, /*writable=*/true);
+            b_, loc_, tensorType(*args[i]), output(outputOf[i]), /*restrict=*/true,
+            /*writable=*/true);
     for (size_t i = 0; i < constants_.size(); ++i) {
       bindInput(constants_[i], entry->getArgument(args.size() + i));
       out.constants.push_back(constants_[i]->constant);
     }
-    // Several results (a Concat of them) of a straight-line graph: each is
-    // written into its box of the output. Without the bufferization analysis,
-    // a chain of insert_slices would copy the whole destination at each one.
-    const bool partsInPlace = out.straightLine && result->op == Op::Concat;
-    if (kind == GraphKind::Updates)
-      emitInOrder(result, /*emitRoot=*/!partsInPlace);
-    if (partsInPlace) {
-      for (const auto &[part, box] : concatParts(*result)) {
-        Value view = memref::SubViewOp::create(b_, loc_, output, box.offsets, box.sizes, box.strides);
-        bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(part), view,
-                                                          /*restrict=*/true, /*writable=*/true);
+    // Several results bufferized with the analysis: each output as a tensor,
+    // defined at the top, where empty-tensor elimination can use it (below).
+    const bool tensorDestinations = !out.straightLine && results.size() > 1;
+    std::vector<Value> dests(results.size());
+    for (size_t k = 0; tensorDestinations && k < results.size(); ++k)
+      dests[k] = donated[k] >= 0
+                     ? values_[args[donated[k]].get()]
+                     : Value(bufferization::ToTensorOp::create(b_, loc_, tensorType(*results[k]),
+                                                               output(k), /*restrict=*/true,
+                                                               /*writable=*/true));
+    // A concatenated result of a straight-line graph: each part is written
+    // into its box of the output. Without the bufferization analysis, a
+    // chain of insert_slices would copy the whole destination at each part.
+    auto partsInPlace = [&](size_t k) {
+      return out.straightLine && results[k]->op == Op::Concat && donated[k] < 0;
+    };
+    if (kind == GraphKind::Updates) {
+      std::unordered_set<const Node *> skip{root.get()};
+      for (size_t k = 0; k < results.size(); ++k)
+        if (partsInPlace(k))
+          skip.insert(results[k].get());
+      emitInOrder(root, skip);
+    }
+    // Several results bufferized with the analysis: every result is computed
+    // first, then written into its output as a tensor (to_tensor of the
+    // output, or the donated input's), so that the analysis sees every write
+    // into an output's buffer: empty-tensor elimination makes producers write
+    // there directly, and a value one output's producers wrote in place may
+    // be another output. They are written in creation order, so that such a
+    // value (created before what was computed from it) is written out before
+    // its buffer is overwritten. Only then is each copied into its memref, a
+    // copy onto itself where it was computed in place. (Written straight into
+    // memrefs, which the analysis does not track, an output's write could
+    // clobber what a later output still reads.)
+    if (tensorDestinations) {
+      std::vector<Value> values;
+      for (const NodePtr &r : results)
+        values.push_back(emit(r));
+      std::vector<size_t> order(results.size());
+      std::iota(order.begin(), order.end(), size_t{0});
+      std::sort(order.begin(), order.end(),
+                [&](size_t x, size_t y) { return results[x]->seq < results[y]->seq; });
+      std::vector<Value> written(results.size());
+      for (size_t k : order)
+        written[k] =
+            bufferization::MaterializeInDestinationOp::create(b_, loc_, values[k], dests[k])
+                .getResult();
+      for (size_t k = 0; k < results.size(); ++k)
+        bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, written[k],
+                                                          output(k), /*restrict=*/true,
+                                                          /*writable=*/true);
+      func::ReturnOp::create(b_, loc_);
+      return out;
+    }
+    for (size_t k = 0; k < results.size(); ++k) {
+      const NodePtr &result = results[k];
+      if (partsInPlace(k)) {
+        for (const auto &[part, box] : concatParts(*result)) {
+          Value view =
+              memref::SubViewOp::create(b_, loc_, output(k), box.offsets, box.sizes, box.strides);
+          bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(part),
+                                                            view, /*restrict=*/true,
+                                                            /*writable=*/true);
+        }
+      } else if (auto it = chainOf_.find(result.get());
+                 it != chainOf_.end() && it->second == output(k) &&
+                 holder_[output(k)] == result.get()) {
+        // The result is the donated input's last version: already in place.
+      } else {
+        bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(result),
+                                                          output(k), /*restrict=*/true,
+                                                          /*writable=*/true);
       }
-    } else if (auto it = chainOf_.find(result.get());
-               it != chainOf_.end() && it->second == output && holder_[output] == result.get()) {
-      // The result is the donated input's last version: already in place.
-    } else {
-      Value value = emit(result);
-      bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, value, output,
-                                                        /*restrict=*/true, /*writable=*/true);
     }
     func::ReturnOp::create(b_, loc_);
     return out;
@@ -714,7 +785,9 @@ private:
                    : seen.size() > kLargeGraph ? GraphKind::Large : GraphKind::Small;
   }
 
-  void emitInOrder(const NodePtr &root, bool emitRoot) {
+  /// Emits the graph under `root` in program order, but for the nodes in
+  /// `skip` (the root, and results written part by part).
+  void emitInOrder(const NodePtr &root, const std::unordered_set<const Node *> &skip) {
     std::vector<const Node *> order;
     std::unordered_map<const Node *, NodePtr> owner;
     std::vector<const Node *> stack{root.get()};
@@ -753,7 +826,7 @@ private:
     for (const Node *n : order) {
       if (n->op == Op::SliceUpdate)
         emitUpdate(*n);
-      else if (!chainOf_.contains(n) && (emitRoot || n != root.get()))
+      else if (!chainOf_.contains(n) && !skip.contains(n))
         emit(owner[n]);
     }
   }
@@ -942,6 +1015,8 @@ private:
           b_, loc_, DenseIntElementsAttr::get(shapeType, ArrayRef<int64_t>(n.shape)));
       return tensor::ReshapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), shape);
     }
+    case Op::Results:
+      throw Error("[build] internal: the results are written into their outputs, not emitted");
     case Op::Concat: {
       // Each part inserted into one destination; eliminate-empty-tensors lets
       // the producers write into their slice of it directly.
@@ -1191,8 +1266,11 @@ private:
   }
 
   Value emitGather(const Node &n) {
-    // out[i, j] = table[ids[i], j]; ids were checked against the table at the call.
+    // out[i, j] = table[ids[i], j]; ids (any integer dtype) were checked
+    // against the table at the call, a negative one counts from the end.
     Value table = emit(n.args[0]), ids = emit(n.args[1]);
+    const DType idType = n.args[1]->dtype;
+    const int64_t rows = n.args[0]->shape[0];
     SmallVector<AffineMap> maps{
         AffineMap::get(2, 0, {b_.getAffineDimExpr(0)}, &context_),
         AffineMap::getMultiDimIdentityMap(2, &context_)};
@@ -1200,7 +1278,19 @@ private:
     auto generic = linalg::GenericOp::create(
         b_, loc_, TypeRange{tensorType(n)}, ValueRange{ids}, ValueRange{emptyLike(n)}, maps,
         iterators, [&](OpBuilder &b, Location loc, ValueRange block) {
-          Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), block[0]);
+          Value id = block[0];
+          Type i64 = b.getI64Type();
+          if (dtypeSize(idType) < 8)
+            id = isUnsigned(idType) ? Value(arith::ExtUIOp::create(b, loc, i64, id))
+                                    : Value(arith::ExtSIOp::create(b, loc, i64, id));
+          if (!isUnsigned(idType)) {
+            Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
+            Value size = arith::ConstantIntOp::create(b, loc, i64, rows);
+            Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, zero);
+            id = arith::SelectOp::create(b, loc, negative,
+                                         arith::AddIOp::create(b, loc, id, size), id);
+          }
+          Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
           Value col = linalg::IndexOp::create(b, loc, 1);
           Value v = tensor::ExtractOp::create(b, loc, table, ValueRange{row, col});
           linalg::YieldOp::create(b, loc, v);
@@ -1358,9 +1448,9 @@ private:
 
 } // namespace
 
-BuiltModule buildModule(MLIRContext &context, const NodePtr &result,
-                        const std::vector<NodePtr> &args, int donated) {
-  return ModuleBuilder(context).build(result, args, donated);
+BuiltModule buildModule(MLIRContext &context, const std::vector<NodePtr> &results,
+                        const std::vector<NodePtr> &args, const std::vector<int> &donated) {
+  return ModuleBuilder(context).build(results, args, donated);
 }
 
 } // namespace tinymlir::detail

@@ -22,11 +22,15 @@ struct BuiltModule {
   bool straightLine = false;
 };
 
-/// func.func @kernel(inputs..., constants..., output) with the graph's body.
-/// With `donated` >= 0, input `donated` is the output's buffer, read and
-/// overwritten in place (its own argument is not read): a result that updates
-/// it (indexPut) then writes only what changes.
-BuiltModule buildModule(mlir::MLIRContext &context, const NodePtr &result,
-                        const std::vector<NodePtr> &args, int donated = -1);
+/// The function attribute holding how many outputs end its arguments.
+inline constexpr const char *kResultsAttr = "tinymlir.results";
+
+/// func.func @kernel(inputs..., constants..., outputs...) with the graph's
+/// body: one output per result, each written by its result. With
+/// `donated[k]` >= 0, that input is output k's buffer, read and overwritten
+/// in place (its own argument is not read): a result that updates it
+/// (indexPut, slice updates) then writes only what changes.
+BuiltModule buildModule(mlir::MLIRContext &context, const std::vector<NodePtr> &results,
+                        const std::vector<NodePtr> &args, const std::vector<int> &donated);
 
 } // namespace tinymlir::detail

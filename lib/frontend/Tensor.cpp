@@ -924,8 +924,8 @@ Tensor gather(const Tensor &table, const Tensor &ids) {
   if (x->shape.size() != 2 || i->shape.size() != 1)
     fail(Op::Gather, "needs a rank-2 table and rank-1 ids: table " + shapeString(x->shape) +
                          ", ids " + shapeString(i->shape));
-  if (i->dtype != DType::i32)
-    fail(Op::Gather, "ids must be int32, got " + describe(i), ErrorKind::Type);
+  if (!isInteger(i->dtype))
+    fail(Op::Gather, "ids must be integers, got " + describe(i), ErrorKind::Type);
   if (x->weak)
     fail(Op::Gather, "the table must be a tensor");
   return Tensor(makeNode(Op::Gather, {i->shape[0], x->shape[1]}, x->dtype, {x, i}));

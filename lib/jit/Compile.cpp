@@ -74,7 +74,7 @@ llvm::orc::SymbolMap symbolMap(const detail::RuntimeSymbols &symbols,
 void findIndexInputs(const NodePtr &root, const CompileTarget &target,
                      std::vector<detail::NativeFunction::IndexCheck> &out) {
   std::vector<const Node *> stack{root.get()};
-  std::vector<const Node *> seen;
+  std::unordered_set<const Node *> seen;
   auto input = [](const Node &n, const Node &ids, const char *what) {
     if (ids.op != Op::Argument)
       throw Error(std::string("[") + opName(n.op) + "] " + what +
@@ -85,9 +85,8 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
   while (!stack.empty()) {
     const Node *n = stack.back();
     stack.pop_back();
-    if (std::find(seen.begin(), seen.end(), n) != seen.end())
+    if (!seen.insert(n).second)
       continue;
-    seen.push_back(n);
     if (n->op == Op::Gather)
       out.push_back({input(*n, *n->args[1], "ids"), n->args[0]->shape[0]});
     if (isComplex(n->dtype) && !target.hostLoops())
@@ -261,17 +260,30 @@ thread_local bool onLargeStack = false;
 /// The builder recurses once per node of the longest chain (a few hundred
 /// bytes a level): graphs deeper than a thousand nodes compile on a stack
 /// sized for them (a loop of 7000 x = x * a + b overflowed the default 8 MB).
-Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
-                      const JitOptions &options, int donated) {
-  if (const size_t depth = result.valid() ? depthOf(result.node().get()) : 0;
-      depth > 1000 && !onLargeStack) {
+Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tensor> &args,
+                      const JitOptions &options, const std::vector<int> &donatedIn) {
+  if (results.empty())
+    throw Error("[jit] the traced function has no results to compile");
+  for (size_t k = 0; k < results.size(); ++k)
+    if (!results[k].valid())
+      throw Error("[jit] result " + std::to_string(k) +
+                  " of the traced function is an invalid (default-constructed) Tensor");
+  if (!donatedIn.empty() && donatedIn.size() != results.size())
+    throw Error("[jit] donated names " + std::to_string(donatedIn.size()) + " inputs for " +
+                std::to_string(results.size()) + " results; give one per result (-1: none)");
+  // The function's root: its results, each written into its own output.
+  std::vector<NodePtr> resultNodes;
+  for (const Tensor &r : results)
+    resultNodes.push_back(r.node());
+  const NodePtr root = detail::makeNode(Op::Results, {}, results[0].dtype(), resultNodes);
+  if (const size_t depth = depthOf(root.get()); depth > 1000 && !onLargeStack) {
     std::optional<Compiled> compiled;
     std::exception_ptr error;
     const size_t bytes = std::min<size_t>((size_t{16} << 20) + depth * 4096, size_t{1} << 31);
     llvm::runOnNewStack(static_cast<unsigned>(bytes), [&] {
       onLargeStack = true;
       try {
-        compiled = compileGraph(result, args, options, donated);
+        compiled = compileGraph(results, args, options, donatedIn);
       } catch (...) {
         error = std::current_exception();
       }
@@ -282,8 +294,6 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
   }
   auto start = std::chrono::steady_clock::now();
   StageTimer stage(options.timing);
-  if (!result.valid())
-    throw Error("[jit] the traced function returned an invalid (default-constructed) Tensor");
   detail::prepareThreads();
   auto impl = std::make_shared<Compiled::Impl>();
   detail::NativeFunction &native = impl->native;
@@ -293,18 +303,26 @@ Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
     native.inputShapes.push_back(a.shape());
     native.inputDTypes.push_back(a.dtype());
   }
-  native.resultShape = result.shape();
-  native.resultDType = result.dtype();
+  for (const Tensor &r : results) {
+    native.resultShapes.push_back(r.shape());
+    native.resultDTypes.push_back(r.dtype());
+  }
   std::unique_ptr<CompileTarget> target = detail::makeTarget(options);
-  findIndexInputs(result.node(), *target, native.indexChecks);
-  if (donated >= 0 && (static_cast<size_t>(donated) >= args.size() || !target->hostLoops() ||
-                       !updates(result.node().get(), args[donated].node().get()) ||
-                       mayFailWhileRunning(result.node().get())))
-    donated = -1;
-  native.donated = donated;
+  findIndexInputs(root, *target, native.indexChecks);
+  // Each donation kept where its result is that input updated, each input at
+  // most once, and none where a kernel can fail while it runs.
+  native.donated.assign(results.size(), -1);
+  const bool mayFail = !donatedIn.empty() && mayFailWhileRunning(root.get());
+  std::unordered_set<int> taken;
+  for (size_t k = 0; k < donatedIn.size(); ++k) {
+    const int i = donatedIn[k];
+    if (i >= 0 && static_cast<size_t>(i) < args.size() && target->hostLoops() && !mayFail &&
+        updates(resultNodes[k].get(), argNodes[i].get()) && taken.insert(i).second)
+      native.donated[k] = i;
+  }
 
   auto context = detail::makeContext();
-  detail::BuiltModule built = detail::buildModule(*context, result.node(), argNodes, donated);
+  detail::BuiltModule built = detail::buildModule(*context, resultNodes, argNodes, native.donated);
   native.constants = std::move(built.constants);
   mlir::ModuleOp module = *built.module;
   detail::verifyModule(module, "build");
@@ -399,24 +417,53 @@ const std::string &Compiled::bufferized() const { return impl_->bufferized; }
 const std::string &Compiled::lowered() const { return impl_->lowered; }
 const std::vector<Shape> &Compiled::inputShapes() const { return impl_->native.inputShapes; }
 const std::vector<DType> &Compiled::inputDTypes() const { return impl_->native.inputDTypes; }
-const Shape &Compiled::resultShape() const { return impl_->native.resultShape; }
-DType Compiled::resultDType() const { return impl_->native.resultDType; }
+const Shape &Compiled::resultShape() const { return impl_->native.resultShapes.front(); }
+DType Compiled::resultDType() const { return impl_->native.resultDTypes.front(); }
+const std::vector<Shape> &Compiled::resultShapes() const { return impl_->native.resultShapes; }
+const std::vector<DType> &Compiled::resultDTypes() const { return impl_->native.resultDTypes; }
 double Compiled::compileSeconds() const { return impl_->seconds; }
 int Compiled::blasCalls() const { return impl_->blasCalls; }
-int Compiled::donated() const { return impl_->native.donated; }
+int Compiled::donated() const { return impl_->native.donated.front(); }
+const std::vector<int> &Compiled::donations() const { return impl_->native.donated; }
 Target Compiled::target() const { return impl_->target; }
 bool Compiled::fromDiskCache() const { return impl_->fromDisk; }
 const std::string &Compiled::gpuModule() const { return impl_->stages.gpu; }
 const std::string &Compiled::ptx() const { return impl_->stages.ptx; }
 
+Compiled compileGraph(const Tensor &result, const std::vector<Tensor> &args,
+                      const JitOptions &options, int donated) {
+  return compileGraph(std::vector<Tensor>{result}, args, options, std::vector<int>{donated});
+}
+
+namespace {
+void requireOneResult(const detail::NativeFunction &f, const char *what) {
+  if (f.resultShapes.size() != 1)
+    throw Error(std::string("[call] this specialization has ") +
+                std::to_string(f.resultShapes.size()) + " results; " + what);
+}
+} // namespace
+
 Array Compiled::call(const std::vector<Array> &inputs) const {
-  Array output = Array::empty(impl_->native.resultShape, impl_->native.resultDType);
-  callInto(inputs, output);
-  return output;
+  requireOneResult(impl_->native, "use callAll");
+  return callAll(inputs).front();
+}
+
+std::vector<Array> Compiled::callAll(const std::vector<Array> &inputs) const {
+  std::vector<Array> outputs;
+  for (size_t k = 0; k < impl_->native.resultShapes.size(); ++k)
+    outputs.push_back(Array::empty(impl_->native.resultShapes[k], impl_->native.resultDTypes[k]));
+  callInto(inputs, outputs);
+  return outputs;
 }
 
 void Compiled::callInto(const std::vector<Array> &inputs, Array &output) const {
-  detail::callNative(impl_->native, inputs, output);
+  requireOneResult(impl_->native, "give one output per result");
+  std::vector<Array> outputs{output};
+  detail::callNative(impl_->native, inputs, outputs);
+}
+
+void Compiled::callInto(const std::vector<Array> &inputs, std::vector<Array> &outputs) const {
+  detail::callNative(impl_->native, inputs, outputs);
 }
 
 Array evaluate(const Tensor &result, const JitOptions &options) {

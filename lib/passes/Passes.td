@@ -155,6 +155,14 @@ def GpuEmulateOnHostPass : ModulePass<"tinymlir-gpu-emulate-on-host"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def PrivateFillInitsPass : ModulePass<"tinymlir-private-fill-inits"> {
+  let summary = "Give each destination use of a tensor linalg.fill a fill of its own (before "
+                "eliminate-empty-tensors, which would make a shared fill write into one output "
+                "while others still read it)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"privatized", "fills", "fills cloned for a destination use">];
+}
+
 def StraightLineDeallocPass : ModulePass<"tinymlir-straight-line-dealloc"> {
   let summary = "Deallocate each buffer after the last use of it or its views in its block "
                 "(modules whose arrays are updated in place: linear, where the ownership-based "

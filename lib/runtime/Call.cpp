@@ -34,18 +34,19 @@ std::vector<int64_t> descriptor(const Array &a) {
   return d;
 }
 
-/// The position of the first id outside [0, size) (ids.size() if none):
+/// The position of the first id outside [lo, size) (ids.size() if none):
 /// int64 ids, the usual kind, scanned directly; others through at().
-int64_t firstOutside(const Array &ids, int64_t size) {
+int64_t firstOutside(const Array &ids, int64_t lo, int64_t size) {
   if (ids.dtype() == DType::i64 && ids.isContiguous()) {
     const auto *p = static_cast<const int64_t *>(ids.data());
     for (int64_t k = 0; k < ids.size(); ++k)
-      if (p[k] < 0 || p[k] >= size)
+      if (p[k] < lo || p[k] >= size)
         return k;
     return ids.size();
   }
   for (int64_t k = 0; k < ids.size(); ++k)
-    if (double id = ids.at({k}); !(id >= 0 && id < static_cast<double>(size)))
+    if (double id = ids.at({k});
+        !(id >= static_cast<double>(lo) && id < static_cast<double>(size)))
       return k;
   return ids.size();
 }
@@ -58,7 +59,8 @@ std::optional<Error> &kernelError() {
 
 } // namespace
 
-void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array &output) {
+void callNative(const NativeFunction &c, const std::vector<Array> &inputs,
+                std::vector<Array> &outputs) {
   if (c.hooks.before)
     c.hooks.before();
   if (inputs.size() != c.inputShapes.size())
@@ -71,12 +73,26 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
                       " but this specialization was compiled for " +
                       describe(c.inputDTypes[i], c.inputShapes[i]),
                   inputs[i].dtype() != c.inputDTypes[i] ? ErrorKind::Type : ErrorKind::Value);
-  if (output.shape() != c.resultShape || output.dtype() != c.resultDType || !output.isContiguous())
-    throw Error("[call] the output must be a contiguous " + describe(c.resultDType, c.resultShape) +
-                " array, got " + describe(output.dtype(), output.shape()));
+  if (outputs.size() != c.resultShapes.size())
+    throw Error("[call] expected " + std::to_string(c.resultShapes.size()) + " outputs, got " +
+                std::to_string(outputs.size()));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const Array &out = outputs[k];
+    if (out.shape() != c.resultShapes[k] || out.dtype() != c.resultDTypes[k] ||
+        !out.isContiguous())
+      throw Error("[call] output " + std::to_string(k) + " must be a contiguous " +
+                  describe(c.resultDTypes[k], c.resultShapes[k]) + " array, got " +
+                  describe(out.dtype(), out.shape()));
+    for (size_t j = 0; j < k; ++j)
+      if (numElements(out.shape()) > 0 && out.overlaps(outputs[j]))
+        throw Error("[call] outputs " + std::to_string(j) + " and " + std::to_string(k) +
+                    " share memory; each output needs its own array");
+  }
   for (const NativeFunction::IndexCheck &check : c.indexChecks) {
     const Array &ids = inputs[check.input];
-    if (const int64_t k = firstOutside(ids, check.size); k < ids.size()) {
+    // Gather ids count from the end when negative, as NumPy's.
+    const int64_t lo = check.axis < 0 ? -check.size : 0;
+    if (const int64_t k = firstOutside(ids, lo, check.size); k < ids.size()) {
       double id = ids.at({k});
       const std::string at = std::to_string(static_cast<int64_t>(id)) + " at position " +
                              std::to_string(k) + " is outside ";
@@ -88,31 +104,41 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs, Array
                   ErrorKind::Index);
     }
   }
-  if (c.donated >= 0) {
-    const Array &d = inputs[c.donated];
-    if (d.data() != output.data() || d.strides() != output.strides())
-      throw Error("[call] input " + std::to_string(c.donated) +
-                  " is updated in place: this specialization needs it to be the output array");
+  // The output each input is donated to (its buffer), if any.
+  std::vector<int> outputOf(inputs.size(), -1);
+  for (size_t k = 0; k < c.donated.size(); ++k) {
+    const int i = c.donated[k];
+    if (i < 0)
+      continue;
+    const Array &d = inputs[i];
+    if (d.data() != outputs[k].data() || d.strides() != outputs[k].strides())
+      throw Error("[call] input " + std::to_string(i) +
+                  " is updated in place: this specialization needs it to be output " +
+                  std::to_string(k) + "'s array");
+    outputOf[i] = static_cast<int>(k);
   }
 
-  // Contiguous inputs that overlap neither each other nor the output: the
+  // Contiguous inputs that overlap neither each other nor an output: the
   // promise `restrict` makes to bufferization.
   std::vector<Array> all;
-  all.reserve(inputs.size() + c.constants.size());
-  for (size_t i = 0; i < inputs.size(); ++i) // a donated input is the output
-    all.push_back(static_cast<int>(i) == c.donated ? output : inputs[i].contiguous());
+  all.reserve(inputs.size() + c.constants.size() + outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) // a donated input is its output
+    all.push_back(outputOf[i] >= 0 ? outputs[outputOf[i]] : inputs[i].contiguous());
   for (const Array &a : c.constants)
     all.push_back(a.contiguous());
   for (size_t i = 0; i < all.size(); ++i) {
-    if (static_cast<int>(i) == c.donated)
+    if (i < inputs.size() && outputOf[i] >= 0)
       continue;
-    bool overlapping = all[i].overlaps(output);
+    bool overlapping = false;
+    for (const Array &out : outputs)
+      overlapping = overlapping || all[i].overlaps(out);
     for (size_t j = 0; j < i && !overlapping; ++j)
       overlapping = all[i].overlaps(all[j]);
     if (overlapping)
       all[i] = all[i].copy();
   }
-  all.push_back(output);
+  for (const Array &out : outputs)
+    all.push_back(out);
 
   std::vector<std::vector<int64_t>> descriptors;
   descriptors.reserve(all.size());

@@ -23,13 +23,14 @@ struct CallHooks {
 /// A compiled function as the runtime sees it.
 struct NativeFunction {
   /// The packed entry point: one pointer per memref descriptor (inputs,
-  /// captured constants, the output).
+  /// captured constants, the outputs).
   void (*entry)(void **) = nullptr;
   std::vector<Shape> inputShapes;
   std::vector<DType> inputDTypes;
   std::vector<Array> constants;
-  Shape resultShape;
-  DType resultDType = DType::f32;
+  /// One per output, in order.
+  std::vector<Shape> resultShapes;
+  std::vector<DType> resultDTypes;
   /// Inputs that index an axis (gather ids, index_put positions), checked
   /// against its size before each call.
   struct IndexCheck {
@@ -38,16 +39,18 @@ struct NativeFunction {
     int axis = -1; ///< index_put: the target's axis; -1: gather ids (a table's rows)
   };
   std::vector<IndexCheck> indexChecks;
-  /// The input whose buffer is the output (Jit::into an argument), or -1.
-  int donated = -1;
+  /// For each output, the input whose buffer it is (updated in place), or -1.
+  std::vector<int> donated;
   CallHooks hooks;
 };
 
-/// Checks the inputs and the output against the function's signature and the
+/// Checks the inputs and the outputs against the function's signature and the
 /// index inputs against their axes, then calls it. Inputs that overlap one
-/// another or the output are copied first (the code was compiled with
-/// `restrict` arguments); a donated input must be the output itself.
-void callNative(const NativeFunction &f, const std::vector<Array> &inputs, Array &output);
+/// another or an output are copied first (the code was compiled with
+/// `restrict` arguments); a donated input must be its output itself, and
+/// outputs must not overlap one another.
+void callNative(const NativeFunction &f, const std::vector<Array> &inputs,
+                std::vector<Array> &outputs);
 
 /// What a runtime function called by compiled code reports about bad data (an
 /// index out of range, a singular matrix): it returns normally, the kernel

@@ -38,7 +38,8 @@ inline constexpr const char *kOptimizePipeline =
     "builtin.module(canonicalize,cse,tinymlir-fuse-elementwise,canonicalize,cse,"
     "tinymlir-simplify-math)";
 inline constexpr const char *kBufferizePipeline =
-    "builtin.module(eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries},"
+    "builtin.module(tinymlir-private-fill-inits,eliminate-empty-tensors,"
+    "one-shot-bufferize{bufferize-function-boundaries},"
     "buffer-deallocation-pipeline,canonicalize)";
 /// For modules whose arrays are updated in place (slice updates, written in
 /// order into buffers by the builder), or of thousands of operations (unrolled

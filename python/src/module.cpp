@@ -334,12 +334,31 @@ NB_MODULE(_tinymlir, m) {
                        out.append(dtypeName(d));
                      return out;
                    })
-      .def_prop_ro("result_shape", [](const Compiled &c) { return shapeTuple(c.resultShape()); })
-      .def_prop_ro("result_dtype", [](const Compiled &c) { return std::string(dtypeName(c.resultDType())); })
+      .def_prop_ro("result_shape", [](const Compiled &c) { return shapeTuple(c.resultShape()); },
+                   "The first result's shape.")
+      .def_prop_ro("result_dtype", [](const Compiled &c) { return std::string(dtypeName(c.resultDType())); },
+                   "The first result's dtype.")
+      .def_prop_ro("result_shapes",
+                   [](const Compiled &c) {
+                     nb::list out;
+                     for (const Shape &s : c.resultShapes())
+                       out.append(shapeTuple(s));
+                     return out;
+                   })
+      .def_prop_ro("result_dtypes",
+                   [](const Compiled &c) {
+                     nb::list out;
+                     for (DType d : c.resultDTypes())
+                       out.append(dtypeName(d));
+                     return out;
+                   })
       .def_prop_ro("compile_seconds", &Compiled::compileSeconds)
       .def_prop_ro("blas_calls", &Compiled::blasCalls)
       .def_prop_ro("donated", &Compiled::donated,
-                   "The input updated in place (call_into's output), or -1.")
+                   "The input updated in place as the first result, or -1.")
+      .def_prop_ro("donations", &Compiled::donations,
+                   "For each result, the input updated in place as that result (its "
+                   "call_into output must be that input's array), or -1.")
       .def_prop_ro("from_disk_cache", &Compiled::fromDiskCache)
       .def_prop_ro("target", [](const Compiled &c) { return std::string(targetName(c.target())); })
       .def(
@@ -355,20 +374,39 @@ NB_MODULE(_tinymlir, m) {
           },
           "inputs"_a)
       .def(
+          "call_all",
+          [](const Compiled &c, const std::vector<InArray> &inputs) {
+            std::vector<Array> views = inputViews(inputs);
+            std::vector<Array> outs;
+            {
+              nb::gil_scoped_release release;
+              outs = c.callAll(views);
+            }
+            nb::list results;
+            for (Array &a : outs)
+              results.append(toNumPy(std::move(a)));
+            return results;
+          },
+          "inputs"_a, "Every result, as a list of new arrays.")
+      .def(
           "call_into",
           [](const Compiled &c, const std::vector<InArray> &inputs,
-             nb::ndarray<nb::c_contig, nb::device::cpu> output) {
+             const std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>> &outputs) {
             std::vector<Array> views = inputViews(inputs);
-            Shape shape(output.ndim());
-            for (size_t i = 0; i < output.ndim(); ++i)
-              shape[i] = static_cast<int64_t>(output.shape(i));
-            Array out = Array::view(output.data(), shape, fromDLPack(output.dtype(), "the output"));
+            std::vector<Array> outs;
+            for (const auto &output : outputs) {
+              Shape shape(output.ndim());
+              for (size_t i = 0; i < output.ndim(); ++i)
+                shape[i] = static_cast<int64_t>(output.shape(i));
+              outs.push_back(
+                  Array::view(output.data(), shape, fromDLPack(output.dtype(), "an output")));
+            }
             nb::gil_scoped_release release;
-            c.callInto(views, out);
+            c.callInto(views, outs);
           },
-          "inputs"_a, "output"_a.noconvert(),
-          "Runs into `output` (C-contiguous, aligned, writable): for a donated input, "
-          "that input's own array.");
+          "inputs"_a, "outputs"_a,
+          "Runs into `outputs`, one per result (C-contiguous, aligned, writable, not "
+          "overlapping): for a donated input, that input's own array.");
 
   // JitOptions: constructed with the defaults and TINYMLIR_* variables applied.
   nb::class_<JitOptions>(m, "Options")
@@ -396,12 +434,14 @@ NB_MODULE(_tinymlir, m) {
 
   m.def(
       "compile_graph",
-      [](const Tensor &result, const std::vector<Tensor> &args, const JitOptions &options,
-         int donated) {
+      [](const std::vector<Tensor> &results, const std::vector<Tensor> &args,
+         const JitOptions &options, const std::vector<int> &donated) {
         nb::gil_scoped_release release;
-        return compileGraph(result, args, options, donated);
+        return compileGraph(results, args, options, donated);
       },
-      "result"_a, "args"_a, "options"_a, "donated"_a = -1);
+      "results"_a, "args"_a, "options"_a, "donated"_a = std::vector<int>(),
+      "One kernel with an output per result; donated: for each result, the input it "
+      "updates in place, or -1 (empty: none).");
 
   m.def("set_threads", [](int n) {
     nb::gil_scoped_release release;

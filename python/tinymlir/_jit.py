@@ -215,23 +215,28 @@ class Specialization:
     ``.lowered`` (and ``.ptx`` / ``.gpu_module`` on the GPU target) as text, the input
     and output types, and the native code (call it with the flattened arrays).
 
-    Arguments the function wrote to are extra outputs of the compiled function:
-    after it has run, their values are copied into the caller's arrays (in
-    their own layout), so that a call that raises leaves every argument as it
-    was."""
+    The compiled function has one output per returned array, then one per
+    argument the function wrote to. Where such an argument's new value is
+    that argument updated in place (slice updates, index_put) and no kernel
+    of the graph can fail while it runs, the kernel writes the caller's array
+    directly (donated). Otherwise its value is copied into the caller's array
+    (in its own layout) after the kernel has finished, so that a call that
+    raises leaves every argument as it was."""
 
-    def __init__(self, compiled, n_inputs, hidden, out_tree, out_specs, packed_dtype,
-                 writes=(), returned=(), static=None, updated=None):
+    def __init__(self, compiled, n_inputs, hidden, out_tree, writes=(), returned=(),
+                 static=None):
         self._compiled = compiled
         self._n_inputs = n_inputs
         self._hidden = hidden          # constant gather ids: extra inputs after the leaves
         self._out_tree = out_tree      # None: one array
-        self._out_specs = out_specs    # [(shape, dtype, offset, size)]
-        self._packed_dtype = packed_dtype
         self._writes = tuple(writes)      # (leaf, output position): arguments written to
         self._returned = dict(returned)   # result position -> leaf: the caller's own array
         self._static = static             # (result,) where no array was computed
-        self._updated = updated           # the one leaf written (nothing returned), or None
+        if compiled is not None:
+            self._types = [(tuple(s), np.dtype(d)) for s, d in
+                           zip(compiled.result_shapes, compiled.result_dtypes)]
+            self._donations = list(compiled.donations)
+        self._donating = compiled is not None and any(d >= 0 for d in self._donations)
 
     def _attr(name):
         def get(self):
@@ -249,6 +254,7 @@ class Specialization:
     gpu_module = _attr("gpu_module")
     blas_calls = _attr("blas_calls")
     target = _attr("target")
+    donations = _attr("donations")
     del _attr
     compile_seconds = property(lambda self: 0.0 if self._compiled is None
                                else self._compiled.compile_seconds)
@@ -266,12 +272,9 @@ class Specialization:
 
     @property
     def output_types(self):
-        """(shape, dtype) of each output, in flattened order."""
-        if self._compiled is None:
-            return []
-        if self._out_tree is None:
-            return [(self._compiled.result_shape, np.dtype(self._compiled.result_dtype))]
-        return [(s, np.dtype(d)) for s, d, _, _ in self._out_specs]
+        """(shape, dtype) of each output of the compiled function, in order: the
+        returned arrays, then the arguments written to."""
+        return [] if self._compiled is None else list(self._types)
 
     @property
     def written_arguments(self):
@@ -290,37 +293,40 @@ class Specialization:
                     raise ValueError(
                         f"tinymlir.jit: argument {leaf} is written and shares memory with "
                         f"argument {k}; pass the same array, or copies")
-        run_leaves = leaves + self._hidden if self._hidden else leaves
-        if self._updated is not None:
-            return self._run_updating(leaves[self._updated], list(run_leaves))
-        flat = self._compiled(run_leaves)
-        if self._out_tree is None:
-            return _scalar(flat)
-        outs = []
-        for shape, dtype, offset, size in self._out_specs:
-            outs.append(_unpack(flat[offset:offset + size], self._packed_dtype, dtype, shape))
+        run_leaves = leaves + self._hidden if self._hidden else list(leaves)
+        if self._donating:
+            outs, direct = self._outputs_in_place(leaves, run_leaves)
+            self._compiled.call_into(run_leaves, outs)
+        else:
+            outs, direct = self._compiled.call_all(run_leaves), ()
         for leaf, position in self._writes:
-            np.copyto(leaves[leaf], outs[position], casting="unsafe")
+            if position not in direct:
+                np.copyto(leaves[leaf], outs[position], casting="unsafe")
+        if self._out_tree is None:
+            return _scalar(outs[0])
         results = [leaves[self._returned[k]] if k in self._returned else _scalar(o)
                    for k, o in enumerate(outs[:len(outs) - len(self._writes)])]
         return unflatten(self._out_tree, iter(results))
 
-    def _run_updating(self, a, run_leaves):
-        """The function updates one argument and returns nothing: the kernel
-        writes the caller's array in place when it is C-contiguous and the
-        kernel takes it as its output (donated); else the kernel's result
-        is copied in, in the array's own layout."""
-        leaf = self._updated
-        if self._compiled.donated == leaf:
-            direct = a.flags.c_contiguous and a.flags.aligned
-            out = a if direct else np.ascontiguousarray(a)
+    def _outputs_in_place(self, leaves, run_leaves):
+        """The outputs of a call with donated arguments: each donated argument's
+        own array where it is C-contiguous and aligned (and the input the kernel
+        reads), else a contiguous copy of it (copied back after the call); new
+        arrays for the rest. Returns (outputs, positions written in place)."""
+        outs, direct = [], set()
+        for k, (leaf, (shape, dtype)) in enumerate(zip(self._donations, self._types)):
+            if leaf < 0:
+                outs.append(np.empty(shape, dtype))
+                continue
+            a = leaves[leaf]
+            if a.flags.c_contiguous and a.flags.aligned:
+                out = a
+                direct.add(k)
+            else:
+                out = np.array(a, order="C", copy=True)
             run_leaves[leaf] = out
-            self._compiled.call_into(run_leaves, out)
-            if not direct:
-                np.copyto(a, out, casting="unsafe")
-        else:
-            np.copyto(a, self._compiled(run_leaves), casting="unsafe")
-        return unflatten(self._out_tree, iter(()))
+            outs.append(out)
+        return outs, direct
 
     def __repr__(self):
         ins = ", ".join(f"{d}{list(s)}" for s, d in self.input_types)
@@ -517,87 +523,29 @@ class JitFunction:
             written = [i for i, t in enumerate(traced)
                        if first[id(leaves[i])] == i and t._buf.version > 0]
             if not outs and not written:  # computed from static arguments alone
-                return Specialization(None, n, [], None, [], None, static=(result,))
+                return Specialization(None, n, [], None, static=(result,))
             # An argument returned as it is (not a view of it) is the caller's
             # array, as NumPy returns the same object.
             by_id = {id(t): i for i, t in enumerate(traced) if first[id(leaves[i])] == i}
             returned = [(k, by_id[id(o)]) for k, o in enumerate(outs)
                         if id(o) in by_id and o._view == ()]
             writes = [(i, len(outs) + k) for k, i in enumerate(written)]
+            # One kernel output per returned array, then one per argument
+            # written to; each of those updates its argument in place where the
+            # C++ side can (Compiled.donations).
             tensors = [to_tensor(o, "an output") for o in outs]
             tensors += [traced[i]._buf.t for i in written]
-            specs, packed_dtype, donated = [], None, -1
+            donated = [-1] * len(outs) + written
             if out_tree is LEAF and not written and not returned:
                 out_tree = None
-                final = tensors[0]
-            elif not outs and len(written) == 1:
-                # Only one argument updated: its array is the kernel's output,
-                # updated in place where the C++ side can (Compiled.donated).
-                final, donated = tensors[0], written[0]
-                specs = [(tuple(final.shape), np.dtype(final.dtype), 0,
-                          int(np.prod(final.shape, dtype=np.int64)))]
-            else:
-                # Several outputs: one compiled function whose result is their
-                # concatenation (flattened), split again on return (_pack).
-                final, specs, packed_dtype = _pack(tensors)
             hidden = list(ctx.hidden)
             args_t = placeholders + list(ctx.hidden_tensors)
-        compiled = _core.compile_graph(final, args_t, options, donated)
-        return Specialization(compiled, n, hidden, out_tree, specs, packed_dtype, writes,
-                              returned, updated=donated if donated >= 0 else None)
+        compiled = _core.compile_graph(tensors, args_t, options, donated)
+        return Specialization(compiled, n, hidden, out_tree, writes, returned)
 
     def __repr__(self):
         return (f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} "
                 f"on {self.options.target}>")
-
-
-def _pack(tensors):
-    """Several results as one flat array of one dtype, exactly: their own dtype
-    if they share one; else float64 (which holds every float, bool and integer
-    of up to 32 bits), complex128 (with complex results), or int64 with 64-bit
-    integers among them (floats by their float64 bits, complex numbers as
-    their real, then imaginary parts' bits). Returns (tensor, specs, dtype)."""
-    dtypes = {np.dtype(t.dtype) for t in tensors}
-    wide_ints = any(d.kind in "iu" and d.itemsize == 8 for d in dtypes)
-    packed = (dtypes.pop() if len(dtypes) == 1 else np.dtype(np.int64) if wide_ints
-              else np.dtype(np.complex128) if any(d.kind == "c" for d in dtypes)
-              else np.dtype(np.float64))
-    flat, specs, offset = [], [], 0
-    for t in tensors:
-        dtype = np.dtype(t.dtype)
-        size = int(np.prod(t.shape, dtype=np.int64))
-        f = _core.reshape(t, [size])
-        if dtype == packed:
-            parts = [f]
-        elif packed == np.int64 and dtype.kind == "c":
-            parts = [_core.bitcast(_core.cast(p(f), "float64"), "int64")
-                     for p in (_core.real, _core.imag)]
-        elif packed == np.int64 and dtype.kind == "f":
-            parts = [_core.bitcast(_core.cast(f, "float64"), "int64")]
-        else:
-            parts = [_core.cast(f, packed.name)]
-        specs.append((tuple(t.shape), dtype, offset, size * len(parts)))
-        offset += size * len(parts)
-        flat += parts
-    final = _core.concatenate(flat, 0) if len(flat) > 1 else flat[0]
-    return final, specs, packed
-
-
-def _unpack(part, packed, dtype, shape):
-    """One result of _pack's flat array."""
-    if dtype == packed:
-        return part.reshape(shape)
-    if packed == np.int64 and dtype.kind == "c":
-        half = part.size // 2
-        bits = part.view(np.float64)
-        out = np.empty(half, dtype)
-        out.real, out.imag = bits[:half], bits[half:]
-        return out.reshape(shape)
-    if packed == np.int64 and dtype.kind == "f":
-        part = part.view(np.float64)  # packed by its bits
-    elif packed.kind == "c" and dtype.kind != "c":
-        part = part.real
-    return part.astype(dtype).reshape(shape)
 
 
 def jit(fn=None, **options):

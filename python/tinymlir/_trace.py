@@ -385,10 +385,20 @@ def _getitem(x: "Traced", index):
         raise IndexError(f"tinymlir: ranges index as integer arrays (advanced indexing): use one "
                          f"range and no integer index, or slices, not {index!r}")
     first = index[0]
-    if (isinstance(first, Traced) and first._t.is_input and x.ndim == 2 and
-            all(isinstance(r, slice) and r == slice(None) for r in index[1:])):
-        # table[ids] with ids an argument: the core's gather, ids checked before each call
-        return Traced(_core.gather(x._t, first._t))
+    if (isinstance(first, Traced) and first._t.is_input and first.ndim == 1 and
+            first.dtype.kind in "iu" and x.ndim >= 1 and
+            all(_is_int(r) or r is None or r is Ellipsis or isinstance(r, slice)
+                for r in index[1:])):
+        # table[ids, ...] with ids an argument (any integer dtype; negative ones
+        # count from the end): the core's gather of the rows, ids checked before
+        # each call, then the basic index of the other axes.
+        table = x._t if x.ndim == 2 else _core.reshape(
+            x._t, [x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64))])
+        rows = _core.gather(table, first._t)
+        if x.ndim != 2:
+            rows = _core.reshape(rows, [first.shape[0]] + list(x.shape[1:]))
+        rows = Traced(rows)
+        return rows[(slice(None),) + tuple(index[1:])] if len(index) > 1 else rows
     if any(_computed(i) for i in index):
         return _computed_read(x, index)
     if any(isinstance(i, (list, np.ndarray, Traced)) for i in index):

@@ -245,6 +245,56 @@ def test_one_updated_argument_is_written_in_place():
     assert "memref.alloc() : memref<10x12xf64>" not in spec.bufferized
 
 
+def test_several_updated_arguments_are_written_in_place():
+    # fdtd's shape: three arrays updated from one another, and a value
+    # returned beside them. Each updated argument is its own output of one
+    # kernel (no packing), written in the caller's array where it lies.
+    def fdtd(ex, ey, hz, steps):
+        for t in range(steps):
+            ey[0, :] = float(t)
+            ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
+            ex[:, 1:] -= 0.5 * (hz[:, 1:] - hz[:, :-1])
+            hz[:-1, :-1] -= 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+        return hz.sum()
+    ex, ey, hz = positive(8, 9), positive(8, 9), positive(8, 9)
+    same(fdtd, ex, ey, hz, 3, rtol=64 * EPS64)
+    same(fdtd, np.asfortranarray(ex), ey, positive(16, 9)[::2], 3, rtol=64 * EPS64)
+    spec = jit(fdtd).compile(ex, ey, hz, 3)
+    assert spec.donations == [-1, 0, 1, 2]
+    assert [t for t in spec.output_types] == [((), np.float64)] + [((8, 9), np.float64)] * 3
+    assert "memref.alloc() : memref<8x9xf64>" not in spec.bufferized
+    # The caller's arrays are the kernel's outputs: written where they lie.
+    a, b, c = ex.copy(), ey.copy(), hz.copy()
+    pointers = [x.ctypes.data for x in (a, b, c)]
+    jit(fdtd)(a, b, c, 3)
+    assert [x.ctypes.data for x in (a, b, c)] == pointers
+
+
+def test_several_results_that_share_their_values():
+    # Results that are versions of one another, computed in place of one
+    # another's outputs, with an index_put so that the graph goes through
+    # the bufferization analysis; in either order of the results.
+    def versions(x, w, idx):
+        w[idx] = 1.0
+        y = x * 2
+        z = y.copy()
+        z[1:3] = 0
+        return z, y
+    def versions_reversed(x, w, idx):
+        z, y = versions(x, w, idx)
+        return y, z
+    def reductions(r, idx):
+        r[idx] += 3.0
+        m = r < 1.2
+        # several reductions of one shape: their zero-filled inits are one
+        # value after CSE, each output needs its own
+        return r[m].sum(), r[m].mean(), (r * 2).sum(), r.max(), r
+    x, w, idx = positive(6), positive(4), np.array([0, 2])
+    same(versions, x, w, idx)
+    same(versions_reversed, x, w, idx)
+    same(reductions, positive(5, 4), np.array([1, 3]), rtol=16 * EPS64)
+
+
 def test_kernel_that_fails_while_running_leaves_the_updated_argument():
     # solve can fail while the kernel runs: the argument is not updated in
     # place then (it would be half written when the error comes).

@@ -134,6 +134,25 @@ def test_indexing(x):
         jit(lambda t, i: t[i])(x, np.array([0, 9], dtype=np.int32))
 
 
+def test_rows_by_an_id_argument_of_any_integer_dtype(x):
+    # x[ids, ...] with ids an argument: NumPy's default int64, small and
+    # unsigned ints, negative ids counting from the end, tables of any rank,
+    # and basic indices on the other axes. Exact: a selection.
+    t = np.arange(24.0).reshape(2, 3, 4)
+    cases = [(lambda t, i: t[i], t, np.array([1, -1, 0])),
+             (lambda t, i: t[i, 1:, None], t, np.array([1, -2])),
+             (lambda t, i: t[i, ..., 2], t, np.array([0, 1, 1], np.uint8)),
+             (lambda v, i: v[i] * 2, x[0], np.array([4, -5, 2], np.int16)),
+             (lambda v, i: v[i], x[0], np.array([], np.int64))]
+    for f, table, ids in cases:
+        want, got = f(table, ids), jit(f)(table, ids)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    for bad in (6, -7):  # x[0] has 6 elements
+        with pytest.raises(IndexError, match=rf"\[gather\] id {bad} at position 0 is outside"):
+            jit(lambda v, i: v[i])(x[0], np.array([bad]))
+
+
 def test_negative_steps_and_flips_are_numpy_s():
     # Selections: exact, every dtype; negative steps are a flip of the axis,
     # then a slice with the positive step.

@@ -1127,6 +1127,81 @@ TEST(Assignment, SameValueComparesGraphsStructurally) {
   EXPECT_FALSE(sameValue(greater(p, 0.5), greater(q, 0.5)));
 }
 
+// --- Several results: one kernel, an output per result -------------------------------
+
+TEST(MultiResult, OneKernelWithAnOutputPerResultInItsOwnDtype) {
+  Array x = randomArray({3, 4}, DType::f32, 21);
+  // A tuple of results of three dtypes, and int64 values beyond 2^53 that a
+  // float64 packing would round: each output is its own array, exactly.
+  auto stats = jit([](const Tensor &a) {
+    Tensor big = full({2}, int64_t{(int64_t{1} << 62) + 1}, DType::i64);
+    return std::tuple<Tensor, Tensor, Tensor>(sum(a, 0), a * 2.0,
+                                              big + slice(argmax(a, 1), {0}, {1}));
+  });
+  auto [s, twice, wide] = stats(x);
+  // A sum of 3 terms: within 2 gamma_3 sum|x| of NumPy's.
+  EXPECT_TRUE(withinBound(s.array(), numpy("x.sum(axis=0)", {{"x", x}}),
+                          numpy("2 * 3 * 2.0**-24 * np.abs(x).sum(axis=0, dtype=np.float64)",
+                                {{"x", x}})));
+  EXPECT_TRUE(allClose(twice.array(), numpy("x * 2.0", {{"x", x}}), 0, 0));
+  EXPECT_EQ(wide.dtype(), DType::i64);
+  Array expected = numpy("np.full(2, 2**62 + 1) + x.argmax(axis=1)[0]", {{"x", x}});
+  for (int64_t k = 0; k < 2; ++k)
+    EXPECT_EQ(static_cast<const int64_t *>(wide.array().data())[k],
+              static_cast<const int64_t *>(expected.data())[k]);
+  Compiled c = stats.compile(x);
+  EXPECT_EQ(c.resultShapes(), (std::vector<Shape>{{4}, {3, 4}, {2}}));
+  EXPECT_EQ(c.resultDTypes(), (std::vector<DType>{DType::f32, DType::f32, DType::i64}));
+  EXPECT_NE(c.module().find("tinymlir.results = 3"), std::string::npos) << c.module();
+  // One result's API on a multi-result kernel is an error that says so.
+  EXPECT_NE(errorOf([&] { c.call({x}); }).find("has 3 results"), std::string::npos);
+  // So are outputs that share memory.
+  Array one = Array::empty({4}, DType::f32), two = Array::empty({3, 4}, DType::f32);
+  std::vector<Array> overlapping{one, Array::view(two.data(), {3, 4}, DType::f32),
+                                 Array::view(two.data(), {2}, DType::i64)};
+  EXPECT_NE(errorOf([&] { c.callInto({x}, overlapping); }).find("share memory"),
+            std::string::npos);
+}
+
+TEST(MultiResult, SeveralInputsUpdatedInPlaceByOneKernel) {
+  // a[1:3, ::2] = b[0]; b[2] = a[0] * 3 (the old a); both updated where they
+  // are (donated), and a third result read from the new a.
+  Array a = randomArray({4, 4}, DType::f64, 22), b = randomArray({3, 2}, DType::f64, 23);
+  Tensor pa = detail::placeholder(0, {4, 4}, DType::f64);
+  Tensor pb = detail::placeholder(1, {3, 2}, DType::f64);
+  Tensor newA = sliceUpdate(pa, {1, 0}, {3, 4}, {1, 2}, slice(pb, {0}, {1}));
+  Tensor newB = sliceUpdate(pb, {2}, {3}, {}, slice(pa, {0, 0}, {1, 2}) * 3.0);
+  Tensor total = sum(newA);
+  Compiled c = compileGraph({total, newA, newB}, {pa, pb}, JitOptions(), {-1, 0, 1});
+  EXPECT_EQ(c.donations(), (std::vector<int>{-1, 0, 1}));
+  Array expectA = numpy("(lambda y: (y.__setitem__((slice(1, 3), slice(None, None, 2)), b[0]), y)[1])"
+                        "(a.copy())",
+                        {{"a", a}, {"b", b}});
+  Array expectB = numpy("(lambda y: (y.__setitem__(2, a[0, :2] * 3), y)[1])(b.copy())",
+                        {{"a", a}, {"b", b}});
+  Array expectTotal = numpy("t.sum()", {{"t", expectA}});
+  Array s = Array::empty({}, DType::f64);
+  std::vector<Array> outputs{s, a, b};
+  c.callInto({a, b}, outputs);
+  EXPECT_TRUE(allClose(a, expectA, 0, 0));
+  EXPECT_TRUE(allClose(b, expectB, 0, 0));
+  // A sum of 16 terms: within 2 gamma_16 sum|t| of NumPy's.
+  EXPECT_TRUE(withinBound(s, expectTotal, numpy("2 * 16 * 2.0**-53 * np.abs(t).sum()",
+                                                {{"t", expectA}})));
+  // A donated input must be its output's array.
+  std::vector<Array> fresh{Array::empty({}, DType::f64), Array::empty({4, 4}, DType::f64),
+                           b};
+  EXPECT_NE(errorOf([&] { c.callInto({a, b}, fresh); }).find("updated in place"),
+            std::string::npos);
+  // Without donation the inputs are left as they were.
+  Compiled copying = compileGraph({total, newA, newB}, {pa, pb});
+  Array a2 = a.copy(), b2 = b.copy();
+  std::vector<Array> results = copying.callAll({a2, b2});
+  EXPECT_TRUE(allClose(a2, a, 0, 0));
+  EXPECT_EQ(copying.donations(), (std::vector<int>{-1, -1, -1}));
+  EXPECT_EQ(results.size(), 3u);
+}
+
 // --- int64, NumPy's default integer ---------------------------------------------------
 
 TEST(Int64, ArithmeticPromotionAndIntegerReductionsAsNumPy) {

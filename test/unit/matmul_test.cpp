@@ -134,9 +134,14 @@ TEST(Gather, EmbeddingLookupAndIdChecks) {
   EXPECT_TRUE(allClose(f(table, ids), numpy("t[i]", {{"t", table}, {"i", ids}}), 0, 0));
   EXPECT_EQ(errorOf([&] { f(table, Array::fromVector<int32_t>({1, 10, 2, 0, 0}, {5})); }),
             "[gather] id 10 at position 1 is outside the table of 10 rows");
-  EXPECT_EQ(errorOf([&] { f(table, Array::fromVector<int32_t>({1, 2, -1, 0, 0}, {5})); }),
-            "[gather] id -1 at position 2 is outside the table of 10 rows");
+  EXPECT_EQ(errorOf([&] { f(table, Array::fromVector<int32_t>({1, 2, -11, 0, 0}, {5})); }),
+            "[gather] id -11 at position 2 is outside the table of 10 rows");
   EXPECT_EQ(f.stats().compilations, 1u);
+  // Negative ids count from the end, as NumPy's; ids of any integer dtype.
+  Array negative = Array::fromVector<int64_t>({-1, -10, 2}, {3});
+  EXPECT_TRUE(allClose(f(table, negative), numpy("t[i]", {{"t", table}, {"i", negative}}), 0, 0));
+  Array small = Array::fromVector<uint8_t>({9, 0}, {2});
+  EXPECT_TRUE(allClose(f(table, small), numpy("t[i]", {{"t", table}, {"i", small}}), 0, 0));
 }
 
 /// a[index] = values in NumPy, on a copy: `assign` is the indexing, e.g. "i, :, j".
@@ -240,7 +245,8 @@ TEST(IndexPut, IntoAnArgumentUpdatesItInPlace) {
   // A donated input must be the output array itself.
   Array elsewhere = cache.copy();
   EXPECT_EQ(errorOf([&] { inPlace.callInto({cache, slots, positions, rows}, elsewhere); }),
-            "[call] input 0 is updated in place: this specialization needs it to be the output array");
+            "[call] input 0 is updated in place: this specialization needs it to be output 0's "
+            "array");
   // Rows written from the argument itself: in NumPy, b[i] = a[:3] reads a
   // before any row is written; so does the in-place update (bufferization
   // sees the slice alias the rows written after it, and copies it first).

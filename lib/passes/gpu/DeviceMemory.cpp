@@ -1,11 +1,12 @@
 // Host <-> device data movement in the host function, after kernel outlining.
 //
 // The function's memref arguments are host memory (inputs..., captured
-// constants..., output). At entry each input becomes a device buffer through
-// tinymlirGpuInput (resident weights come from the device cache, everything
-// else is uploaded), the output a device buffer from tinymlirGpuOutput; every
-// use of the argument is replaced by the device memref. Before returning, the
-// result is copied back (tinymlirGpuCopyOut) and the call's buffers are freed
+// constants..., outputs...; the function's tinymlir.results attribute counts
+// the outputs, one without it has one). At entry each input becomes a device
+// buffer through tinymlirGpuInput (resident weights come from the device
+// cache, everything else is uploaded), each output a device buffer from
+// tinymlirGpuOutput; every use of the argument is replaced by the device
+// memref. Before returning, the results are copied back (tinymlirGpuCopyOut) and the call's buffers are freed
 // (tinymlirGpuCallEnd). Temporaries become gpu.alloc / gpu.dealloc; constant
 // globals read by kernels are uploaded like inputs.
 //
@@ -17,6 +18,7 @@
 // (the runtime passes contiguous arrays). Scalar loads the host function does
 // itself (memref.load of an argument outside kernels, e.g. a start position
 // used in index computations) keep reading the host argument.
+#include "builder/MLIRGen.h"
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
 #include "runtime/gpu/RuntimeAbi.h"
@@ -57,6 +59,9 @@ public:
     Block &entry = f_.getBody().front();
     b_.setInsertionPointToStart(&entry);
     unsigned n = f_.getNumArguments();
+    unsigned results = 1;
+    if (auto count = f_->getAttrOfType<IntegerAttr>(kResultsAttr))
+      results = static_cast<unsigned>(count.getInt());
     SmallVector<std::pair<Value, Value>> outputs; // (host memref, device address)
     for (unsigned i = 0; i < n; ++i) {
       Value host = f_.getArgument(i);
@@ -66,7 +71,7 @@ public:
       if (!type.hasStaticShape() || !type.getLayout().isIdentity())
         throw Error("[gpu] function argument " + std::to_string(i) +
                     " is not a static contiguous memref");
-      bool isOutput = i + 1 == n;
+      bool isOutput = i + results >= n;
       Value bytes = i64(byteSize(type));
       Value address = isOutput ? call(kGpuOutputFn, {bytes})
                                : call(kGpuInputFn, {hostAddress(host), bytes});
