@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """First-call time of unrolled Python loops against their length (NumPy programs as written).
 
-  .venv/bin/python bench/compile_scaling.py [--max-ops 32000] [--rounds 3]
+  .venv/bin/python bench/compile_scaling.py [--max-ops 50000] [--rounds 3]
 
 Two loops, each traced into a graph whose size grows with n, compiled with an empty disk
 cache in a fresh process per point:
@@ -58,13 +58,13 @@ def point(kind, n):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--max-ops", type=int, default=32000)
+    parser.add_argument("--max-ops", type=int, default=50000)
     parser.add_argument("--rounds", type=int, default=3, help="fresh processes per point")
     opts = parser.parse_args()
     # scalar: n steps; cholesky: m (m - 1) / 2 (i, j) steps
     for kind, sizes, steps in (
             ("scalar", [250, 500, 1000, 2000, 4000, 8000], lambda n: n),
-            ("cholesky", [10, 14, 20, 28, 40, 56], lambda m: m * (m - 1) // 2)):
+            ("cholesky", [10, 14, 20, 28, 40, 56, 80, 100], lambda m: m * (m - 1) // 2)):
         prev = None
         print(f"{kind}: steps, first call (s): median [range] over {opts.rounds}, "
               "t(2n)/t(n) of the medians")

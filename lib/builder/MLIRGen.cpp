@@ -13,6 +13,7 @@
 #include <mlir/Dialect/Bufferization/IR/Bufferization.h>
 #include <mlir/Dialect/Complex/IR/Complex.h>
 #include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/Math/IR/Math.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
@@ -573,6 +574,7 @@ public:
     }
     const GraphKind kind = classify(root);
     out.straightLine = kind != GraphKind::Small;
+    scalarMode_ = out.straightLine;
     for (size_t i = 0; i < args.size(); ++i)
       if (outputOf[i] < 0)
         bindInput(args[i], entry->getArgument(i));
@@ -739,9 +741,155 @@ private:
       return it->second;
     if (chainOf_.contains(key))
       return readVersion(*n);
-    Value v = emitNew(*n);
+    Value v = isScalarNode(*n) ? Value(tensor::FromElementsOp::create(
+                                     b_, loc_, tensorType(*n), ValueRange{scalarOf(n)}))
+                               : emitNew(*n);
     values_[key] = v;
     return v;
+  }
+
+  // --- Single elements of straight-line graphs: SSA scalars --------------------
+  //
+  // Unrolled loops of element updates (A[i, j] -= np.dot(A[i, :j], A[j, :j]);
+  // A[i, j] /= A[j, j]) and scalar loops (trace += np.tanh(a[i, i])) are mostly
+  // single elements. As tensors each would be a buffer of one element, with
+  // its allocation and copies in and out (about 500 LLVM operations a step of
+  // a Cholesky); as SSA scalars they are a load, the arithmetic and a store.
+  // In a graph of updates every node is emitted at its place in program order
+  // (emitInOrder), so a load of an element of an array's buffer reads the
+  // version the buffer holds there, and never needs a copy.
+
+  /// Most elements of a dot product computed by a loop of scalars (dotOf).
+  static constexpr int64_t kScalarDotMax = 256;
+
+  /// Whether `n` is computed as an SSA scalar (scalarOf): one element, in a
+  /// straight-line graph, and elementwise, a slice, a reshape, a literal, or
+  /// a short dot product of vectors of its own (float or integer) dtype.
+  bool isScalarNode(const Node &n) const {
+    if (!scalarMode_ || numElements(n.shape) != 1)
+      return false;
+    if (n.op == Op::MatMul) {
+      const Node &a = *n.args[0], &b = *n.args[1];
+      // a row by a column, of any rank: each operand is its k elements
+      const int64_t k = a.shape.empty() ? 1 : a.shape.back();
+      return numElements(a.shape) == k && numElements(b.shape) == k && k <= kScalarDotMax &&
+             a.dtype == n.dtype && b.dtype == n.dtype &&
+             (n.dtype == DType::f32 || n.dtype == DType::f64 || isInteger(n.dtype));
+    }
+    switch (opInfo(n.op).kind) {
+    case OpKind::Unary:
+    case OpKind::Binary:
+    case OpKind::Compare:
+    case OpKind::Select:
+    case OpKind::Convert:
+      return true;
+    default:
+      return n.op == Op::Slice || n.op == Op::Reshape || n.op == Op::Scalar;
+    }
+  }
+
+  /// The element of a one-element node, as an SSA scalar of its element type:
+  /// computed (isScalarNode), or extracted from its tensor.
+  Value scalarOf(const NodePtr &n) {
+    if (auto it = scalars_.find(n.get()); it != scalars_.end())
+      return it->second;
+    Value s;
+    if (!isScalarNode(*n)) {
+      SmallVector<Value> zeros(n->shape.size(), arith::ConstantIndexOp::create(b_, loc_, 0));
+      s = tensor::ExtractOp::create(b_, loc_, emit(n), zeros);
+    } else if (n->op == Op::Scalar) {
+      s = scalarValue(b_, *n);
+    } else if (n->op == Op::Reshape) {
+      s = scalarOf(n->args[0]);
+    } else if (n->op == Op::MatMul) {
+      s = dotOf(*n);
+    } else if (n->op == Op::Slice) {
+      const Node *v = n->args[0].get();
+      SmallVector<Value> at;
+      for (size_t i = 0; i < n->shape.size(); ++i)
+        at.push_back(arith::ConstantIndexOp::create(b_, loc_, n->axes[i]));
+      if (chainOf_.contains(v) && !values_.contains(v)) {
+        // The element of the buffer, read now: the buffer holds v here.
+        Value buffer = chainOf_[v];
+        if (holder_[buffer] != v)
+          throw Error("[build] internal: an element of an updated array is read after the "
+                      "write that replaced it");
+        s = memref::LoadOp::create(b_, loc_, buffer, at);
+      } else if (isScalarNode(*v)) {
+        s = scalarOf(n->args[0]);
+      } else {
+        s = tensor::ExtractOp::create(b_, loc_, emit(n->args[0]), at);
+      }
+    } else {
+      SmallVector<Value> operands;
+      for (const NodePtr &a : n->args)
+        operands.push_back(scalarOf(a));
+      s = scalarOp(b_, *n, operands);
+    }
+    scalars_[n.get()] = s;
+    return s;
+  }
+
+  /// The node holding the elements of vector `n` along one axis, seen through
+  /// reshapes that only add or drop unit axes (A[i, :j] read as a (1, j)
+  /// slice of the buffer, no copy), and that axis.
+  std::pair<NodePtr, size_t> vectorOf(NodePtr n) {
+    auto nonUnit = [](const Shape &shape) {
+      return std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d != 1; });
+    };
+    while (n->op == Op::Reshape && nonUnit(n->args[0]->shape) <= 1)
+      n = n->args[0];
+    size_t axis = 0;
+    for (size_t d = 0; d < n->shape.size(); ++d)
+      if (n->shape[d] != 1)
+        axis = d;
+    return {n, axis};
+  }
+
+  /// np.dot of two short vectors (a row by a column): a loop carrying the sum
+  /// in a register, its reads at this point of the program (the operands'
+  /// slices in place).
+  Value dotOf(const Node &n) {
+    auto [x, xAxis] = vectorOf(n.args[0]);
+    auto [y, yAxis] = vectorOf(n.args[1]);
+    Value a = emit(x), b = emit(y);
+    const bool f = isFloat(n.dtype);
+    Type type = elementType(n.dtype);
+    Value zero = f ? Value(arith::ConstantOp::create(b_, loc_, b_.getFloatAttr(type, 0.0)))
+                   : Value(arith::ConstantIntOp::create(b_, loc_, type, 0));
+    Value c0 = arith::ConstantIndexOp::create(b_, loc_, 0);
+    Value k = arith::ConstantIndexOp::create(b_, loc_, numElements(n.args[0]->shape));
+    Value c1 = arith::ConstantIndexOp::create(b_, loc_, 1);
+    auto loop = scf::ForOp::create(
+        b_, loc_, c0, k, c1, ValueRange{zero},
+        [&](OpBuilder &lb, Location loc, Value i, ValueRange acc) {
+          auto element = [&](Value t, const Node &v, size_t axis) {
+            SmallVector<Value> at(v.shape.size(), c0);
+            if (!at.empty())
+              at[axis] = i;
+            return tensor::ExtractOp::create(lb, loc, t, at).getResult();
+          };
+          Value ea = element(a, *x, xAxis), eb = element(b, *y, yAxis);
+          Value sum;
+          if (f) {
+            auto reassoc = arith::FastMathFlags::reassoc;
+            sum = arith::AddFOp::create(lb, loc, acc[0], arith::MulFOp::create(lb, loc, ea, eb),
+                                        reassoc);
+          } else {
+            sum = arith::AddIOp::create(lb, loc, acc[0], arith::MulIOp::create(lb, loc, ea, eb));
+          }
+          scf::YieldOp::create(lb, loc, sum);
+        });
+    // Kept a loop: unrolled and vectorized, thousands of short dot products
+    // (each of its own length) made LLVM's time grow with their lengths.
+    MLIRContext *ctx = &context_;
+    BoolAttr yes = b_.getBoolAttr(true);
+    auto unroll = LLVM::LoopUnrollAttr::get(ctx, yes, {}, {}, {}, {}, {}, {});
+    auto vectorize = LLVM::LoopVectorizeAttr::get(ctx, yes, {}, {}, {}, {}, {}, {});
+    loop->setAttr("llvm.loop_annotation",
+                  LLVM::LoopAnnotationAttr::get(ctx, {}, vectorize, {}, unroll, {}, {}, {}, {}, {},
+                                                {}, {}, {}, {}, {}, {}));
+    return loop.getResult(0);
   }
 
   // --- Slice updates: chains of writes into one buffer -------------------------
@@ -826,7 +974,11 @@ private:
     for (const Node *n : order) {
       if (n->op == Op::SliceUpdate)
         emitUpdate(*n);
-      else if (!chainOf_.contains(n) && !skip.contains(n))
+      else if (skip.contains(n) || chainOf_.contains(n))
+        continue;
+      else if (isScalarNode(*n))
+        scalarOf(owner[n]); // reads its elements here, in program order
+      else
         emit(owner[n]);
     }
   }
@@ -889,7 +1041,10 @@ private:
 
   void emitUpdate(const Node &u) {
     const Node *base = u.args[0].get();
-    Value value = emit(u.args[1]);
+    // A one-element value is stored as a scalar (computed before the buffer
+    // is chosen, as a tensor value would be).
+    const bool element = scalarMode_ && numElements(u.args[1]->shape) == 1;
+    Value value = element ? scalarOf(u.args[1]) : emit(u.args[1]);
     Value buffer;
     if (auto it = chainOf_.find(base); it != chainOf_.end() && holder_[it->second] == base &&
                                        successor_[base] == &u) {
@@ -906,18 +1061,27 @@ private:
       bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, start, buffer,
                                                         /*restrict=*/false, /*writable=*/true);
     }
-    // The box written from the value's buffer (of a static identity layout).
-    Value source = bufferization::ToBufferOp::create(b_, loc_, bufferType(*u.args[1]), value,
-                                                     /*read_only=*/true);
-    memref::CopyOp::create(b_, loc_, source, subview(buffer, u, u.args[1]->shape));
+    if (element) {
+      SmallVector<Value> at;
+      for (size_t i = 0; i < u.shape.size(); ++i)
+        at.push_back(arith::ConstantIndexOp::create(b_, loc_, u.axes[i]));
+      memref::StoreOp::create(b_, loc_, value, buffer, at);
+    } else {
+      // The box written from the value's buffer (of a static identity layout).
+      Value source = bufferization::ToBufferOp::create(b_, loc_, bufferType(*u.args[1]), value,
+                                                       /*read_only=*/true);
+      memref::CopyOp::create(b_, loc_, source, subview(buffer, u, u.args[1]->shape));
+    }
     chainOf_[&u] = buffer;
     holder_[buffer] = &u;
   }
 
-  /// Until when consumer `r` reads its operands: a SliceUpdate when it is
-  /// emitted; any other consumer as long as its own value is read (fusion may
-  /// move its reads there).
-  uint64_t readsUntil(const Node &r) { return r.op == Op::SliceUpdate ? r.seq : liveEnd_[&r]; }
+  /// Until when consumer `r` reads its operands: a SliceUpdate or a scalar
+  /// node (isScalarNode) when it is emitted; any other consumer as long as
+  /// its own value is read (fusion may move its reads there).
+  uint64_t readsUntil(const Node &r) {
+    return r.op == Op::SliceUpdate || isScalarNode(r) ? r.seq : liveEnd_[&r];
+  }
 
   /// Whether reads of version `v` that last until `end` (liveEnd_) are all
   /// done before the write that replaces v in its buffer: then they may read
@@ -1437,6 +1601,8 @@ private:
   std::vector<NodePtr> constants_;
   std::unordered_map<const Node *, const Node *> aliases_;
   std::unordered_map<const Node *, Value> values_;
+  bool scalarMode_ = false;                             // isScalarNode: straight-line graphs
+  std::unordered_map<const Node *, Value> scalars_;     // scalarOf
   // Slice updates (emitInOrder): each version's buffer, the version each
   // buffer holds now, each version's successor, and each node's readers.
   std::unordered_map<const Node *, Value> chainOf_;

@@ -22,6 +22,10 @@ struct BuiltModule {
   bool straightLine = false;
 };
 
+/// The attribute of the functions a long kernel is split into
+/// (tinymlir-outline-parts).
+inline constexpr const char *kPartAttr = "tinymlir.part";
+
 /// The function attribute holding how many outputs end its arguments.
 inline constexpr const char *kResultsAttr = "tinymlir.results";
 

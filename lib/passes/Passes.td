@@ -90,7 +90,21 @@ def SerializeSmallParallelLoopsPass
 }
 
 def KernelNoInlinePass : ModulePass<"tinymlir-kernel-noinline"> {
-  let summary = "Mark the kernel's llvm.func noinline (passthrough)";
+  let summary = "Mark the kernel's llvm.func, and its parts' (tinymlir.part), noinline "
+                "(passthrough)";
+}
+
+def OutlinePartsPass : ModulePass<"tinymlir-outline-parts"> {
+  let summary = "Split a long straight-line kernel into functions of bounded size, called in "
+                "order (lowering and LLVM grow faster than linearly in one function's size)";
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", "8000",
+           "Nested operations of the smallest kernel split">,
+    Option<"partOps", "part-ops", "int64_t", "2000",
+           "Nested operations of a part (it ends at the first top-level operation past it)">,
+  ];
+  let statistics = [Statistic<"outlined", "parts", "parts outlined">];
 }
 
 // --- lib/passes/gpu (targets/gpu/GpuTarget.cpp describes the order) ---

@@ -64,6 +64,10 @@ void verifyModule(mlir::ModuleOp module, const char *stage) {
 void runPipeline(mlir::ModuleOp module, const std::string &pipeline, const char *stage) {
   DiagnosticCollector diags(module.getContext());
   mlir::PassManager pm(module.getContext());
+  // The module is verified once, after the stage (below), not after each of
+  // its passes: that was 15% of a long kernel's compile time. tinymlir-opt
+  // (the lit tests of each pass) keeps verifying after every pass.
+  pm.enableVerifier(false);
   std::string parseErrors;
   llvm::raw_string_ostream errs(parseErrors);
   // The pass manager is anchored on the module: add the passes inside the
@@ -193,14 +197,18 @@ struct GuardExpUnderflowPass : impl::GuardExpUnderflowPassBase<GuardExpUnderflow
 
 /// tinymlir-kernel-noinline: the C interface wrapper and the engine's packed
 /// wrappers each call the kernel: keep it out of line so that LLVM optimizes
-/// and compiles its body once.
+/// and compiles its body once. A long kernel's parts (tinymlir-outline-parts)
+/// stay out of line too, or LLVM would make one function of them again.
 struct KernelNoInlinePass : impl::KernelNoInlinePassBase<KernelNoInlinePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (auto kernel = getOperation().lookupSymbol<LLVM::LLVMFuncOp>(kKernelName)) {
-      OpBuilder b(&getContext());
-      kernel->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
-    }
+    OpBuilder b(&getContext());
+    for (auto fn : getOperation().getOps<LLVM::LLVMFuncOp>())
+      if (fn.getSymName() == kKernelName)
+        fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+      else if (fn->hasAttr(kPartAttr))
+        fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline"),
+                                                   b.getStringAttr("optsize")}));
   }
 };
 

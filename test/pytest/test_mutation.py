@@ -245,6 +245,18 @@ def test_one_updated_argument_is_written_in_place():
     assert "memref.alloc() : memref<10x12xf64>" not in spec.bufferized
 
 
+def test_elements_of_an_old_version_read_after_a_write():
+    # b = a.copy() is a's version before the writes: its elements, read after
+    # a[0, 1] was written, are the old ones (one-element reads are loads of
+    # the buffer where the program reads them; these come from a copy).
+    def f(a):
+        b = a.copy()
+        a[0, 1] = 5.0
+        a[1, 1] = b[0, 1] * 2 + a[0, 1]
+        return b[0, 1] + a[0, 1], b
+    same(f, positive(2, 3))
+
+
 def test_several_updated_arguments_are_written_in_place():
     # fdtd's shape: three arrays updated from one another, and a value
     # returned beside them. Each updated argument is its own output of one

@@ -243,6 +243,27 @@ def test_lu_cholesky_and_triangular_solve():
     program(trisolv, L, np.zeros(n), pos(n), k=4 * n * n)
 
 
+def test_element_updates_compile_to_scalars_and_parts():
+    # An unrolled loop of element updates: each element read is a load of
+    # the array's buffer where the program reads it, each update a store, each
+    # short np.dot a loop; no one-element buffers. Long enough (40x40: 780
+    # steps), the kernel is cut into parts. Same results as NumPy, as above.
+    n = 12
+    spec = jit(cholesky).compile(spd(n))
+    assert "memref.alloc" not in spec.bufferized, spec.bufferized
+    # one loop per dot of 2 or more elements (shorter ones fold away)
+    lengths = [j for i in range(1, n) for j in range(i)] + list(range(1, n))
+    assert spec.bufferized.count("scf.for") == sum(1 for k in lengths if k >= 2)
+    assert "kernel_part" not in spec.lowered
+    n = 40
+    a = spd(n)
+    program(cholesky, a.copy(), k=4 * n * n)
+    spec = jit(cholesky).compile(a)
+    parts = spec.lowered.count("llvm.func @kernel_part")
+    assert parts >= 2 and spec.lowered.count("llvm.call @kernel_part") == parts
+    assert '"noinline"' in spec.lowered.split("llvm.func @kernel_part0")[1].split("\n")[0]
+
+
 def test_gemm_syrk_syr2k_trmm():
     n, m = 7, 5
     program(gemm, 1.5, 1.2, pos(n, n), pos(n, m), pos(m, n), k=2 * m + 4)

@@ -1,4 +1,5 @@
-// The CPU target: after bufferization, small products to streaming loops, the
+// The CPU target: after bufferization, a long kernel split into parts of
+// bounded size, small products to streaming loops, the
 // others to BLAS calls (options.blas), reductions to register loops, exp
 // guarded, scattering row loops interchanged, linalg to loops (scf.parallel
 // over parallel dimensions), small parallel loops serialized, then loops to
@@ -21,7 +22,7 @@ public:
         streamRows_(options.streamRows) {}
   const char *name() const override { return "cpu"; }
   std::string lowerPipeline() const override {
-    std::string p = "builtin.module(tinymlir-small-products{max-rows=" +
+    std::string p = "builtin.module(tinymlir-outline-parts,tinymlir-small-products{max-rows=" +
                     std::to_string(kSmallProductMaxRows) +
                     " stream-rows=" + std::to_string(streamRows_) +
                     " vector-bits=" + std::to_string(rowVectorBits()) + "},";
