@@ -12,7 +12,8 @@ if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet "numpy>=2" pytest "nanobind>=2" "scikit-build-core>=0.10"
+"$venv/bin/python" -m pip install --quiet "numpy>=2" pytest "nanobind>=2" "scikit-build-core>=0.10" \
+  cloudpickle "dask[array]" distributed  # the process and Dask tests (pyproject's [test])
 if [ "${INSTALL_PYTHON_DEPS_ONLY:-0}" = 1 ]; then exit 0; fi
 # No build isolation: the build tools above are reused, and build-pip/ stays valid.
 "$venv/bin/python" -m pip install --no-build-isolation "$@" .

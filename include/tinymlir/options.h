@@ -53,6 +53,10 @@ struct JitOptions {
   /// ~/.cache/tinymlir/kernels). Setting it turns the disk cache on.
   /// TINYMLIR_CACHE_DIR.
   std::string cacheDir;
+  /// The disk cache's bound in bytes (0: none): after each entry written,
+  /// the least recently used entries go until the directory is under it.
+  /// TINYMLIR_CACHE_BYTES.
+  uint64_t cacheBytes = uint64_t{4} << 30;
 
   // --- GPU target ---
   /// Run the GPU's kernels on the CPU (OpenMP teams, one thread per GPU

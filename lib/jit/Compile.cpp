@@ -405,7 +405,7 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
     fresh.lowered = impl->lowered;
     fresh.blasCalls = impl->blasCalls;
     if (!fresh.object.empty())
-      detail::storeEntry(cacheDir, key, fresh);
+      detail::storeEntry(cacheDir, key, fresh, options.cacheBytes);
   }
   impl->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Compiled(std::move(impl));

@@ -6,6 +6,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -111,6 +112,49 @@ const std::string &hostDescription() {
   return description;
 }
 
+/// Removes the least recently used entries of `directory` (by modification
+/// time: written, or marked by loadEntry) until they total at most maxBytes;
+/// `keep`, just written, stays. Temporaries older than an hour (a writer that
+/// died) go too.
+void trimDirectory(const std::string &directory, uint64_t maxBytes, const std::string &keep) {
+  struct File {
+    fs::file_time_type used;
+    uint64_t bytes;
+    fs::path path;
+  };
+  std::vector<File> entries;
+  uint64_t total = 0;
+  std::error_code error;
+  const auto now = fs::file_time_type::clock::now();
+  for (const fs::directory_entry &e : fs::directory_iterator(directory, error)) {
+    std::error_code ignored;
+    const std::string name = e.path().filename().string();
+    const auto used = e.last_write_time(ignored);
+    if (name.find(".kernel.tmp.") != std::string::npos) {
+      if (!ignored && now - used > std::chrono::hours(1))
+        fs::remove(e.path(), ignored);
+      continue;
+    }
+    if (e.path().extension() != ".kernel")
+      continue;
+    const uint64_t bytes = e.file_size(ignored);
+    if (ignored)
+      continue;
+    total += bytes;
+    if (e.path() != fs::path(keep))
+      entries.push_back({used, bytes, e.path()});
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const File &a, const File &b) { return a.used < b.used; });
+  for (const File &f : entries) {
+    if (total <= maxBytes)
+      break;
+    std::error_code ignored;
+    if (fs::remove(f.path, ignored))
+      total -= f.bytes;
+  }
+}
+
 } // namespace
 
 std::string cacheDirectory(const JitOptions &options) {
@@ -168,10 +212,13 @@ std::optional<CacheEntry> loadEntry(const std::string &directory, const std::str
       entry.object.empty())
     return reject();
   entry.blasCalls = std::atoi(blas.c_str());
+  std::error_code ignored; // used now: the last to go when the cache is trimmed
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ignored);
   return entry;
 }
 
-bool storeEntry(const std::string &directory, const std::string &key, const CacheEntry &entry) {
+bool storeEntry(const std::string &directory, const std::string &key, const CacheEntry &entry,
+                uint64_t maxBytes) {
   std::error_code error;
   fs::create_directories(directory, error);
   if (error)
@@ -189,17 +236,25 @@ bool storeEntry(const std::string &directory, const std::string &key, const Cach
   putU64(bytes, payload.size());
   bytes += payload;
   std::string path = entryPath(directory, key);
-  std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-      return false;
+  std::string temporary = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0)
+    return false;
+  bool written = true;
+  for (size_t done = 0; written && done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    written = n > 0;
+    done += written ? static_cast<size_t>(n) : 0;
   }
-  fs::rename(temporary, path, error);
-  if (error) {
+  written = ::close(fd) == 0 && written;
+  if (written)
+    fs::rename(temporary, path, error);
+  if (!written || error) {
     fs::remove(temporary, error);
     return false;
   }
+  if (maxBytes > 0)
+    trimDirectory(directory, maxBytes, path);
   return true;
 }
 

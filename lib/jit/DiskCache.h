@@ -38,9 +38,14 @@ std::string cacheKey(const std::string &module, const JitOptions &options,
 /// The entry for `key`, if present and intact. A corrupt or stale file is removed.
 std::optional<CacheEntry> loadEntry(const std::string &directory, const std::string &key);
 
-/// Writes the entry atomically (temporary file, then rename). Failures to
-/// write are not errors (the cache is an optimization); they return false.
-bool storeEntry(const std::string &directory, const std::string &key, const CacheEntry &entry);
+/// Writes the entry atomically (a temporary file of its own, then rename:
+/// threads and processes storing one key at once each write whole files, and
+/// the last rename wins). Then, with maxBytes > 0, removes the least recently
+/// used entries (loadEntry marks its entry used) until the directory's
+/// entries total at most maxBytes. Failures to write are not errors (the
+/// cache is an optimization); they return false.
+bool storeEntry(const std::string &directory, const std::string &key, const CacheEntry &entry,
+                uint64_t maxBytes = 0);
 
 /// The file that holds (or would hold) the entry for `key`.
 std::string entryPath(const std::string &directory, const std::string &key);

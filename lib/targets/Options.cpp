@@ -2,6 +2,7 @@
 // (the one place they are read; the README's table lists them).
 #include <tinymlir/options.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -47,6 +48,15 @@ JitOptions::JitOptions() {
   readFlag("TINYMLIR_CACHE", diskCache);
   if (diskCache)
     readText("TINYMLIR_CACHE_DIR", cacheDir);
+  if (const char *bytes = variable("TINYMLIR_CACHE_BYTES")) {
+    char *end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(bytes, &end, 10);
+    if (*bytes == '\0' || *bytes == '-' || *end != '\0' || errno == ERANGE)
+      throw Error(std::string("[options] TINYMLIR_CACHE_BYTES='") + bytes +
+                  "': expected a number of bytes (0: no bound)");
+    cacheBytes = n;
+  }
   readFlag("TINYMLIR_GPU_EMULATE", gpuEmulate);
   readText("TINYMLIR_GPU_CHIPS", gpuChips);
   readText("TINYMLIR_GPU_MATMUL_TILE", gpuMatmulTile);

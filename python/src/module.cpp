@@ -423,6 +423,7 @@ NB_MODULE(_tinymlir, m) {
       .def_rw("cpu", &JitOptions::cpu)
       .def_rw("disk_cache", &JitOptions::diskCache)
       .def_rw("cache_dir", &JitOptions::cacheDir)
+      .def_rw("cache_bytes", &JitOptions::cacheBytes)
       .def_rw("gpu_emulate", &JitOptions::gpuEmulate)
       .def_rw("gpu_chips", &JitOptions::gpuChips)
       .def_rw("gpu_libdevice", &JitOptions::gpuLibdevice)

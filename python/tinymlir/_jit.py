@@ -12,10 +12,12 @@ later calls run the native code directly.
 from __future__ import annotations
 
 import copy
+import copyreg
 import dataclasses
 import functools
 import inspect
 import os
+import sys
 import threading
 from collections import OrderedDict
 
@@ -350,6 +352,7 @@ def _scalar(a):
 
 # The fields of tinymlir.Options a jitted function takes as keywords (C++: JitOptions).
 OPTIONS = ("blas", "optimize", "opt_level", "stream_rows", "vector_math", "cpu", "disk_cache", "cache_dir",
+           "cache_bytes",
            "gpu_emulate", "gpu_chips", "gpu_matmul_tile", "gpu_libdevice", "timing", "perf")
 
 
@@ -440,6 +443,20 @@ class JitFunction:
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
+
+    # Pickling: the Python function and the options, never native code (a
+    # process that receives it compiles, or loads from the shared disk cache).
+    def __reduce__(self):
+        module = sys.modules.get(getattr(self.fn, "__module__", None) or "")
+        qualname = getattr(self.fn, "__qualname__", "")
+        by_reference = module is not None and _resolve(module, qualname) is self
+        if by_reference and (module.__name__ != "__main__" or not _cloudpickling()):
+            # A module's @jit function travels by name (multiprocessing's
+            # workers find __main__'s too), as pickle sends functions.
+            return qualname
+        # A lambda, a nested function, or __main__'s sent to other machines
+        # (cloudpickle, as Dask sends work): the function by value.
+        return _rebuild_jit, (self.fn, _options_state(self.options), self._limit)
 
     def _target(self, target, kwargs):
         """The compile target of a call; a function of its own `target` parameter gets it."""
@@ -546,6 +563,48 @@ class JitFunction:
     def __repr__(self):
         return (f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} "
                 f"on {self.options.target}>")
+
+
+def _resolve(module, qualname):
+    obj = module
+    for name in qualname.split("."):
+        obj = getattr(obj, name, None)
+    return obj
+
+
+def _cloudpickling():
+    """Whether cloudpickle is pickling (it sends __main__'s functions by value:
+    the processes it sends them to have another __main__)."""
+    frame = sys._getframe(2)
+    for _ in range(24):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__", "").startswith("cloudpickle"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _options_state(options):
+    """A tinymlir.Options as a plain dict of its fields (target included)."""
+    state = {name: getattr(options, name) for name in OPTIONS}
+    state["target"] = options.target
+    return state
+
+
+def _options_from_state(state):
+    options = _core.Options()
+    for name, value in state.items():
+        setattr(options, name, value)
+    return options
+
+
+def _rebuild_jit(fn, state, limit):
+    return JitFunction(fn, target=state["target"], cache_limit=limit,
+                       **{k: v for k, v in state.items() if k != "target"})
+
+
+copyreg.pickle(_core.Options, lambda o: (_options_from_state, (_options_state(o),)))
 
 
 def jit(fn=None, **options):
