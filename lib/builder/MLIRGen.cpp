@@ -760,7 +760,7 @@ private:
   // version the buffer holds there, and never needs a copy.
 
   /// Most elements of a dot product computed by a loop of scalars (dotOf).
-  static constexpr int64_t kScalarDotMax = 256;
+  static constexpr int64_t kScalarDotMax = 4096;
 
   /// Whether `n` is computed as an SSA scalar (scalarOf): one element, in a
   /// straight-line graph, and elementwise, a slice, a reshape, a literal, or
@@ -880,15 +880,14 @@ private:
           }
           scf::YieldOp::create(lb, loc, sum);
         });
-    // Kept a loop: unrolled and vectorized, thousands of short dot products
-    // (each of its own length) made LLVM's time grow with their lengths.
+    // Kept a loop (vectorized, with the sum reassociated): unrolled, the
+    // thousands of dot products of an unrolled loop, each of its own length,
+    // would make LLVM's time grow with their lengths.
     MLIRContext *ctx = &context_;
-    BoolAttr yes = b_.getBoolAttr(true);
-    auto unroll = LLVM::LoopUnrollAttr::get(ctx, yes, {}, {}, {}, {}, {}, {});
-    auto vectorize = LLVM::LoopVectorizeAttr::get(ctx, yes, {}, {}, {}, {}, {}, {});
+    auto unroll = LLVM::LoopUnrollAttr::get(ctx, b_.getBoolAttr(true), {}, {}, {}, {}, {}, {});
     loop->setAttr("llvm.loop_annotation",
-                  LLVM::LoopAnnotationAttr::get(ctx, {}, vectorize, {}, unroll, {}, {}, {}, {}, {},
-                                                {}, {}, {}, {}, {}, {}));
+                  LLVM::LoopAnnotationAttr::get(ctx, {}, {}, {}, unroll, {}, {}, {}, {}, {}, {},
+                                                {}, {}, {}, {}, {}));
     return loop.getResult(0);
   }
 

@@ -7,7 +7,8 @@
 // convert-scf-to-cf splits the block after every loop (moving everything
 // after it), and LLVM's memory analyses look back over a function's loads and
 // stores. The kernel's top-level operations are cut into consecutive parts of
-// about `part-ops` nested operations; each part becomes a private function
+// about `part-ops` nested operations (1,000 by default: 500 or 2,000 made a
+// 100x100 Cholesky 30% slower to compile); each part becomes a private function
 // (tinymlir.part, kept out of line by tinymlir-kernel-noinline) taking the
 // values it reads from before it and returning those read after it.
 // Constants and views of the kernel's arguments stay in the kernel, and each

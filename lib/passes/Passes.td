@@ -99,9 +99,9 @@ def OutlinePartsPass : ModulePass<"tinymlir-outline-parts"> {
                 "order (lowering and LLVM grow faster than linearly in one function's size)";
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let options = [
-    Option<"minOps", "min-ops", "int64_t", "8000",
+    Option<"minOps", "min-ops", "int64_t", "2000",
            "Nested operations of the smallest kernel split">,
-    Option<"partOps", "part-ops", "int64_t", "2000",
+    Option<"partOps", "part-ops", "int64_t", "1000",
            "Nested operations of a part (it ends at the first top-level operation past it)">,
   ];
   let statistics = [Statistic<"outlined", "parts", "parts outlined">];

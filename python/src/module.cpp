@@ -129,6 +129,20 @@ nb::tuple shapeTuple(const Shape &shape) {
   return nb::tuple(out);
 }
 
+nb::list shapeList(const std::vector<Shape> &shapes) {
+  nb::list out;
+  for (const Shape &s : shapes)
+    out.append(shapeTuple(s));
+  return out;
+}
+
+nb::list dtypeList(const std::vector<DType> &dtypes) {
+  nb::list out;
+  for (DType d : dtypes)
+    out.append(dtypeName(d));
+  return out;
+}
+
 Target parseTarget(const std::string &target) {
   if (target == "cpu")
     return Target::CPU;
@@ -320,38 +334,14 @@ NB_MODULE(_tinymlir, m) {
       .def_prop_ro("lowered", &Compiled::lowered)
       .def_prop_ro("gpu_module", &Compiled::gpuModule)
       .def_prop_ro("ptx", &Compiled::ptx)
-      .def_prop_ro("input_shapes",
-                   [](const Compiled &c) {
-                     nb::list out;
-                     for (const Shape &s : c.inputShapes())
-                       out.append(shapeTuple(s));
-                     return out;
-                   })
-      .def_prop_ro("input_dtypes",
-                   [](const Compiled &c) {
-                     nb::list out;
-                     for (DType d : c.inputDTypes())
-                       out.append(dtypeName(d));
-                     return out;
-                   })
+      .def_prop_ro("input_shapes", [](const Compiled &c) { return shapeList(c.inputShapes()); })
+      .def_prop_ro("input_dtypes", [](const Compiled &c) { return dtypeList(c.inputDTypes()); })
       .def_prop_ro("result_shape", [](const Compiled &c) { return shapeTuple(c.resultShape()); },
                    "The first result's shape.")
       .def_prop_ro("result_dtype", [](const Compiled &c) { return std::string(dtypeName(c.resultDType())); },
                    "The first result's dtype.")
-      .def_prop_ro("result_shapes",
-                   [](const Compiled &c) {
-                     nb::list out;
-                     for (const Shape &s : c.resultShapes())
-                       out.append(shapeTuple(s));
-                     return out;
-                   })
-      .def_prop_ro("result_dtypes",
-                   [](const Compiled &c) {
-                     nb::list out;
-                     for (DType d : c.resultDTypes())
-                       out.append(dtypeName(d));
-                     return out;
-                   })
+      .def_prop_ro("result_shapes", [](const Compiled &c) { return shapeList(c.resultShapes()); })
+      .def_prop_ro("result_dtypes", [](const Compiled &c) { return dtypeList(c.resultDTypes()); })
       .def_prop_ro("compile_seconds", &Compiled::compileSeconds)
       .def_prop_ro("blas_calls", &Compiled::blasCalls)
       .def_prop_ro("donated", &Compiled::donated,
