@@ -2,14 +2,15 @@
 // tensor gets a linalg.fill of its own, before eliminate-empty-tensors.
 //
 // CSE merges equal fills, so reductions and products of one shape share one
-// zero-filled init. Empty-tensor elimination then makes that shared fill
-// write into the output of whichever result's chain reaches it first, while
-// the other users still read it: with several outputs, the bufferization
-// cannot avoid the conflict (an output's buffer must be written in place).
-// A fill of its own per destination removes the sharing. It costs nothing:
-// each destination is written over anyway, so bufferization would otherwise
-// copy the shared fill for all but one of them. Uses that only read the fill
-// (an elementwise operand) keep sharing it.
+// zero-filled init. Empty-tensor elimination can then make that shared fill
+// write into the output of whichever result's chain reaches it first while
+// the other users still read it; with several outputs written as they were
+// computed, that gave a wrong sum, or a conflict bufferization cannot avoid
+// (an output's buffer must be written in place). A fill of its own per
+// destination removes the sharing. It costs nothing: each destination is
+// written over anyway, so bufferization would otherwise copy the shared fill
+// for all but one of them. Uses that only read the fill (an elementwise
+// operand) keep sharing it.
 #include "passes/Passes.h"
 
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
