@@ -805,9 +805,7 @@ private:
       s = dotOf(*n);
     } else if (n->op == Op::Slice) {
       const Node *v = n->args[0].get();
-      SmallVector<Value> at;
-      for (size_t i = 0; i < n->shape.size(); ++i)
-        at.push_back(arith::ConstantIndexOp::create(b_, loc_, n->axes[i]));
+      SmallVector<Value> at = boxOrigin(*n);
       if (chainOf_.contains(v) && !values_.contains(v)) {
         // The element of the buffer, read now: the buffer holds v here.
         Value buffer = chainOf_[v];
@@ -1000,6 +998,15 @@ private:
     return box;
   }
 
+  /// The first element of a Slice's or SliceUpdate's box (its offsets: the
+  /// first `rank` of axes), as index values: a one-element box's position.
+  SmallVector<Value> boxOrigin(const Node &n) {
+    SmallVector<Value> at;
+    for (size_t i = 0; i < n.shape.size(); ++i)
+      at.push_back(arith::ConstantIndexOp::create(b_, loc_, n.axes[i]));
+    return at;
+  }
+
   /// A Concat's non-empty parts (an empty one has nothing to write, and no
   /// offset inside the result), each with its box of the result.
   std::vector<std::pair<NodePtr, Box>> concatParts(const Node &n) {
@@ -1061,10 +1068,7 @@ private:
                                                         /*restrict=*/false, /*writable=*/true);
     }
     if (element) {
-      SmallVector<Value> at;
-      for (size_t i = 0; i < u.shape.size(); ++i)
-        at.push_back(arith::ConstantIndexOp::create(b_, loc_, u.axes[i]));
-      memref::StoreOp::create(b_, loc_, value, buffer, at);
+      memref::StoreOp::create(b_, loc_, value, buffer, boxOrigin(u));
     } else {
       // The box written from the value's buffer (of a static identity layout).
       Value source = bufferization::ToBufferOp::create(b_, loc_, bufferType(*u.args[1]), value,
