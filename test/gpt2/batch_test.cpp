@@ -52,6 +52,14 @@ protected:
 };
 fs::path BatchTest::dir_;
 
+/// A generate callback keeping each token's logits row (1, V) in `into`.
+gpt2::TokenCallback keepRows(std::vector<Array> &into) {
+  return [&into](int64_t, int32_t, const Array &logits) {
+    const int64_t T = logits.dim(0);
+    into.push_back(logits.sliced(0, T - 1, T).contiguous());
+  };
+}
+
 /// Every token's logits, per sequence.
 using Logits = std::map<size_t, std::vector<Array>>;
 
@@ -173,6 +181,75 @@ TEST_P(BatchTest, AnUnplannedDecoderStepsAtTheCapacityWhileItsWidthCompiles) {
   const size_t dtypes = GetParam() == gpt2::Precision::Reference ? 2 : 1;
   EXPECT_EQ(model.compilations() + model.diskHits(),
             planned.compilations() + planned.diskHits() + dtypes);
+}
+
+/// A prompt after a cached prefix is computed as rows at their positions
+/// attending to the whole capacity, in other products than the prompt at once:
+/// the logits agree within rounding. Both paths' float32 products (K <= 4 *
+/// n_embd = 256 terms) err within gamma_256 relative to magnitudes below 16
+/// (the logits' bound with these weights, checked), amplified by at most 8:
+/// 2 * 8 * 16 * gamma_256 = 3.9e-3. A key or value copied from a wrong
+/// position changes them by 1 or more (one missing key: 9.4).
+const double kPrefixTolerance = 2 * 8 * 16 * (256 * std::ldexp(1.0, -24));
+
+TEST_P(BatchTest, APrefixCacheGivesTheTokensOfThePromptComputedAtOnce) {
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()), {}, GetParam());
+  gpt2::PrefixCache cache(1000);
+  gpt2::GenerateOptions how;
+  how.prefixCache = &cache;
+  std::vector<int32_t> first;
+  for (int32_t i = 0; i < 40; ++i)
+    first.push_back(i * 7 % 300);
+  std::vector<int32_t> out = model.generate(first, 20, how);
+  // The first prompt found nothing; the cache holds what was computed: the
+  // prompt and the 19 tokens fed back (the 20th was chosen, never computed).
+  gpt2::PrefixCache::Stats s = cache.stats();
+  EXPECT_EQ(s.misses, 1);
+  EXPECT_EQ(s.hits, 0);
+  EXPECT_EQ(s.positions, 59);
+  auto agree = [&](const std::vector<int32_t> &prompt, const gpt2::GenerateOptions &plain,
+                   int64_t saved) {
+    gpt2::GenerateOptions cached = plain;
+    cached.prefixCache = &cache;
+    std::vector<Array> alone, reused;
+    const int64_t before = cache.stats().tokensSaved;
+    EXPECT_EQ(model.generate(prompt, 10, plain, keepRows(alone)),
+              model.generate(prompt, 10, cached, keepRows(reused)));
+    EXPECT_EQ(cache.stats().tokensSaved - before, saved);
+    ASSERT_EQ(alone.size(), reused.size());
+    for (size_t t = 0; t < alone.size(); ++t) {
+      std::vector<double> a = alone[t].toDoubles(), b = reused[t].toDoubles();
+      for (size_t v = 0; v < a.size(); ++v) {
+        ASSERT_LT(std::abs(a[v]), 16) << "the tolerance's premise";
+        ASSERT_NEAR(a[v], b[v], kPrefixTolerance) << "token " << t << ", logit " << v;
+      }
+    }
+  };
+  // A chat-style follow-up: the conversation so far, and more; greedy, then
+  // sampled with a seed.
+  std::vector<int32_t> follow(first);
+  follow.insert(follow.end(), out.begin(), out.end());
+  follow.insert(follow.end(), {5, 6, 7});
+  agree(follow, {}, 59);
+  gpt2::GenerateOptions sampled;
+  sampled.sampling.temperature = 0.8;
+  sampled.sampling.topK = 20;
+  sampled.sampling.seed = 9;
+  agree(follow, sampled, 62); // all but the last of the greedy follow-up's prompt
+  // A prompt inside an entry: all but its last position come from the cache.
+  agree(std::vector<int32_t>(follow.begin(), follow.begin() + 30), {}, 29);
+  // Past the decoder's first capacity (128 positions, then 160): the copy
+  // goes into the grown caches.
+  std::vector<int32_t> longer(first);
+  for (int32_t i = 0; i < 100; ++i)
+    longer.push_back((i * 13 + 1) % 300);
+  std::vector<int32_t> more = model.generate(longer, 5, how);
+  longer.insert(longer.end(), more.begin(), more.end());
+  longer.insert(longer.end(), {8, 9});
+  agree(longer, {}, 144); // 140 of the prompt, 4 tokens fed back
+  s = cache.stats();
+  EXPECT_EQ(s.hits, 5);
+  EXPECT_LE(s.positions, 1000);
 }
 
 TEST_P(BatchTest, BadUseIsRejected) {

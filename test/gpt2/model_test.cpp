@@ -233,6 +233,33 @@ TEST_F(ModelTest, RecomputingAGrowingPrefixCompilesPerLengthBucket) {
   EXPECT_EQ(tokens, model.generate({3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, 10));
 }
 
+TEST_F(ModelTest, APrefixCacheHoldsAtMostItsPositions) {
+  gpt2::Model model(gpt2::loadCheckpoint(dir_.string()));
+  gpt2::PrefixCache cache(30);
+  gpt2::GenerateOptions how;
+  how.prefixCache = &cache;
+  model.generate({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 6, how); // 15 positions
+  model.generate({2, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 6, how); // 15: 30 in all
+  EXPECT_EQ(cache.stats().positions, 30);
+  EXPECT_EQ(cache.stats().entries, 2);
+  model.generate({3, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 6, how); // the least recently used goes
+  gpt2::PrefixCache::Stats s = cache.stats();
+  EXPECT_EQ(s.positions, 30);
+  EXPECT_EQ(s.evicted, 1);
+  // The second prompt's entry is there; the first's went.
+  model.generate({2, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 1, how);
+  EXPECT_EQ(cache.stats().tokensSaved, 9);
+  model.generate({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 1, how);
+  EXPECT_EQ(cache.stats().tokensSaved, 9);
+  // A sequence longer than the whole cache is not kept.
+  gpt2::PrefixCache small(5);
+  how.prefixCache = &small;
+  model.generate({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2, how);
+  EXPECT_EQ(small.stats().entries, 0);
+  cache.clear();
+  EXPECT_EQ(cache.stats().positions, 0);
+}
+
 TEST_F(ModelTest, LastRowLogitsAreTheLastRowOfAll) {
   // Full-prefix decoding computes the head on the last row only: in reference
   // mode a head of at most 16 rows streams every row alike, so that row is bit

@@ -307,11 +307,11 @@ void Decoder::reserve(int64_t capacity) {
 namespace {
 /// The slots and positions rows' keys and values are stored at (Decoder::layers).
 std::pair<Array, Array> cacheRows(int64_t rows, const std::vector<int64_t> &positions,
-                                  int64_t promptSlot) {
+                                  int64_t promptSlot, int64_t start) {
   std::vector<int32_t> slots(rows), at(rows);
   for (int64_t r = 0; r < rows; ++r) {
     slots[r] = static_cast<int32_t>(promptSlot >= 0 ? promptSlot : r);
-    at[r] = static_cast<int32_t>(promptSlot >= 0 ? r : std::max<int64_t>(positions[r], 0));
+    at[r] = static_cast<int32_t>(promptSlot >= 0 ? start + r : std::max<int64_t>(positions[r], 0));
   }
   return {Array::fromVector<int32_t>(slots, {rows}), Array::fromVector<int32_t>(at, {rows})};
 }
@@ -327,7 +327,7 @@ template <class Call> auto Decoder::timed(const char *part, Call &&call) {
 }
 
 Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positions,
-                      int64_t promptSlot) {
+                      int64_t promptSlot, int64_t promptStart) {
   // The prompt (from position 0, in one slot) attends to its own rows; a
   // step's rows, each to its own slot's cache.
   const bool prompt = promptSlot >= 0;
@@ -336,13 +336,15 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
   for (int64_t r = 0; r < (prompt ? 0 : rows); ++r)
     perHead.insert(perHead.end(), H, static_cast<int32_t>(std::max<int64_t>(positions[r], 0)));
   Array rowPositions = Array::fromVector<int32_t>(perHead, {static_cast<int64_t>(perHead.size())});
-  Array start = Array::scalar(0, DType::i32);
-  const int64_t columns = prompt ? rows : columnsFor(*std::ranges::max_element(positions) + 1);
+  Array start = Array::scalar(static_cast<double>(promptStart), DType::i32);
+  const int64_t columns = !prompt          ? columnsFor(*std::ranges::max_element(positions) + 1)
+                          : promptStart > 0 ? P
+                                            : rows;
   // Where each row's key and value go: the prompt's to its slot, padding rows
   // too (at positions its own rows never attend to, written again before any
   // step attends to them); a step's row r to slot r, a free slot's padding
   // row at position 0 (written again by that slot's next prompt).
-  auto [slots, cachePositions] = cacheRows(rows, positions, promptSlot);
+  auto [slots, cachePositions] = cacheRows(rows, positions, promptSlot, promptStart);
   for (size_t l = 0; l < w_.layers.size(); ++l) {
     const LayerWeights &lw = w_.layers[l];
     const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
@@ -361,7 +363,7 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
       if (prompt) {
         Array keys = cache.keys.sliced(0, promptSlot, promptSlot + 1).reshaped({H, D, P});
         Array values = cache.values.sliced(0, promptSlot, promptSlot + 1).reshaped({H, P, D});
-        return m_.block_(x, qkv, keys, values, start, proj, ln2, fc, fcProj, H, rows,
+        return m_.block_(x, qkv, keys, values, start, proj, ln2, fc, fcProj, H, columns,
                          m_.constants_);
       }
       // The step's width or, while it compiles in the background, a wider
@@ -395,7 +397,8 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
   return x;
 }
 
-std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids) {
+std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids,
+                                                PrefixCache *cache) {
   m_.checkIds(ids);
   auto free = std::ranges::find_if(slot_, [](const Slot &s) { return s.sequence < 0; });
   if (free == slot_.end())
@@ -403,17 +406,33 @@ std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids
                 " slots is taken");
   const int64_t slot = free - slot_.begin(), T = static_cast<int64_t>(ids.size());
   reserve(T);
-  // The prompt padded to a bucket: rows past it are ignored (causal attention
-  // keeps them out of the prompt's rows); their keys and values are cached at
-  // positions written again before any step attends to them.
-  const int64_t padded = promptBucket(T, capacity_);
+  // A cached prefix (all but the last position at most: its logits are
+  // needed), shortened where the rest's bucket of rows would pass the
+  // capacity.
+  std::shared_ptr<const PrefixCache::Entry> entry;
+  int64_t start = 0;
+  if (cache) {
+    std::tie(entry, start) = cache->longest(ids, T - 1);
+    while (start > 0 && start + promptBucket(T - start, capacity_) > capacity_)
+      --start;
+    if (start > 0)
+      restore(slot, *entry, start);
+    std::lock_guard lock(cache->mutex_);
+    ++(start > 0 ? cache->stats_.hits : cache->stats_.misses);
+    cache->stats_.tokensSaved += start;
+  }
+  // The prompt (or its rest) padded to a bucket: rows past it are ignored
+  // (causal attention keeps them out of the prompt's rows); their keys and
+  // values are cached at positions written again before any step attends to
+  // them.
+  const int64_t rest = T - start, padded = promptBucket(rest, capacity_);
   std::vector<int32_t> paddedIds(padded, 0), positionIds(padded);
-  std::copy(ids.begin(), ids.end(), paddedIds.begin());
+  std::copy(ids.begin() + start, ids.end(), paddedIds.begin());
   for (int64_t t = 0; t < padded; ++t)
-    positionIds[t] = static_cast<int32_t>(t);
+    positionIds[t] = static_cast<int32_t>(start + t);
   Array x = m_.embedAt_(w_.wte, w_.wpe, Array::fromVector<int32_t>(paddedIds, {padded}),
                         Array::fromVector<int32_t>(positionIds, {padded}));
-  x = layers(x, padded, {}, slot).sliced(0, T - 1, T).contiguous();
+  x = layers(x, padded, {}, slot, start).sliced(0, rest - 1, rest).contiguous();
   Array logits = timed("head", [&] { return m_.stepHead_(x, LayerNormParams{w_.ln_f_w, w_.ln_f_b}, w_.wte); });
   *free = Slot{next_, T};
   active_.clear();
@@ -421,6 +440,114 @@ std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids
     if (s.sequence >= 0)
       active_.push_back(s.sequence);
   return {next_++, logits};
+}
+
+void Decoder::restore(int64_t slot, const PrefixCache::Entry &entry, int64_t length) {
+  const int64_t H = w_.config.n_head, D = w_.config.headDim(), P = capacity_,
+                L = static_cast<int64_t>(entry.ids.size());
+  for (size_t l = 0; l < entry.keys.size(); ++l) {
+    const Array &keys = entry.keys[l], &values = entry.values[l];
+    if (layers_.size() <= l)
+      layers_.push_back({Array::zeros({slots(), H, D, P}, keys.dtype()),
+                         Array::zeros({slots(), H, P, D}, keys.dtype())});
+    Layer &cache = layers_[l];
+    const size_t e = dtypeSize(keys.dtype());
+    auto *k = static_cast<char *>(cache.keys.data()) + slot * H * D * P * e;
+    auto *v = static_cast<char *>(cache.values.data()) + slot * H * P * D * e;
+    for (int64_t row = 0; row < H * D; ++row) // (H * D, L) into (H * D, P)
+      std::memcpy(k + row * P * e, static_cast<const char *>(keys.data()) + row * L * e, length * e);
+    for (int64_t h = 0; h < H; ++h)           // (H, L, D) into (H, P, D)
+      std::memcpy(v + h * P * D * e, static_cast<const char *>(values.data()) + h * L * D * e,
+                  length * D * e);
+  }
+}
+
+void Decoder::save(Sequence sequence, const std::vector<int32_t> &ids, PrefixCache &cache) const {
+  const int64_t slot = slotOf(sequence), L = std::min<int64_t>(slot_[slot].length, static_cast<int64_t>(ids.size()));
+  if (L <= 0 || L > cache.limit() || layers_.empty())
+    return;
+  const int64_t H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
+  auto entry = std::make_shared<PrefixCache::Entry>();
+  entry->ids.assign(ids.begin(), ids.begin() + L);
+  for (const Layer &layer : layers_) {
+    const DType dtype = layer.keys.dtype();
+    const size_t e = dtypeSize(dtype);
+    Array keys = Array::empty({H, D, L}, dtype), values = Array::empty({H, L, D}, dtype);
+    const auto *k = static_cast<const char *>(layer.keys.data()) + slot * H * D * P * e;
+    const auto *v = static_cast<const char *>(layer.values.data()) + slot * H * P * D * e;
+    for (int64_t row = 0; row < H * D; ++row)
+      std::memcpy(static_cast<char *>(keys.data()) + row * L * e, k + row * P * e, L * e);
+    for (int64_t h = 0; h < H; ++h)
+      std::memcpy(static_cast<char *>(values.data()) + h * L * D * e, v + h * P * D * e, L * D * e);
+    entry->keys.push_back(std::move(keys));
+    entry->values.push_back(std::move(values));
+  }
+  cache.insert(std::move(entry));
+}
+
+PrefixCache::PrefixCache(int64_t positions) : limit_(std::max<int64_t>(positions, 0)) {}
+
+PrefixCache::Stats PrefixCache::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void PrefixCache::clear() {
+  std::lock_guard lock(mutex_);
+  entries_.clear();
+  stats_.positions = stats_.entries = 0;
+}
+
+std::pair<std::shared_ptr<const PrefixCache::Entry>, int64_t>
+PrefixCache::longest(const std::vector<int32_t> &ids, int64_t most) {
+  std::lock_guard lock(mutex_);
+  auto best = entries_.end();
+  int64_t length = 0;
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    const std::vector<int32_t> &held = (*it)->ids;
+    const int64_t n = std::min<int64_t>({most, static_cast<int64_t>(held.size()),
+                                         static_cast<int64_t>(ids.size())});
+    int64_t shared = 0;
+    while (shared < n && held[shared] == ids[shared])
+      ++shared;
+    if (shared > length) {
+      length = shared;
+      best = it;
+    }
+  }
+  if (best == entries_.end())
+    return {nullptr, 0};
+  entries_.splice(entries_.begin(), entries_, best); // most recently used
+  return {entries_.front(), length};
+}
+
+void PrefixCache::insert(std::shared_ptr<const Entry> entry) {
+  std::lock_guard lock(mutex_);
+  const std::vector<int32_t> &ids = entry->ids;
+  // An entry that this one extends (or repeats) goes: this one serves its
+  // prefixes too. One that extends this one makes it redundant.
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const std::vector<int32_t> &held = (*it)->ids;
+    if (held.size() <= ids.size() && std::equal(held.begin(), held.end(), ids.begin())) {
+      stats_.positions -= static_cast<int64_t>(held.size());
+      --stats_.entries;
+      it = entries_.erase(it);
+    } else if (held.size() > ids.size() && std::equal(ids.begin(), ids.end(), held.begin())) {
+      entries_.splice(entries_.begin(), entries_, it);
+      return;
+    } else {
+      ++it;
+    }
+  }
+  stats_.positions += static_cast<int64_t>(ids.size());
+  ++stats_.entries;
+  entries_.push_front(std::move(entry));
+  while (stats_.positions > limit_) {
+    stats_.positions -= static_cast<int64_t>(entries_.back()->ids.size());
+    --stats_.entries;
+    ++stats_.evicted;
+    entries_.pop_back();
+  }
 }
 
 void Decoder::advance(const std::function<int32_t(Sequence)> &last,
@@ -534,11 +661,12 @@ std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step,
         });
       std::tie(shape, dtype) = m.stepBlock_.resultType(x, qkv, keys, values, perHead, proj, ln2,
                                                        fc, fcProj, H, columns.at(0), m.constants_);
-    } else { // one slot's caches
+    } else { // one slot's caches; from position 0 (rows wide), or after a cached prefix
       Array key = keys.sliced(0, 0, 1).reshaped({H, D, P}), value = values.sliced(0, 0, 1).reshaped({H, P, D});
-      jobs.push_back([=, &m] {
-        m.block_.compile(x, qkv, key, value, start, proj, ln2, fc, fcProj, H, rows, m.constants_);
-      });
+      for (int64_t n : columns.empty() ? std::vector<int64_t>{rows} : columns)
+        jobs.push_back([=, &m] {
+          m.block_.compile(x, qkv, key, value, start, proj, ln2, fc, fcProj, H, n, m.constants_);
+        });
       std::tie(shape, dtype) = m.block_.resultType(x, qkv, key, value, start, proj, ln2, fc,
                                                    fcProj, H, rows, m.constants_);
     }
@@ -611,7 +739,8 @@ void Decoder::compileAll(std::stop_token stop) const {
       break;
   }
   for (int64_t rows = promptBucket(1, capacity_);; rows = promptBucket(rows + 1, capacity_)) {
-    add(jobs(rows, false, {}, nullptr));
+    // From position 0, and the rest of a prompt after a cached prefix.
+    add(jobs(rows, false, rows < capacity_ ? std::vector<int64_t>{rows, capacity_} : std::vector<int64_t>{rows}, nullptr));
     if (rows == capacity_)
       break;
   }
@@ -676,17 +805,27 @@ Model::generateBatch(const std::vector<std::vector<int32_t>> &prompts, int64_t t
     out[i].push_back(next);
     return static_cast<int64_t>(out[i].size()) < tokens;
   };
+  PrefixCache *cache = options.prefixCache;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    auto [sequence, logits] = decoder.add(prompts[i]);
-    if (choose(i, logits))
+    auto [sequence, logits] = decoder.add(prompts[i], cache);
+    if (choose(i, logits)) {
       which[sequence] = i;
-    else
+    } else {
+      if (cache)
+        decoder.save(sequence, ids[i], *cache);
       decoder.remove(sequence);
+    }
   }
   int64_t steps = 1;
   for (; !decoder.active().empty(); ++steps)
     decoder.advance([&](Decoder::Sequence q) { return ids[which[q]].back(); },
-                    [&](Decoder::Sequence q, const Array &row) { return choose(which[q], row); });
+                    [&](Decoder::Sequence q, const Array &row) {
+                      if (choose(which[q], row))
+                        return true;
+                      if (cache) // it ends: its keys and values for later prompts
+                        decoder.save(q, ids[which[q]], *cache);
+                      return false;
+                    });
   decoder.printProfile(steps);
   return out;
 }

@@ -13,7 +13,10 @@
 #include <array>
 #include <functional>
 #include <future>
+#include <list>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -90,6 +93,8 @@ Precision parsePrecision(const std::string &name);
 /// work where powers of two wasted up to half, for twice the buckets.
 int64_t promptBucket(int64_t length, int64_t context);
 
+class PrefixCache;
+
 /// Token choices of Model::generate: onToken(step, id, logits).
 using TokenCallback = std::function<void(int64_t, int32_t, const Array &)>;
 
@@ -111,6 +116,10 @@ struct GenerateOptions {
   /// and the Python module turn it on unless told to ignore end-of-text.
   bool stopAtEndOfText = false;
   int32_t endOfText = kEndOfText;
+  /// Incremental decoding: prompts start from the keys and values of the
+  /// longest prefix they share with a sequence this cache holds, and each
+  /// sequence's are added to it when it ends. Not owned; null: none.
+  PrefixCache *prefixCache = nullptr;
 };
 
 class Decoder;
@@ -213,6 +222,50 @@ private:
   Jit<Store> storeKeys_, storeValues_;
 };
 
+/// The keys and values of recent sequences (prompt and output), for prompts
+/// that start as one of them did (chat-style requests resend the whole
+/// conversation): Decoder::add copies the longest shared prefix's into its
+/// slot and computes only the rest of the prompt. Bounded by the positions it
+/// holds, least recently used first out; a sequence that extends an entry
+/// replaces it. Thread-safe. A position costs 2 * layers * n_embd values of
+/// the layers' dtype (GPT-2 124M, reference precision: about 144 KiB).
+class PrefixCache {
+public:
+  /// Holds up to `positions` positions in all (0: holds nothing).
+  explicit PrefixCache(int64_t positions);
+
+  struct Stats {
+    int64_t hits = 0;        ///< prompts that started from an entry
+    int64_t misses = 0;      ///< prompts that found no shared prefix
+    int64_t tokensSaved = 0; ///< prompt positions not computed, in all
+    int64_t positions = 0;   ///< held now
+    int64_t entries = 0;
+    int64_t evicted = 0;     ///< entries dropped for room
+  };
+  Stats stats() const;
+  int64_t limit() const { return limit_; }
+  /// Drops every entry (the statistics stay).
+  void clear();
+
+private:
+  friend class Decoder;
+  struct Entry {
+    std::vector<int32_t> ids; ///< the positions held
+    std::vector<Array> keys;  ///< per layer: (H, D, L)
+    std::vector<Array> values; ///< per layer: (H, L, D)
+  };
+  /// The entry sharing the longest prefix with `ids` (at most `most`
+  /// positions), moved to the front, and that length; 0 and none if none.
+  std::pair<std::shared_ptr<const Entry>, int64_t> longest(const std::vector<int32_t> &ids,
+                                                           int64_t most);
+  void insert(std::shared_ptr<const Entry> entry);
+
+  const int64_t limit_;
+  mutable std::mutex mutex_;
+  std::list<std::shared_ptr<const Entry>> entries_; ///< most recently used first
+  Stats stats_;
+};
+
 /// Incremental decoding of up to `slots` sequences together, continuous
 /// batching: a key/value cache slot per sequence; sequences join (their
 /// prompt computed alone, into a free slot) and leave between steps, and
@@ -247,8 +300,17 @@ public:
   void reserve(int64_t capacity);
   /// Computes the prompt (checked as Model::checkIds, and against the
   /// capacity) in a free slot; returns the new sequence and the logits (1, V)
-  /// of the prompt's last position. Throws if every slot is taken.
-  std::pair<Sequence, Array> add(const std::vector<int32_t> &ids);
+  /// of the prompt's last position. Throws if every slot is taken. With a
+  /// prefix cache, the keys and values of the longest prefix it shares with
+  /// an entry (all but the last position at most) are copied into the slot,
+  /// and the rest is computed as rows at their positions that attend to the
+  /// whole capacity: the same numbers as the prompt computed at once, within
+  /// rounding (products of other shapes may sum in other orders).
+  std::pair<Sequence, Array> add(const std::vector<int32_t> &ids, PrefixCache *cache = nullptr);
+  /// Adds a sequence's keys and values to `cache`: `ids` are its tokens (the
+  /// prompt and those chosen), of which the first length(sequence) were
+  /// computed. Call before remove.
+  void save(Sequence sequence, const std::vector<int32_t> &ids, PrefixCache &cache) const;
   /// One position more for every active sequence: tokens[i] is appended to
   /// active()[i]. Logits (active().size(), V), row i for active()[i].
   Array step(const std::vector<int32_t> &tokens);
@@ -268,7 +330,7 @@ public:
   void compileAhead(int64_t promptLength, int64_t rows, int64_t positions);
   /// Compiles everything this decoder's steps (1, 2, 4, ... slots rows, at
   /// each attention width of its capacity) and prompts (each bucket up to the
-  /// capacity) call, on every core at the calling thread's priority, until
+  /// capacity, from position 0 or after a cached prefix) call, on every core at the calling thread's priority, until
   /// `stop` is requested: a server's warm-up, after which no request waits for
   /// a compilation while the capacity holds. Allocates no caches.
   void compileAll(std::stop_token stop = {}) const;
@@ -285,9 +347,9 @@ private:
   };
   using Job = std::function<void()>;
 
-  /// What a prompt of `rows` rows, or a step of `rows` rows attending to
-  /// each of `columns` (widths), compiles; with `wider`, the steps' blocks
-  /// past the first width go there instead.
+  /// What a prompt of `rows` rows, or a step of `rows` rows, attending to
+  /// each of `columns` (widths; a prompt's first is its rows), compiles; with
+  /// `wider`, the steps' blocks past the first width go there instead.
   std::vector<Job> jobs(int64_t rows, bool step, const std::vector<int64_t> &columns,
                         std::vector<Job> *wider) const;
   /// The cache columns a step attends to when its rows reach `positions`
@@ -299,10 +361,14 @@ private:
   static void runOnAllCores(const std::vector<Job> &jobs, std::stop_token stop = {});
   template <class Call> auto timed(const char *part, Call &&call);
   int64_t slotOf(Sequence sequence) const;
+  /// Copies an entry's first `length` positions into a slot's caches.
+  void restore(int64_t slot, const PrefixCache::Entry &entry, int64_t length);
   /// The layers over x at rows of the slots [0, rows) (a step, row r at
   /// positions[r], -1 for a free slot), or the prompt's rows in one slot at
-  /// positions 0, 1, ... (positions unused).
-  Array layers(Array x, int64_t rows, const std::vector<int64_t> &positions, int64_t promptSlot);
+  /// positions start, start + 1, ... (positions unused): from 0, attending
+  /// to their own rows; after a cached prefix, to the whole capacity.
+  Array layers(Array x, int64_t rows, const std::vector<int64_t> &positions, int64_t promptSlot,
+               int64_t start = 0);
 
   const Model &m_;
   const Weights &w_;
