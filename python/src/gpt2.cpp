@@ -58,6 +58,28 @@ void registerGpt2(nb::module_ &parent) {
       .def_prop_ro("vocab_size", &gpt2::Tokenizer::vocabSize)
       .def_prop_ro("end_of_text", &gpt2::Tokenizer::endOfTextId);
 
+  nb::class_<gpt2::PrefixCache>(m, "PrefixCache",
+                               "Keys and values of recent sequences, reused by prompts that "
+                               "start as one of them did (gpt2::PrefixCache).")
+      .def(nb::init<int64_t>(), "positions"_a, "The most positions held (0: none).")
+      .def_prop_ro("limit", &gpt2::PrefixCache::limit)
+      .def(
+          "stats",
+          [](const gpt2::PrefixCache &c) {
+            gpt2::PrefixCache::Stats s = c.stats();
+            nb::dict d;
+            d["hits"] = s.hits;
+            d["misses"] = s.misses;
+            d["tokens_saved"] = s.tokensSaved;
+            d["positions"] = s.positions;
+            d["entries"] = s.entries;
+            d["evicted"] = s.evicted;
+            return d;
+          },
+          "Hits, misses, prompt positions not computed, positions and entries held, "
+          "entries evicted.")
+      .def("clear", &gpt2::PrefixCache::clear, "Drops every entry (the statistics stay).");
+
   nb::class_<gpt2::Model>(m, "Model")
       .def(
           "__init__",
@@ -84,7 +106,8 @@ void registerGpt2(nb::module_ &parent) {
           "generate",
           [](const gpt2::Model &g, std::vector<int32_t> ids, int64_t tokens, bool incremental,
              const TokenCallback &onToken, double temperature, int64_t topK, double topP,
-             double repeatPenalty, std::optional<uint64_t> seed, bool ignoreEos) {
+             double repeatPenalty, std::optional<uint64_t> seed, bool ignoreEos,
+             gpt2::PrefixCache *prefixCache) {
             if (tokens < 0)
               throw nb::value_error("max_new_tokens must be non-negative");
             gpt2::GenerateOptions how;
@@ -95,6 +118,7 @@ void registerGpt2(nb::module_ &parent) {
                             .repeatPenalty = repeatPenalty,
                             .seed = seed ? *seed : gpt2::randomSeed()};
             how.stopAtEndOfText = !ignoreEos;
+            how.prefixCache = prefixCache;
             auto each = [&](int64_t step, int32_t id, const Array &) {
               if (onToken) {
                 nb::gil_scoped_acquire gil;
@@ -106,10 +130,11 @@ void registerGpt2(nb::module_ &parent) {
           },
           "ids"_a, "max_new_tokens"_a, "incremental"_a = true, "on_token"_a = nb::none(),
           "temperature"_a = 0.0, "top_k"_a = 0, "top_p"_a = 1.0, "repeat_penalty"_a = 1.0,
-          "seed"_a = nb::none(), "ignore_eos"_a = false,
+          "seed"_a = nb::none(), "ignore_eos"_a = false, "prefix_cache"_a = nb::none(),
           "Greedy decoding, or sampling with temperature > 0 (seed None: a random one); stops "
           "at <|endoftext|> (not returned) unless ignore_eos. on_token(step, id) is called "
-          "(with the GIL) as each token is made.")
+          "(with the GIL) as each token is made. prefix_cache: a PrefixCache the prompt "
+          "starts from and the sequence is added to (incremental decoding).")
       .def_prop_ro("compile_seconds", &gpt2::Model::compileSeconds)
       .def_prop_ro("compilations", &gpt2::Model::compilations)
       .def_prop_ro("disk_hits", &gpt2::Model::diskHits);

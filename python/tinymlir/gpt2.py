@@ -81,14 +81,21 @@ class _Stop(Exception):
 class Model:
     """A loaded checkpoint on the C++ GPT-2 (``tinymlir-gpt2``'s model)."""
 
-    def __init__(self, dir, *, precision="reference", target=None, **options):
+    def __init__(self, dir, *, precision="reference", target=None, prefix_cache: int = 0,
+                 **options):
         """``precision``: "reference" (the NumPy reference's dtypes and tokens) or
-        "float32" (float32 throughout). ``options``: those of ``tinymlir.jit``
-        (blas, disk_cache, cache_dir, cpu...); unset ones take their defaults and
-        TINYMLIR_* environment variables."""
+        "float32" (float32 throughout). ``prefix_cache``: the positions of recent
+        sequences' keys and values kept for prompts that start the same way (a
+        conversation resent with each turn computes only its new part); 0: none.
+        ``options``: those of ``tinymlir.jit`` (blas, disk_cache, cache_dir, cpu...);
+        unset ones take their defaults and TINYMLIR_* environment variables."""
         self.dir = str(dir)
         self._model = _core.Model(self.dir, _options(target, options, "tinymlir.gpt2.Model"),
                                   precision=precision)
+        if int(prefix_cache) < 0:
+            raise ValueError(f"prefix_cache must be a number of positions >= 0, not {prefix_cache}")
+        self.prefix_cache = _core.PrefixCache(int(prefix_cache)) if prefix_cache else None
+        """The prefix cache (``stats()``, ``clear()``), or None."""
 
     @property
     def config(self) -> dict:
@@ -132,7 +139,8 @@ class Model:
 
         def run():
             try:
-                self._model.generate(ids, n, incremental, on_token, **how)
+                self._model.generate(ids, n, incremental, on_token, **how,
+                                     prefix_cache=self.prefix_cache)
                 tokens.put(("done", None))
             except _Stop:
                 tokens.put(("done", None))
@@ -161,7 +169,7 @@ class Model:
         """All the new token ids at once (no thread); keywords as generate's."""
         how = self._sampling(temperature, top_k, top_p, repeat_penalty, seed, ignore_eos)
         return list(self._model.generate(self._ids(prompt), int(max_new_tokens), incremental,
-                                         None, **how))
+                                         None, **how, prefix_cache=self.prefix_cache))
 
     @staticmethod
     def _sampling(temperature, top_k, top_p, repeat_penalty, seed, ignore_eos) -> dict:

@@ -217,3 +217,28 @@ def test_float32_precision_matches_the_cli(tiny_checkpoint, tmp_path):
     assert list(model.generate(ids, 6)) == cli["output_ids"]
     with pytest.raises(ValueError, match="precision must be 'reference' or 'float32', not 'f16'"):
         tinymlir.gpt2.Model(tiny_checkpoint, precision="f16")
+
+
+def test_a_prefix_cache_serves_a_conversation_resent_each_turn(tiny_checkpoint, tmp_path):
+    """Each turn resends the conversation so far: with prefix_cache, its prompt
+    starts from the previous turn's keys and values, and the tokens are the same
+    as without (the C++ test bounds the logits: BatchTest.APrefixCache...)."""
+    plain = tinymlir.gpt2.load(tiny_checkpoint, cache_dir=tmp_path)
+    cached = tinymlir.gpt2.load(tiny_checkpoint, cache_dir=tmp_path, prefix_cache=1000)
+    assert plain.prefix_cache is None and cached.prefix_cache.limit == 1000
+    conversation = tinymlir.gpt2.encode("User: What did Alan Turing theorize?\nAssistant:")
+    saved = 0
+    for turn, question in enumerate(["\nUser: And then?\nAssistant:", "\nUser: Why?\nAssistant:"]):
+        sampling = {} if turn == 0 else {"temperature": 0.9, "top_k": 40, "seed": 3}
+        answer = plain.generate_ids(conversation, 8, ignore_eos=True, **sampling)
+        assert list(cached.generate(conversation, 8, ignore_eos=True, **sampling)) == answer
+        stats = cached.prefix_cache.stats()
+        if turn > 0:  # all of the last turn's prompt and all but its last answer token
+            assert stats["tokens_saved"] - saved == previous + 7, stats
+        saved, previous = stats["tokens_saved"], len(conversation)
+        conversation = conversation + answer + tinymlir.gpt2.encode(question)
+    assert stats["hits"] == 1 and stats["misses"] == 1, stats
+    cached.prefix_cache.clear()
+    assert cached.prefix_cache.stats()["positions"] == 0
+    with pytest.raises(ValueError, match="prefix_cache must be"):
+        tinymlir.gpt2.load(tiny_checkpoint, prefix_cache=-1)
