@@ -97,12 +97,14 @@ void dumpTrace(const fs::path &dir, int64_t step, const gpt2::Trace &t) {
   t.logits.saveNpy(prefix + "_logits.npy");
 }
 
-volatile std::sig_atomic_t stopSignal = 0;
+volatile std::sig_atomic_t lastSignal = 0, signals = 0;
 
-/// --serve: until SIGINT or SIGTERM (their handler sets a flag that a
-/// watching thread turns into Server::stop).
+/// --serve: SIGTERM drains (new requests get 503 while those in flight
+/// finish, for at most --drain-timeout seconds), then stops; SIGINT, or a
+/// second signal, stops at once. A watching thread turns the handler's flags
+/// into Server calls.
 int serveForever(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
-                 gpt2::ServerOptions options, const std::string &model) {
+                 gpt2::ServerOptions options, const std::string &model, double drainSeconds) {
   options.modelName = fs::path(model).filename().string();
   if (options.modelName.empty())
     options.modelName = fs::path(model).parent_path().filename().string();
@@ -110,19 +112,36 @@ int serveForever(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
   const int port = server.bind();
   std::cerr << "tinymlir-gpt2: serving " << options.modelName << " on http://" << options.host
             << ":" << port << " (" << options.slots << " slots, queue " << options.queue
-            << "): POST /v1/completions, GET /health, GET /metrics"
+            << "): POST /v1/completions, GET /health, GET /live, GET /metrics"
             << (options.warmUp ? "; compiling in the background" : "") << std::endl;
   for (int s : {SIGINT, SIGTERM})
-    std::signal(s, [](int received) { stopSignal = received; });
+    std::signal(s, [](int received) {
+      lastSignal = received;
+      signals = signals + 1;
+    });
   std::atomic<bool> done = false;
   std::thread watcher([&] {
-    while (!done && !stopSignal)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (stopSignal) {
-      std::cerr << "tinymlir-gpt2: " << (stopSignal == SIGINT ? "SIGINT" : "SIGTERM")
-                << ": stopping\n";
-      server.stop();
+    auto name = [] { return lastSignal == SIGINT ? "SIGINT" : "SIGTERM"; };
+    while (!done && !signals)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (done)
+      return;
+    if (lastSignal == SIGTERM && signals == 1) {
+      std::cerr << "tinymlir-gpt2: SIGTERM: draining (new requests get 503; at most "
+                << drainSeconds << " s for those in flight)" << std::endl;
+      server.drain();
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::duration<double>(drainSeconds);
+      while (!server.idle() && signals == 1 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!server.idle())
+        std::cerr << "tinymlir-gpt2: "
+                  << (signals > 1 ? std::string(name()) + " again"
+                                  : "the drain timeout (" + std::to_string(drainSeconds) + " s)")
+                  << ": stopping with requests in flight" << std::endl;
     }
+    std::cerr << "tinymlir-gpt2: " << name() << ": stopping" << std::endl;
+    server.stop();
   });
   server.run();
   done = true;
@@ -216,6 +235,23 @@ int main(int argc, char **argv) {
   app.add_option("--max-tokens", server.maxTokens,
                  "--serve: most max_tokens a request may ask (default: the context)")
       ->check(CLI::PositiveNumber);
+  double drainSeconds = 30;
+  app.add_option("--drain-timeout", drainSeconds,
+                 "--serve: on SIGTERM, seconds the requests in flight may take to finish while "
+                 "new ones get 503")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--prefix-cache", server.prefixCache,
+                 "--serve: positions of recent sequences' keys and values kept for prompts that "
+                 "start the same way (0: none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--replica", server.replica,
+                 "--serve: this replica's name in every answer's X-Replica header (default: "
+                 "host:port)");
+  app.add_flag("!--refuse-while-warming-up", server.serveWhileWarming,
+               "--serve: also answer completions with 503 while the warm-up compiles (behind a "
+               "balancer: requests go to replicas that are ready)");
   app.add_flag("!--no-warm-up", server.warmUp,
                "--serve: do not compile every step and prompt of the first 128 positions in the "
                "background at start (they compile when a request first needs them)");
@@ -312,7 +348,7 @@ int main(int argc, char **argv) {
       options.target = Target::GPU;
     gpt2::Model gpt(std::move(weights), options, gpt2::parsePrecision(precision));
     if (serve)
-      return serveForever(gpt, tokenizer(), server, model);
+      return serveForever(gpt, tokenizer(), server, model, drainSeconds);
     if (!promptFile.empty())
       return generateBatch(gpt, tokenizer(), promptFile, tokens, sampling, !ignoreEos, json);
     gpt.checkIds(ids, tokens); // before the prompt is printed

@@ -44,13 +44,15 @@ class Server:
         self.log = []
         threading.Thread(target=lambda: self.log.extend(self.proc.stderr), daemon=True).start()
 
-    def request(self, method, path, body=None, timeout=120):
+    def request(self, method, path, body=None, timeout=120, headers=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         conn.request(method, path, body=None if body is None else
                      (body if isinstance(body, (str, bytes)) else json.dumps(body)))
         response = conn.getresponse()
         data = response.read()
         conn.close()
+        if headers is not None:
+            headers.update({k.lower(): v for k, v in response.getheaders()})
         return response.status, data
 
     def complete(self, body, timeout=120):
@@ -268,8 +270,18 @@ def check_bad_requests(server, context):
         message = answer.get("error", {}).get("message", "")
         assert status == 400 and reason in message, f"{body!r}: {status} {answer}"
     assert server.request("GET", "/nowhere")[0] == 404
-    status, data = server.request("GET", "/health")
-    assert status == 200 and json.loads(data)["status"] == "ok", (status, data)
+    # Readiness: 503 with Retry-After while the warm-up compiles (it has just
+    # started: a model's start compiles for seconds), 200 once it is done.
+    headers = {}
+    status, data = server.request("GET", "/health", headers=headers)
+    state = json.loads(data)
+    if state["warming_up"]:
+        assert status == 503 and state["status"] == "warming_up" and "retry-after" in headers, (
+            status, data, headers)
+    else:
+        assert status == 200 and state["status"] == "ok", (status, data)
+    assert headers["x-replica"] == f"127.0.0.1:{server.port}", headers
+    assert server.request("GET", "/live") == (200, b'{"status":"alive"}')
     m = server.metrics()
     assert m['tinymlir_rejected_total{reason="bad_request"}'] == len(cases), m
 
@@ -290,7 +302,7 @@ def check_backlog(server, burst=64):
                 raise AssertionError(f"connection {i + 1} of a burst of {burst} was not accepted "
                                      f"into the listen backlog within 2 s: {e}") from None
             socks.append(s)
-            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            s.sendall(b"GET /live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     finally:
         os.kill(server.proc.pid, signal.SIGCONT)
     for i, s in enumerate(socks):
@@ -313,6 +325,67 @@ def check_port_in_use(binary, model, env, port):
     want = f"cannot listen on 127.0.0.1:{port} (in use"
     assert want in err and proc.returncode != 0, (
         f"a second server on port {port} in use: exit {proc.returncode}, {err[-1000:]!r}")
+
+
+def check_answers_come_whole(server, prompt):
+    """A non-streamed answer's status line and headers come with its body, once
+    it is done (a balancer can then retry it elsewhere while it is not): the
+    time to the headers is nearly all of the time to the end of the body."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+    t0 = time.perf_counter()
+    conn.request("POST", "/v1/completions",
+                 json.dumps({"prompt": prompt, "max_tokens": 100, "ignore_eos": True}))
+    response = conn.getresponse()
+    t1 = time.perf_counter()
+    answer = json.loads(response.read())
+    t2 = time.perf_counter()
+    conn.close()
+    assert response.status == 200 and len(answer["choices"][0]["token_ids"]) == 100, answer
+    assert t1 - t0 >= 0.8 * (t2 - t0), (
+        f"headers after {t1 - t0:.3f} s, the body's end after {t2 - t0:.3f} s: the headers "
+        f"were sent before the answer was done")
+
+
+def check_drain(binary, model, env, prompt, want):
+    """SIGTERM drains: new requests and /health get 503 with Retry-After, the
+    requests in flight (decoding and waiting) all finish with their tokens, then
+    the server exits 0. The signal is sent while the server is stopped
+    (SIGSTOP), with 4 requests of 100 tokens admitted to its one slot, so it
+    finds them in flight."""
+    server = Server(binary, model, env, "--slots", "1", "--drain-timeout", "120")
+    server.wait_warm()
+    body = {"prompt": prompt, "max_tokens": 100, "ignore_eos": True}
+    results = []
+    threads = [threading.Thread(target=lambda s=stream: results.append(
+        one_request(server.port, {**body, "stream": s}, None))) for stream in (False, True) * 2]
+    for t in threads:
+        t.start()
+    deadline = time.time() + 60
+    while server.metrics()["tinymlir_requests_in_flight"] < 4:
+        assert time.time() < deadline, "the 4 requests were not admitted"
+        time.sleep(0.005)
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    os.kill(server.proc.pid, signal.SIGTERM)
+    os.kill(server.proc.pid, signal.SIGCONT)
+    deadline = time.time() + 10
+    while server.metrics()["tinymlir_draining"] == 0:
+        assert time.time() < deadline, "SIGTERM did not start a drain"
+        time.sleep(0.005)
+    assert server.metrics()["tinymlir_requests_in_flight"] >= 1
+    headers = {}
+    status, data = server.request("GET", "/health", headers=headers)
+    assert status == 503 and json.loads(data)["status"] == "draining", (status, data)
+    assert headers["retry-after"] == "5", headers
+    status, answer = server.complete(body)
+    assert status == 503 and "shutting down" in answer["error"]["message"], (status, answer)
+    for t in threads:
+        t.join(timeout=120)
+    assert len(results) == 4 and all(r[0] == 200 and r[1] == want for r in results), results
+    code = server.proc.wait(timeout=60)
+    assert code == 0, f"exit {code} after a drain: {''.join(server.log)[-2000:]}"
+    log = "".join(server.log)
+    assert "SIGTERM: draining" in log and "with requests in flight" not in log, log[-2000:]
+    print("drain: 4 requests in flight finished, new ones got 503, exit 0")
 
 
 def main():
@@ -347,6 +420,9 @@ def main():
             # After the start's compilations, no request compiles anything (every
             # prompt and step here stays within the first 128 positions).
             kernels = server.wait_warm()
+            headers = {}
+            status, data = server.request("GET", "/health", headers=headers)
+            assert status == 200 and json.loads(data)["status"] == "ok", (status, data)
             # Warm up (the weights' and buffers' pages), then the baseline memory, idle.
             load(server, prompts, expected, 8, 24, most, seed=99, cancel_share=0)
             server.wait_idle()
@@ -372,6 +448,13 @@ def main():
             # Every request admitted finished: the warm-up's 24 and the load's.
             assert finished == 24 + a.requests, (finished, m)
             assert m['tinymlir_requests_total{finish_reason="cancelled"}'] >= 1, m
+            # Repeated prompts started from the prefix cache (their tokens checked
+            # above), and every request admitted has its time to first token.
+            assert m["tinymlir_prefix_cache_hits_total"] >= 1, m
+            assert m["tinymlir_prefix_cache_tokens_saved_total"] >= m["tinymlir_prefix_cache_hits_total"]
+            first = m["tinymlir_time_to_first_token_seconds_count"]
+            assert m['tinymlir_time_to_first_token_seconds_bucket{le="+Inf"}'] == first
+            assert 0 < first <= 24 + a.requests, m
             assert m["tinymlir_kernels_total"] == kernels, (
                 f"requests waited for {m['tinymlir_kernels_total'] - kernels:.0f} compilations "
                 f"the warm-up at start did not make")
@@ -384,6 +467,7 @@ def main():
                 assert after <= baseline + 16 * 1024, f"RSS grew from {baseline} to {after} KiB"
             status, answer = server.complete({"prompt": prompts[2], "max_tokens": 10})
             assert status == 200 and answer["choices"][0]["token_ids"] == expected[2, 0][:10], answer
+            check_answers_come_whole(server, prompts[3])
         finally:
             server.stop()
         # A full queue: one slot, one waiting request; a burst of 16 gets 503s.
@@ -433,6 +517,11 @@ def main():
             finally:
                 server.stop()
         print("a 64-position model serves")
+        want = subprocess.run([a.binary, "--model", model, "--prompt-ids",
+                               ",".join(map(str, prompts[4])), "--tokens", "100", "--json",
+                               "--ignore-eos"], capture_output=True, text=True, env=env,
+                              check=True)
+        check_drain(a.binary, model, env, prompts[4], json.loads(want.stdout)["output_ids"])
         # Stopped while the warm-up compiles on its threads: a clean exit (under
         # AddressSanitizer the first compile thread to write the disk cache
         # owned LLVM's alternate signal stack, and its exit failed: exit 1).

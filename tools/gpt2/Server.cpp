@@ -5,6 +5,8 @@
 
 #include <malloc.h>
 #include <sys/resource.h>
+#include <sys/types.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,11 +16,13 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace tinymlir::gpt2 {
@@ -34,6 +38,8 @@ struct Job {
   SamplingOptions sampling;
   bool stopAtEnd = true;
   std::atomic<bool> cancelled = false; ///< its client went away
+  Clock::time_point admitted = Clock::now();
+  bool started = false; ///< its first token was chosen (the engine's)
 
   std::mutex mutex;
   std::condition_variable changed;
@@ -62,6 +68,47 @@ json errorBody(const std::string &message, const std::string &type) {
 
 std::string dump(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+/// The socket of a request's connection: the one whose ends are the
+/// request's (httplib does not hand it to handlers). -1 if none is found.
+int connectionOf(const httplib::Request &req) {
+  std::error_code error;
+  for (const auto &entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    int fd;
+    try {
+      fd = std::stoi(entry.path().filename().string());
+    } catch (const std::exception &) {
+      continue;
+    }
+    sockaddr_storage peer{}, local{};
+    socklen_t peerSize = sizeof(peer), localSize = sizeof(local);
+    if (::getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peerSize) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &localSize) != 0)
+      continue;
+    auto port = [](const sockaddr_storage &a) {
+      return a.ss_family == AF_INET ? ntohs(reinterpret_cast<const sockaddr_in &>(a).sin_port)
+             : a.ss_family == AF_INET6
+                 ? ntohs(reinterpret_cast<const sockaddr_in6 &>(a).sin6_port)
+                 : -1;
+    };
+    if (port(peer) == req.remote_port && port(local) == req.local_port)
+      return fd;
+  }
+  return -1;
+}
+
+/// The client closed the connection (a read would find its end).
+bool clientGone(int connection) {
+  if (connection < 0)
+    return false;
+  char byte;
+  const ssize_t n = ::recv(connection, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/// Prometheus histogram buckets of the time to first token, in seconds.
+constexpr std::array<double, 12> kFirstTokenBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                    0.5,   1,    2.5,   5,    10,  30};
+
 } // namespace
 
 struct Server::Impl {
@@ -75,6 +122,11 @@ struct Server::Impl {
                   ", not " + std::to_string(this->options.slots));
     if (this->options.queue < 1)
       throw Error("[server] --queue must be at least 1, not " + std::to_string(this->options.queue));
+    if (this->options.prefixCache < 0)
+      throw Error("[server] --prefix-cache must be at least 0 positions, not " +
+                  std::to_string(this->options.prefixCache));
+    if (this->options.prefixCache > 0)
+      prefix = std::make_unique<PrefixCache>(this->options.prefixCache);
     routes();
   }
 
@@ -83,6 +135,7 @@ struct Server::Impl {
   ServerOptions options;
   httplib::Server http;
   std::thread engine;
+  std::unique_ptr<PrefixCache> prefix; ///< null: none; outlives the idle decoder resets
 
   // The queue and the engine's state, under `mutex`.
   std::mutex mutex;
@@ -92,9 +145,15 @@ struct Server::Impl {
   int64_t active = 0;
   std::deque<std::pair<Clock::time_point, int64_t>> recent; ///< tokens per step, last 10 s
   std::map<std::string, int64_t> finished;                ///< requests by finish reason
-  int64_t tokensTotal = 0, rejectedFull = 0, rejectedBad = 0;
+  int64_t tokensTotal = 0, rejectedFull = 0, rejectedBad = 0, rejectedDraining = 0,
+          rejectedWarming = 0;
+  int64_t inFlight = 0; ///< admitted requests not yet answered
+  std::array<int64_t, kFirstTokenBuckets.size()> firstTokenCounts{};
+  int64_t firstTokenCount = 0;
+  double firstTokenSeconds = 0;
   std::atomic<int64_t> requests = 0;
   std::atomic<bool> warming = false;
+  std::atomic<bool> draining = false;
   std::jthread warmUp; ///< last: stopped and joined first
 
   /// Positions of the decoder's first caches (grown by longer sequences).
@@ -136,6 +195,15 @@ struct Server::Impl {
   /// Chooses a sequence's next token from its logits row; false when it ends.
   bool choose(Running &r, const Array &row) {
     Job &job = *r.job;
+    if (!job.started) {
+      job.started = true;
+      const double seconds = std::chrono::duration<double>(Clock::now() - job.admitted).count();
+      std::lock_guard lock(mutex);
+      for (size_t b = 0; b < kFirstTokenBuckets.size(); ++b)
+        firstTokenCounts[b] += seconds <= kFirstTokenBuckets[b];
+      ++firstTokenCount;
+      firstTokenSeconds += seconds;
+    }
     const int32_t next = r.sampler.next(row, r.history);
     if (job.stopAtEnd && next == kEndOfText && next < model.config().vocab_size) {
       finish(job, "stop");
@@ -154,6 +222,12 @@ struct Server::Impl {
       return false;
     }
     return true;
+  }
+
+  /// A sequence that ends leaves its keys and values in the prefix cache.
+  void keep(const Decoder &decoder, Decoder::Sequence q, const Running &r) {
+    if (prefix)
+      decoder.save(q, r.history, *prefix);
   }
 
   void countTokens(int64_t n) {
@@ -200,18 +274,21 @@ struct Server::Impl {
         } else if (joining) {
           if (!decoder)
             decoder.emplace(model, options.slots, firstCapacity());
-          auto [q, logits] = decoder->add(joining->prompt);
+          auto [q, logits] = decoder->add(joining->prompt, prefix.get());
           Running r{joining, Sampler(joining->sampling), joining->prompt};
           countTokens(1);
-          if (choose(r, logits))
+          if (choose(r, logits)) {
             running.emplace(q, std::move(r));
-          else
+          } else {
+            keep(*decoder, q, r);
             decoder->remove(q);
+          }
           joining.reset(); // running, or finished
         }
         for (auto it = running.begin(); it != running.end();) {
           if (it->second.job->cancelled) {
             finish(*it->second.job, "cancelled");
+            keep(*decoder, it->first, it->second);
             decoder->remove(it->first);
             it = running.erase(it);
           } else {
@@ -224,6 +301,7 @@ struct Server::Impl {
                            [&](Decoder::Sequence q, const Array &row) {
                              if (choose(running.at(q), row))
                                return true;
+                             keep(*decoder, q, running.at(q));
                              running.erase(q);
                              return false;
                            });
@@ -370,6 +448,33 @@ struct Server::Impl {
     return out;
   }
 
+  /// A 503 with Retry-After: the balancer (or the client) tries again.
+  static void unavailable(httplib::Response &res, const std::string &message,
+                          const std::string &type, int retryAfter) {
+    res.status = 503;
+    res.set_header("Retry-After", std::to_string(retryAfter));
+    res.set_content(dump(errorBody(message, type)), "application/json");
+  }
+
+  /// One request admitted fewer in flight (its answer is sent, or its client gone).
+  void answered() {
+    std::lock_guard lock(mutex);
+    --inFlight;
+  }
+
+  /// The final body: the whole answer, or a stream's last event.
+  std::string finalBody(const Job &job, const std::string &id, bool stream,
+                        const std::vector<int32_t> &tokens, const std::string &held) const {
+    json usage = {{"prompt_tokens", job.prompt.size()},
+                  {"completion_tokens", tokens.size()},
+                  {"total_tokens", job.prompt.size() + tokens.size()}};
+    if (job.finish == "error")
+      return dump(errorBody(job.error, "server_error"));
+    if (stream)
+      return dump(completion(id, held, job.finish.c_str(), {}, usage));
+    return dump(completion(id, text(tokens, 0, tokens.size()), job.finish.c_str(), tokens, usage));
+  }
+
   void completions(const httplib::Request &req, httplib::Response &res) {
     bool stream = false;
     std::shared_ptr<Job> job;
@@ -386,27 +491,55 @@ struct Server::Impl {
     }
     {
       std::lock_guard lock(mutex);
+      if (draining) {
+        ++rejectedDraining;
+        unavailable(res, "[server] this replica is shutting down: try another", "server_draining", 1);
+        return;
+      }
+      if (warming && !options.serveWhileWarming) {
+        ++rejectedWarming;
+        unavailable(res, "[server] this replica is still compiling: try again shortly",
+                    "server_warming_up", 2);
+        return;
+      }
       if (static_cast<int64_t>(pending.size()) >= options.queue) {
         ++rejectedFull;
-        res.status = 503;
-        res.set_header("Retry-After", "1");
-        res.set_content(dump(errorBody("[server] the queue is full (" + std::to_string(options.queue) +
-                                           " requests waiting): try again later",
-                                       "server_busy")),
-                        "application/json");
+        unavailable(res, "[server] the queue is full (" + std::to_string(options.queue) +
+                             " requests waiting): try again later",
+                    "server_busy", 1);
         return;
       }
       pending.push_back(job);
+      ++inFlight;
     }
     wake.notify_one();
     const std::string id = "cmpl-" + std::to_string(++requests);
-    const size_t promptTokens = job->prompt.size();
-    // The provider runs on this connection's thread until the job is done; a
-    // failed write (the client went away) cancels the job.
+    if (!stream) {
+      // Headers and body together, once the answer is done: a balancer can
+      // send the request elsewhere if this replica dies before. A client that
+      // goes away meanwhile cancels it (checked every 250 ms).
+      struct Answered {
+        Impl &s;
+        ~Answered() { s.answered(); }
+      } answered{*this};
+      const int connection = connectionOf(req);
+      std::unique_lock lock(job->mutex);
+      while (!job->changed.wait_for(lock, std::chrono::milliseconds(250),
+                                    [&] { return !job->finish.empty(); }))
+        if (!job->cancelled && clientGone(connection)) {
+          job->cancelled = true;
+          wake.notify_one();
+        }
+      if (job->finish == "error")
+        res.status = 500;
+      res.set_content(finalBody(*job, id, false, job->tokens, ""), "application/json");
+      return;
+    }
+    // Streamed: the provider runs on this connection's thread until the job
+    // is done; a failed write (the client went away) cancels the job.
     auto sent = std::make_shared<size_t>(0);
     auto held = std::make_shared<std::string>(); // bytes of an incomplete UTF-8 character
-    auto provider = [this, job, stream, id, promptTokens, sent, held](size_t,
-                                                                      httplib::DataSink &sink) {
+    auto provider = [this, job, id, sent, held](size_t, httplib::DataSink &sink) {
       auto write = [&](const std::string &data) {
         if (!sink.write(data.data(), data.size())) {
           job->cancelled = true;
@@ -417,18 +550,17 @@ struct Server::Impl {
       };
       for (;;) {
         std::vector<int32_t> tokens;
-        std::string finish, error;
+        std::string finish;
         bool waited; // nothing to send after a while
         {
           std::unique_lock lock(job->mutex);
           waited = !job->changed.wait_for(lock, std::chrono::milliseconds(250), [&] {
-            return !job->finish.empty() || (stream && job->tokens.size() > *sent);
+            return !job->finish.empty() || job->tokens.size() > *sent;
           });
           tokens = job->tokens;
           finish = job->finish;
-          error = job->error;
         }
-        if (stream && tokens.size() > *sent) {
+        if (tokens.size() > *sent) {
           *held += text(tokens, *sent, tokens.size());
           std::vector<int32_t> fresh(tokens.begin() + static_cast<std::ptrdiff_t>(*sent), tokens.end());
           *sent = tokens.size();
@@ -439,40 +571,33 @@ struct Server::Impl {
             return false;
         }
         if (!finish.empty()) {
-          json usage = {{"prompt_tokens", promptTokens},
-                        {"completion_tokens", tokens.size()},
-                        {"total_tokens", promptTokens + tokens.size()}};
           std::string body;
-          if (finish == "error")
-            body = dump(errorBody(error, "server_error"));
-          else if (stream)
-            body = dump(completion(id, *held, finish.c_str(), {}, usage));
-          else
-            body = dump(completion(id, text(tokens, 0, tokens.size()), finish.c_str(), tokens, usage));
-          if (stream)
-            body = "data: " + body + "\n\ndata: [DONE]\n\n";
-          if (!write(body))
+          {
+            std::lock_guard lock(job->mutex);
+            body = finalBody(*job, id, true, tokens, *held);
+          }
+          if (!write("data: " + body + "\n\ndata: [DONE]\n\n"))
             return false;
           sink.done();
           return true;
         }
-        // Nothing new for a while: a keep-alive (an SSE comment, or JSON's
-        // leading whitespace) that finds out whether the client is still there.
-        if (waited && !write(stream ? ": waiting\n\n" : " "))
+        // Nothing new for a while: an SSE comment that finds out whether the
+        // client is still there.
+        if (waited && !write(": waiting\n\n"))
           return false;
       }
     };
-    res.set_chunked_content_provider(stream ? "text/event-stream" : "application/json", provider,
-                                     [this, job](bool) {
-                                       if (!job->cancelled) {
-                                         std::lock_guard lock(job->mutex);
-                                         if (job->finish.empty())
-                                           job->cancelled = true;
-                                       }
-                                       wake.notify_one();
-                                     });
-    if (stream)
-      res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider("text/event-stream", provider, [this, job](bool) {
+      if (!job->cancelled) {
+        std::lock_guard lock(job->mutex);
+        if (job->finish.empty())
+          job->cancelled = true;
+      }
+      wake.notify_one();
+      answered();
+    });
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no"); // nginx: pass each event on at once
   }
 
   std::string metrics() {
@@ -509,6 +634,37 @@ struct Server::Impl {
            "{reason=\"queue_full\"}");
     metric("tinymlir_rejected_total", "Requests refused", "counter", std::to_string(rejectedBad),
            "{reason=\"bad_request\"}");
+    metric("tinymlir_rejected_total", "Requests refused", "counter",
+           std::to_string(rejectedDraining), "{reason=\"draining\"}");
+    metric("tinymlir_rejected_total", "Requests refused", "counter",
+           std::to_string(rejectedWarming), "{reason=\"warming_up\"}");
+    metric("tinymlir_draining", "1 once SIGTERM came: new requests get 503", "gauge",
+           draining ? "1" : "0");
+    metric("tinymlir_requests_in_flight", "Requests admitted and not yet answered", "gauge",
+           std::to_string(inFlight));
+    const PrefixCache::Stats p = prefix ? prefix->stats() : PrefixCache::Stats{};
+    metric("tinymlir_prefix_cache_hits_total", "Prompts that started from a cached prefix",
+           "counter", std::to_string(p.hits));
+    metric("tinymlir_prefix_cache_misses_total", "Prompts that found no cached prefix", "counter",
+           std::to_string(p.misses));
+    metric("tinymlir_prefix_cache_tokens_saved_total",
+           "Prompt positions whose keys and values came from the prefix cache", "counter",
+           std::to_string(p.tokensSaved));
+    metric("tinymlir_prefix_cache_positions", "Positions the prefix cache holds", "gauge",
+           std::to_string(p.positions));
+    metric("tinymlir_prefix_cache_evictions_total", "Prefix cache entries dropped for room",
+           "counter", std::to_string(p.evicted));
+    const std::string ttft = "tinymlir_time_to_first_token_seconds";
+    out += "# HELP " + ttft + " From admission to the first token chosen\n# TYPE " + ttft +
+           " histogram\n";
+    for (size_t b = 0; b < kFirstTokenBuckets.size(); ++b) {
+      std::ostringstream le;
+      le << kFirstTokenBuckets[b];
+      out += ttft + "_bucket{le=\"" + le.str() + "\"} " + std::to_string(firstTokenCounts[b]) + "\n";
+    }
+    out += ttft + "_bucket{le=\"+Inf\"} " + std::to_string(firstTokenCount) + "\n";
+    out += ttft + "_sum " + std::to_string(firstTokenSeconds) + "\n";
+    out += ttft + "_count " + std::to_string(firstTokenCount) + "\n";
     return out;
   }
 
@@ -521,6 +677,7 @@ struct Server::Impl {
   // at net.core.somaxconn).
   static constexpr int kListenBacklog = 1024;
   socket_t listening = -1; ///< the socket httplib last created to bind
+  std::string replica;     ///< X-Replica: options.replica, or host:port once bound
 
   void routes() {
     // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a
@@ -535,14 +692,28 @@ struct Server::Impl {
     http.set_payload_max_length(1 << 20);
     http.Post("/v1/completions",
               [this](const httplib::Request &req, httplib::Response &res) { completions(req, res); });
+    // Readiness: 503 (Retry-After) while compiling at start or draining.
     http.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
       std::lock_guard lock(mutex);
-      res.set_content(dump({{"status", "ok"},
+      const char *status = draining ? "draining" : warming ? "warming_up" : "ok";
+      if (draining || warming) {
+        res.status = 503;
+        res.set_header("Retry-After", draining ? "5" : "2");
+      }
+      res.set_content(dump({{"status", status},
                             {"warming_up", warming.load()},
+                            {"draining", draining.load()},
                             {"slots", options.slots},
                             {"active", active},
                             {"queue", pending.size()}}),
                       "application/json");
+    });
+    // Liveness: the process answers (whatever it is doing).
+    http.Get("/live", [](const httplib::Request &, httplib::Response &res) {
+      res.set_content(R"({"status":"alive"})", "application/json");
+    });
+    http.set_post_routing_handler([this](const httplib::Request &, httplib::Response &res) {
+      res.set_header("X-Replica", replica);
     });
     http.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
       res.set_content(metrics(), "text/plain; version=0.0.4");
@@ -568,6 +739,8 @@ int Server::bind() {
   if (port < 0)
     throw Error("[server] cannot listen on " + s.options.host + ":" +
                 std::to_string(s.options.port) + " (in use, or not an address of this machine)");
+  s.replica = s.options.replica.empty() ? s.options.host + ":" + std::to_string(port)
+                                        : s.options.replica;
   if (::listen(s.listening, Impl::kListenBacklog) != 0)
     throw Error("[server] cannot listen on " + s.options.host + ":" + std::to_string(port) +
                 " with a backlog of " + std::to_string(Impl::kListenBacklog) + ": " +
@@ -585,6 +758,15 @@ void Server::run() {
   s.engine.join();
   if (s.warmUp.joinable())
     s.warmUp.join();
+}
+
+void Server::drain() {
+  impl_->draining = true;
+}
+
+bool Server::idle() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->inFlight == 0;
 }
 
 void Server::stop() {

@@ -10,6 +10,15 @@
 // tokens are those of the same prompt and settings generated alone. At start,
 // a thread at the lowest priority compiles (or loads from the disk cache)
 // every step and prompt the decoder's first capacity can call.
+//
+// Behind a balancer (docs/serving.md): /health is readiness (503 with
+// Retry-After while the warm-up compiles or while draining), /live is
+// liveness. drain() (SIGTERM in tinymlir-gpt2) answers new requests with 503
+// while the requests in flight finish. A non-streamed answer is sent whole,
+// headers and body together, when it is done, so that a balancer can retry it
+// elsewhere if this replica dies first. Every answer names the replica
+// (X-Replica). A prefix cache reuses the keys and values of recent sequences
+// for prompts that start as they did.
 #pragma once
 
 #include "models/gpt2/Model.h"
@@ -31,6 +40,14 @@ struct ServerOptions {
   /// Compiles every step and prompt of the first capacity in the background
   /// at start (lowest priority), so that no request waits for a compilation.
   bool warmUp = true;
+  /// false: /v1/completions also answers 503 (Retry-After) while the warm-up
+  /// compiles, so that a balancer sends requests to replicas that are ready.
+  bool serveWhileWarming = true;
+  /// Positions of recent sequences' keys and values kept for prompts that
+  /// start the same way (0: none). GPT-2 124M: about 144 KiB a position in
+  /// reference precision, 72 KiB in float32.
+  int64_t prefixCache = 2048;
+  std::string replica;            ///< the X-Replica header ("": host:port)
   std::string modelName = "gpt2"; ///< the "model" of responses
 };
 
@@ -46,6 +63,11 @@ public:
   /// Serves until stop() (from another thread or a signal handler's thread).
   void run();
   void stop();
+  /// From now on, new requests and /health get 503 with Retry-After; the
+  /// requests in flight (waiting or decoding) go on. Then stop() when idle().
+  void drain();
+  /// No request is waiting, decoding or being answered.
+  bool idle() const;
 
 private:
   struct Impl;
