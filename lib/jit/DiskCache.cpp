@@ -1,4 +1,5 @@
 #include "jit/DiskCache.h"
+#include "jit/BuildFingerprint.h"
 #include "targets/Target.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -16,7 +17,6 @@
 #include <sstream>
 #include <vector>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 namespace tinymlir::detail {
@@ -29,8 +29,8 @@ constexpr char kMagic[16] = {'T', 'I', 'N', 'Y', 'M', 'L', 'I', 'R', '-',
 constexpr uint32_t kFormat = 2; // 2: XXH3 checksums and names
 constexpr const char *kVersion = "tinymlir 0.1.0";
 
-/// XXH3: the checksum of an entry, the name of its file (128 bits of its
-/// key) and the fingerprint of the build, at memory speed (GPT-2's first token
+/// XXH3: the checksum of an entry and the name of its file (128 bits of its
+/// key), at memory speed (GPT-2's first token
 /// reads ten entries, up to 650 KB each, and their keys of the same size).
 uint64_t hash64(llvm::StringRef bytes) { return llvm::xxh3_64bits(bytes); }
 
@@ -79,19 +79,10 @@ bool getString(const std::string &in, size_t &pos, std::string &s) {
   return true;
 }
 
-/// A fingerprint of this build of tinymlir: the contents of the shared library
-/// that holds this code (any change to the compiler, its passes or its
-/// pipelines changes the code it generates, so it invalidates the cache).
-std::string buildFingerprint() {
-  static const std::string fingerprint = [] {
-    Dl_info info;
-    if (dladdr(reinterpret_cast<void *>(&hash64), &info) == 0 || !info.dli_fname)
-      return std::string("unknown-build");
-    std::string bytes = readWhole(info.dli_fname).value_or("");
-    return hex(hash64(bytes)) + "-" + std::to_string(bytes.size());
-  }();
-  return fingerprint;
-}
+/// A fingerprint of this build of tinymlir (any change to the compiler, its
+/// passes or its pipelines changes the code it generates, so it invalidates
+/// the cache): the hash of its sources and toolchain, made at build time.
+std::string buildFingerprint() { return detail::kBuildFingerprint; }
 
 std::string describeHost() {
   std::string text = std::string("cpu=") + llvm::sys::getHostCPUName().str() + " features=";
