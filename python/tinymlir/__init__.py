@@ -28,28 +28,30 @@ try:
 finally:
     _sys.setdlopenflags(_flags)
 
-from ._jit import CacheStats, JitFunction, Specialization, jit
-from . import _ops
+from ._jit import CacheStats as CacheStats, JitFunction as JitFunction
+from ._jit import Specialization as Specialization, jit as jit
 from ._ops import (astype, attention, causal_mask, cast, concatenate, gather, gelu, index_put,
                    layer_norm, linear, matmul, max, mean, min, reshape, slice, softmax, split, sum,
                    transpose, var)
-from ._trace import Traced, TracingError
+from ._trace import Traced as Traced, TracingError as TracingError
+# The elementwise functions of ops.def (tinymlir.exp, tinymlir.add, ...), generated from
+# the op table at build time.
+from . import _elementwise
+from ._elementwise import *  # noqa: F401,F403 -- its __all__
 
 #: How a function is compiled (C++ JitOptions): Options() holds the defaults
 #: with TINYMLIR_* environment variables applied; jit(f, blas=False, ...) sets fields.
 Options = _tinymlir.Options
 
-#: The elementwise functions of ops.def (tinymlir.exp, tinymlir.add, ...).
-globals().update({_name: getattr(_ops, _name) for _name in _ops.ELEMENTWISE})
-
 __version__ = "0.1.0"
 
 __all__ = [
     "jit", "JitFunction", "Options", "Specialization", "CacheStats", "Traced", "TracingError",
-    *_ops.ELEMENTWISE, "cast", "astype", "sum", "max", "min", "mean", "var",
+    "cast", "astype", "sum", "max", "min", "mean", "var",
     "matmul", "slice", "reshape", "transpose", "split", "concatenate", "gather",
     "index_put", "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",
 ]
+__all__ += _elementwise.__all__
 
 
 def set_threads(n: int) -> None:

@@ -20,6 +20,8 @@ import os
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, overload
 
 import numpy as np
 
@@ -240,31 +242,61 @@ class Specialization:
             self._donations = list(compiled.donations)
         self._donating = compiled is not None and any(d >= 0 for d in self._donations)
 
-    def _attr(name):
-        def get(self):
-            if self._compiled is None:
-                raise AttributeError(f"this specialization computed nothing ({name}): its result "
-                                     "comes from static arguments alone")
-            return getattr(self._compiled, name)
-        return property(get)
-
-    module = _attr("module")
-    optimized = _attr("optimized")
-    bufferized = _attr("bufferized")
-    lowered = _attr("lowered")
-    ptx = _attr("ptx")
-    gpu_module = _attr("gpu_module")
-    blas_calls = _attr("blas_calls")
-    target = _attr("target")
-    donations = _attr("donations")
-    del _attr
-    compile_seconds = property(lambda self: 0.0 if self._compiled is None
-                               else self._compiled.compile_seconds)
-    from_disk_cache = property(lambda self: False if self._compiled is None
-                               else self._compiled.from_disk_cache)
+    def _get(self, name: str) -> Any:
+        if self._compiled is None:
+            raise AttributeError(f"this specialization computed nothing ({name}): its result "
+                                 "comes from static arguments alone")
+        return getattr(self._compiled, name)
 
     @property
-    def input_types(self):
+    def module(self) -> str:
+        """The module as built: linalg on tensors."""
+        return str(self._get("module"))
+
+    @property
+    def optimized(self) -> str:
+        """After fusion and the other optimizations."""
+        return str(self._get("optimized"))
+
+    @property
+    def bufferized(self) -> str:
+        return str(self._get("bufferized"))
+
+    @property
+    def lowered(self) -> str:
+        """The LLVM dialect module."""
+        return str(self._get("lowered"))
+
+    @property
+    def ptx(self) -> str:
+        return str(self._get("ptx"))
+
+    @property
+    def gpu_module(self) -> str:
+        return str(self._get("gpu_module"))
+
+    @property
+    def blas_calls(self) -> int:
+        return int(self._get("blas_calls"))
+
+    @property
+    def target(self) -> str:
+        return str(self._get("target"))
+
+    @property
+    def donations(self) -> list[int]:
+        return list(self._get("donations"))
+
+    @property
+    def compile_seconds(self) -> float:
+        return 0.0 if self._compiled is None else float(self._compiled.compile_seconds)
+
+    @property
+    def from_disk_cache(self) -> bool:
+        return False if self._compiled is None else bool(self._compiled.from_disk_cache)
+
+    @property
+    def input_types(self) -> list[tuple[tuple[int, ...], np.dtype[Any]]]:
         """(shape, dtype) of each array argument, in flattened order."""
         c = self._compiled
         if c is None:
@@ -273,13 +305,13 @@ class Specialization:
                 zip(c.input_shapes[:self._n_inputs], c.input_dtypes[:self._n_inputs])]
 
     @property
-    def output_types(self):
+    def output_types(self) -> list[tuple[tuple[int, ...], np.dtype[Any]]]:
         """(shape, dtype) of each output of the compiled function, in order: the
         returned arrays, then the arguments written to."""
         return [] if self._compiled is None else list(self._types)
 
     @property
-    def written_arguments(self):
+    def written_arguments(self) -> list[int]:
         """The positions (among the flattened array arguments) the function writes to."""
         return [leaf for leaf, _ in self._writes]
 
@@ -384,7 +416,8 @@ class JitFunction:
     specialization when needed) or, while another function is traced, with traced
     values (inlined)."""
 
-    def __init__(self, fn, *, target=None, cache_limit=0, **options):
+    def __init__(self, fn: Callable[..., Any], *, target: str | None = None,
+                 cache_limit: int = 0, **options: Any) -> None:
         # The options: the defaults with TINYMLIR_* environment variables
         # applied (the README's table), then those given here.
         self.fn = fn
@@ -403,11 +436,12 @@ class JitFunction:
 
     # The cache.
     @property
-    def cache_limit(self):
+    def cache_limit(self) -> int:
+        """Specializations kept, least recently used out first; 0: no limit."""
         return self._limit
 
     @cache_limit.setter
-    def cache_limit(self, limit):
+    def cache_limit(self, limit: int) -> None:
         with self._lock:
             self._limit = int(limit)
             self._evict()
@@ -417,7 +451,7 @@ class JitFunction:
             return CacheStats(self._hits, self._compilations, self._disk_hits, self._evictions,
                               len(self._entries), self._seconds)
 
-    def clear_cache(self):
+    def clear_cache(self) -> None:
         with self._lock:
             self._entries.clear()
 
@@ -428,7 +462,7 @@ class JitFunction:
 
     # Calls. Keyword arguments are inputs where they hold arrays, as positional
     # ones are, and static values otherwise.
-    def __call__(self, *args, target=None, **kwargs):
+    def __call__(self, *args: Any, target: str | None = None, **kwargs: Any) -> Any:
         target = self._target(target, kwargs)
         if tracing():
             return self.fn(*args, **kwargs)  # inlined into the function being traced
@@ -436,7 +470,7 @@ class JitFunction:
         entry = self._specialization(treedef, leaves, target)
         return entry.run(leaves)
 
-    def compile(self, *args, target=None, **kwargs) -> Specialization:
+    def compile(self, *args: Any, target: str | None = None, **kwargs: Any) -> Specialization:
         """The specialization for these arguments, compiled if not cached yet."""
         target = self._target(target, kwargs)
         return self._specialization(*_flatten_call(args, kwargs), target)
@@ -607,7 +641,14 @@ def _rebuild_jit(fn, state, limit):
 copyreg.pickle(_core.Options, lambda o: (_options_from_state, (_options_state(o),)))
 
 
-def jit(fn=None, **options):
+@overload
+def jit(fn: Callable[..., Any], **options: Any) -> JitFunction: ...
+@overload
+def jit(fn: None = None, **options: Any) -> Callable[[Callable[..., Any]], JitFunction]: ...
+
+
+def jit(fn: Callable[..., Any] | None = None,
+        **options: Any) -> JitFunction | Callable[[Callable[..., Any]], JitFunction]:
     """``@jit`` or ``@jit(target="gpu", cache_limit=8, ...)`` on a function of arrays."""
     if fn is None:
         return lambda f: JitFunction(f, **options)

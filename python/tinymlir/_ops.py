@@ -10,6 +10,8 @@ from __future__ import annotations
 import builtins
 import functools
 import operator
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +20,7 @@ from ._jit import JitFunction
 from ._trace import Traced, _reduce, dtype_name, index_input, to_tensor, tracing
 
 
-def _frontend(fn):
+def _frontend(fn: Callable[..., Any]) -> Callable[..., Any]:
     eager = JitFunction(fn)
 
     @functools.wraps(fn)
@@ -34,7 +36,7 @@ def _t(x):
     return to_tensor(x)
 
 
-def _elementwise(name, arity):
+def _elementwise(name: str, arity: int) -> Callable[..., Any]:
     """The frontend function of ops.def's row `name`: tinymlir.exp and friends."""
     op = getattr(_core, name)
     if arity == 1:
@@ -53,9 +55,9 @@ def _elementwise(name, arity):
     return _frontend(fn)
 
 
-#: The elementwise functions, one per Unary, Binary, Compare and Select row of ops.def.
+#: The elementwise functions' names, one per Unary, Binary, Compare and Select row of
+#: ops.def; the functions are made in _elementwise.py, generated from that table at build time.
 ELEMENTWISE = tuple(name for name, _ in _core.ELEMENTWISE)
-globals().update({name: _elementwise(name, arity) for name, arity in _core.ELEMENTWISE})
 
 
 @_frontend

@@ -15,6 +15,11 @@ import os
 import queue
 import threading
 from pathlib import Path
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from . import _tinymlir
 from ._jit import _options
@@ -57,17 +62,18 @@ def encode(text: str) -> list[int]:
     return tokenizer().encode(text)
 
 
-def decode(ids) -> str:
+def decode(ids: Iterable[int]) -> str:
     """The text of `ids` (invalid UTF-8, e.g. a partial character, as U+FFFD)."""
     return tokenizer().decode_bytes([int(i) for i in ids]).decode("utf-8", errors="replace")
 
 
-def decode_bytes(ids) -> bytes:
+def decode_bytes(ids: Iterable[int]) -> bytes:
     return tokenizer().decode_bytes([int(i) for i in ids])
 
 
-def write_random(dir, *, n_layer=2, n_head=4, n_embd=64, vocab_size=50257, n_positions=128,
-                 seed=0) -> str:
+def write_random(dir: str | os.PathLike[str], *, n_layer: int = 2, n_head: int = 4,
+                 n_embd: int = 64, vocab_size: int = 50257, n_positions: int = 128,
+                 seed: int = 0) -> str:
     """Writes a random GPT-2 checkpoint (as ``tinymlir-make-gpt2``); returns `dir`."""
     _core.write_random_checkpoint(str(dir), n_layer, n_head, n_embd, vocab_size, n_positions,
                                   seed)
@@ -81,8 +87,8 @@ class _Stop(Exception):
 class Model:
     """A loaded checkpoint on the C++ GPT-2 (``tinymlir-gpt2``'s model)."""
 
-    def __init__(self, dir, *, precision="reference", target=None, prefix_cache: int = 0,
-                 **options):
+    def __init__(self, dir: str | os.PathLike[str], *, precision: str = "reference",
+                 target: str | None = None, prefix_cache: int = 0, **options: Any) -> None:
         """``precision``: "reference" (the NumPy reference's dtypes and tokens) or
         "float32" (float32 throughout). ``prefix_cache``: the positions of recent
         sequences' keys and values kept for prompts that start the same way (a
@@ -90,36 +96,44 @@ class Model:
         ``options``: those of ``tinymlir.jit`` (blas, disk_cache, cache_dir, cpu...);
         unset ones take their defaults and TINYMLIR_* environment variables."""
         self.dir = str(dir)
+        self._init = dict(precision=precision, target=target, prefix_cache=int(prefix_cache),
+                          **options)
         self._model = _core.Model(self.dir, _options(target, options, "tinymlir.gpt2.Model"),
                                   precision=precision)
         if int(prefix_cache) < 0:
             raise ValueError(f"prefix_cache must be a number of positions >= 0, not {prefix_cache}")
-        self.prefix_cache = _core.PrefixCache(int(prefix_cache)) if prefix_cache else None
+        self.prefix_cache: _core.PrefixCache | None = (
+            _core.PrefixCache(int(prefix_cache)) if prefix_cache else None)
         """The prefix cache (``stats()``, ``clear()``), or None."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by path and settings: the receiving process loads the checkpoint
+        again (its kernels from the disk cache), with an empty prefix cache."""
+        return _load_pickled, (self.dir, self._init)
+
     @property
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         return self._model.config
 
     def encode(self, text: str) -> list[int]:
         return encode(text)
 
-    def decode(self, ids) -> str:
+    def decode(self, ids: Iterable[int]) -> str:
         return decode(ids)
 
-    def forward(self, ids):
+    def forward(self, ids: Iterable[int]) -> npt.NDArray[np.float64]:
         """Logits of every position, (T, V) float64."""
         return self._model.forward([int(i) for i in ids])
 
-    def _ids(self, prompt):
+    def _ids(self, prompt: str | Iterable[int]) -> list[int]:
         if isinstance(prompt, str):
             return encode(prompt)
         return [int(i) for i in prompt]
 
-    def generate(self, prompt, max_new_tokens: int, *, incremental: bool = True,
-                 temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
-                 repeat_penalty: float = 1.0, seed: int | None = None,
-                 ignore_eos: bool = False):
+    def generate(self, prompt: str | Iterable[int], max_new_tokens: int, *,
+                 incremental: bool = True, temperature: float = 0.0, top_k: int = 0,
+                 top_p: float = 1.0, repeat_penalty: float = 1.0, seed: int | None = None,
+                 ignore_eos: bool = False) -> Iterator[int]:
         """Decoding of `prompt` (text or token ids): yields each new token id as it is
         made. Greedy unless ``temperature > 0``; then ``top_k`` (0: all), ``top_p`` (1: all)
         and ``seed`` (None: a random one) as ``tinymlir-gpt2``'s flags; ``repeat_penalty``
@@ -162,9 +176,9 @@ class Model:
             stop.set()
             worker.join()
 
-    def generate_ids(self, prompt, max_new_tokens: int, *, incremental: bool = True,
-                     temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
-                     repeat_penalty: float = 1.0, seed: int | None = None,
+    def generate_ids(self, prompt: str | Iterable[int], max_new_tokens: int, *,
+                     incremental: bool = True, temperature: float = 0.0, top_k: int = 0,
+                     top_p: float = 1.0, repeat_penalty: float = 1.0, seed: int | None = None,
                      ignore_eos: bool = False) -> list[int]:
         """All the new token ids at once (no thread); keywords as generate's."""
         how = self._sampling(temperature, top_k, top_p, repeat_penalty, seed, ignore_eos)
@@ -172,7 +186,8 @@ class Model:
                                          None, **how, prefix_cache=self.prefix_cache))
 
     @staticmethod
-    def _sampling(temperature, top_k, top_p, repeat_penalty, seed, ignore_eos) -> dict:
+    def _sampling(temperature: float, top_k: int, top_p: float, repeat_penalty: float,
+                  seed: int | None, ignore_eos: bool) -> dict[str, Any]:
         # Checked (ranges, with the option's name) by the C++ sampler.
         return dict(temperature=float(temperature), top_k=int(top_k), top_p=float(top_p),
                     repeat_penalty=float(repeat_penalty),
@@ -183,6 +198,10 @@ class Model:
         return self._model.compile_seconds
 
 
-def load(dir, **options) -> Model:
+def _load_pickled(dir: str, settings: dict[str, Any]) -> Model:
+    return Model(dir, **settings)
+
+
+def load(dir: str | os.PathLike[str], **options: Any) -> Model:
     """Loads `dir`/config.json and `dir`/model.safetensors (Hugging Face layout)."""
     return Model(dir, **options)

@@ -242,3 +242,23 @@ def test_a_prefix_cache_serves_a_conversation_resent_each_turn(tiny_checkpoint, 
     assert cached.prefix_cache.stats()["positions"] == 0
     with pytest.raises(ValueError, match="prefix_cache must be"):
         tinymlir.gpt2.load(tiny_checkpoint, prefix_cache=-1)
+
+
+def test_a_model_pickles_by_path_and_settings(tiny_checkpoint, tmp_path):
+    """A model travels to other processes by path and settings (never its weights or
+    native code): the copy loads the checkpoint again and gives the same tokens."""
+    import concurrent.futures
+    import multiprocessing
+    import pickle
+
+    model = tinymlir.gpt2.load(tiny_checkpoint, cache_dir=tmp_path, precision="float32",
+                               prefix_cache=64)
+    data = pickle.dumps(model)
+    assert len(data) < 2000, len(data)  # not the weights
+    copy = pickle.loads(data)
+    assert copy.dir == model.dir and copy.prefix_cache.limit == 64
+    want = model.generate_ids([1, 2, 3], 6)
+    assert copy.generate_ids([1, 2, 3], 6) == want
+    with concurrent.futures.ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert pool.submit(copy.generate_ids, [1, 2, 3], 6).result(timeout=300) == want
