@@ -38,7 +38,10 @@ echo "debootstrap: $((SECONDS - start)) s"
 mount -t proc proc "$root/proc"
 mkdir -p "$root/dev/shm"
 mount -t tmpfs shm "$root/dev/shm"
+# The host's network: its resolver, and its CA bundle (a proxy may re-sign
+# PyPI's certificates with a CA the host trusts).
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+cp "${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}" "$root/etc/ssl/certs/ca-certificates.crt"
 if chroot "$root" dpkg -l | grep -E '^ii +(llvm|libllvm|mlir|libmlir|libopenblas|libomp|libblas|liblapack|libgfortran)'; then
   echo "the clean root has LLVM, MLIR, BLAS or OpenMP packages" >&2
   exit 1
@@ -47,12 +50,16 @@ mkdir -p "$root/check"
 cp "$wheel" "$root/check/"
 cp "$here/clean_root_checks.py" "$repo/test/pytest/test_seeds.py" "$repo/test/pytest/conftest.py" \
   "$root/check/"
-chroot "$root" /bin/bash -euo pipefail -c "
+# Nothing of the host's environment but the network's settings.
+env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8 \
+  PIP_DEFAULT_TIMEOUT="${PIP_DEFAULT_TIMEOUT:-60}" PIP_DISABLE_PIP_VERSION_CHECK=1 \
+  ${HTTPS_PROXY:+HTTPS_PROXY=$HTTPS_PROXY} ${https_proxy:+https_proxy=$https_proxy} \
+  ${HTTP_PROXY:+HTTP_PROXY=$HTTP_PROXY} ${http_proxy:+http_proxy=$http_proxy} \
+  chroot "$root" /bin/bash -euo pipefail -c "
   python3 -m venv /opt/venv
-  /opt/venv/bin/pip install --quiet --upgrade pip
   /opt/venv/bin/pip install --quiet /check/$(basename "$wheel") 'numpy>=2' pytest numba
   cd /check
-  HOME=/tmp /opt/venv/bin/python clean_root_checks.py
-  HOME=/tmp TINYMLIR_CACHE_DIR=/tmp/seeds-kernels /opt/venv/bin/python -m pytest -q -p no:cacheprovider test_seeds.py
+  /opt/venv/bin/python clean_root_checks.py
+  TINYMLIR_CACHE_DIR=/tmp/seeds-kernels /opt/venv/bin/python -m pytest -q -p no:cacheprovider test_seeds.py
 "
 echo "clean root: every check passed in $((SECONDS - start)) s"
