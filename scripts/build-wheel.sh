@@ -24,4 +24,16 @@ export LD_LIBRARY_PATH=/usr/lib/llvm-22/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 "$venv/bin/auditwheel" repair --plat manylinux_2_36_x86_64 -w wheelhouse dist/tinymlir-*.whl
 wheel=$(ls wheelhouse/tinymlir-*.whl)
 "$venv/bin/auditwheel" show "$wheel"
+# LLVM's and MLIR's symbols are hidden: libtinymlir exports tinymlir's own only.
+check=$(mktemp -d)
+trap 'rm -rf "$check"' EXIT
+"$venv/bin/python" -m zipfile -e "$wheel" "$check"
+leaked=$(nm -D --defined-only "$check/tinymlir/libtinymlir.so" | c++filt | cut -d' ' -f3- |
+  grep -E '^(llvm|mlir|LLVM)' || true)
+if [[ -n $leaked ]]; then
+  echo "libtinymlir exports LLVM or MLIR symbols:" >&2
+  echo "$leaked" | head -5 >&2
+  exit 1
+fi
+echo "libtinymlir exports $(nm -D --defined-only "$check/tinymlir/libtinymlir.so" | wc -l) symbols, none of LLVM or MLIR"
 echo "wheel: $wheel ($(du -m "$wheel" | cut -f1) MB)"
