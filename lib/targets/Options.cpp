@@ -1,5 +1,5 @@
 // JitOptions: the defaults, and the environment variables that supply them
-// (the one place they are read; the README's table lists them).
+// (the one place they are read; docs/options.md lists them).
 #include <tinymlir/options.h>
 
 #include <cerrno>

@@ -419,7 +419,7 @@ class JitFunction:
     def __init__(self, fn: Callable[..., Any], *, target: str | None = None,
                  cache_limit: int = 0, **options: Any) -> None:
         # The options: the defaults with TINYMLIR_* environment variables
-        # applied (the README's table), then those given here.
+        # applied (docs/options.md), then those given here.
         self.fn = fn
         self.options = _options(target, options, "tinymlir.jit")
         self._limit = int(cache_limit)
