@@ -65,7 +65,7 @@ def main():
             "--json"]
     gpt2 = base + ["--cache-dir", cache]
     config = json.load(open(os.path.join(model, "config.json")))
-    C, L, V, P = config["n_embd"], config["n_layer"], config["vocab_size"], config["n_positions"]
+    C, L, V = config["n_embd"], config["n_layer"], config["vocab_size"]
     weights = (V * C + L * (12 * C * C + 13 * C) + 2 * C) * 4  # every weight but wpe, float32
 
     def measure(what):

@@ -494,7 +494,6 @@ def _kron(a, b):
     if a.ndim < b.ndim:
         a = a.reshape((1,) * (b.ndim - a.ndim) + tuple(a.shape))
     ndb, nda = b.ndim, a.ndim
-    nd = max(ndb, nda)
     # NumPy's multiply of two bool arrays is their logical and (the core's refuses it)
     multiply = np.logical_and if a.dtype == b.dtype == np.bool_ else np.multiply
     if nda == 0 or ndb == 0:

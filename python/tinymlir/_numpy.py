@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _tinymlir as _core
 from ._trace import _arange  # noqa: F401  (NumPy's, also while creation is traced)
-from ._trace import (Masked, Traced, TracingError, _axis_tuple, _reduce, dtype_name, folded,
+from ._trace import (Masked, Traced, TracingError, _axis_tuple, _reduce, folded,
                      in_dtype, to_tensor)
 
 # NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow

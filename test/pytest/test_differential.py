@@ -36,7 +36,6 @@ import time
 import warnings
 
 import numpy as np
-import pytest
 
 from tinymlir import TracingError, jit
 
@@ -519,7 +518,7 @@ def _kidvals(node, shape):
 
 
 def _bound(node, out, e):
-    op, p = node.op, node.p
+    op = node.op
     shape = out.shape
     v = hp(out)
     V = np.abs(v)

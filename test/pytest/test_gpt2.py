@@ -227,7 +227,7 @@ def test_a_prefix_cache_serves_a_conversation_resent_each_turn(tiny_checkpoint, 
     cached = tinymlir.gpt2.load(tiny_checkpoint, cache_dir=tmp_path, prefix_cache=1000)
     assert plain.prefix_cache is None and cached.prefix_cache.limit == 1000
     conversation = tinymlir.gpt2.encode("User: What did Alan Turing theorize?\nAssistant:")
-    saved = 0
+    saved = previous = 0
     for turn, question in enumerate(["\nUser: And then?\nAssistant:", "\nUser: Why?\nAssistant:"]):
         sampling = {} if turn == 0 else {"temperature": 0.9, "top_k": 40, "seed": 3}
         answer = plain.generate_ids(conversation, 8, ignore_eos=True, **sampling)

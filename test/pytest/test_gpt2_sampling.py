@@ -142,7 +142,6 @@ def eos_checkpoint(tmp_path_factory):
     tensor("ln_f.bias")[:] = u
     tensor("wte.weight")[50256] = 40 * u
     data.flush()
-    del data
     return directory
 
 

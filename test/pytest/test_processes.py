@@ -11,7 +11,6 @@ every later call anywhere loads it. The tests count compilations per process."""
 
 import concurrent.futures
 import multiprocessing as mp
-import os
 import pickle
 import threading
 import time

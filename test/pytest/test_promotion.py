@@ -6,7 +6,6 @@ import operator
 import numpy as np
 import pytest
 
-import tinymlir
 from tinymlir import jit
 
 ARRAYS = ["float32", "float64", "int32"]

@@ -1,7 +1,6 @@
 """The seeds' Python examples (../shared/seeds), run as written, checked against NumPy."""
 
 import numpy as np
-import pytest
 
 from conftest import assert_close, eps
 from tinymlir import exp, jit, sqrt, tanh

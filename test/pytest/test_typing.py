@@ -3,7 +3,6 @@ explicit exports), so `mypy --strict` passes on an annotated file that uses the 
 API as the README shows it, and fails on one that misuses it."""
 
 import os
-import shutil
 import subprocess
 import sys
 

@@ -22,7 +22,6 @@ Exits 77 (CTest's skip) when TMPDIR has too little free space, saying so.
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys

@@ -44,6 +44,5 @@ def main(checkpoint: str) -> None:
     for token in model.generate(ids, 2, temperature=0.8, seed=1):
         text += tinymlir.gpt2.decode([token])
     cache = model.prefix_cache
-    if cache is not None:
-        saved: int = cache.stats()["tokens_saved"]
-    print(y, optimized, types, hits, z, w, text)
+    saved: int = 0 if cache is None else cache.stats()["tokens_saved"]
+    print(y, optimized, types, hits, z, w, text, saved)
