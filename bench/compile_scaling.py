@@ -49,8 +49,13 @@ print(json.dumps({"seconds": total}))
 
 def point(kind, n):
     env = dict(os.environ, TINYMLIR_CACHE_DIR=tempfile.mkdtemp(prefix="tinymlir-scaling-"))
-    out = subprocess.run([sys.executable, "-c", CHILD, kind, str(n)], capture_output=True,
-                         text=True, env=env, timeout=900)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, kind, str(n)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
@@ -63,19 +68,24 @@ def main():
     opts = parser.parse_args()
     # scalar: n steps; cholesky: m (m - 1) / 2 (i, j) steps
     for kind, sizes, steps in (
-            ("scalar", [250, 500, 1000, 2000, 4000, 8000], lambda n: n),
-            ("cholesky", [10, 14, 20, 28, 40, 56, 80, 100], lambda m: m * (m - 1) // 2)):
+        ("scalar", [250, 500, 1000, 2000, 4000, 8000], lambda n: n),
+        ("cholesky", [10, 14, 20, 28, 40, 56, 80, 100], lambda m: m * (m - 1) // 2),
+    ):
         prev = None
-        print(f"{kind}: steps, first call (s): median [range] over {opts.rounds}, "
-              "t(2n)/t(n) of the medians")
+        print(
+            f"{kind}: steps, first call (s): median [range] over {opts.rounds}, "
+            "t(2n)/t(n) of the medians"
+        )
         for n in sizes:
             if steps(n) * (4 if kind == "scalar" else 10) > opts.max_ops:
                 break
             times = [point(kind, n) for _ in range(opts.rounds)]
             t = statistics.median(times)
             ratio = f"{t / prev:.2f}" if prev else "-"
-            print(f"  {steps(n):6d} {t:8.2f} [{min(times):.2f}, {max(times):.2f}] {ratio:>6}",
-                  flush=True)
+            print(
+                f"  {steps(n):6d} {t:8.2f} [{min(times):.2f}, {max(times):.2f}] {ratio:>6}",
+                flush=True,
+            )
             prev = t
 
 

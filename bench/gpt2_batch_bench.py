@@ -13,6 +13,7 @@ compiling and the prompts cancel out. The disk cache is warmed first. Each round
 measures every batch size once; the ratio to batch 1 is taken within each round
 (median and range over rounds).
 """
+
 import argparse
 import os
 import platform
@@ -53,8 +54,17 @@ def main():
         model = a.model
         if not model:
             model = os.path.join(tmp, "model")
-            subprocess.run([os.path.join(a.build, "tools", "tinymlir-make-gpt2"), "--preset", "124M",
-                            "--out", model], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    os.path.join(a.build, "tools", "tinymlir-make-gpt2"),
+                    "--preset",
+                    "124M",
+                    "--out",
+                    model,
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         rng = random.Random(0)
         batches = [int(b) for b in a.batches.split(",")]
         files = {}
@@ -69,10 +79,26 @@ def main():
 
         def seconds(b, tokens):
             start = time.perf_counter()
-            subprocess.run([binary, "--model", model, "--prompt-file", files[b], "--tokens",
-                            str(tokens), "--ignore-eos", "--threads", str(a.threads),
-                            "--precision", a.precision],
-                           check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    binary,
+                    "--model",
+                    model,
+                    "--prompt-file",
+                    files[b],
+                    "--tokens",
+                    str(tokens),
+                    "--ignore-eos",
+                    "--threads",
+                    str(a.threads),
+                    "--precision",
+                    a.precision,
+                ],
+                check=True,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             return time.perf_counter() - start
 
         for b in batches:  # warm the disk cache
@@ -87,14 +113,18 @@ def main():
                 rates[b].append(this[b])
             for b in batches:
                 ratios[b].append(this[b] / this[batches[0]])
-        print(f"GPT-2 {os.path.basename(model)} batched decode ({a.precision}), {a.threads} threads, "
-              f"{cpu_model()}, "
-              f"{a.rounds} rounds (median [min, max])")
+        print(
+            f"GPT-2 {os.path.basename(model)} batched decode ({a.precision}), {a.threads} threads, "
+            f"{cpu_model()}, "
+            f"{a.rounds} rounds (median [min, max])"
+        )
         print(f"{'batch':>5}  {'tokens/s':>26}  {'vs batch ' + str(batches[0]):>26}")
         for b in batches:
             r, q = rates[b], ratios[b]
-            print(f"{b:>5}  {statistics.median(r):8.1f} [{min(r):7.1f}, {max(r):7.1f}]  "
-                  f"{statistics.median(q):8.2f}x [{min(q):5.2f}, {max(q):5.2f}]")
+            print(
+                f"{b:>5}  {statistics.median(r):8.1f} [{min(r):7.1f}, {max(r):7.1f}]  "
+                f"{statistics.median(q):8.2f}x [{min(q):5.2f}, {max(q):5.2f}]"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -16,6 +16,7 @@ temporary directory. Reports:
     and buffers touched) and as a fresh process's first prompt (disk cache warm);
   - time to first token with a cold and with a warm disk cache.
 """
+
 import argparse
 import json
 import os
@@ -61,16 +62,32 @@ def main():
         model = os.path.join(work, "gpt2-124M")
         run([os.path.join(tools, "tinymlir-make-gpt2"), "--out", model, "--preset", "124M"])
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
-    base = [os.path.join(tools, "tinymlir-gpt2"), "--model", model, "--threads", str(a.threads),
-            "--json"]
+    base = [
+        os.path.join(tools, "tinymlir-gpt2"),
+        "--model",
+        model,
+        "--threads",
+        str(a.threads),
+        "--json",
+    ]
     gpt2 = base + ["--cache-dir", cache]
     config = json.load(open(os.path.join(model, "config.json")))
     C, L, V = config["n_embd"], config["n_layer"], config["vocab_size"]
     weights = (V * C + L * (12 * C * C + 13 * C) + 2 * C) * 4  # every weight but wpe, float32
 
     def measure(what):
-        _, r = run([os.path.join(a.build, "bench", "tinymlir-bench"), "--only", what,
-                    "--threads", str(a.threads), "--seconds", "0.5"], env)
+        _, r = run(
+            [
+                os.path.join(a.build, "bench", "tinymlir-bench"),
+                "--only",
+                what,
+                "--threads",
+                str(a.threads),
+                "--seconds",
+                "0.5",
+            ],
+            env,
+        )
         return json.loads(r.stdout)
 
     def machine():
@@ -91,41 +108,79 @@ def main():
     # measured in the same round, right before and after, and the report gives
     # the median over rounds with the range.
     bandwidth, sgemm, dgemm = machine()
-    print(f"machine: {a.threads} threads, read bandwidth {bandwidth / 1e9:.1f} GB/s, "
-          f"sgemm {sgemm / 1e9:.0f} GFLOP/s, dgemm {dgemm / 1e9:.0f} GFLOP/s")
+    print(
+        f"machine: {a.threads} threads, read bandwidth {bandwidth / 1e9:.1f} GB/s, "
+        f"sgemm {sgemm / 1e9:.0f} GFLOP/s, dgemm {dgemm / 1e9:.0f} GFLOP/s"
+    )
 
     # Time to first token: cold disk cache, then warm.
     cold, r = run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", "1"], env)
-    warm = [run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", "1"], env)[0]
-            for _ in range(a.rounds)]
-    print(f"time to first token (10-token prompt, whole process): cold cache {cold:.2f} s, "
-          f"warm cache {spread(warm, lambda v: f'{v:.3f} s')}")
+    warm = [
+        run(gpt2 + ["--prompt-ids", PROMPT10, "--tokens", "1"], env)[0] for _ in range(a.rounds)
+    ]
+    print(
+        f"time to first token (10-token prompt, whole process): cold cache {cold:.2f} s, "
+        f"warm cache {spread(warm, lambda v: f'{v:.3f} s')}"
+    )
 
     # Full-prefix mode against the NumPy reference (10 + 10 tokens), alternating;
     # the first run, with an empty disk cache, compiles its specializations.
-    cold_full, _ = run(base + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10",
-                               "--cache-dir", os.path.join(work, "cache-recompute")], env)
+    cold_full, _ = run(
+        base
+        + [
+            "--recompute",
+            "--prompt-ids",
+            PROMPT10,
+            "--tokens",
+            "10",
+            "--cache-dir",
+            os.path.join(work, "cache-recompute"),
+        ],
+        env,
+    )
     print(f"full prefix, 10 + 10 tokens, empty disk cache: {cold_full:.2f} s")
     run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"], env)  # warm the cache
     speedups, same = [], True
     for _ in range(a.rounds):
-        t_ours, r_ours = run(gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"],
-                             env)
-        t_ref, r_ref = run(["/usr/bin/python3", os.path.join(HERE, "..", "test", "python",
-                                                             "gpt2_reference.py"),
-                            "--model", model, "--prompt-ids", PROMPT10, "--tokens", "10", "--json"],
-                           env)
-        same = same and json.loads(r_ours.stdout)["output_ids"] == json.loads(r_ref.stdout)["output_ids"]
+        t_ours, r_ours = run(
+            gpt2 + ["--recompute", "--prompt-ids", PROMPT10, "--tokens", "10"], env
+        )
+        t_ref, r_ref = run(
+            [
+                "/usr/bin/python3",
+                os.path.join(HERE, "..", "test", "python", "gpt2_reference.py"),
+                "--model",
+                model,
+                "--prompt-ids",
+                PROMPT10,
+                "--tokens",
+                "10",
+                "--json",
+            ],
+            env,
+        )
+        same = (
+            same
+            and json.loads(r_ours.stdout)["output_ids"] == json.loads(r_ref.stdout)["output_ids"]
+        )
         speedups.append(t_ref / t_ours)
-    print(f"full prefix, 10 + 10 tokens, whole processes (warm disk cache) against NumPy: "
-          f"{spread(speedups, lambda v: f'{v:.2f}x')}; same tokens: {same}")
+    print(
+        f"full prefix, 10 + 10 tokens, whole processes (warm disk cache) against NumPy: "
+        f"{spread(speedups, lambda v: f'{v:.2f}x')}; same tokens: {same}"
+    )
 
     # Incremental decoding against the bandwidth bound, bandwidth measured
     # before and after each decoding run; in both precisions (the weights are
     # float32 in both: the same bytes per token).
     for precision in ("reference", "float32"):
-        args = gpt2 + ["--precision", precision, "--prompt-ids", PROMPT10,
-                       "--tokens", str(a.decode_tokens)]
+        args = gpt2 + [
+            "--precision",
+            precision,
+            "--prompt-ids",
+            PROMPT10,
+            "--tokens",
+            str(a.decode_tokens),
+        ]
         rates, ratios = [], []
         for _ in range(a.rounds):
             before = bandwidth_now()
@@ -135,12 +190,16 @@ def main():
             bound = weights / ((before + after) / 2)
             rates.append(1 / steady)
             ratios.append(bound / steady)
-            print(f"  decode round, {precision}: {1 / steady:.1f} tokens/s, bandwidth "
-                  f"{before / 1e9:.1f} and {after / 1e9:.1f} GB/s, {bound / steady * 100:.0f}% of "
-                  f"the bound")
-        print(f"decode, {precision} ({weights / 1e6:.0f} MB of weights per token): tokens/s "
-              f"{spread(rates, lambda v: f'{v:.1f}')}; against the bandwidth bound "
-              f"{spread(ratios, lambda v: f'{v * 100:.0f}%')}")
+            print(
+                f"  decode round, {precision}: {1 / steady:.1f} tokens/s, bandwidth "
+                f"{before / 1e9:.1f} and {after / 1e9:.1f} GB/s, {bound / steady * 100:.0f}% of "
+                f"the bound"
+            )
+        print(
+            f"decode, {precision} ({weights / 1e6:.0f} MB of weights per token): tokens/s "
+            f"{spread(rates, lambda v: f'{v:.1f}')}; against the bandwidth bound "
+            f"{spread(ratios, lambda v: f'{v * 100:.0f}%')}"
+        )
 
     # Prefill of 256 tokens against the sgemm- and dgemm-bound rates, measured
     # in each round; in both precisions. Warm: the best of a process's second
@@ -149,8 +208,16 @@ def main():
     prompt256 = ",".join(str((i * 7919) % V) for i in range(256))
     flops = 2 * L * 12 * C * C + 2 * C * V / 256  # per prompt token (head: last row only)
     for precision in ("reference", "float32"):
-        args = gpt2 + ["--precision", precision, "--prompt-ids", prompt256, "--tokens", "1",
-                       "--repeat", "3"]
+        args = gpt2 + [
+            "--precision",
+            precision,
+            "--prompt-ids",
+            prompt256,
+            "--tokens",
+            "1",
+            "--repeat",
+            "3",
+        ]
         run(args, env)  # warm the cache
         rates = {"warm": [], "first": []}
         bounds = {"sgemm": [], "dgemm": [], "products": []}
@@ -159,8 +226,9 @@ def main():
             # The ceiling these BLAS calls allow: the prefill's layer products
             # alone, weights from memory (GPT-2 124M's shapes).
             if (C, L) == (768, 12):
-                alone = measure("prefill-products")["sgemm_s" if precision == "float32"
-                                                    else "dgemm_s"]
+                alone = measure("prefill-products")[
+                    "sgemm_s" if precision == "float32" else "dgemm_s"
+                ]
                 bounds["products"].append(256 / alone)
             _, r = run(args, env)
             runs = [float(x) for x in re.search(r"each run's:([^)]*)", r.stderr).group(1).split()]
@@ -170,12 +238,17 @@ def main():
             bounds["dgemm"].append(dgemm / flops)
         for when, values in rates.items():
             ratios = {b: [v / bound for v, bound in zip(values, bounds[b])] for b in bounds}
-            alone = (f"; against the products alone {spread(ratios['products'], percent)}"
-                     if bounds["products"] else "")
-            print(f"prefill 256 tokens, {precision}, {when}: tokens/s "
-                  f"{spread(values, lambda v: f'{v:.0f}')}; against the sgemm-bound rate "
-                  f"{spread(ratios['sgemm'], percent)}; against the dgemm-bound rate "
-                  f"{spread(ratios['dgemm'], percent)}{alone}")
+            alone = (
+                f"; against the products alone {spread(ratios['products'], percent)}"
+                if bounds["products"]
+                else ""
+            )
+            print(
+                f"prefill 256 tokens, {precision}, {when}: tokens/s "
+                f"{spread(values, lambda v: f'{v:.0f}')}; against the sgemm-bound rate "
+                f"{spread(ratios['sgemm'], percent)}; against the dgemm-bound rate "
+                f"{spread(ratios['dgemm'], percent)}{alone}"
+            )
 
     shutil.rmtree(work, ignore_errors=True)
     if not same:

@@ -9,6 +9,7 @@ Formulas are the GPT-2 reference's (test/python/gpt2_reference.py), so dtypes
 follow NumPy's NEP 50 ("weak") promotion exactly as there: e.g. gelu on
 float32 input returns float64 (np.sqrt(2 / np.pi) is a float64 scalar).
 """
+
 import os
 
 os.environ.setdefault("NPY_PROMOTION_STATE", "weak")
@@ -21,8 +22,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "test", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "python"))
 from gpt2_reference import ffn, gelu, layer_norm, mha, softmax  # noqa: E402
 
 
@@ -35,8 +35,7 @@ def feedforward(x, ln, up, down):
 
 
 def _rand(rng, *shape, scale=1.0):
-    return (rng.standard_normal(shape, dtype=np.float32)
-            * np.float32(scale)).astype(np.float32)
+    return (rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)).astype(np.float32)
 
 
 def _benchmarks():
@@ -54,6 +53,7 @@ def _benchmarks():
             g = 1 + _rand(rng, 3072, scale=0.1)
             b = _rand(rng, 3072, scale=0.1)
             return lambda: layer_norm(x, g, b)
+
         return make
 
     def matmul(m, k, n):
@@ -61,6 +61,7 @@ def _benchmarks():
             rng = np.random.default_rng(0)
             a, b = _rand(rng, m, k), _rand(rng, k, n)
             return lambda: a @ b
+
         return make
 
     def ln_params(rng):
@@ -75,6 +76,7 @@ def _benchmarks():
             x = _rand(rng, T, C)
             ln, qkv, out = ln_params(rng), lin(rng, C, 3 * C), lin(rng, C, C)
             return lambda: attend(x, ln, qkv, out, heads=H)
+
         return make
 
     def ffn_b(T):
@@ -83,6 +85,7 @@ def _benchmarks():
             x = _rand(rng, T, C)
             ln, up, down = ln_params(rng), lin(rng, C, 4 * C), lin(rng, 4 * C, C)
             return lambda: feedforward(x, ln, up, down)
+
         return make
 
     return {
@@ -117,8 +120,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="NumPy peer timings (JSON lines)")
     ap.add_argument("--only", help="comma-separated names or name prefixes")
     ap.add_argument("--list", action="store_true", help="list names and exit")
-    ap.add_argument("--target-s", type=float, default=1.0,
-                    help="approx. seconds of timed runs per benchmark")
+    ap.add_argument(
+        "--target-s", type=float, default=1.0, help="approx. seconds of timed runs per benchmark"
+    )
     a = ap.parse_args(argv)
     benches = _benchmarks()
     if a.list:
@@ -129,8 +133,7 @@ def main(argv=None):
         wanted = [w for w in a.only.split(",") if w]
         names = [n for n in names if any(n == w or n.startswith(w) for w in wanted)]
         if not names:
-            print(f"no benchmark matches {a.only!r}; have: {', '.join(benches)}",
-                  file=sys.stderr)
+            print(f"no benchmark matches {a.only!r}; have: {', '.join(benches)}", file=sys.stderr)
             return 2
     for n in names:
         fn = benches[n]()

@@ -8,6 +8,7 @@ both; the report gives medians and [min, max] over rounds, and their ratio.
 
     .venv/bin/python bench/prefix_cache_bench.py [--rounds 5] [--precision reference]
 """
+
 import argparse
 import os
 import platform
@@ -39,15 +40,21 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tinymlir-prefix-bench-") as tmp:
         model_dir = os.path.join(tmp, "gpt2-124M")
-        subprocess.run([tinymlir.gpt2.tool("tinymlir-make-gpt2"), "--preset", "124M", "--out",
-                        model_dir], check=True, capture_output=True)
-        model = tinymlir.gpt2.Model(model_dir, precision=a.precision,
-                                    cache_dir=os.path.join(tmp, "kernels"),
-                                    prefix_cache=4 * a.length)
+        subprocess.run(
+            [tinymlir.gpt2.tool("tinymlir-make-gpt2"), "--preset", "124M", "--out", model_dir],
+            check=True,
+            capture_output=True,
+        )
+        model = tinymlir.gpt2.Model(
+            model_dir,
+            precision=a.precision,
+            cache_dir=os.path.join(tmp, "kernels"),
+            prefix_cache=4 * a.length,
+        )
         cache = model.prefix_cache
         rng = random.Random(0)
         prompt = [rng.randrange(50257) for _ in range(a.length)]
-        served = prompt[:a.shared]
+        served = prompt[: a.shared]
 
         def first_token(with_cache):
             model.prefix_cache = cache if with_cache else None
@@ -75,9 +82,13 @@ def main():
         saved = cache.stats()["tokens_saved"] / (a.rounds + 1)
         ratios = [p / c for p, c in zip(plain, cached)]
         print(f"CPU: {cpu()} ({os.cpu_count()} CPUs); GPT-2 124M shapes, {a.precision} precision")
-        print(f"prompt of {a.length} tokens, the first {a.shared} just served; {a.rounds} rounds; "
-              f"{saved:.0f} positions from the cache per prompt")
-        fmt = lambda v: f"{statistics.median(v) * 1e3:.1f} ms [{min(v) * 1e3:.1f}, {max(v) * 1e3:.1f}]"
+        print(
+            f"prompt of {a.length} tokens, the first {a.shared} just served; {a.rounds} rounds; "
+            f"{saved:.0f} positions from the cache per prompt"
+        )
+        fmt = lambda v: (
+            f"{statistics.median(v) * 1e3:.1f} ms [{min(v) * 1e3:.1f}, {max(v) * 1e3:.1f}]"
+        )
         print(f"time to first token, no cache:   {fmt(plain)}")
         print(f"time to first token, with cache: {fmt(cached)}")
         print(f"speedup: {statistics.median(ratios):.1f}x [{min(ratios):.1f}, {max(ratios):.1f}]")

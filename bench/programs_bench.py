@@ -78,6 +78,7 @@ warnings.simplefilter("ignore")  # numba's performance hints, NumPy's nan warnin
 
 # --- Programs nested in tests, copied unchanged ------------------------------------------------
 
+
 # test_dtypes.test_programs_with_complex_and_small_integers
 def dft(x):
     n = x.shape[0]
@@ -129,7 +130,7 @@ def ranks(x):
 
 # test_linalg.test_least_squares_fit_program
 def fit(x, y, degree):
-    A = np.stack([x ** k for k in range(degree, -1, -1)], axis=1)
+    A = np.stack([x**k for k in range(degree, -1, -1)], axis=1)
     coef, residuals, rank, s = np.linalg.lstsq(A, y)
     return coef, A @ coef - y, rank
 
@@ -138,20 +139,21 @@ def fit(x, y, degree):
 def histogram_image(img):
     counts, edges = np.histogram(img, bins=32)
     clipped, _ = np.histogram(np.clip(img, -0.5, 0.5), bins=16, range=(-1, 1))
-    level = np.sum(counts[:16]) / img.size      # the fraction below the middle edge
+    level = np.sum(counts[:16]) / img.size  # the fraction below the middle edge
     return counts.astype(np.int64), edges, clipped, level
 
 
 # test_functions.test_program_moving_average_with_pad_and_slices (f, closing over k = 5)
 def _moving_average_pad(k):
     def f(s):
-        p = np.pad(s, (k - 1, 0), mode="edge")       # causal: the first value repeated
-        acc = p[0:s.shape[0]].copy()
+        p = np.pad(s, (k - 1, 0), mode="edge")  # causal: the first value repeated
+        acc = p[0 : s.shape[0]].copy()
         for i in range(1, k):
-            acc += p[i:i + s.shape[0]]
-        sym = np.pad(s, k // 2, mode="reflect")       # centered
-        centered = sum(sym[i:i + s.shape[0]] for i in range(k)) / k
+            acc += p[i : i + s.shape[0]]
+        sym = np.pad(s, k // 2, mode="reflect")  # centered
+        centered = sum(sym[i : i + s.shape[0]] for i in range(k)) / k
         return acc / k, centered
+
     return f
 
 
@@ -170,14 +172,14 @@ def covariance_of_data(d):
 # test_functions.test_program_knn_vote_with_take (vote)
 def knn_vote_take(p, lab, q, k=3):
     diff = q[:, None, :] - p[None, :, :]
-    d = np.sum(diff * diff, axis=-1)                    # (9, 30)
+    d = np.sum(diff * diff, axis=-1)  # (9, 30)
     pos = np.arange(p.shape[0])
     votes = []
-    for _ in range(k):                                  # the k nearest, by repeated argmin
+    for _ in range(k):  # the k nearest, by repeated argmin
         nearest = np.min(np.where(d == d.min(axis=1, keepdims=True), pos, p.shape[0]), axis=1)
-        votes.append(np.take(lab, nearest))             # traced ids
+        votes.append(np.take(lab, nearest))  # traced ids
         d = np.where(pos == nearest[:, None], np.inf, d)
-    votes = np.stack(votes, axis=1)                     # (9, k)
+    votes = np.stack(votes, axis=1)  # (9, k)
     tally = np.stack([np.sum(votes == c, axis=1) for c in range(3)], axis=1)
     best = np.min(np.where(tally == tally.max(axis=1, keepdims=True), np.arange(3), 3), axis=1)
     return votes, tally, best, np.take(np.arange(10, 40, 10), best)
@@ -185,9 +187,10 @@ def knn_vote_take(p, lab, q, k=3):
 
 # --- Minimal variants for numba, used only where numba rejects the source ------------------------
 
+
 def floyd_warshall_numba(path):  # np.add.outer -> a column plus a row
     for k in range(path.shape[0]):
-        path[:] = np.minimum(path[:], path[:, k:k + 1] + path[k:k + 1, :])
+        path[:] = np.minimum(path[:], path[:, k : k + 1] + path[k : k + 1, :])
 
 
 def covariance_numba(M, float_n, data):  # np.mean(axis=0) -> sum(axis=0) / n
@@ -207,7 +210,7 @@ def correlation_numba(M, float_n, data):  # np.mean, np.std (axis=0) -> sums ove
     data /= np.sqrt(float_n) * stddev
     corr = np.eye(M, dtype=data.dtype)
     for i in range(M - 1):
-        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+        corr[i + 1 : M, i] = corr[i, i + 1 : M] = data[:, i] @ data[:, i + 1 : M]
     return corr
 
 
@@ -256,22 +259,23 @@ def image(n):
 
 def latent_samples(n):
     latent = rng.normal(size=(n, 2))
-    return (np.concatenate([latent, latent @ [[1.0], [-2.0]] + 0.1 * rng.normal(size=(n, 1))],
-                           axis=1),)
+    return (
+        np.concatenate([latent, latent @ [[1.0], [-2.0]] + 0.1 * rng.normal(size=(n, 1))], axis=1),
+    )
 
 
 def fit_args(n):
     x = np.linspace(-1, 1, n)
-    return x, 3 * x ** 3 - x + 0.5 + 0.01 * rng.standard_normal(n), 3
+    return x, 3 * x**3 - x + 0.5 + 0.01 * rng.standard_normal(n), 3
 
 
 @dataclasses.dataclass
 class Program:
-    fn: object                # the NumPy program
-    make: object              # size parameter n -> the arguments
-    small: int                # n of "small" (about 10 ms of NumPy time)
-    large: int                # n of "large" (about 100 ms)
-    writes: tuple = ()        # positions of the arguments the program updates
+    fn: object  # the NumPy program
+    make: object  # size parameter n -> the arguments
+    small: int  # n of "small" (about 10 ms of NumPy time)
+    large: int  # n of "large" (about 100 ms)
+    writes: tuple = ()  # positions of the arguments the program updates
     numba_variant: object = None  # used where numba rejects fn; the note says what changed
     note: str = ""
     int_mismatch: float = 0.0  # fraction of integer results allowed to differ
@@ -284,86 +288,177 @@ PROGRAMS = {
     "jacobi_2d": Program(P.jacobi_2d, lambda n: (pos(n, n), pos(n, n), 20), 330, 900, (0, 1)),
     "heat_3d": Program(P.heat_3d, lambda n: (pos(n, n, n), pos(n, n, n), 10), 40, 80, (0, 1)),
     "seidel_2d": Program(P.seidel_2d, lambda n: (pos(n, n), 1), 16, 28, (0,), note=UNROLLED),
-    "fdtd_2d": Program(P.fdtd_2d, lambda n: (pos(n, n + 20), pos(n, n + 20), pos(n, n + 20),
-                                            pos(20), 20), 330, 900, (0, 1, 2)),
+    "fdtd_2d": Program(
+        P.fdtd_2d,
+        lambda n: (pos(n, n + 20), pos(n, n + 20), pos(n, n + 20), pos(20), 20),
+        330,
+        900,
+        (0, 1, 2),
+    ),
     # dense linear algebra with loops
     "lu": Program(P.lu, lambda n: (spd(n),), 14, 24, (0,), note=UNROLLED),
     "cholesky": Program(P.cholesky, lambda n: (spd(n),), 18, 30, (0,), note=UNROLLED),
-    "trisolv": Program(P.trisolv, lambda n: (np.tril(pos(n, n)) + n * np.eye(n), np.zeros(n),
-                                             pos(n)), 250, 700, (1,), note=UNROLLED),
+    "trisolv": Program(
+        P.trisolv,
+        lambda n: (np.tril(pos(n, n)) + n * np.eye(n), np.zeros(n), pos(n)),
+        250,
+        700,
+        (1,),
+        note=UNROLLED,
+    ),
     "gemm": Program(P.gemm, lambda n: (1.5, 1.2, pos(n, n), pos(n, n), pos(n, n)), 750, 1200, (2,)),
-    "syrk": Program(P.syrk, lambda n: (1.5, 1.2, pos(n, n), pos(n, n // 2)), 24, 38, (2,),
-                    note=UNROLLED),
-    "syr2k": Program(P.syr2k, lambda n: (1.5, 1.2, pos(n, n), pos(n, n // 2), pos(n, n // 2)),
-                     20, 32, (2,), note=UNROLLED),
-    "trmm": Program(P.trmm, lambda n: (1.5, pos(n, n), pos(n, n // 2)), 24, 36, (2,),
-                    note=UNROLLED),
-    "gesummv": Program(P.gesummv, lambda n: (1.5, 1.2, pos(n, n), pos(n, n), pos(n)),
-                       1500, 5000, ()),
-    "atax": Program(P.atax, lambda n: (pos(n, n + n // 4), pos(n + n // 4)), 2800, 8000, (),
-                note="large capped by memory: A is 8000 x 10000 (640 MB)"),
+    "syrk": Program(
+        P.syrk, lambda n: (1.5, 1.2, pos(n, n), pos(n, n // 2)), 24, 38, (2,), note=UNROLLED
+    ),
+    "syr2k": Program(
+        P.syr2k,
+        lambda n: (1.5, 1.2, pos(n, n), pos(n, n // 2), pos(n, n // 2)),
+        20,
+        32,
+        (2,),
+        note=UNROLLED,
+    ),
+    "trmm": Program(
+        P.trmm, lambda n: (1.5, pos(n, n), pos(n, n // 2)), 24, 36, (2,), note=UNROLLED
+    ),
+    "gesummv": Program(
+        P.gesummv, lambda n: (1.5, 1.2, pos(n, n), pos(n, n), pos(n)), 1500, 5000, ()
+    ),
+    "atax": Program(
+        P.atax,
+        lambda n: (pos(n, n + n // 4), pos(n + n // 4)),
+        2800,
+        8000,
+        (),
+        note="large capped by memory: A is 8000 x 10000 (640 MB)",
+    ),
     "bicg": Program(P.bicg, lambda n: (pos(n, n + n // 4), pos(n + n // 4), pos(n)), 3000, 7500),
-    "mvt": Program(P.mvt, lambda n: (pos(n), pos(n), pos(n), pos(n), pos(n, n)), 3000, 8000,
-                   (0, 1)),
-    "two_mm": Program(P.two_mm, lambda n: (1.5, 1.2, pos(n, n), pos(n, n), pos(n, n), pos(n, n)),
-                      450, 1000, (5,)),
+    "mvt": Program(
+        P.mvt, lambda n: (pos(n), pos(n), pos(n), pos(n), pos(n, n)), 3000, 8000, (0, 1)
+    ),
+    "two_mm": Program(
+        P.two_mm, lambda n: (1.5, 1.2, pos(n, n), pos(n, n), pos(n, n), pos(n, n)), 450, 1000, (5,)
+    ),
     "doitgen": Program(P.doitgen, lambda n: (pos(n, n, n), pos(n, n)), 100, 185, (0,)),
-    "gramschmidt": Program(P.gramschmidt, lambda n: (pos(4 * n, n) + 4 * np.eye(4 * n, n),),
-                           18, 30, (0,), note=UNROLLED),
+    "gramschmidt": Program(
+        P.gramschmidt,
+        lambda n: (pos(4 * n, n) + 4 * np.eye(4 * n, n),),
+        18,
+        30,
+        (0,),
+        note=UNROLLED,
+    ),
     # graphs and statistics
-    "floyd_warshall": Program(P.floyd_warshall,
-                              lambda n: (rng.integers(1, 20, (n, n)).astype(float),), 210, 450,
-                              (0,), numba_variant=floyd_warshall_numba),
-    "covariance": Program(P.covariance, lambda n: (n, 10.0 * n, pos(10 * n, n)), 200, 220, (2,),
-                          numba_variant=covariance_numba,
-                note="NumPy's time jumps 16x from n=200 (6 ms) to n=220 (96 ms): OpenBLAS"),
-    "correlation": Program(P.correlation, lambda n: (n, 10.0 * n, pos(10 * n, n)), 200, 250,
-                           (2,), numba_variant=correlation_numba,
-                note="large below NumPy's jump: n=250 14.5 ms, n=300 1.1 s (OpenBLAS)"),
-    "histogram_loop": Program(P.histogram_loop, lambda n: (rng.random(n), 10), 100, 250,
-                              numba_variant=histogram_loop_numba, note=UNROLLED),
+    "floyd_warshall": Program(
+        P.floyd_warshall,
+        lambda n: (rng.integers(1, 20, (n, n)).astype(float),),
+        210,
+        450,
+        (0,),
+        numba_variant=floyd_warshall_numba,
+    ),
+    "covariance": Program(
+        P.covariance,
+        lambda n: (n, 10.0 * n, pos(10 * n, n)),
+        200,
+        220,
+        (2,),
+        numba_variant=covariance_numba,
+        note="NumPy's time jumps 16x from n=200 (6 ms) to n=220 (96 ms): OpenBLAS",
+    ),
+    "correlation": Program(
+        P.correlation,
+        lambda n: (n, 10.0 * n, pos(10 * n, n)),
+        200,
+        250,
+        (2,),
+        numba_variant=correlation_numba,
+        note="large below NumPy's jump: n=250 14.5 ms, n=300 1.1 s (OpenBLAS)",
+    ),
+    "histogram_loop": Program(
+        P.histogram_loop,
+        lambda n: (rng.random(n), 10),
+        100,
+        250,
+        numba_variant=histogram_loop_numba,
+        note=UNROLLED,
+    ),
     # particles and masks
-    "nbody": Program(P.nbody_step, lambda n: (rng.random((n, 3)), rng.random((n, 3)) * 0.1,
-                                              pos(n, 1), 0.01, 5), 200, 600, (0, 1),
-                note="large below NumPy's jump: n=600 45 ms, n=700 410 ms (OpenBLAS)"),
+    "nbody": Program(
+        P.nbody_step,
+        lambda n: (rng.random((n, 3)), rng.random((n, 3)) * 0.1, pos(n, 1), 0.01, 5),
+        200,
+        600,
+        (0, 1),
+        note="large below NumPy's jump: n=600 45 ms, n=700 410 ms (OpenBLAS)",
+    ),
     "radial_mean": Program(P.radial_mean, lambda n: (pos(n, n), n // 2), 300, 700, ()),
-    "clip_negative": Program(P.clip_negative, lambda n: (rng.standard_normal((n, n)),), 1000, 3000,
-                             (0,)),
+    "clip_negative": Program(
+        P.clip_negative, lambda n: (rng.standard_normal((n, n)),), 1000, 3000, (0,)
+    ),
     # layers as loops over a window
     "conv2d": Program(P.conv2d, lambda n: (pos(n, n), pos(5, 5)), 800, 1500),
     "max_pool": Program(P.max_pool, lambda n: (rng.standard_normal((n, n)), 3), 2300, 6300),
-    "softmax_inplace": Program(P.softmax_inplace, lambda n: (rng.standard_normal((n, 1024)),),
-                               4000, 32000, (0,)),
-    "relu_layer": Program(P.relu_layer, lambda n: (rng.standard_normal((n, 512)),
-                                                   rng.standard_normal((512, 512)),
-                                                   rng.standard_normal(512)), 600, 5500),
+    "softmax_inplace": Program(
+        P.softmax_inplace, lambda n: (rng.standard_normal((n, 1024)),), 4000, 32000, (0,)
+    ),
+    "relu_layer": Program(
+        P.relu_layer,
+        lambda n: (
+            rng.standard_normal((n, 512)),
+            rng.standard_normal((512, 512)),
+            rng.standard_normal(512),
+        ),
+        600,
+        5500,
+    ),
     # a 2-D fluid
     "cavity_flow": Program(P.cavity_flow, lambda n: cavity_args(n, 5, 20), 100, 420, (2, 3, 7)),
     # complex numbers, small integers, sorts, scans, least squares, histograms, statistics
-    "dft": Program(dft, lambda n: (rng.standard_normal(n),), 550, 1700,
-                   numba_variant=dft_numba),
-    "mandelbrot": Program(mandelbrot, mandelbrot_args, 260, 750, int_mismatch=0.02,
-                          note="escape counts at the boundary depend on the last bit of |z|: "
-                               "up to 2% may differ"),
-    "brighten": Program(brighten, lambda n: (rng.integers(0, 256, (n, n), dtype=np.uint8), 5),
-                        2600, 6500, (0,)),
-    "knn_vote": Program(knn_vote, lambda n: (rng.standard_normal((n, 3)), rng.integers(0, 3, n),
-                                             rng.standard_normal((n // 4, 3)), 5), 750, 2300),
-    "moving_average": Program(moving_average, lambda n: (rng.standard_normal(n), 8),
-                              2_000_000, 13_000_000),
+    "dft": Program(dft, lambda n: (rng.standard_normal(n),), 550, 1700, numba_variant=dft_numba),
+    "mandelbrot": Program(
+        mandelbrot,
+        mandelbrot_args,
+        260,
+        750,
+        int_mismatch=0.02,
+        note="escape counts at the boundary depend on the last bit of |z|: up to 2% may differ",
+    ),
+    "brighten": Program(
+        brighten, lambda n: (rng.integers(0, 256, (n, n), dtype=np.uint8), 5), 2600, 6500, (0,)
+    ),
+    "knn_vote": Program(
+        knn_vote,
+        lambda n: (
+            rng.standard_normal((n, 3)),
+            rng.integers(0, 3, n),
+            rng.standard_normal((n // 4, 3)),
+            5,
+        ),
+        750,
+        2300,
+    ),
+    "moving_average": Program(
+        moving_average, lambda n: (rng.standard_normal(n), 8), 2_000_000, 13_000_000
+    ),
     "ranks": Program(ranks, lambda n: (rng.standard_normal(n),), 30_000, 250_000),
     "fit": Program(fit, fit_args, 100_000, 850_000),
     "histogram_image": Program(histogram_image, lambda n: (image(n),), 650, 3000),
-    "moving_average_pad": Program(moving_average_pad, lambda n: (np.cumsum(rng.normal(size=n)),),
-                                  1_000_000, 9_000_000),
+    "moving_average_pad": Program(
+        moving_average_pad, lambda n: (np.cumsum(rng.normal(size=n)),), 1_000_000, 9_000_000
+    ),
     "covariance_of_data": Program(covariance_of_data, latent_samples, 70_000, 600_000),
-    "knn_vote_take": Program(knn_vote_take,
-                             lambda n: (rng.normal(size=(n, 2)), rng.integers(0, 3, n),
-                                        rng.normal(size=(n // 4, 2))), 800, 3000),
+    "knn_vote_take": Program(
+        knn_vote_take,
+        lambda n: (rng.normal(size=(n, 2)), rng.integers(0, 3, n), rng.normal(size=(n // 4, 2))),
+        800,
+        3000,
+    ),
 }
 
 
 # --- Contenders ----------------------------------------------------------------------------------
+
 
 def njit_program(fn, **options):
     """numba.njit(fn), with the Python functions of fn's own module that it calls njit-compiled
@@ -393,6 +488,7 @@ def numpy_like(label, fn):
     def call(args):
         out = fn(*args)
         return out, {i: a for i, a in enumerate(args) if isinstance(a, np.ndarray)}
+
     return Contender(label, call)
 
 
@@ -400,10 +496,12 @@ def jax_like(jitted, writes):
     def call(args):
         out, updated = block(jitted(*args))
         return out, dict(zip(writes, updated))
+
     return Contender("jax", call)
 
 
 # --- Comparing with NumPy --------------------------------------------------------------------------
+
 
 def mismatch(want, got, int_fraction, what="result"):
     """None where got is NumPy's want within the tolerance, else why not."""
@@ -433,6 +531,7 @@ def mismatch(want, got, int_fraction, what="result"):
 
 
 # --- Timing ------------------------------------------------------------------------------------------
+
 
 def timed_loop(contender, args, reps):
     """Seconds per call over reps calls, each on its own deep copy of args (copies untimed)."""
@@ -488,6 +587,7 @@ def run_case(name, prog, size, rounds):
         f = jit(prog.fn)
         case["_jit"] = f
         return numpy_like("tinymlir", f)
+
     if try_contender("tinymlir", tinymlir_contender):
         try:
             spec = case.pop("_jit").compile(*copy.deepcopy(args))
@@ -503,8 +603,9 @@ def run_case(name, prog, size, rounds):
         ok = try_contender(label, lambda: numpy_like(label, njit_program(prog.fn, **options)))
         if not ok and prog.numba_variant is not None:
             reason = res[label]["reason"]
-            if try_contender(label, lambda: numpy_like(
-                    label, njit_program(prog.numba_variant, **options))):
+            if try_contender(
+                label, lambda: numpy_like(label, njit_program(prog.numba_variant, **options))
+            ):
                 res[label]["variant"] = prog.numba_variant.__name__
                 res[label]["source_failure"] = reason
 
@@ -514,8 +615,11 @@ def run_case(name, prog, size, rounds):
         record("jax", "no port")
     else:
         fn, static = programs_jax.PORTS[name]
-        try_contender("jax", lambda: jax_like(jax.jit(fn, static_argnums=static), prog.writes),
-                      writes=prog.writes)
+        try_contender(
+            "jax",
+            lambda: jax_like(jax.jit(fn, static_argnums=static), prog.writes),
+            writes=prog.writes,
+        )
 
     # warm: one warm-up call each sets the loop length (calls under 2 ms are looped)
     reps = {}
@@ -527,8 +631,11 @@ def run_case(name, prog, size, rounds):
         for label, c in runners.items():
             times[label].append(timed_loop(c, args, reps[label]))
     for label in runners:
-        res[label].update(times_s=times[label], reps=reps[label],
-                          speedups=[a / b for a, b in zip(times["numpy"], times[label])])
+        res[label].update(
+            times_s=times[label],
+            reps=reps[label],
+            speedups=[a / b for a, b in zip(times["numpy"], times[label])],
+        )
     best_numba(res)
     return case
 
@@ -537,9 +644,13 @@ def best_numba(res):
     """res["numba_best"]: the faster (by warm median) of njit and njit(parallel=True) among
     those that ran correctly; else the one that says most (ok > WRONG > fails > missing)."""
     rank = {"ok": 0, "WRONG": 1, "fails": 2, "missing": 3}
-    cands = sorted(("numba", "numba_par"),
-                   key=lambda k: (rank[res[k]["status"]],
-                                  statistics.median(res[k].get("times_s") or [math.inf])))
+    cands = sorted(
+        ("numba", "numba_par"),
+        key=lambda k: (
+            rank[res[k]["status"]],
+            statistics.median(res[k].get("times_s") or [math.inf]),
+        ),
+    )
     best = dict(res[cands[0]])
     best["kind"] = "nj" if cands[0] == "numba" else "par"
     res["numba_best"] = best
@@ -556,13 +667,24 @@ def short(e):
 
 # --- Report ---------------------------------------------------------------------------------------
 
+
 def environment():
-    env = {"cpu": next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                        if line.startswith("model name")), platform.processor()),
-           "cpu_count": os.cpu_count(), "python": platform.python_version(),
-           "numpy": np.__version__, "tinymlir": tinymlir.__version__,
-           "numba": numba.__version__ if numba else "missing",
-           "jax": jax.__version__ if jax else "missing"}
+    env = {
+        "cpu": next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in open("/proc/cpuinfo")
+                if line.startswith("model name")
+            ),
+            platform.processor(),
+        ),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "tinymlir": tinymlir.__version__,
+        "numba": numba.__version__ if numba else "missing",
+        "jax": jax.__version__ if jax else "missing",
+    }
     try:
         blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         env["numpy_blas"] = f"{blas.get('name')} {blas.get('version')}"
@@ -570,15 +692,23 @@ def environment():
         env["numpy_blas"] = "unknown"
     try:
         from threadpoolctl import threadpool_info
-        env["threadpools"] = [f"{p.get('internal_api')} {p.get('version')} "
-                              f"({p.get('num_threads')} threads, {os.path.basename(p['filepath'])})"
-                              for p in threadpool_info()]
+
+        env["threadpools"] = [
+            f"{p.get('internal_api')} {p.get('version')} "
+            f"({p.get('num_threads')} threads, {os.path.basename(p['filepath'])})"
+            for p in threadpool_info()
+        ]
     except ImportError:
         env["threadpools"] = ["threadpoolctl not installed"]
     if jax:
         env["jax_backend"] = f"{jax.default_backend()} ({jax.devices()[0].device_kind})"
-    for var in ("OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS",
-                "OPENBLAS_NUM_THREADS", "XLA_FLAGS"):
+    for var in (
+        "OPENBLAS_CORETYPE",
+        "OMP_NUM_THREADS",
+        "NUMBA_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "XLA_FLAGS",
+    ):
         env[var] = os.environ.get(var, "unset")
     if numba:
         env["numba_threads"] = numba.config.NUMBA_NUM_THREADS
@@ -606,17 +736,25 @@ def first_cell(r):
 
 def report(env, cases, rounds):
     print(f"CPU: {env['cpu']} ({env['cpu_count']} CPUs); Python {env['python']}")
-    print(f"NumPy {env['numpy']} (BLAS: {env['numpy_blas']}); tinymlir {env['tinymlir']}; "
-          f"numba {env['numba']}; jax {env['jax']} {env.get('jax_backend', '')}")
+    print(
+        f"NumPy {env['numpy']} (BLAS: {env['numpy_blas']}); tinymlir {env['tinymlir']}; "
+        f"numba {env['numba']}; jax {env['jax']} {env.get('jax_backend', '')}"
+    )
     print("thread pools: " + "; ".join(env["threadpools"]))
-    print(f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']} OMP_NUM_THREADS={env['OMP_NUM_THREADS']} "
-          f"NUMBA_NUM_THREADS={env['NUMBA_NUM_THREADS']} (numba uses {env.get('numba_threads')}) "
-          f"OPENBLAS_NUM_THREADS={env['OPENBLAS_NUM_THREADS']} XLA_FLAGS={env['XLA_FLAGS']}")
-    print(f"{rounds} warm rounds; speedup = NumPy time / contender time in the same round, "
-          f"median [min,max]; first call in seconds")
-    head = (f"{'program':19} {'size':5} {'numpy ms':>9} {'tinymlir ms':>11} "
-            f"{'tinymlir':>20} {'numba (best)':>24} {'jax':>20} {'1st tm':>7} "
-            f"{'1st nb':>7} {'1st jax':>7} {'ops':>6}")
+    print(
+        f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']} OMP_NUM_THREADS={env['OMP_NUM_THREADS']} "
+        f"NUMBA_NUM_THREADS={env['NUMBA_NUM_THREADS']} (numba uses {env.get('numba_threads')}) "
+        f"OPENBLAS_NUM_THREADS={env['OPENBLAS_NUM_THREADS']} XLA_FLAGS={env['XLA_FLAGS']}"
+    )
+    print(
+        f"{rounds} warm rounds; speedup = NumPy time / contender time in the same round, "
+        f"median [min,max]; first call in seconds"
+    )
+    head = (
+        f"{'program':19} {'size':5} {'numpy ms':>9} {'tinymlir ms':>11} "
+        f"{'tinymlir':>20} {'numba (best)':>24} {'jax':>20} {'1st tm':>7} "
+        f"{'1st nb':>7} {'1st jax':>7} {'ops':>6}"
+    )
     print(head)
     print("-" * len(head))
     notes = []
@@ -626,18 +764,23 @@ def report(env, cases, rounds):
         nb_cell = speedup_cell(nb) + (f" {nb['kind']}" if nb["status"] == "ok" else "")
         tm = r["tinymlir"]
         tm_ms = f"{median(tm['times_s']) * 1e3:.2f}" if "times_s" in tm else "-"
-        print(f"{c['program']:19} {c['size']:5} {median(r['numpy']['times_s']) * 1e3:9.2f} "
-              f"{tm_ms:>11} {speedup_cell(tm):>20} {nb_cell:>24} {speedup_cell(r['jax']):>20} "
-              f"{first_cell(tm):>7} {first_cell(nb):>7} {first_cell(r['jax']):>7} "
-              f"{c['ops'] if c['ops'] is not None else '-':>6}")
+        print(
+            f"{c['program']:19} {c['size']:5} {median(r['numpy']['times_s']) * 1e3:9.2f} "
+            f"{tm_ms:>11} {speedup_cell(tm):>20} {nb_cell:>24} {speedup_cell(r['jax']):>20} "
+            f"{first_cell(tm):>7} {first_cell(nb):>7} {first_cell(r['jax']):>7} "
+            f"{c['ops'] if c['ops'] is not None else '-':>6}"
+        )
         for label in ("tinymlir", "numba", "numba_par", "jax"):
             x = r[label]
             if x.get("reason"):
-                notes.append(f"{c['program']} {c['size']} n={c['n']}: {label} {x['status']}: "
-                             f"{x['reason']}")
+                notes.append(
+                    f"{c['program']} {c['size']} n={c['n']}: {label} {x['status']}: {x['reason']}"
+                )
             if x.get("variant"):
-                notes.append(f"{c['program']} {c['size']}: {label} ran the variant "
-                             f"{x['variant']} (the source failed: {x['source_failure']})")
+                notes.append(
+                    f"{c['program']} {c['size']}: {label} ran the variant "
+                    f"{x['variant']} (the source failed: {x['source_failure']})"
+                )
     print()
     print("notes:")
     for name, p in PROGRAMS.items():
@@ -650,35 +793,59 @@ def report(env, cases, rounds):
     print("summary (warm medians; only programs that each contender ran correctly):")
     ok = lambda c, k: c["contenders"][k]["status"] == "ok"  # noqa: E731
     sp = lambda c, k: median(c["contenders"][k]["speedups"])  # noqa: E731
-    for k, label in (("tinymlir", "tinymlir"), ("numba_best", "numba (best of njit, par)"),
-                     ("numba", "numba njit"), ("numba_par", "numba parallel"), ("jax", "jax.jit")):
+    for k, label in (
+        ("tinymlir", "tinymlir"),
+        ("numba_best", "numba (best of njit, par)"),
+        ("numba", "numba njit"),
+        ("numba_par", "numba parallel"),
+        ("jax", "jax.jit"),
+    ):
         runs = [c for c in cases if ok(c, k)]
-        print(f"  geomean speedup over NumPy, {label:26}: {gmean([sp(c, k) for c in runs]):.3f}x "
-              f"over {len(runs)} of {len(cases)} cases")
+        print(
+            f"  geomean speedup over NumPy, {label:26}: {gmean([sp(c, k) for c in runs]):.3f}x "
+            f"over {len(runs)} of {len(cases)} cases"
+        )
     for k, label in (("numba_best", "numba"), ("jax", "jax")):
         both = [c for c in cases if ok(c, "tinymlir") and ok(c, k)]
         a, b = gmean([sp(c, "tinymlir") for c in both]), gmean([sp(c, k) for c in both])
-        print(f"  tinymlir vs {label:5} on the {len(both)} cases both ran correctly: "
-              f"{a:.3f}x / {b:.3f}x = {a / b:.3f} (target >= 1.25)")
-    slow = [f"{c['program']}/{c['size']} ({sp(c, 'tinymlir'):.2f}x)" for c in cases
-            if ok(c, "tinymlir") and sp(c, "tinymlir") < 0.95]
+        print(
+            f"  tinymlir vs {label:5} on the {len(both)} cases both ran correctly: "
+            f"{a:.3f}x / {b:.3f}x = {a / b:.3f} (target >= 1.25)"
+        )
+    slow = [
+        f"{c['program']}/{c['size']} ({sp(c, 'tinymlir'):.2f}x)"
+        for c in cases
+        if ok(c, "tinymlir") and sp(c, "tinymlir") < 0.95
+    ]
     print(f"  cases where tinymlir's median is < 0.95x NumPy: {len(slow)}: {', '.join(slow)}")
-    bad = [f"{c['program']}/{c['size']} ({c['contenders']['tinymlir']['status']})" for c in cases
-           if not ok(c, "tinymlir")]
+    bad = [
+        f"{c['program']}/{c['size']} ({c['contenders']['tinymlir']['status']})"
+        for c in cases
+        if not ok(c, "tinymlir")
+    ]
     print(f"  cases where tinymlir failed or was WRONG: {len(bad)}: {', '.join(bad)}")
-    firsts = lambda c: (c["contenders"]["tinymlir"]["first_s"],  # noqa: E731
-                        c["contenders"]["numba_best"]["first_s"])
+    firsts = lambda c: (
+        c["contenders"]["tinymlir"]["first_s"],  # noqa: E731
+        c["contenders"]["numba_best"]["first_s"],
+    )
     short_ = [c for c in cases if ok(c, "tinymlir") and ok(c, "numba_best") and c["ops"] < 10000]
-    print(f"  first call, tinymlir / numba, geomean over the {len(short_)} cases with ops < 10000: "
-          f"{gmean([firsts(c)[0] / firsts(c)[1] for c in short_]):.3f} (target <= 2)")
+    print(
+        f"  first call, tinymlir / numba, geomean over the {len(short_)} cases with ops < 10000: "
+        f"{gmean([firsts(c)[0] / firsts(c)[1] for c in short_]):.3f} (target <= 2)"
+    )
     long_ = [c for c in cases if c["ops"] is not None and c["ops"] >= 10000]
     print(f"  first call of the {len(long_)} cases with ops >= 10000 (tinymlir s, numba s, ops):")
     for c in long_:
         r = c["contenders"]
-        nb = f"{r['numba_best']['first_s']:.2f}s" if "first_s" in r["numba_best"] else \
-            r["numba_best"]["status"]
-        print(f"    {c['program']}/{c['size']} n={c['n']}: {r['tinymlir']['first_s']:.2f}s, {nb}, "
-              f"{c['ops']} ops")
+        nb = (
+            f"{r['numba_best']['first_s']:.2f}s"
+            if "first_s" in r["numba_best"]
+            else r["numba_best"]["status"]
+        )
+        print(
+            f"    {c['program']}/{c['size']} n={c['n']}: {r['tinymlir']['first_s']:.2f}s, {nb}, "
+            f"{c['ops']} ops"
+        )
 
 
 def main():
@@ -703,8 +870,12 @@ def main():
     report(env, cases, opts.rounds)
     if opts.json:
         with open(opts.json, "w") as f:
-            json.dump({"environment": env, "rounds": opts.rounds, "cases": cases}, f, indent=1,
-                      default=str)
+            json.dump(
+                {"environment": env, "rounds": opts.rounds, "cases": cases},
+                f,
+                indent=1,
+                default=str,
+            )
 
 
 if __name__ == "__main__":

@@ -31,13 +31,16 @@ def port(*static, name=None):
     """Registers a port under its name (or the bench's name for it) with the positions of its static arguments; the bench
     calls jax.jit(port, static_argnums=static) afresh at each size, so that each first call
     includes tracing and compiling."""
+
     def register(fn):
         PORTS[name or fn.__name__] = (fn, static)
         return fn
+
     return register
 
 
 # --- Stencils -----------------------------------------------------------------------------
+
 
 @port(2)
 def jacobi_1d(A, B, T):
@@ -46,6 +49,7 @@ def jacobi_1d(A, B, T):
         B = B.at[1:-1].set(0.33333 * (A[:-2] + A[1:-1] + A[2:]))
         A = A.at[1:-1].set(0.33333 * (B[:-2] + B[1:-1] + B[2:]))
         return A, B
+
     return None, lax.fori_loop(0, T, step, (A, B))
 
 
@@ -59,6 +63,7 @@ def jacobi_2d(A, B, T):
         B = B.at[1:-1, 1:-1].set(sweep(A))
         A = A.at[1:-1, 1:-1].set(sweep(B))
         return A, B
+
     return None, lax.fori_loop(0, T, step, (A, B))
 
 
@@ -66,16 +71,19 @@ def jacobi_2d(A, B, T):
 def heat_3d(A, B, T):
     def sweep(A):
         c = A[1:-1, 1:-1, 1:-1]
-        return (0.125 * (A[2:, 1:-1, 1:-1] - 2.0 * c + A[:-2, 1:-1, 1:-1])
-                + 0.125 * (A[1:-1, 2:, 1:-1] - 2.0 * c + A[1:-1, :-2, 1:-1])
-                + 0.125 * (A[1:-1, 1:-1, 2:] - 2.0 * c + A[1:-1, 1:-1, :-2])
-                + c)
+        return (
+            0.125 * (A[2:, 1:-1, 1:-1] - 2.0 * c + A[:-2, 1:-1, 1:-1])
+            + 0.125 * (A[1:-1, 2:, 1:-1] - 2.0 * c + A[1:-1, :-2, 1:-1])
+            + 0.125 * (A[1:-1, 1:-1, 2:] - 2.0 * c + A[1:-1, 1:-1, :-2])
+            + c
+        )
 
     def step(_, c):
         A, B = c
         B = B.at[1:-1, 1:-1, 1:-1].set(sweep(A))
         A = A.at[1:-1, 1:-1, 1:-1].set(sweep(B))
         return A, B
+
     return None, lax.fori_loop(0, T, step, (A, B))
 
 
@@ -84,17 +92,26 @@ def seidel_2d(A, T):
     n = A.shape[0]
 
     def row(i, A):
-        A = A.at[i, 1:-1].add(A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] + A[i, 2:]
-                              + A[i + 1, :-2] + A[i + 1, 1:-1] + A[i + 1, 2:])
+        A = A.at[i, 1:-1].add(
+            A[i - 1, :-2]
+            + A[i - 1, 1:-1]
+            + A[i - 1, 2:]
+            + A[i, 2:]
+            + A[i + 1, :-2]
+            + A[i + 1, 1:-1]
+            + A[i + 1, 2:]
+        )
 
         def recur(prev, a):
             new = (a + prev) / 9.0
             return new, new
+
         _, new = lax.scan(recur, A[i, 0], A[i, 1:-1])
         return A.at[i, 1:-1].set(new)
 
     def step(_, A):
         return lax.fori_loop(1, n - 1, row, A)
+
     return None, (lax.fori_loop(0, T, step, A),)
 
 
@@ -107,10 +124,12 @@ def fdtd_2d(ex, ey, hz, fict, T):
         ex = ex.at[:, 1:].add(-0.5 * (hz[:, 1:] - hz[:, :-1]))
         hz = hz.at[:-1, :-1].add(-0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1]))
         return ex, ey, hz
+
     return None, lax.fori_loop(0, T, step, (ex, ey, hz))
 
 
 # --- Dense linear algebra with loops --------------------------------------------------------
+
 
 @port()
 def lu(A):
@@ -126,8 +145,10 @@ def lu(A):
         def upper(j, A):
             m = idx < i
             return A.at[i, j].add(-(jnp.where(m, A[i], 0.0) @ jnp.where(m, A[:, j], 0.0)))
+
         A = lax.fori_loop(0, i, lower, A)
         return lax.fori_loop(i, n, upper, A)
+
     return None, (lax.fori_loop(0, n, row, A),)
 
 
@@ -142,9 +163,11 @@ def cholesky(A):
             m = idx < j
             s = jnp.where(m, A[i], 0.0) @ jnp.where(m, A[j], 0.0)
             return A.at[i, j].set((A[i, j] - s) / A[j, j])
+
         A = lax.fori_loop(0, i, lower, A)
         a = jnp.where(idx < i, A[i], 0.0)
         return A.at[i, i].set(jnp.sqrt(A[i, i] - a @ a))
+
     return None, (lax.fori_loop(1, n, row, A),)
 
 
@@ -155,6 +178,7 @@ def trisolv(L, x, b):
     def row(i, x):
         s = jnp.where(idx < i, L[i], 0.0) @ jnp.where(idx < i, x, 0.0)
         return x.at[i].set((b[i] - s) / L[i, i])
+
     return None, (lax.fori_loop(0, x.shape[0], row, x),)
 
 
@@ -223,16 +247,19 @@ def gramschmidt(A):
         r = jnp.where(cols > k, q @ A, 0.0)
         R = R.at[k].set(jnp.where(cols == k, rkk, r))
         return A - jnp.outer(q, r), Q.at[:, k].set(q), R
+
     A, Q, R = lax.fori_loop(0, n, step, (A, jnp.zeros_like(A), jnp.zeros((n, n), A.dtype)))
     return (Q, R), (A,)
 
 
 # --- Graphs and statistics ------------------------------------------------------------------
 
+
 @port()
 def floyd_warshall(path):
     def step(k, path):
         return jnp.minimum(path, path[:, k, None] + path[None, k, :])
+
     return None, (lax.fori_loop(0, path.shape[0], step, path),)
 
 
@@ -260,13 +287,15 @@ def histogram_loop(x, bins):
 
 # --- Particles and masks ----------------------------------------------------------------------
 
+
 def nbody_acc(p, mass, G, softening):
     x, y, z = p[:, 0:1], p[:, 1:2], p[:, 2:3]
     dx, dy, dz = x.T - x, y.T - y, z.T - z
     inv_r3 = dx**2 + dy**2 + dz**2 + softening**2
-    inv_r3 = jnp.where(inv_r3 > 0, inv_r3**(-1.5), inv_r3)
-    return jnp.hstack((G * (dx * inv_r3) @ mass, G * (dy * inv_r3) @ mass,
-                       G * (dz * inv_r3) @ mass))
+    inv_r3 = jnp.where(inv_r3 > 0, inv_r3 ** (-1.5), inv_r3)
+    return jnp.hstack(
+        (G * (dx * inv_r3) @ mass, G * (dy * inv_r3) @ mass, G * (dz * inv_r3) @ mass)
+    )
 
 
 @port(4, name="nbody")
@@ -277,6 +306,7 @@ def nbody_step(p, v, mass, dt, steps):
         p = p + v * dt
         v = v + nbody_acc(p, mass, 1.0, 0.1) * dt / 2.0
         return p, v
+
     return None, lax.fori_loop(0, steps, step, (p, v))
 
 
@@ -300,6 +330,7 @@ def clip_negative(x):
 
 # --- Layers as loops over a window ------------------------------------------------------------
 
+
 @port()
 def conv2d(x, w):
     H, W = x.shape
@@ -307,7 +338,7 @@ def conv2d(x, w):
     out = jnp.zeros((H - K + 1, W - K + 1))
     for i in range(K):
         for j in range(K):
-            out = out + w[i, j] * x[i:i + H - K + 1, j:j + W - K + 1]
+            out = out + w[i, j] * x[i : i + H - K + 1, j : j + W - K + 1]
     return out, ()
 
 
@@ -317,7 +348,7 @@ def max_pool(x, size):
     out = jnp.full((H // size, W // size), -jnp.inf)
     for i in range(size):
         for j in range(size):
-            out = jnp.maximum(out, x[i:H - H % size:size, j:W - W % size:size])
+            out = jnp.maximum(out, x[i : H - H % size : size, j : W - W % size : size])
     return out, ()
 
 
@@ -335,27 +366,35 @@ def relu_layer(x, w, b):
 
 # --- A small 2-D fluid step (cavity flow) ------------------------------------------------------
 
+
 def build_up_b(rho, dt, u, v, dx, dy):
     b = jnp.zeros_like(u)
     return b.at[1:-1, 1:-1].set(
-        rho * (1 / dt * ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx)
-                         + (v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy))
-               - ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx))**2
-               - 2 * ((u[2:, 1:-1] - u[0:-2, 1:-1]) / (2 * dy)
-                      * (v[1:-1, 2:] - v[1:-1, 0:-2]) / (2 * dx))
-               - ((v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy))**2))
+        rho
+        * (
+            1
+            / dt
+            * ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx) + (v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy))
+            - ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx)) ** 2
+            - 2
+            * ((u[2:, 1:-1] - u[0:-2, 1:-1]) / (2 * dy) * (v[1:-1, 2:] - v[1:-1, 0:-2]) / (2 * dx))
+            - ((v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy)) ** 2
+        )
+    )
 
 
 def pressure_poisson(nit, p, dx, dy, b):
     def step(_, pn):
-        p = pn.at[1:-1, 1:-1].set(((pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy**2
-                                   + (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2)
-                                  / (2 * (dx**2 + dy**2))
-                                  - dx**2 * dy**2 / (2 * (dx**2 + dy**2)) * b[1:-1, 1:-1])
+        p = pn.at[1:-1, 1:-1].set(
+            ((pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy**2 + (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2)
+            / (2 * (dx**2 + dy**2))
+            - dx**2 * dy**2 / (2 * (dx**2 + dy**2)) * b[1:-1, 1:-1]
+        )
         p = p.at[:, -1].set(p[:, -2])
         p = p.at[0, :].set(p[1, :])
         p = p.at[:, 0].set(p[:, 1])
         return p.at[-1, :].set(0.0)
+
     return lax.fori_loop(0, nit, step, p)
 
 
@@ -366,24 +405,36 @@ def cavity_flow(nt, nit, u, v, dt, dx, dy, p, rho, nu):
         b = build_up_b(rho, dt, un, vn, dx, dy)
         p = pressure_poisson(nit, p, dx, dy, b)
         u = un.at[1:-1, 1:-1].set(
-            un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
+            un[1:-1, 1:-1]
+            - un[1:-1, 1:-1] * dt / dx * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
             - vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1])
             - dt / (2 * rho * dx) * (p[1:-1, 2:] - p[1:-1, 0:-2])
-            + nu * (dt / dx**2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
-                    + dt / dy**2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1])))
+            + nu
+            * (
+                dt / dx**2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
+                + dt / dy**2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1])
+            )
+        )
         v = vn.at[1:-1, 1:-1].set(
-            vn[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
+            vn[1:-1, 1:-1]
+            - un[1:-1, 1:-1] * dt / dx * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
             - vn[1:-1, 1:-1] * dt / dy * (vn[1:-1, 1:-1] - vn[0:-2, 1:-1])
             - dt / (2 * rho * dy) * (p[2:, 1:-1] - p[0:-2, 1:-1])
-            + nu * (dt / dx**2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2])
-                    + dt / dy**2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])))
+            + nu
+            * (
+                dt / dx**2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2])
+                + dt / dy**2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])
+            )
+        )
         u = u.at[0, :].set(0.0).at[:, 0].set(0.0).at[:, -1].set(0.0).at[-1, :].set(1.0)
         v = v.at[0, :].set(0.0).at[-1, :].set(0.0).at[:, 0].set(0.0).at[:, -1].set(0.0)
         return u, v, p
+
     return None, lax.fori_loop(0, nt, step, (u, v, p))
 
 
 # --- Complex numbers, small integers, sorts, scans, least squares -----------------------------
+
 
 @port()
 def dft(x):
@@ -398,6 +449,7 @@ def mandelbrot(c, steps):
         z, count = s
         z = jnp.where(jnp.abs(z) <= 2, z * z + c, z)
         return z, count + (jnp.abs(z) <= 2).astype(jnp.int32)
+
     _, count = lax.fori_loop(0, steps, step, (jnp.zeros_like(c), jnp.zeros(c.shape, jnp.int32)))
     return count, ()
 
@@ -419,7 +471,7 @@ def knn_vote(train, labels, query, k):
 @port(1)
 def moving_average(x, w):
     c = jnp.cumsum(x)
-    return jnp.concatenate([c[w - 1:w], c[w:] - c[:-w]]) / w, ()
+    return jnp.concatenate([c[w - 1 : w], c[w:] - c[:-w]]) / w, ()
 
 
 @port()
@@ -431,7 +483,7 @@ def ranks(x):
 
 @port(2)
 def fit(x, y, degree):
-    A = jnp.stack([x ** k for k in range(degree, -1, -1)], axis=1)
+    A = jnp.stack([x**k for k in range(degree, -1, -1)], axis=1)
     coef, residuals, rank, s = jnp.linalg.lstsq(A, y)
     return (coef, A @ coef - y, rank), ()
 
@@ -447,11 +499,11 @@ def histogram_image(img):
 @port()
 def moving_average_pad(s, k=5):
     p = jnp.pad(s, (k - 1, 0), mode="edge")
-    acc = p[0:s.shape[0]]
+    acc = p[0 : s.shape[0]]
     for i in range(1, k):
-        acc = acc + p[i:i + s.shape[0]]
+        acc = acc + p[i : i + s.shape[0]]
     sym = jnp.pad(s, k // 2, mode="reflect")
-    centered = sum(sym[i:i + s.shape[0]] for i in range(k)) / k
+    centered = sum(sym[i : i + s.shape[0]] for i in range(k)) / k
     return (acc / k, centered), ()
 
 

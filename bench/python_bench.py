@@ -79,7 +79,9 @@ def summary(values):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=0.3, help="timing per contender per round")
     ap.add_argument("--threads", type=int, default=0)
@@ -90,6 +92,7 @@ def main():
     try:
         import jax
         import jax.numpy as jnp
+
         jax.config.update("jax_enable_x64", True)  # float64 where NumPy 2 has it (gelu)
         have_jax = True
     except ImportError:
@@ -106,8 +109,10 @@ def main():
         "gelu (1024, 3072)": (gelu, (big,)),
         "softmax (1024, 3072)": (softmax, (big,)),
         "layer_norm (1024, 3072)": (layer_norm, (big, g, b)),
-        "(A @ x) @ A (4000, 5000) float64": (matvec, (rng.normal(size=(4000, 5000)),
-                                                    rng.normal(size=5000))),
+        "(A @ x) @ A (4000, 5000) float64": (
+            matvec,
+            (rng.normal(size=(4000, 5000)), rng.normal(size=5000)),
+        ),
     }
     cpu = "unknown CPU"
     try:
@@ -115,8 +120,10 @@ def main():
             cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    print(f"tinymlir {tinymlir.__version__}, NumPy {np.__version__}, {cpu}, {os.cpu_count()} CPUs, "
-          f"{args.rounds} rounds" + ("" if have_jax else "; jax not installed"))
+    print(
+        f"tinymlir {tinymlir.__version__}, NumPy {np.__version__}, {cpu}, {os.cpu_count()} CPUs, "
+        f"{args.rounds} rounds" + ("" if have_jax else "; jax not installed")
+    )
     for name, (fn, fargs) in cases.items():
         jitted = jit(fn, disk_cache=False)
         t0 = time.perf_counter()
@@ -128,6 +135,7 @@ def main():
         contenders = {"tinymlir": (jitted, fargs), "numpy": (fn, fargs)}
         if have_jax:
             import jax
+
             jf = jax.jit(lambda *a, fn=fn: fn(*a, xp=jnp))
             jargs = tuple(jax.device_put(a) for a in fargs)
             jf(*jargs).block_until_ready()
@@ -138,8 +146,10 @@ def main():
                 times[k].append(per_call(f, a, args.seconds))
         t_med, t_lo, t_hi = summary(times["tinymlir"])
         unit, scale = ("us", 1e6) if t_med < 1e-3 else ("ms", 1e3)
-        print(f"\n{name}: compile {compile_s * 1e3:.0f} ms "
-              f"({'disk cache' if spec.from_disk_cache else 'compiled'})")
+        print(
+            f"\n{name}: compile {compile_s * 1e3:.0f} ms "
+            f"({'disk cache' if spec.from_disk_cache else 'compiled'})"
+        )
         for k in contenders:
             med, lo, hi = summary(times[k])
             line = f"  {k:9s} {med * scale:9.2f} {unit}  [{lo * scale:.2f} .. {hi * scale:.2f}]"

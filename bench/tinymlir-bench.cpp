@@ -78,8 +78,8 @@ struct Row {
 
 void print(const Row &r) {
   std::printf("%-28s %12.3f ms %12.3f ms  %-10s %8.2fx  compile %8.1f ms\n", r.name.c_str(),
-              r.ours * 1e3, r.theirs * 1e3, r.peer.c_str(),
-              r.theirs > 0 ? r.theirs / r.ours : 0.0, r.compile * 1e3);
+              r.ours * 1e3, r.theirs * 1e3, r.peer.c_str(), r.theirs > 0 ? r.theirs / r.ours : 0.0,
+              r.compile * 1e3);
   std::fflush(stdout);
 }
 
@@ -101,7 +101,8 @@ int main(int argc, char **argv) {
                  "--only decode: rows of the products (batched decoding: JitOptions::streamRows)")
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
   bool float32 = false;
-  app.add_flag("--float32", float32, "--only decode: float32 rows (--precision float32), not float64");
+  app.add_flag("--float32", float32,
+               "--only decode: float32 rows (--precision float32), not float64");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0)
     openblas_set_num_threads(threads);
@@ -134,14 +135,16 @@ int main(int argc, char **argv) {
         },
         budget);
     if (only == "bandwidth") {
-      std::printf("{\"read_bandwidth_gbs\": %.3f, \"threads\": %d}\n", n * 4.0 / read / 1e9, workers);
+      std::printf("{\"read_bandwidth_gbs\": %.3f, \"threads\": %d}\n", n * 4.0 / read / 1e9,
+                  workers);
       return 0;
     }
-    Array a = randn({256, 768}, 1), w = randn({768, 3072}, 2), c = Array::empty({256, 3072}, DType::f32);
+    Array a = randn({256, 768}, 1), w = randn({768, 3072}, 2),
+          c = Array::empty({256, 3072}, DType::f32);
     double gemm = median(
         [&] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 256, 3072, 768, 1.0f, a.data<float>(),
-                      768, w.data<float>(), 3072, 0.0f, c.data<float>(), 3072);
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 256, 3072, 768, 1.0f,
+                      a.data<float>(), 768, w.data<float>(), 3072, 0.0f, c.data<float>(), 3072);
         },
         budget);
     Array a64 = a.astype(DType::f64), w64 = w.astype(DType::f64);
@@ -193,7 +196,8 @@ int main(int argc, char **argv) {
     const double flops = 2.0 * M * L * 12 * C * C;
     double s = layers(DType::f32), d = layers(DType::f64);
     std::printf("{\"sgemm_s\": %.6f, \"dgemm_s\": %.6f, \"sgemm_gflops\": %.3f, "
-                "\"dgemm_gflops\": %.3f}\n", s, d, flops / s / 1e9, flops / d / 1e9);
+                "\"dgemm_gflops\": %.3f}\n",
+                s, d, flops / s / 1e9, flops / d / 1e9);
     return 0;
   }
 
@@ -225,7 +229,8 @@ int main(int argc, char **argv) {
     auto plain = [](const Tensor &x, const Tensor &w) { return matmul(x, w); };
     auto tied = [](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); };
     const DType rowType = float32 ? DType::f32 : DType::f64;
-    Array x768 = randn({rows, 768}, 1).astype(rowType), x3072 = randn({rows, 3072}, 2).astype(rowType);
+    Array x768 = randn({rows, 768}, 1).astype(rowType),
+          x3072 = randn({rows, 3072}, 2).astype(rowType);
     report("decode (" + r + ",768)@(768,2304)", plain, x768, randn({768, 2304}, 3));
     report("decode (" + r + ",768)@(768,3072)", plain, x768, randn({768, 3072}, 4));
     report("decode (" + r + ",3072)@(3072,768)", plain, x3072, randn({3072, 768}, 5));
@@ -256,11 +261,12 @@ int main(int argc, char **argv) {
   };
   kernel("gelu_1024x3072_f32", [](const Tensor &t) { return gelu(t); }, x);
   kernel("softmax_1024x3072_f32", [](const Tensor &t) { return softmax(t); }, x);
-  kernel("layer_norm_1024x3072_f32",
-         [](const Tensor &t, const Tensor &gain, const Tensor &bias) {
-           return layerNorm(t, gain, bias);
-         },
-         x, g, b);
+  kernel(
+      "layer_norm_1024x3072_f32",
+      [](const Tensor &t, const Tensor &gain, const Tensor &bias) {
+        return layerNorm(t, gain, bias);
+      },
+      x, g, b);
 
   // Matrix products through the JIT against cblas_sgemm called directly.
   auto product = [&](int64_t m, int64_t k, int64_t n) {

@@ -4,14 +4,19 @@ built module's table, so that the package exports them by name.
 
     python generate_elementwise.py <directory holding tinymlir/_tinymlir*.so> <output>
 """
+
 import sys
 
 sys.path.insert(0, sys.argv[1])
 from tinymlir import _tinymlir  # noqa: E402 -- the build tree's module
 
-lines = ['"""The elementwise functions of ops.def, with NumPy broadcasting and promotion',
-         '(generated at build time by python/generate_elementwise.py from the op table)."""',
-         "", "from ._ops import _elementwise", ""]
+lines = [
+    '"""The elementwise functions of ops.def, with NumPy broadcasting and promotion',
+    '(generated at build time by python/generate_elementwise.py from the op table)."""',
+    "",
+    "from ._ops import _elementwise",
+    "",
+]
 names = []
 for name, arity in _tinymlir.ELEMENTWISE:
     lines.append(f"{name} = _elementwise({name!r}, {arity})")

@@ -18,6 +18,7 @@
 
 Standard library only.
 """
+
 import argparse
 import hashlib
 import http.client
@@ -56,8 +57,9 @@ def _headers():
 
 
 def _reach_error(url, e):
-    return FetchError(f"cannot reach {url}: {getattr(e, 'reason', e)} "
-                      "(offline? HF_ENDPOINT moves the hub)")
+    return FetchError(
+        f"cannot reach {url}: {getattr(e, 'reason', e)} (offline? HF_ENDPOINT moves the hub)"
+    )
 
 
 def describe(url, timeout):
@@ -96,8 +98,10 @@ def describe(url, timeout):
             return int(size), "sha256", etag
         if len(etag) == 40 and all(c in "0123456789abcdef" for c in etag):
             return int(size), "git-sha1", etag
-        raise FetchError(f"{url}: the hub advertises no SHA-256 or git SHA-1 (ETag {etag!r}); "
-                         "refusing an unverifiable file")
+        raise FetchError(
+            f"{url}: the hub advertises no SHA-256 or git SHA-1 (ETag {etag!r}); "
+            "refusing an unverifiable file"
+        )
     raise FetchError(f"{url}: too many redirects")
 
 
@@ -136,8 +140,10 @@ def transfer(url, part, size, timeout):
         elif have:
             first = response.headers.get("Content-Range", "").removeprefix("bytes ").split("-")[0]
             if first != str(have):
-                raise FetchError(f"{url}: asked for bytes from {have}, got Content-Range "
-                                 f"{response.headers.get('Content-Range')!r}")
+                raise FetchError(
+                    f"{url}: asked for bytes from {have}, got Content-Range "
+                    f"{response.headers.get('Content-Range')!r}"
+                )
         with open(part, mode) as out:
             while chunk := response.read(CHUNK):
                 out.write(chunk)
@@ -157,21 +163,27 @@ def fetch_file(endpoint, repo, revision, name, out_dir, retries, timeout, log):
     for attempt in range(retries + 1):
         try:
             resumed = os.path.getsize(part) if os.path.exists(part) else 0
-            log(f"{name}: {size} bytes from {url}" + (f", resuming at {resumed}" if resumed else ""))
+            log(
+                f"{name}: {size} bytes from {url}" + (f", resuming at {resumed}" if resumed else "")
+            )
             transfer(url, part, size, timeout)
             break
         except (ConnectionError, TimeoutError, socket.timeout, http.client.HTTPException) as e:
             have = os.path.getsize(part) if os.path.exists(part) else 0
             if attempt == retries:
-                raise FetchError(f"{name}: transfer cut after {have} of {size} bytes ({e}); "
-                                 f"{part} is kept and the next run resumes it") from None
+                raise FetchError(
+                    f"{name}: transfer cut after {have} of {size} bytes ({e}); "
+                    f"{part} is kept and the next run resumes it"
+                ) from None
             log(f"{name}: transfer cut after {have} of {size} bytes ({e}); retrying")
-            time.sleep(min(2 ** attempt, 10) * 0.1)
+            time.sleep(min(2**attempt, 10) * 0.1)
     got = checksum(part, kind)
     if got != expected:
         os.remove(part)
-        raise FetchError(f"{name}: {kind} mismatch: the hub advertises {expected}, the download "
-                         f"has {got}; removed it")
+        raise FetchError(
+            f"{name}: {kind} mismatch: the hub advertises {expected}, the download "
+            f"has {got}; removed it"
+        )
     os.replace(part, dest)
     log(f"{name}: {kind} {expected} verified")
 
@@ -190,8 +202,16 @@ def main(argv=None):
     log = lambda message: print(f"fetch-gpt2: {message}", file=sys.stderr, flush=True)
     try:
         for name in FILES:
-            fetch_file(endpoint, repo, args.revision or pinned, name, args.dir, args.retries,
-                       args.timeout, log)
+            fetch_file(
+                endpoint,
+                repo,
+                args.revision or pinned,
+                name,
+                args.dir,
+                args.retries,
+                args.timeout,
+                log,
+            )
     except FetchError as e:
         log(f"error: {e}")
         return 1

@@ -7,21 +7,30 @@ no MLIR or LLVM header.
 
 Layers, lowest first (public headers in include/tinymlir belong to a layer too).
 """
+
 import os
 import re
 import sys
 
 LAYERS = ["core", "runtime", "frontend", "builder", "passes", "targets", "jit", "models"]
 NO_MLIR = {"core", "runtime"}
-PUBLIC = {"array.h": "core", "options.h": "targets", "gpu.h": "runtime", "tensor.h": "frontend", "ops.def": "frontend",
-          "kernels.h": "frontend", "jit.h": "jit", "tinymlir.h": "jit"}
+PUBLIC = {
+    "array.h": "core",
+    "options.h": "targets",
+    "gpu.h": "runtime",
+    "tensor.h": "frontend",
+    "ops.def": "frontend",
+    "kernels.h": "frontend",
+    "jit.h": "jit",
+    "tinymlir.h": "jit",
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
 def layer_of_header(path):
     """The layer of an included header, or None for system headers."""
     if path.startswith("tinymlir/"):
-        return PUBLIC.get(path[len("tinymlir/"):])
+        return PUBLIC.get(path[len("tinymlir/") :])
     first = path.split("/")[0]
     return first if first in LAYERS else None
 
@@ -32,7 +41,9 @@ def main():
     sources = []
     for layer in LAYERS:
         for dirpath, _, names in os.walk(os.path.join(root, "lib", layer)):
-            sources += [(layer, os.path.join(dirpath, n)) for n in names if n.endswith((".cpp", ".h"))]
+            sources += [
+                (layer, os.path.join(dirpath, n)) for n in names if n.endswith((".cpp", ".h"))
+            ]
     for name, layer in PUBLIC.items():
         sources.append((layer, os.path.join(root, "include", "tinymlir", name)))
     for layer, path in sources:

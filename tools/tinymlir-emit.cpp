@@ -67,11 +67,10 @@ std::map<std::string, Example> examples() {
   m["gelu"] = {"GELU, tanh form (float64 result, as in the reference)",
                [](auto &s, DType d, int64_t, auto &a) { return gelu(arg(a, shapeAt(s, 0), d)); },
                {{4, 8}}};
-  m["softmax"] = {"softmax over the last axis",
-                  [](auto &s, DType d, int64_t, auto &a) {
-                    return softmax(arg(a, shapeAt(s, 0), d));
-                  },
-                  {{4, 8}}};
+  m["softmax"] = {
+      "softmax over the last axis",
+      [](auto &s, DType d, int64_t, auto &a) { return softmax(arg(a, shapeAt(s, 0), d)); },
+      {{4, 8}}};
   m["layer_norm"] = {"layer normalization over the last axis, eps 1e-5",
                      [](auto &s, DType d, int64_t, auto &a) {
                        Tensor x = arg(a, shapeAt(s, 0), d);

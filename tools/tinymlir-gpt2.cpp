@@ -130,8 +130,8 @@ int serveForever(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
       std::cerr << "tinymlir-gpt2: SIGTERM: draining (new requests get 503; at most "
                 << drainSeconds << " s for those in flight)" << std::endl;
       server.drain();
-      const auto deadline = std::chrono::steady_clock::now() +
-                            std::chrono::duration<double>(drainSeconds);
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::duration<double>(drainSeconds);
       while (!server.idle() && signals == 1 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       if (!server.idle())
@@ -150,9 +150,8 @@ int serveForever(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
 }
 
 /// --prompt-file: every line a prompt, decoded together; the results in order.
-int generateBatch(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
-                  const std::string &file, int64_t tokens, gpt2::SamplingOptions sampling,
-                  bool stopAtEnd, bool json) {
+int generateBatch(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer, const std::string &file,
+                  int64_t tokens, gpt2::SamplingOptions sampling, bool stopAtEnd, bool json) {
   std::ifstream in(file);
   std::vector<std::string> texts;
   std::vector<std::vector<int32_t>> prompts;
@@ -186,7 +185,7 @@ int generateBatch(const gpt2::Model &gpt, const gpt2::Tokenizer &tokenizer,
   }
   if (json)
     std::cout << nlohmann::json{{"results", results}}.dump(-1, ' ', false,
-                                                          nlohmann::json::error_handler_t::replace)
+                                                           nlohmann::json::error_handler_t::replace)
               << "\n";
   std::cerr << "tinymlir-gpt2: " << prompts.size() << " prompts decoded together, " << generated
             << " tokens in " << seconds << " s (" << generated / std::max(seconds, 1e-9)
@@ -211,8 +210,8 @@ int main(int argc, char **argv) {
   std::string precision = "reference";
   app.add_option("--model", model, "directory with model.safetensors and config.json");
   auto *textOpt = app.add_option("--prompt", prompt, "prompt text");
-  auto *idsOpt =
-      app.add_option("--prompt-ids", promptIds, "prompt as token ids, e.g. 1,2,3")->excludes(textOpt);
+  auto *idsOpt = app.add_option("--prompt-ids", promptIds, "prompt as token ids, e.g. 1,2,3")
+                     ->excludes(textOpt);
   std::string promptFile;
   auto *fileOpt = app.add_option("--prompt-file", promptFile,
                                  "prompts, one per line, decoded together (a batch)")
@@ -278,7 +277,8 @@ int main(int argc, char **argv) {
   app.add_flag("--gpu", gpu, "run on the NVIDIA GPU (weights stay resident on the device)");
   std::string cacheDir;
   app.add_flag("--no-disk-cache", noDiskCache, "do not read or write the persistent compile cache");
-  app.add_option("--cache-dir", cacheDir, "compile cache directory (default ~/.cache/tinymlir/kernels)");
+  app.add_option("--cache-dir", cacheDir,
+                 "compile cache directory (default ~/.cache/tinymlir/kernels)");
   gpt2::SamplingOptions sampling;
   bool ignoreEos = false;
   app.add_option("--temperature", sampling.temperature,
@@ -373,7 +373,7 @@ int main(int argc, char **argv) {
       output.push_back(next);
       if (!json)
         std::cout << (next < tokenizer().vocabSize() ? tokenizer().decodeToken(next)
-                                                   : "<" + std::to_string(next) + ">")
+                                                     : "<" + std::to_string(next) + ">")
                   << std::flush;
       stepStart = Clock::now();
     };
@@ -413,10 +413,9 @@ int main(int argc, char **argv) {
     for (double s : stepSeconds)
       total += s;
     std::cerr << "tinymlir-gpt2: load " << loadSeconds << " s; " << generated << " tokens"
-              << (stopped ? " (stopped at end-of-text)" : "") << " in "
-              << total << " s (compile " << gpt.compileSeconds() << " s, "
-              << gpt.compilations() << " specializations compiled, " << gpt.diskHits()
-              << " loaded from the disk cache)";
+              << (stopped ? " (stopped at end-of-text)" : "") << " in " << total << " s (compile "
+              << gpt.compileSeconds() << " s, " << gpt.compilations()
+              << " specializations compiled, " << gpt.diskHits() << " loaded from the disk cache)";
     if (!stepSeconds.empty()) {
       std::cerr << "; " << (recompute || !dumpDir.empty() ? "full-prefix" : "incremental")
                 << "; first token " << stepSeconds.front() << " s";

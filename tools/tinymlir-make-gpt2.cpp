@@ -36,17 +36,21 @@ int main(int argc, char **argv) {
       {"gpt2-xl", {48, 25, 1600, 1024, 50257, 1e-5}},
   };
   std::vector<std::string> names;
-  for (const auto &[name, config] : presets) names.push_back(name);
+  for (const auto &[name, config] : presets)
+    names.push_back(name);
   app.add_option("--preset", preset,
                  "Base sizes: tiny (2 layers, 4 heads, 64 wide), 124M or gpt2 (GPT-2 small), "
                  "distilgpt2, gpt2-medium, gpt2-large, gpt2-xl (the shapes of those checkpoints)")
       ->check(CLI::IsMember(names))
       ->capture_default_str();
-  app.add_option("--layers", layers, "Number of transformer blocks (n_layer)")->check(CLI::PositiveNumber);
+  app.add_option("--layers", layers, "Number of transformer blocks (n_layer)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--heads", heads, "Attention heads (n_head)")->check(CLI::PositiveNumber);
-  app.add_option("--embd", embd, "Embedding width (n_embd), a multiple of --heads")->check(CLI::PositiveNumber);
+  app.add_option("--embd", embd, "Embedding width (n_embd), a multiple of --heads")
+      ->check(CLI::PositiveNumber);
   app.add_option("--vocab", vocab, "Vocabulary size (vocab_size)")->check(CLI::PositiveNumber);
-  app.add_option("--positions", positions, "Maximum context length (n_positions)")->check(CLI::PositiveNumber);
+  app.add_option("--positions", positions, "Maximum context length (n_positions)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "Random seed")->capture_default_str();
   double scale = 0.02;
   app.add_option("--scale", scale,
@@ -57,25 +61,33 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   gpt2::Config config = presets.at(preset);
-  if (layers) config.n_layer = layers;
-  if (heads) config.n_head = heads;
-  if (embd) config.n_embd = embd;
-  if (vocab) config.vocab_size = vocab;
-  if (positions) config.n_positions = positions;
+  if (layers)
+    config.n_layer = layers;
+  if (heads)
+    config.n_head = heads;
+  if (embd)
+    config.n_embd = embd;
+  if (vocab)
+    config.vocab_size = vocab;
+  if (positions)
+    config.n_positions = positions;
 
   try {
     auto start = std::chrono::steady_clock::now();
     gpt2::writeRandomCheckpoint(out, config, seed, scale);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::string model = (std::filesystem::path(out) / "model.safetensors").string();
     std::string cfg = (std::filesystem::path(out) / "config.json").string();
     std::printf("wrote %s (%lld parameters, %llu bytes) and %s in %.1f s\n", model.c_str(),
                 static_cast<long long>(config.numParameters()),
-                static_cast<unsigned long long>(std::filesystem::file_size(model)), cfg.c_str(), seconds);
-    std::printf("  n_layer=%lld n_head=%lld n_embd=%lld n_positions=%lld vocab_size=%lld seed=%llu\n",
-                static_cast<long long>(config.n_layer), static_cast<long long>(config.n_head),
-                static_cast<long long>(config.n_embd), static_cast<long long>(config.n_positions),
-                static_cast<long long>(config.vocab_size), static_cast<unsigned long long>(seed));
+                static_cast<unsigned long long>(std::filesystem::file_size(model)), cfg.c_str(),
+                seconds);
+    std::printf(
+        "  n_layer=%lld n_head=%lld n_embd=%lld n_positions=%lld vocab_size=%lld seed=%llu\n",
+        static_cast<long long>(config.n_layer), static_cast<long long>(config.n_head),
+        static_cast<long long>(config.n_embd), static_cast<long long>(config.n_positions),
+        static_cast<long long>(config.vocab_size), static_cast<unsigned long long>(seed));
   } catch (const std::exception &e) {
     std::fprintf(stderr, "tinymlir-make-gpt2: %s\n", e.what());
     return 1;

@@ -74,17 +74,39 @@ void freeMemory(void *data);
 size_t releaseMemory();
 
 template <class T> struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::f64; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::i32; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::b8; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::i64; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::i8; };
-template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::i16; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::u8; };
-template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::u16; };
-template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::u32; };
-template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::u64; };
+template <> struct DTypeOf<float> {
+  static constexpr DType value = DType::f32;
+};
+template <> struct DTypeOf<double> {
+  static constexpr DType value = DType::f64;
+};
+template <> struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::i32;
+};
+template <> struct DTypeOf<bool> {
+  static constexpr DType value = DType::b8;
+};
+template <> struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::i64;
+};
+template <> struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::i8;
+};
+template <> struct DTypeOf<int16_t> {
+  static constexpr DType value = DType::i16;
+};
+template <> struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::u8;
+};
+template <> struct DTypeOf<uint16_t> {
+  static constexpr DType value = DType::u16;
+};
+template <> struct DTypeOf<uint32_t> {
+  static constexpr DType value = DType::u32;
+};
+template <> struct DTypeOf<uint64_t> {
+  static constexpr DType value = DType::u64;
+};
 
 class Array {
 public:

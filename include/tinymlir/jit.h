@@ -120,7 +120,6 @@ struct CacheStats {
 
 namespace detail {
 
-
 /// The specialization cache of one jitted function (thread-safe, LRU).
 class Cache {
 public:
@@ -272,8 +271,8 @@ template <class F> class Jit {
 public:
   using Params = typename detail::FunctionTraits<F>::Params;
   /// Tensor, std::vector<Tensor> or std::tuple<Tensor...>: what f returns.
-  using Result = std::decay_t<decltype(std::apply(std::declval<const F &>(),
-                                                  std::declval<Params &>()))>;
+  using Result =
+      std::decay_t<decltype(std::apply(std::declval<const F &>(), std::declval<Params &>()))>;
 
   explicit Jit(F f, JitOptions options = JitOptions())
       : f_(std::move(f)), options_(options), cache_(std::make_shared<detail::Cache>()) {}

@@ -137,12 +137,8 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
 // maximum...; its Ints column says what int32 operands do). Binary ones also
 // take a plain number on either side.
 #define TINYMLIR_SCALAR_OVERLOADS(OP)                                                              \
-  template <Number S> Tensor OP(const Tensor &a, S b) {                                            \
-    return OP(a, weakNumber(b));                                                                   \
-  }                                                                                                \
-  template <Number S> Tensor OP(S a, const Tensor &b) {                                            \
-    return OP(weakNumber(a), b);                                                                   \
-  }
+  template <Number S> Tensor OP(const Tensor &a, S b) { return OP(a, weakNumber(b)); }             \
+  template <Number S> Tensor OP(S a, const Tensor &b) { return OP(weakNumber(a), b); }
 #define TINYMLIR_DECLARE_Unary(f) Tensor f(const Tensor &x);
 #define TINYMLIR_DECLARE_Binary(f)                                                                 \
   Tensor f(const Tensor &a, const Tensor &b);                                                      \
@@ -158,8 +154,8 @@ concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;
   }
 #define TINYMLIR_DECLARE_Convert(f)
 #define TINYMLIR_OP(...)
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
-                                ComplexLowering, Function)                                       \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,            \
+                                ComplexLowering, Function)                                         \
   TINYMLIR_DECLARE_##Kind(Function)
 #include <tinymlir/ops.def>
 #undef TINYMLIR_DECLARE_Unary
@@ -276,7 +272,8 @@ Tensor bincount(const Tensor &ids, int64_t length, const Tensor &weights = Tenso
 /// table with table[ids] = values (values broadcast to ids.shape +
 /// table.shape[1:]), in order, as NumPy's assignment.
 Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values);
-/// np.linalg (namespace la: not MLIR's linalg) on float32 and float64 (integers and bools as float64) matrices
+/// np.linalg (namespace la: not MLIR's linalg) on float32 and float64 (integers and bools as
+/// float64) matrices
 /// (..., m, n), by LAPACK; NumPy's LinAlgError (a matrix not positive
 /// definite, singular) is raised when the kernel runs.
 namespace la {

@@ -46,8 +46,9 @@ Type elementType(Builder &b, DType dtype) {
   case DTypeKind::Unsigned: // signless: the lowerings choose signed or unsigned ops
     return b.getIntegerType(static_cast<unsigned>(8 * dtypeSize(dtype)));
   case DTypeKind::Float:
-    return dtype == DType::f16 ? Type(b.getF16Type())
-           : dtype == DType::f32 ? Type(b.getF32Type()) : Type(b.getF64Type());
+    return dtype == DType::f16   ? Type(b.getF16Type())
+           : dtype == DType::f32 ? Type(b.getF32Type())
+                                 : Type(b.getF64Type());
   case DTypeKind::Complex:
     return ComplexType::get(elementType(b, realPart(dtype)));
   }
@@ -61,11 +62,12 @@ Type elementType(Builder &b, DType dtype) {
 Value scalarConstant(OpBuilder &b, Location loc, DType dtype, double value, double imag = 0) {
   Type type = elementType(b, dtype);
   if (isInteger(dtype)) {
-    int64_t v = std::isnan(value)                      ? 0
-                : value <= -9223372036854775808.0      ? std::numeric_limits<int64_t>::min()
-                : value >= 18446744073709551616.0      ? -1
-                : value >= 9223372036854775808.0       ? static_cast<int64_t>(static_cast<uint64_t>(value))
-                                                       : static_cast<int64_t>(value);
+    int64_t v = std::isnan(value)                 ? 0
+                : value <= -9223372036854775808.0 ? std::numeric_limits<int64_t>::min()
+                : value >= 18446744073709551616.0 ? -1
+                : value >= 9223372036854775808.0
+                    ? static_cast<int64_t>(static_cast<uint64_t>(value))
+                    : static_cast<int64_t>(value);
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
   }
   if (dtype == DType::b8)
@@ -93,7 +95,11 @@ Value toBool(OpBuilder &b, Location loc, Value i1) {
 /// The unsigned predicate of a signed one (eq and ne are their own).
 constexpr arith::CmpIPredicate unsignedPredicate(arith::CmpIPredicate p) {
   using P = arith::CmpIPredicate;
-  return p == P::slt ? P::ult : p == P::sle ? P::ule : p == P::sgt ? P::ugt : p == P::sge ? P::uge : p;
+  return p == P::slt   ? P::ult
+         : p == P::sle ? P::ule
+         : p == P::sgt ? P::ugt
+         : p == P::sge ? P::uge
+                       : p;
 }
 
 /// Comparisons: of float operands (ordered: false with nan, but for !=), of
@@ -123,7 +129,8 @@ Value floatToInt(OpBuilder &b, Location loc, Value x, DType from, DType to) {
   const unsigned bits = static_cast<unsigned>(8 * dtypeSize(to));
   Type target = elementType(b, to);
   if (to == DType::u64) { // [0, 2^64): unsigned; [-2^63, 0): the signed bits; else 2^63
-    Value lo = scalarConstant(b, loc, from, 0.0), hi = scalarConstant(b, loc, from, 18446744073709551616.0);
+    Value lo = scalarConstant(b, loc, from, 0.0),
+          hi = scalarConstant(b, loc, from, 18446744073709551616.0);
     Value min = scalarConstant(b, loc, from, -9223372036854775808.0);
     Value inU = arith::AndIOp::create(
         b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, lo),
@@ -132,23 +139,28 @@ Value floatToInt(OpBuilder &b, Location loc, Value x, DType from, DType to) {
         b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, min),
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, lo));
     Value zero = scalarConstant(b, loc, from, 0.0);
-    Value u = arith::FPToUIOp::create(b, loc, target, arith::SelectOp::create(b, loc, inU, x, zero));
-    Value s = arith::FPToSIOp::create(b, loc, target, arith::SelectOp::create(b, loc, inS, x, zero));
+    Value u =
+        arith::FPToUIOp::create(b, loc, target, arith::SelectOp::create(b, loc, inU, x, zero));
+    Value s =
+        arith::FPToSIOp::create(b, loc, target, arith::SelectOp::create(b, loc, inS, x, zero));
     Value indefinite = intConstant(b, loc, target, std::numeric_limits<int64_t>::min());
-    return arith::SelectOp::create(b, loc, inU, u, arith::SelectOp::create(b, loc, inS, s, indefinite));
+    return arith::SelectOp::create(b, loc, inU, u,
+                                   arith::SelectOp::create(b, loc, inS, s, indefinite));
   }
   const unsigned via = bits == 64 || to == DType::u32 ? 64 : 32;
   Type wide = b.getIntegerType(via);
   const double limit = std::ldexp(1.0, static_cast<int>(via) - 1);
-  Value inRange = arith::AndIOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, scalarConstant(b, loc, from, -limit)),
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, scalarConstant(b, loc, from, limit)));
+  Value inRange = arith::AndIOp::create(b, loc,
+                                        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
+                                                              scalarConstant(b, loc, from, -limit)),
+                                        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                                              scalarConstant(b, loc, from, limit)));
   Value safe = arith::SelectOp::create(b, loc, inRange, x, scalarConstant(b, loc, from, 0.0));
   Value converted = arith::FPToSIOp::create(b, loc, wide, safe);
   Value v = arith::SelectOp::create(b, loc, inRange, converted,
-                                    intConstant(b, loc, wide, via == 64 ? std::numeric_limits<int64_t>::min()
-                                                                        : std::numeric_limits<int32_t>::min()));
+                                    intConstant(b, loc, wide,
+                                                via == 64 ? std::numeric_limits<int64_t>::min()
+                                                          : std::numeric_limits<int32_t>::min()));
   return bits == via ? v : Value(arith::TruncIOp::create(b, loc, target, v));
 }
 
@@ -172,9 +184,11 @@ struct CastScalar {
       if (to == DType::b8) { // nonzero: either part
         Value im = complex::ImOp::create(b, loc, x[0]);
         Value zero = scalarConstant(b, loc, realPart(from), 0.0);
-        return toBool(b, loc, arith::OrIOp::create(
-                                  b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, re, zero),
-                                  arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, im, zero)));
+        return toBool(b, loc,
+                      arith::OrIOp::create(
+                          b, loc,
+                          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, re, zero),
+                          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, im, zero)));
       }
       Node real = n;
       real.args = {std::make_shared<Node>(*n.args[0])};
@@ -230,14 +244,16 @@ struct AbsInt { // max(x, 0 - x) (INT_MIN stays INT_MIN); unsigned and bool: x
 
 struct MaxInt {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
-    return dtypeKind(n.dtype) == DTypeKind::Signed ? Value(arith::MaxSIOp::create(b, loc, x[0], x[1]))
-                                                   : Value(arith::MaxUIOp::create(b, loc, x[0], x[1]));
+    return dtypeKind(n.dtype) == DTypeKind::Signed
+               ? Value(arith::MaxSIOp::create(b, loc, x[0], x[1]))
+               : Value(arith::MaxUIOp::create(b, loc, x[0], x[1]));
   }
 };
 struct MinInt {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
-    return dtypeKind(n.dtype) == DTypeKind::Signed ? Value(arith::MinSIOp::create(b, loc, x[0], x[1]))
-                                                   : Value(arith::MinUIOp::create(b, loc, x[0], x[1]));
+    return dtypeKind(n.dtype) == DTypeKind::Signed
+               ? Value(arith::MinSIOp::create(b, loc, x[0], x[1]))
+               : Value(arith::MinUIOp::create(b, loc, x[0], x[1]));
   }
 };
 
@@ -245,14 +261,17 @@ struct MinInt {
 /// is -1 (the caller selects NumPy's result there). `zero` says where b is 0.
 Value safeDivisor(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x, Value &zero) {
   Type type = x[0].getType();
-  zero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1], intConstant(b, loc, type, 0));
+  zero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1], intConstant(b, loc, type, 0));
   Value bad = zero;
   if (dtypeKind(n.dtype) == DTypeKind::Signed) {
     const unsigned bits = type.getIntOrFloatBitWidth();
-    Value min = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, APInt::getSignedMinValue(bits)));
+    Value min =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, APInt::getSignedMinValue(bits)));
     Value overflow = arith::AndIOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[0], min),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1], intConstant(b, loc, type, -1)));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1],
+                              intConstant(b, loc, type, -1)));
     bad = arith::OrIOp::create(b, loc, zero, overflow);
   }
   return arith::SelectOp::create(b, loc, bad, intConstant(b, loc, type, 1), x[1]);
@@ -264,8 +283,9 @@ struct FloorDivInt {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     Value zero;
     Value d = safeDivisor(b, loc, n, x, zero);
-    Value q = dtypeKind(n.dtype) == DTypeKind::Signed ? Value(arith::FloorDivSIOp::create(b, loc, x[0], d))
-                                                      : Value(arith::DivUIOp::create(b, loc, x[0], d));
+    Value q = dtypeKind(n.dtype) == DTypeKind::Signed
+                  ? Value(arith::FloorDivSIOp::create(b, loc, x[0], d))
+                  : Value(arith::DivUIOp::create(b, loc, x[0], d));
     return arith::SelectOp::create(b, loc, zero, intConstant(b, loc, q.getType(), 0), q);
   }
 };
@@ -298,8 +318,9 @@ struct FmodInt {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     Value zero;
     Value d = safeDivisor(b, loc, n, x, zero);
-    Value r = dtypeKind(n.dtype) == DTypeKind::Signed ? Value(arith::RemSIOp::create(b, loc, x[0], d))
-                                                      : Value(arith::RemUIOp::create(b, loc, x[0], d));
+    Value r = dtypeKind(n.dtype) == DTypeKind::Signed
+                  ? Value(arith::RemSIOp::create(b, loc, x[0], d))
+                  : Value(arith::RemUIOp::create(b, loc, x[0], d));
     return arith::SelectOp::create(b, loc, zero, intConstant(b, loc, r.getType(), 0), r);
   }
 };
@@ -313,13 +334,17 @@ struct FloorDivFloat {
     auto c = [&](double v) { return scalarConstant(b, loc, n.dtype, v); };
     Value mod = arith::RemFOp::create(b, loc, x[0], x[1]);
     Value div = arith::DivFOp::create(b, loc, arith::SubFOp::create(b, loc, x[0], mod), x[1]);
-    Value signsDiffer = arith::XOrIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OLT, x[1], c(0)),
-                                              arith::CmpFOp::create(b, loc, P::OLT, mod, c(0)));
-    Value adjust = arith::AndIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::UNE, mod, c(0)), signsDiffer);
+    Value signsDiffer =
+        arith::XOrIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OLT, x[1], c(0)),
+                              arith::CmpFOp::create(b, loc, P::OLT, mod, c(0)));
+    Value adjust = arith::AndIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::UNE, mod, c(0)),
+                                         signsDiffer);
     div = arith::SelectOp::create(b, loc, adjust, arith::SubFOp::create(b, loc, div, c(1)), div);
     Value floordiv = math::FloorOp::create(b, loc, div);
-    Value up = arith::CmpFOp::create(b, loc, P::OGT, arith::SubFOp::create(b, loc, div, floordiv), c(0.5));
-    floordiv = arith::SelectOp::create(b, loc, up, arith::AddFOp::create(b, loc, floordiv, c(1)), floordiv);
+    Value up =
+        arith::CmpFOp::create(b, loc, P::OGT, arith::SubFOp::create(b, loc, div, floordiv), c(0.5));
+    floordiv = arith::SelectOp::create(b, loc, up, arith::AddFOp::create(b, loc, floordiv, c(1)),
+                                       floordiv);
     Value quotient = arith::DivFOp::create(b, loc, x[0], x[1]);
     Value divZero = arith::CmpFOp::create(b, loc, P::OEQ, div, c(0));
     Value signedZero = math::CopySignOp::create(b, loc, c(0), quotient);
@@ -336,13 +361,16 @@ struct ModFloat {
     using P = arith::CmpFPredicate;
     auto c = [&](double v) { return scalarConstant(b, loc, n.dtype, v); };
     Value mod = arith::RemFOp::create(b, loc, x[0], x[1]);
-    Value signsDiffer = arith::XOrIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OLT, x[1], c(0)),
-                                              arith::CmpFOp::create(b, loc, P::OLT, mod, c(0)));
+    Value signsDiffer =
+        arith::XOrIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OLT, x[1], c(0)),
+                              arith::CmpFOp::create(b, loc, P::OLT, mod, c(0)));
     Value nonzero = arith::CmpFOp::create(b, loc, P::UNE, mod, c(0));
     Value adjust = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
-    Value moved = arith::SelectOp::create(b, loc, adjust, arith::AddFOp::create(b, loc, mod, x[1]), mod);
+    Value moved =
+        arith::SelectOp::create(b, loc, adjust, arith::AddFOp::create(b, loc, mod, x[1]), mod);
     Value zero = arith::CmpFOp::create(b, loc, P::OEQ, mod, c(0));
-    Value result = arith::SelectOp::create(b, loc, zero, math::CopySignOp::create(b, loc, c(0), x[1]), moved);
+    Value result =
+        arith::SelectOp::create(b, loc, zero, math::CopySignOp::create(b, loc, c(0), x[1]), moved);
     Value byZero = arith::CmpFOp::create(b, loc, P::OEQ, x[1], c(0));
     return arith::SelectOp::create(b, loc, byZero, mod, result);
   }
@@ -385,8 +413,8 @@ struct ShiftRight { // arithmetic for signed; a count out of range: the sign (-1
 
 struct InvertInt { // ~x; of a bool, not x
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
-    return arith::XOrIOp::create(b, loc, x[0],
-                                 intConstant(b, loc, x[0].getType(), n.dtype == DType::b8 ? 1 : -1));
+    return arith::XOrIOp::create(
+        b, loc, x[0], intConstant(b, loc, x[0].getType(), n.dtype == DType::b8 ? 1 : -1));
   }
 };
 
@@ -398,8 +426,9 @@ struct PowInt {
     Type type = x[0].getType();
     Value c0 = intConstant(b, loc, type, 0), c1 = intConstant(b, loc, type, 1);
     if (n.dtype == DType::b8) // True ** anything is True; False ** 0 is True
-      return arith::OrIOp::create(b, loc, x[0],
-                                  toBool(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1], c0)));
+      return arith::OrIOp::create(
+          b, loc, x[0],
+          toBool(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1], c0)));
     if (dtypeKind(n.dtype) != DTypeKind::Signed)
       return math::IPowIOp::create(b, loc, x[0], x[1]);
     Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[1], c0);
@@ -411,8 +440,9 @@ struct PowInt {
     Value ofMinusOne = arith::SelectOp::create(b, loc, odd, minusOne, c1);
     Value inverse = arith::SelectOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[0], c1), c1,
-        arith::SelectOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[0], minusOne),
-                                ofMinusOne, c0));
+        arith::SelectOp::create(
+            b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[0], minusOne),
+            ofMinusOne, c0));
     return arith::SelectOp::create(b, loc, negative, inverse, power);
   }
 };
@@ -425,10 +455,12 @@ struct Atan2Float {
     auto c = [&](double v) { return scalarConstant(b, loc, n.dtype, v); };
     Value zeros = arith::AndIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OEQ, x[0], c(0)),
                                         arith::CmpFOp::create(b, loc, P::OEQ, x[1], c(0)));
-    Value negativeX = arith::CmpFOp::create(b, loc, P::OLT, math::CopySignOp::create(b, loc, c(1), x[1]), c(0));
+    Value negativeX =
+        arith::CmpFOp::create(b, loc, P::OLT, math::CopySignOp::create(b, loc, c(1), x[1]), c(0));
     Value angle = arith::SelectOp::create(b, loc, negativeX, c(std::numbers::pi), c(0));
     Value special = math::CopySignOp::create(b, loc, angle, x[0]);
-    return arith::SelectOp::create(b, loc, zeros, special, math::Atan2Op::create(b, loc, x[0], x[1]));
+    return arith::SelectOp::create(b, loc, zeros, special,
+                                   math::Atan2Op::create(b, loc, x[0], x[1]));
   }
 };
 
@@ -494,10 +526,11 @@ struct SignInt { // x > 0 ? 1 : x < 0 ? -1 : 0 (unsigned: x != 0)
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     Value zero = scalarConstant(b, loc, n.dtype, 0);
     const bool s = dtypeKind(n.dtype) == DTypeKind::Signed;
-    Value positive = arith::CmpIOp::create(b, loc, s ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::ne,
-                                           x[0], zero);
+    Value positive = arith::CmpIOp::create(
+        b, loc, s ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::ne, x[0], zero);
     Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0], zero);
-    Value rest = s ? Value(arith::SelectOp::create(b, loc, negative, scalarConstant(b, loc, n.dtype, -1), zero))
+    Value rest = s ? Value(arith::SelectOp::create(b, loc, negative,
+                                                   scalarConstant(b, loc, n.dtype, -1), zero))
                    : zero;
     return arith::SelectOp::create(b, loc, positive, scalarConstant(b, loc, n.dtype, 1), rest);
   }
@@ -651,13 +684,13 @@ public:
         for (const auto &[part, box] : concatParts(*result)) {
           Value view =
               memref::SubViewOp::create(b_, loc_, output(k), box.offsets, box.sizes, box.strides);
-          bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(part),
-                                                            view, /*restrict=*/true,
+          bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(part), view,
+                                                            /*restrict=*/true,
                                                             /*writable=*/true);
         }
-      } else if (auto it = chainOf_.find(result.get());
-                 it != chainOf_.end() && it->second == output(k) &&
-                 holder_[output(k)] == result.get()) {
+      } else if (auto it = chainOf_.find(result.get()); it != chainOf_.end() &&
+                                                        it->second == output(k) &&
+                                                        holder_[output(k)] == result.get()) {
         // The result is the donated input's last version: already in place.
       } else {
         bufferization::MaterializeInDestinationOp::create(b_, loc_, TypeRange{}, emit(result),
@@ -727,7 +760,8 @@ private:
   }
 
   Value filled(const Node &n, Value init) {
-    return linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
+    return linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)})
+        .getResult(0);
   }
   Value filled(const Node &n, double value, double imag = 0) {
     return filled(n, scalarConstant(b_, n.dtype, value, imag));
@@ -741,8 +775,8 @@ private:
       return it->second;
     if (chainOf_.contains(key))
       return readVersion(*n);
-    Value v = isScalarNode(*n) ? Value(tensor::FromElementsOp::create(
-                                     b_, loc_, tensorType(*n), ValueRange{scalarOf(n)}))
+    Value v = isScalarNode(*n) ? Value(tensor::FromElementsOp::create(b_, loc_, tensorType(*n),
+                                                                      ValueRange{scalarOf(n)}))
                                : emitNew(*n);
     values_[key] = v;
     return v;
@@ -884,8 +918,8 @@ private:
     MLIRContext *ctx = &context_;
     auto unroll = LLVM::LoopUnrollAttr::get(ctx, b_.getBoolAttr(true), {}, {}, {}, {}, {}, {});
     loop->setAttr("llvm.loop_annotation",
-                  LLVM::LoopAnnotationAttr::get(ctx, {}, {}, {}, unroll, {}, {}, {}, {}, {}, {},
-                                                {}, {}, {}, {}, {}));
+                  LLVM::LoopAnnotationAttr::get(ctx, {}, {}, {}, unroll, {}, {}, {}, {}, {}, {}, {},
+                                                {}, {}, {}, {}));
     return loop.getResult(0);
   }
 
@@ -926,8 +960,9 @@ private:
       for (const NodePtr &a : n->args)
         stack.push_back(a.get());
     }
-    return updates ? GraphKind::Updates
-                   : seen.size() > kLargeGraph ? GraphKind::Large : GraphKind::Small;
+    return updates                     ? GraphKind::Updates
+           : seen.size() > kLargeGraph ? GraphKind::Large
+                                       : GraphKind::Small;
   }
 
   /// Emits the graph under `root` in program order, but for the nodes in
@@ -947,7 +982,8 @@ private:
           stack.push_back(a.get());
       }
     }
-    std::sort(order.begin(), order.end(), [](const Node *a, const Node *b) { return a->seq < b->seq; });
+    std::sort(order.begin(), order.end(),
+              [](const Node *a, const Node *b) { return a->seq < b->seq; });
     // Each version's successor: the first update (in program order) that writes over it.
     for (const Node *n : order)
       if (n->op == Op::SliceUpdate) {
@@ -1041,8 +1077,9 @@ private:
   Value copied(Value source, const Shape &shape, DType dtype) {
     Value copy = memref::AllocOp::create(b_, loc_, MemRefType::get(shape, elementType(dtype)));
     memref::CopyOp::create(b_, loc_, source, copy);
-    return bufferization::ToTensorOp::create(b_, loc_, RankedTensorType::get(shape, elementType(dtype)),
-                                             copy, /*restrict=*/true, /*writable=*/true);
+    return bufferization::ToTensorOp::create(b_, loc_,
+                                             RankedTensorType::get(shape, elementType(dtype)), copy,
+                                             /*restrict=*/true, /*writable=*/true);
   }
 
   void emitUpdate(const Node &u) {
@@ -1052,8 +1089,8 @@ private:
     const bool element = scalarMode_ && numElements(u.args[1]->shape) == 1;
     Value value = element ? scalarOf(u.args[1]) : emit(u.args[1]);
     Value buffer;
-    if (auto it = chainOf_.find(base); it != chainOf_.end() && holder_[it->second] == base &&
-                                       successor_[base] == &u) {
+    if (auto it = chainOf_.find(base);
+        it != chainOf_.end() && holder_[it->second] == base && successor_[base] == &u) {
       buffer = it->second;
       // Readers of the version being overwritten that come later read a copy.
       const auto &readers = consumers_[base];
@@ -1162,8 +1199,8 @@ private:
     }
     case Op::SliceUpdate: { // with an index_put in the graph (emitInOrder writes buffers)
       Box box = boxOf(n, n.args[1]->shape);
-      return tensor::InsertSliceOp::create(b_, loc_, emit(n.args[1]), emit(n.args[0]),
-                                           box.offsets, box.sizes, box.strides);
+      return tensor::InsertSliceOp::create(b_, loc_, emit(n.args[1]), emit(n.args[0]), box.offsets,
+                                           box.sizes, box.strides);
     }
     case Op::Reshape: {
       // A slice split into more dimensions (a row of packed q, k, v into
@@ -1177,7 +1214,8 @@ private:
       // Otherwise a shape operand (not expand/collapse_shape), so fusion
       // cannot fold the reshape into a neighbouring matmul and turn it into a
       // generic.
-      auto shapeType = RankedTensorType::get({static_cast<int64_t>(n.shape.size())}, b_.getI64Type());
+      auto shapeType =
+          RankedTensorType::get({static_cast<int64_t>(n.shape.size())}, b_.getI64Type());
       Value shape = arith::ConstantOp::create(
           b_, loc_, DenseIntElementsAttr::get(shapeType, ArrayRef<int64_t>(n.shape)));
       return tensor::ReshapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), shape);
@@ -1239,8 +1277,12 @@ private:
   Value emitRowCall(const Node &n) {
     const int64_t d = ShapedType::kDynamic;
     auto layout = StridedLayoutAttr::get(&context_, d, {d, d});
-    auto strided = [&](const Node &v) { return MemRefType::get(v.shape, elementType(v.dtype), layout); };
-    auto dynamic = [&](const Node &v) { return MemRefType::get({d, d}, elementType(v.dtype), layout); };
+    auto strided = [&](const Node &v) {
+      return MemRefType::get(v.shape, elementType(v.dtype), layout);
+    };
+    auto dynamic = [&](const Node &v) {
+      return MemRefType::get({d, d}, elementType(v.dtype), layout);
+    };
     // Every operand first: no tensor op may come between a to_buffer and the
     // call (bufferization sees the read at the to_buffer, and could reuse the
     // buffer in place before the call reads it).
@@ -1259,7 +1301,8 @@ private:
     types.push_back(dynamic(n));
     operands.push_back(arith::ConstantIntOp::create(b_, loc_, b_.getI64Type(), n.axes.at(0)));
     types.push_back(b_.getI64Type());
-    const std::string name = std::string("tinymlir_") + opName(n.op) + "_" + dtypeName(n.args[0]->dtype);
+    const std::string name =
+        std::string("tinymlir_") + opName(n.op) + "_" + dtypeName(n.args[0]->dtype);
     auto module = b_.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
     auto callee = module.lookupSymbol<func::FuncOp>(name);
     if (!callee) {
@@ -1305,8 +1348,7 @@ private:
         [&](OpBuilder &b, Location loc, ValueRange block) {
           SmallVector<Value> operands;
           for (size_t i = 0; i < n.args.size(); ++i)
-            operands.push_back(blockArg[i] >= 0 ? block[blockArg[i]]
-                                                : scalarValue(b, *n.args[i]));
+            operands.push_back(blockArg[i] >= 0 ? block[blockArg[i]] : scalarValue(b, *n.args[i]));
           linalg::YieldOp::create(b, loc, scalarOp(b, n, operands));
         });
     return generic.getResult(0);
@@ -1332,8 +1374,8 @@ private:
 #define TINYMLIR_OP(Name, ...)                                                                     \
   case Op::Name:                                                                                   \
     break;
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
-                                ComplexLowering, Function)                                       \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,            \
+                                ComplexLowering, Function)                                         \
   case Op::Name:                                                                                   \
     return c   ? lower<OpKind::Kind, ComplexLowering>(b, loc_, n, x)                               \
            : f ? lower<OpKind::Kind, FloatLowering>(b, loc_, n, x)                                 \
@@ -1346,14 +1388,16 @@ private:
   Value emitReduction(const Node &n) {
     const Node &in = *n.args[0];
     const bool f = isFloat(in.dtype), c = isComplex(in.dtype);
-    const bool s = dtypeKind(in.dtype) == DTypeKind::Signed, extreme = n.op == Op::Max || n.op == Op::Min;
+    const bool s = dtypeKind(in.dtype) == DTypeKind::Signed,
+               extreme = n.op == Op::Max || n.op == Op::Min;
     Value acc;
     if (extreme && isInteger(n.dtype)) { // exact extremes of the type (bool: any/all below)
       const unsigned bits = static_cast<unsigned>(8 * dtypeSize(n.dtype));
       APInt v = n.op == Op::Max ? (s ? APInt::getSignedMinValue(bits) : APInt::getMinValue(bits))
                                 : (s ? APInt::getSignedMaxValue(bits) : APInt::getMaxValue(bits));
       Value init = arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(elementType(n.dtype), v));
-      acc = linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
+      acc =
+          linalg::FillOp::create(b_, loc_, ValueRange{init}, ValueRange{emptyLike(n)}).getResult(0);
     } else {
       const double inf = std::numeric_limits<double>::infinity();
       double init = n.op == Op::Prod ? 1 : 0;
@@ -1399,8 +1443,8 @@ private:
   /// Returns the weights node (and whether it is transposed), or null.
   static NodePtr mixedPrecisionWeights(const Node &n, bool &transposed) {
     const Node &b = *n.args[1];
-    if (n.shape.size() != 2 || n.dtype != DType::f64 ||
-        b.op != Op::Cast || b.args[0]->dtype != DType::f32)
+    if (n.shape.size() != 2 || n.dtype != DType::f64 || b.op != Op::Cast ||
+        b.args[0]->dtype != DType::f32)
       return nullptr;
     const NodePtr &w = b.args[0];
     transposed = w->op == Op::Transpose;
@@ -1416,9 +1460,9 @@ private:
       if (transposed) {
         AffineExpr i = b_.getAffineDimExpr(0), j = b_.getAffineDimExpr(1),
                    k = b_.getAffineDimExpr(2);
-        mm.setIndexingMapsAttr(b_.getAffineMapArrayAttr(
-            {AffineMap::get(3, 0, {i, k}, &context_), AffineMap::get(3, 0, {j, k}, &context_),
-             AffineMap::get(3, 0, {i, j}, &context_)}));
+        mm.setIndexingMapsAttr(b_.getAffineMapArrayAttr({AffineMap::get(3, 0, {i, k}, &context_),
+                                                         AffineMap::get(3, 0, {j, k}, &context_),
+                                                         AffineMap::get(3, 0, {i, j}, &context_)}));
       }
       return mm.getResult(0);
     }
@@ -1438,9 +1482,8 @@ private:
     Value table = emit(n.args[0]), ids = emit(n.args[1]);
     const DType idType = n.args[1]->dtype;
     const int64_t rows = n.args[0]->shape[0];
-    SmallVector<AffineMap> maps{
-        AffineMap::get(2, 0, {b_.getAffineDimExpr(0)}, &context_),
-        AffineMap::getMultiDimIdentityMap(2, &context_)};
+    SmallVector<AffineMap> maps{AffineMap::get(2, 0, {b_.getAffineDimExpr(0)}, &context_),
+                                AffineMap::getMultiDimIdentityMap(2, &context_)};
     SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
         b_, loc_, TypeRange{tensorType(n)}, ValueRange{ids}, ValueRange{emptyLike(n)}, maps,
@@ -1454,8 +1497,8 @@ private:
             Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
             Value size = arith::ConstantIntOp::create(b, loc, i64, rows);
             Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, zero);
-            id = arith::SelectOp::create(b, loc, negative,
-                                         arith::AddIOp::create(b, loc, id, size), id);
+            id = arith::SelectOp::create(b, loc, negative, arith::AddIOp::create(b, loc, id, size),
+                                         id);
           }
           Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
           Value col = linalg::IndexOp::create(b, loc, 1);
@@ -1507,13 +1550,13 @@ private:
             rowOffsets.push_back(d == rowAxis ? OpFoldResult(r) : b.getIndexAttr(0));
             rowSizes.push_back(b.getIndexAttr(d == rowAxis ? 1 : values.shape[d]));
           }
-          Value row = tensor::ExtractSliceOp::create(b, loc, rowType, vs, rowOffsets, rowSizes,
-                                                     rowStrides);
-          Value slot = tensor::ExtractSliceOp::create(b, loc, rowType, carried[0], offsets, sizes,
-                                                      strides);
+          Value row =
+              tensor::ExtractSliceOp::create(b, loc, rowType, vs, rowOffsets, rowSizes, rowStrides);
+          Value slot =
+              tensor::ExtractSliceOp::create(b, loc, rowType, carried[0], offsets, sizes, strides);
           Value copied = linalg::CopyOp::create(b, loc, row, slot).getResult(0);
-          Value updated = tensor::InsertSliceOp::create(b, loc, copied, carried[0], offsets,
-                                                        sizes, strides);
+          Value updated =
+              tensor::InsertSliceOp::create(b, loc, copied, carried[0], offsets, sizes, strides);
           scf::YieldOp::create(b, loc, updated);
         });
     return loop.getResult(0);
@@ -1525,8 +1568,8 @@ private:
     SmallVector<AffineExpr> reads;
     for (size_t d = 0; d < rank; ++d) {
       AffineExpr i = b_.getAffineDimExpr(d);
-      const bool flipped = std::find(n.axes.begin(), n.axes.end(), static_cast<int64_t>(d)) !=
-                           n.axes.end();
+      const bool flipped =
+          std::find(n.axes.begin(), n.axes.end(), static_cast<int64_t>(d)) != n.axes.end();
       reads.push_back(flipped ? b_.getAffineConstantExpr(n.shape[d] - 1) - i : i);
     }
     SmallVector<AffineMap> maps{AffineMap::get(rank, 0, reads, &context_),
@@ -1581,8 +1624,8 @@ private:
     maps.push_back(AffineMap::getMultiDimIdentityMap(2, &context_));
     SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
-        b_, loc_, TypeRange{tensorType(n)}, inputs, ValueRange{emptyLike(n)}, maps,
-        iterators, [&](OpBuilder &b, Location loc, ValueRange block) {
+        b_, loc_, TypeRange{tensorType(n)}, inputs, ValueRange{emptyLike(n)}, maps, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange block) {
           Value i = linalg::IndexOp::create(b, loc, 0);
           Value j = linalg::IndexOp::create(b, loc, 1);
           if (perRow)
@@ -1604,8 +1647,8 @@ private:
   std::vector<NodePtr> constants_;
   std::unordered_map<const Node *, const Node *> aliases_;
   std::unordered_map<const Node *, Value> values_;
-  bool scalarMode_ = false;                             // isScalarNode: straight-line graphs
-  std::unordered_map<const Node *, Value> scalars_;     // scalarOf
+  bool scalarMode_ = false;                         // isScalarNode: straight-line graphs
+  std::unordered_map<const Node *, Value> scalars_; // scalarOf
   // Slice updates (emitInOrder): each version's buffer, the version each
   // buffer holds now, each version's successor, and each node's readers.
   std::unordered_map<const Node *, Value> chainOf_;

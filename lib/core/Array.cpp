@@ -42,24 +42,25 @@ std::optional<DType> dtypeNamed(const std::string &name) {
   return std::nullopt;
 }
 
-DType realPart(DType d) {
-  return d == DType::c64 ? DType::f32 : d == DType::c128 ? DType::f64 : d;
-}
+DType realPart(DType d) { return d == DType::c64 ? DType::f32 : d == DType::c128 ? DType::f64 : d; }
 
 std::string shapeString(const Shape &shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
+    if (i)
+      s += ", ";
     s += std::to_string(shape[i]);
   }
-  if (shape.size() == 1) s += ",";
+  if (shape.size() == 1)
+    s += ",";
   return s + ")";
 }
 
 int64_t numElements(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) throw Error("[array] negative dimension in shape " + shapeString(shape));
+    if (d < 0)
+      throw Error("[array] negative dimension in shape " + shapeString(shape));
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
       throw Error("[array] shape " + shapeString(shape) + " has too many elements");
     n *= d;
@@ -86,7 +87,7 @@ namespace {
 /// Calls fn(T{}) with T the C type of `dtype` (dtypes.def's last column).
 template <class Fn> void withCType(DType dtype, Fn &&fn) {
   switch (dtype) {
-#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType)                                     \
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType)                                      \
   case DType::Name:                                                                                \
     fn(CType{});                                                                                   \
     return;
@@ -103,9 +104,12 @@ template <class T> T fromDouble(double v) {
   if constexpr (std::is_same_v<T, bool>) {
     return v != 0; // nan is true, as NumPy's
   } else if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return 0;
-    if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (std::isnan(v))
+      return 0;
+    if (v <= static_cast<double>(std::numeric_limits<T>::min()))
+      return std::numeric_limits<T>::min();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
     return static_cast<T>(v);
   } else if constexpr (kIsComplex<T>) {
     return T(static_cast<typename T::value_type>(v), 0);
@@ -116,8 +120,10 @@ template <class T> T fromDouble(double v) {
 
 /// T as a double (a complex number's real part).
 template <class T> double toDouble(T v) {
-  if constexpr (kIsComplex<T>) return static_cast<double>(v.real());
-  else return static_cast<double>(v);
+  if constexpr (kIsComplex<T>)
+    return static_cast<double>(v.real());
+  else
+    return static_cast<double>(v);
 }
 
 double loadElement(const std::byte *p, DType dtype) {
@@ -148,9 +154,11 @@ void convertElement(std::byte *dst, DType to, const std::byte *src, DType from) 
       if constexpr (std::is_same_v<S, D>) {
         d = s;
       } else if constexpr (kIsComplex<D>) {
-        if constexpr (kIsComplex<S>) d = D(static_cast<typename D::value_type>(s.real()),
-                                           static_cast<typename D::value_type>(s.imag()));
-        else d = D(static_cast<typename D::value_type>(s), 0);
+        if constexpr (kIsComplex<S>)
+          d = D(static_cast<typename D::value_type>(s.real()),
+                static_cast<typename D::value_type>(s.imag()));
+        else
+          d = D(static_cast<typename D::value_type>(s), 0);
       } else if constexpr (kIsComplex<S>) {
         d = fromDouble<D>(static_cast<double>(s.real())); // NumPy drops the imaginary part
       } else if constexpr (std::is_same_v<D, bool>) {
@@ -171,7 +179,8 @@ void convertElement(std::byte *dst, DType to, const std::byte *src, DType from) 
 template <class Fn>
 void forEachOffset(const Shape &shape, const std::vector<int64_t> &strides, Fn &&fn) {
   int64_t n = numElements(shape);
-  if (n == 0) return;
+  if (n == 0)
+    return;
   size_t rank = shape.size();
   std::vector<int64_t> idx(rank, 0);
   int64_t off = 0;
@@ -223,40 +232,48 @@ Array Array::full(const Shape &shape, double value, DType dtype) {
   Array a = empty(shape, dtype);
   auto *p = static_cast<std::byte *>(a.data_);
   size_t es = dtypeSize(dtype);
-  for (int64_t i = 0, n = a.size(); i < n; ++i) storeElement(p + i * es, dtype, value);
+  for (int64_t i = 0, n = a.size(); i < n; ++i)
+    storeElement(p + i * es, dtype, value);
   return a;
 }
 
 Array Array::scalar(double value, DType dtype) { return full({}, value, dtype); }
 
 Array Array::linspace(double start, double stop, int64_t n, DType dtype) {
-  if (n < 0) throw Error("[linspace] number of samples must be non-negative, got " + std::to_string(n));
+  if (n < 0)
+    throw Error("[linspace] number of samples must be non-negative, got " + std::to_string(n));
   Array a = empty({n}, dtype);
   auto *p = static_cast<std::byte *>(a.data_);
   size_t es = dtypeSize(dtype);
   double step = n > 1 ? (stop - start) / static_cast<double>(n - 1) : 0.0;
-  for (int64_t i = 0; i < n; ++i) storeElement(p + i * es, dtype, start + static_cast<double>(i) * step);
-  if (n > 1) storeElement(p + (n - 1) * es, dtype, stop);
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(p + i * es, dtype, start + static_cast<double>(i) * step);
+  if (n > 1)
+    storeElement(p + (n - 1) * es, dtype, stop);
   return a;
 }
 
 Array Array::arange(int64_t n, DType dtype) {
-  if (n < 0) throw Error("[arange] length must be non-negative, got " + std::to_string(n));
+  if (n < 0)
+    throw Error("[arange] length must be non-negative, got " + std::to_string(n));
   Array a = empty({n}, dtype);
   auto *p = static_cast<std::byte *>(a.data_);
   size_t es = dtypeSize(dtype);
-  for (int64_t i = 0; i < n; ++i) storeElement(p + i * es, dtype, static_cast<double>(i));
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(p + i * es, dtype, static_cast<double>(i));
   return a;
 }
 
 Array Array::view(void *data, const Shape &shape, DType dtype, std::vector<int64_t> strides,
                   std::shared_ptr<void> owner) {
   int64_t n = numElements(shape);
-  if (strides.empty() && !shape.empty()) strides = contiguousStrides(shape);
+  if (strides.empty() && !shape.empty())
+    strides = contiguousStrides(shape);
   if (strides.size() != shape.size())
     throw Error("[view] " + std::to_string(strides.size()) + " strides given for shape " +
                 shapeString(shape));
-  if (!data && n != 0) throw Error("[view] null data pointer for shape " + shapeString(shape));
+  if (!data && n != 0)
+    throw Error("[view] null data pointer for shape " + shapeString(shape));
   Array a;
   a.owner_ = std::move(owner);
   a.data_ = data;
@@ -273,15 +290,18 @@ Array Array::view(void *data, const Shape &shape, DType dtype, std::vector<int64
 int64_t Array::dim(int64_t axis) const {
   int64_t r = rank();
   if (axis < -r || axis >= r)
-    throw Error("[array] axis " + std::to_string(axis) + " out of range for shape " + shapeString(shape_));
+    throw Error("[array] axis " + std::to_string(axis) + " out of range for shape " +
+                shapeString(shape_));
   return shape_[axis < 0 ? axis + r : axis];
 }
 
 bool Array::isContiguous() const {
-  if (size() == 0) return true;
+  if (size() == 0)
+    return true;
   int64_t expected = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] != 1 && strides_[i] != expected) return false;
+    if (shape_[i] != 1 && strides_[i] != expected)
+      return false;
     expected *= shape_[i];
   }
   return true;
@@ -295,17 +315,21 @@ void Array::checkDType(DType expected) const {
 
 void Array::checkCount(size_t count) const {
   if (count != static_cast<size_t>(size()))
-    throw Error("[array] " + std::to_string(count) + " values given for shape " + shapeString(shape_) +
-                " of " + std::to_string(size()) + " elements");
+    throw Error("[array] " + std::to_string(count) + " values given for shape " +
+                shapeString(shape_) + " of " + std::to_string(size()) + " elements");
 }
 
 std::pair<const std::byte *, const std::byte *> Array::byteRange() const {
   auto *base = static_cast<const std::byte *>(data_);
-  if (size() == 0 || !base) return {base, base};
+  if (size() == 0 || !base)
+    return {base, base};
   int64_t lo = 0, hi = 0;
   for (size_t i = 0; i < shape_.size(); ++i) {
     int64_t span = strides_[i] * (shape_[i] - 1);
-    if (span < 0) lo += span; else hi += span;
+    if (span < 0)
+      lo += span;
+    else
+      hi += span;
   }
   int64_t es = static_cast<int64_t>(dtypeSize(dtype_));
   return {base + lo * es, base + hi * es + es};
@@ -314,7 +338,8 @@ std::pair<const std::byte *, const std::byte *> Array::byteRange() const {
 bool Array::overlaps(const Array &other) const {
   auto [a0, a1] = byteRange();
   auto [b0, b1] = other.byteRange();
-  if (a0 == a1 || b0 == b1) return false;
+  if (a0 == a1 || b0 == b1)
+    return false;
   auto x0 = reinterpret_cast<uintptr_t>(a0), x1 = reinterpret_cast<uintptr_t>(a1);
   auto y0 = reinterpret_cast<uintptr_t>(b0), y1 = reinterpret_cast<uintptr_t>(b1);
   return x0 < y1 && y0 < x1;
@@ -325,7 +350,8 @@ bool Array::overlaps(const Array &other) const {
 //===----------------------------------------------------------------------===//
 
 Array Array::contiguous() const {
-  if (isContiguous()) return *this;
+  if (isContiguous())
+    return *this;
   return copy();
 }
 
@@ -335,7 +361,8 @@ Array Array::copy() const {
   auto *dst = static_cast<std::byte *>(out.data_);
   size_t es = dtypeSize(dtype_);
   if (isContiguous()) {
-    if (nbytes()) std::memcpy(dst, src, nbytes());
+    if (nbytes())
+      std::memcpy(dst, src, nbytes());
     return out;
   }
   forEachOffset(shape_, strides_, [&](int64_t off) {
@@ -346,7 +373,8 @@ Array Array::copy() const {
 }
 
 Array Array::astype(DType dtype) const {
-  if (dtype == dtype_) return copy();
+  if (dtype == dtype_)
+    return copy();
   Array out = empty(shape_, dtype);
   auto *src = static_cast<const std::byte *>(data_);
   auto *dst = static_cast<std::byte *>(out.data_);
@@ -364,12 +392,13 @@ int64_t elementOffset(const Shape &shape, const std::vector<int64_t> &strides,
                       const std::vector<int64_t> &index, const char *op) {
   auto indexString = [&] {
     std::string s = "[";
-    for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
+    for (size_t i = 0; i < index.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(index[i]);
     return s + "]";
   };
   if (index.size() != shape.size())
-    throw Error(std::string("[") + op + "] index " + indexString() + " has " + std::to_string(index.size()) +
-                " entries for shape " + shapeString(shape));
+    throw Error(std::string("[") + op + "] index " + indexString() + " has " +
+                std::to_string(index.size()) + " entries for shape " + shapeString(shape));
   int64_t off = 0;
   for (size_t i = 0; i < index.size(); ++i) {
     if (index[i] < 0 || index[i] >= shape[i])
@@ -383,14 +412,15 @@ int64_t elementOffset(const Shape &shape, const std::vector<int64_t> &strides,
 
 double Array::at(const std::vector<int64_t> &index) const {
   int64_t off = elementOffset(shape_, strides_, index, "at");
-  return loadElement(static_cast<const std::byte *>(data_) + off * static_cast<int64_t>(dtypeSize(dtype_)),
+  return loadElement(static_cast<const std::byte *>(data_) +
+                         off * static_cast<int64_t>(dtypeSize(dtype_)),
                      dtype_);
 }
 
 void Array::set(const std::vector<int64_t> &index, double value) {
   int64_t off = elementOffset(shape_, strides_, index, "set");
-  storeElement(static_cast<std::byte *>(data_) + off * static_cast<int64_t>(dtypeSize(dtype_)), dtype_,
-               value);
+  storeElement(static_cast<std::byte *>(data_) + off * static_cast<int64_t>(dtypeSize(dtype_)),
+               dtype_, value);
 }
 
 std::vector<double> Array::toDoubles() const {
@@ -398,7 +428,8 @@ std::vector<double> Array::toDoubles() const {
   out.reserve(static_cast<size_t>(size()));
   auto *src = static_cast<const std::byte *>(data_);
   int64_t es = static_cast<int64_t>(dtypeSize(dtype_));
-  forEachOffset(shape_, strides_, [&](int64_t off) { out.push_back(loadElement(src + off * es, dtype_)); });
+  forEachOffset(shape_, strides_,
+                [&](int64_t off) { out.push_back(loadElement(src + off * es, dtype_)); });
   return out;
 }
 
@@ -409,11 +440,13 @@ std::vector<double> Array::toDoubles() const {
 Array Array::transposed(const std::vector<int64_t> &perm) const {
   auto permString = [&] {
     std::string s = "[";
-    for (size_t i = 0; i < perm.size(); ++i) s += (i ? ", " : "") + std::to_string(perm[i]);
+    for (size_t i = 0; i < perm.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(perm[i]);
     return s + "]";
   };
   if (perm.size() != shape_.size())
-    throw Error("[transpose] permutation " + permString() + " does not match shape " + shapeString(shape_));
+    throw Error("[transpose] permutation " + permString() + " does not match shape " +
+                shapeString(shape_));
   std::vector<bool> seen(perm.size(), false);
   Array out = *this;
   for (size_t i = 0; i < perm.size(); ++i) {
@@ -430,14 +463,17 @@ Array Array::transposed(const std::vector<int64_t> &perm) const {
 
 Array Array::sliced(int64_t axis, int64_t begin, int64_t end) const {
   if (axis < 0 || axis >= rank())
-    throw Error("[slice] axis " + std::to_string(axis) + " out of range for shape " + shapeString(shape_));
+    throw Error("[slice] axis " + std::to_string(axis) + " out of range for shape " +
+                shapeString(shape_));
   if (begin < 0 || begin > end || end > shape_[axis])
     throw Error("[slice] range [" + std::to_string(begin) + ", " + std::to_string(end) +
-                ") out of bounds for axis " + std::to_string(axis) + " of shape " + shapeString(shape_));
+                ") out of bounds for axis " + std::to_string(axis) + " of shape " +
+                shapeString(shape_));
   Array out = *this;
   out.shape_[axis] = end - begin;
   if (end > begin && out.size() > 0)
-    out.data_ = static_cast<std::byte *>(data_) + begin * strides_[axis] * static_cast<int64_t>(dtypeSize(dtype_));
+    out.data_ = static_cast<std::byte *>(data_) +
+                begin * strides_[axis] * static_cast<int64_t>(dtypeSize(dtype_));
   return out;
 }
 
@@ -458,8 +494,8 @@ Array Array::reshaped(const Shape &shape) const {
   }
   if (inferred >= 0) {
     if (known == 0 || size() % known != 0)
-      throw Error("[reshape] cannot reshape array of shape " + shapeString(shape_) + " into shape " +
-                  shapeString(shape));
+      throw Error("[reshape] cannot reshape array of shape " + shapeString(shape_) +
+                  " into shape " + shapeString(shape));
     target[inferred] = size() / known;
   }
   if (numElements(target) != size())
@@ -482,16 +518,22 @@ Array Array::reshaped(const Shape &shape) const {
 namespace {
 
 std::string formatElement(double v, DType dtype) {
-  if (dtype == DType::b8) return v != 0 ? "True" : "False";
-  if (isInteger(dtype)) return std::to_string(static_cast<int64_t>(v));
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (dtype == DType::b8)
+    return v != 0 ? "True" : "False";
+  if (isInteger(dtype))
+    return std::to_string(static_cast<int64_t>(v));
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
   char buf[64];
-  std::to_chars_result r = dtype == DType::f32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
-                                               : std::to_chars(buf, buf + sizeof buf, v);
+  std::to_chars_result r = dtype == DType::f32
+                               ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
+                               : std::to_chars(buf, buf + sizeof buf, v);
   std::string s(buf, r.ptr);
   size_t e = s.find('e');
-  if (s.find('.') == std::string::npos) s.insert(e == std::string::npos ? s.size() : e, ".");
+  if (s.find('.') == std::string::npos)
+    s.insert(e == std::string::npos ? s.size() : e, ".");
   return s;
 }
 
@@ -507,7 +549,8 @@ std::string Array::toString() const {
   for (size_t i = 0; i < values.size(); ++i) {
     texts[i] = formatElement(values[i], dtype_);
     size_t dot = texts[i].find('.');
-    if (dot == std::string::npos || texts[i].find('e') != std::string::npos) alignPoint = false;
+    if (dot == std::string::npos || texts[i].find('e') != std::string::npos)
+      alignPoint = false;
     else {
       left = std::max(left, dot);
       right = std::max(right, texts[i].size() - dot);
@@ -533,9 +576,9 @@ std::string Array::toString() const {
     }
     out += "[";
     int64_t n = shape_[d];
-    std::string sep = d + 1 == shape_.size()
-                          ? ", "
-                          : "," + std::string(shape_.size() - d - 1, '\n') + std::string(prefix.size() + d + 1, ' ');
+    std::string sep = d + 1 == shape_.size() ? ", "
+                                             : "," + std::string(shape_.size() - d - 1, '\n') +
+                                                   std::string(prefix.size() + d + 1, ' ');
     bool first = true;
     for (int64_t i = 0; i < n; ++i) {
       if (summarize && n > 2 * edge && i == edge) {
@@ -543,7 +586,8 @@ std::string Array::toString() const {
         i = n - edge - 1;
         continue;
       }
-      if (!first) out += sep;
+      if (!first)
+        out += sep;
       first = false;
       self(self, d + 1, base + i * rowStrides[d]);
     }

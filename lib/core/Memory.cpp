@@ -20,7 +20,7 @@
 namespace tinymlir {
 namespace {
 
-constexpr size_t kHeader = 64;             // keeps the data 64-byte aligned
+constexpr size_t kHeader = 64; // keeps the data 64-byte aligned
 constexpr size_t kPooled = size_t{64} << 10;
 #if defined(__SANITIZE_ADDRESS__)
 constexpr size_t kKeep = 0; // AddressSanitizer sees every use after free

@@ -67,16 +67,21 @@ public:
       skipSpace();
     }
     skipSpace();
-    if (pos_ != s_.size()) fail(path_, "trailing characters after the header dict");
-    if (!h.descr) fail(path_, "header has no 'descr'");
-    if (!h.fortranOrder) fail(path_, "header has no 'fortran_order'");
-    if (!h.shape) fail(path_, "header has no 'shape'");
+    if (pos_ != s_.size())
+      fail(path_, "trailing characters after the header dict");
+    if (!h.descr)
+      fail(path_, "header has no 'descr'");
+    if (!h.fortranOrder)
+      fail(path_, "header has no 'fortran_order'");
+    if (!h.shape)
+      fail(path_, "header has no 'shape'");
     return h;
   }
 
 private:
   void skipSpace() {
-    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_])))
+      ++pos_;
   }
   bool consume(char c) {
     if (pos_ < s_.size() && s_[pos_] == c) {
@@ -87,15 +92,16 @@ private:
   }
   void expect(char c) {
     if (!consume(c))
-      fail(path_, std::string("malformed header: expected '") + c + "' at offset " + std::to_string(pos_) +
-                      " of '" + s_ + "'");
+      fail(path_, std::string("malformed header: expected '") + c + "' at offset " +
+                      std::to_string(pos_) + " of '" + s_ + "'");
   }
   std::string parseString() {
     if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"'))
       fail(path_, "malformed header: expected a string at offset " + std::to_string(pos_));
     char q = s_[pos_++];
     size_t end = s_.find(q, pos_);
-    if (end == std::string::npos) fail(path_, "malformed header: unterminated string");
+    if (end == std::string::npos)
+      fail(path_, "malformed header: unterminated string");
     std::string out = s_.substr(pos_, end - pos_);
     pos_ = end + 1;
     return out;
@@ -116,10 +122,12 @@ private:
     int64_t v = 0;
     while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
       int d = s_[pos_++] - '0';
-      if (v > (std::numeric_limits<int64_t>::max() - d) / 10) fail(path_, "shape dimension is too large");
+      if (v > (std::numeric_limits<int64_t>::max() - d) / 10)
+        fail(path_, "shape dimension is too large");
       v = v * 10 + d;
     }
-    if (pos_ == start) fail(path_, "malformed header: expected a non-negative integer in 'shape'");
+    if (pos_ == start)
+      fail(path_, "malformed header: expected a non-negative integer in 'shape'");
     // Python 2 era files may write 3L.
     consume('L');
     return v;
@@ -169,40 +177,53 @@ const char *descrOf(DType d) {
 Array Array::loadNpy(const std::string &path) {
   std::error_code ec;
   auto fileSize = std::filesystem::file_size(path, ec);
-  if (ec) fail(path, "cannot open file: " + ec.message());
+  if (ec)
+    fail(path, "cannot open file: " + ec.message());
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open file");
+  if (!in)
+    fail(path, "cannot open file");
 
   unsigned char pre[12];
-  if (fileSize < 10) fail(path, "file is too short to be a .npy file (" + std::to_string(fileSize) + " bytes)");
+  if (fileSize < 10)
+    fail(path, "file is too short to be a .npy file (" + std::to_string(fileSize) + " bytes)");
   in.read(reinterpret_cast<char *>(pre), 10);
-  if (!in) fail(path, "cannot read the file header");
-  if (std::memcmp(pre, kMagic, kMagicSize) != 0) fail(path, "not a .npy file (bad magic string)");
+  if (!in)
+    fail(path, "cannot read the file header");
+  if (std::memcmp(pre, kMagic, kMagicSize) != 0)
+    fail(path, "not a .npy file (bad magic string)");
   int major = pre[6], minor = pre[7];
   if (minor != 0 || major < 1 || major > 3)
-    fail(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
+    fail(path,
+         "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
   uint64_t headerLen, prefixLen;
   if (major == 1) {
     headerLen = pre[8] | (uint32_t(pre[9]) << 8);
     prefixLen = 10;
   } else {
-    if (fileSize < 12) fail(path, "file is too short to be a .npy file");
+    if (fileSize < 12)
+      fail(path, "file is too short to be a .npy file");
     in.read(reinterpret_cast<char *>(pre + 10), 2);
-    if (!in) fail(path, "cannot read the file header");
-    headerLen = pre[8] | (uint32_t(pre[9]) << 8) | (uint32_t(pre[10]) << 16) | (uint32_t(pre[11]) << 24);
+    if (!in)
+      fail(path, "cannot read the file header");
+    headerLen =
+        pre[8] | (uint32_t(pre[9]) << 8) | (uint32_t(pre[10]) << 16) | (uint32_t(pre[11]) << 24);
     prefixLen = 12;
   }
-  if (headerLen > kMaxHeader) fail(path, "header length " + std::to_string(headerLen) + " is implausibly large");
+  if (headerLen > kMaxHeader)
+    fail(path, "header length " + std::to_string(headerLen) + " is implausibly large");
   if (prefixLen + headerLen > fileSize)
     fail(path, "header length " + std::to_string(headerLen) + " runs past the end of the file (" +
                    std::to_string(fileSize) + " bytes)");
   std::string text(headerLen, '\0');
   in.read(text.data(), static_cast<std::streamsize>(headerLen));
-  if (!in) fail(path, "cannot read the header");
+  if (!in)
+    fail(path, "cannot read the header");
 
   Header h = HeaderParser(text, path).parse();
   auto dtype = dtypeFromDescr(*h.descr);
-  if (!dtype) fail(path, "unsupported dtype '" + *h.descr + "' (supported: '<f4', '<f8', '<i4', '<i8', '|b1')");
+  if (!dtype)
+    fail(path,
+         "unsupported dtype '" + *h.descr + "' (supported: '<f4', '<f8', '<i4', '<i8', '|b1')");
   int64_t count;
   try {
     count = numElements(*h.shape);
@@ -211,45 +232,54 @@ Array Array::loadNpy(const std::string &path) {
   }
   uint64_t dataBytes = static_cast<uint64_t>(count);
   uint64_t es = dtypeSize(*dtype);
-  if (dataBytes > std::numeric_limits<uint64_t>::max() / es) fail(path, "shape is too large");
+  if (dataBytes > std::numeric_limits<uint64_t>::max() / es)
+    fail(path, "shape is too large");
   dataBytes *= es;
   uint64_t available = fileSize - prefixLen - headerLen;
   if (available != dataBytes)
     fail(path, "data section holds " + std::to_string(available) + " bytes but shape " +
-                   shapeString(*h.shape) + " of " + dtypeName(*dtype) + " needs " + std::to_string(dataBytes) +
-                   (available < dataBytes ? " (file truncated?)" : ""));
+                   shapeString(*h.shape) + " of " + dtypeName(*dtype) + " needs " +
+                   std::to_string(dataBytes) + (available < dataBytes ? " (file truncated?)" : ""));
 
   Shape storedShape = *h.shape;
-  if (*h.fortranOrder) std::reverse(storedShape.begin(), storedShape.end());
+  if (*h.fortranOrder)
+    std::reverse(storedShape.begin(), storedShape.end());
   Array a = empty(storedShape, *dtype);
   if (dataBytes) {
     in.read(static_cast<char *>(a.data()), static_cast<std::streamsize>(dataBytes));
-    if (!in) fail(path, "cannot read the data");
+    if (!in)
+      fail(path, "cannot read the data");
   }
-  if (!*h.fortranOrder || a.rank() < 2) return a.reshaped(*h.shape);
+  if (!*h.fortranOrder || a.rank() < 2)
+    return a.reshaped(*h.shape);
   // Fortran order is the reversed-shape C-order array, transposed.
   std::vector<int64_t> perm(static_cast<size_t>(a.rank()));
-  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
+  for (size_t i = 0; i < perm.size(); ++i)
+    perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
   return a.transposed(perm).copy();
 }
 
 void Array::saveNpy(const std::string &path) const {
   Array c = contiguous();
   std::string shapeText = "(";
-  for (size_t i = 0; i < shape_.size(); ++i) shapeText += (i ? ", " : "") + std::to_string(shape_[i]);
-  if (shape_.size() == 1) shapeText += ",";
+  for (size_t i = 0; i < shape_.size(); ++i)
+    shapeText += (i ? ", " : "") + std::to_string(shape_[i]);
+  if (shape_.size() == 1)
+    shapeText += ",";
   shapeText += ")";
-  std::string dict = std::string("{'descr': '") + descrOf(dtype_) + "', 'fortran_order': False, 'shape': " +
-                     shapeText + ", }";
+  std::string dict = std::string("{'descr': '") + descrOf(dtype_) +
+                     "', 'fortran_order': False, 'shape': " + shapeText + ", }";
   // Pad with spaces so magic + version + length + header (ending in '\n') is a multiple of 64.
   size_t total = kMagicSize + 2 + 2 + dict.size() + 1;
   size_t padded = (total + 63) / 64 * 64;
   dict.append(padded - total, ' ');
   dict += '\n';
-  if (dict.size() > 0xffff) throw Error("[npy] " + path + ": header too long for format 1.0");
+  if (dict.size() > 0xffff)
+    throw Error("[npy] " + path + ": header too long for format 1.0");
 
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error("[npy] " + path + ": cannot open file for writing");
+  if (!out)
+    throw Error("[npy] " + path + ": cannot open file for writing");
   out.write(kMagic, kMagicSize);
   const char version[2] = {1, 0};
   out.write(version, 2);
@@ -257,9 +287,11 @@ void Array::saveNpy(const std::string &path) const {
                                 static_cast<unsigned char>(dict.size() >> 8)};
   out.write(reinterpret_cast<const char *>(len), 2);
   out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
-  if (c.nbytes()) out.write(static_cast<const char *>(c.data()), static_cast<std::streamsize>(c.nbytes()));
+  if (c.nbytes())
+    out.write(static_cast<const char *>(c.data()), static_cast<std::streamsize>(c.nbytes()));
   out.close();
-  if (!out) throw Error("[npy] " + path + ": write failed");
+  if (!out)
+    throw Error("[npy] " + path + ": write failed");
 }
 
 } // namespace tinymlir

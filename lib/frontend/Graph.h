@@ -20,22 +20,22 @@ struct Node {
   std::vector<std::shared_ptr<Node>> args;
 
   // Attributes, by op:
-  int64_t index = 0;          // Argument: position among the traced inputs
-  Array constant;             // Constant: the captured data
-  double scalar = 0;          // Scalar: the value (in dtype; a complex one's real part)
-  double imag = 0;            // Scalar: a complex value's imaginary part
-  int64_t integer = 0;        // Scalar of an integer dtype, or weak and integral: the
-                              // exact value's 64 bits (read unsigned where dtype is
-                              // uint64: a weak integer beyond INT64_MAX has it)
-  bool weak = false;          // Scalar: a plain C++ number, dtype not decided yet
-  bool integral = false;      // Scalar, weak: written as an integer
-  bool weakComplex = false;   // Scalar, weak: a Python complex number
-  std::vector<int64_t> axes;  // Sum/Max/Min: reduced axes (sorted, non-negative);
-                              // Transpose: permutation; Slice: offsets, then
-                              // the steps where one is not 1;
-                              // IndexPut: the indexed axes (increasing);
-                              // Triu/Tril: {k}, the diagonal; Flip: the
-                              // reversed axes (increasing)
+  int64_t index = 0;         // Argument: position among the traced inputs
+  Array constant;            // Constant: the captured data
+  double scalar = 0;         // Scalar: the value (in dtype; a complex one's real part)
+  double imag = 0;           // Scalar: a complex value's imaginary part
+  int64_t integer = 0;       // Scalar of an integer dtype, or weak and integral: the
+                             // exact value's 64 bits (read unsigned where dtype is
+                             // uint64: a weak integer beyond INT64_MAX has it)
+  bool weak = false;         // Scalar: a plain C++ number, dtype not decided yet
+  bool integral = false;     // Scalar, weak: written as an integer
+  bool weakComplex = false;  // Scalar, weak: a Python complex number
+  std::vector<int64_t> axes; // Sum/Max/Min: reduced axes (sorted, non-negative);
+                             // Transpose: permutation; Slice: offsets, then
+                             // the steps where one is not 1;
+                             // IndexPut: the indexed axes (increasing);
+                             // Triu/Tril: {k}, the diagonal; Flip: the
+                             // reversed axes (increasing)
 };
 
 using NodePtr = std::shared_ptr<Node>;
@@ -66,8 +66,8 @@ struct OpInfo {
 
 inline constexpr OpInfo kOpInfo[] = {
 #define TINYMLIR_OP(Name, spelling, Kind, Ints) {OpKind::Kind, IntPolicy::Ints, false},
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
-                                ComplexLowering, Function)                                       \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,            \
+                                ComplexLowering, Function)                                         \
   {OpKind::Kind, IntPolicy::Ints, std::string_view(#ComplexLowering) != "NotLowered"},
 #include <tinymlir/ops.def>
 };
@@ -77,11 +77,26 @@ constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)];
 /// Ops lowered to calls of the runtime's row and LAPACK kernels (CPU only).
 constexpr bool isRowKernel(Op op) {
   switch (op) {
-  case Op::Sort: case Op::Argsort: case Op::Cumsum: case Op::Cumprod: case Op::Argmax:
-  case Op::Argmin: case Op::SearchSorted: case Op::Take: case Op::Put: case Op::Bincount:
-  case Op::BincountWeighted: case Op::Cholesky:
-  case Op::Solve: case Op::Inv: case Op::Det: case Op::Slogdet: case Op::Eigh: case Op::Svd:
-  case Op::Qr: case Op::Lstsq:
+  case Op::Sort:
+  case Op::Argsort:
+  case Op::Cumsum:
+  case Op::Cumprod:
+  case Op::Argmax:
+  case Op::Argmin:
+  case Op::SearchSorted:
+  case Op::Take:
+  case Op::Put:
+  case Op::Bincount:
+  case Op::BincountWeighted:
+  case Op::Cholesky:
+  case Op::Solve:
+  case Op::Inv:
+  case Op::Det:
+  case Op::Slogdet:
+  case Op::Eigh:
+  case Op::Svd:
+  case Op::Qr:
+  case Op::Lstsq:
     return true;
   default:
     return false;

@@ -43,9 +43,9 @@ Tensor attentionHeads(const Tensor &q, const Tensor &keysT, const Tensor &values
   const int64_t H = q.dim(0), T = q.dim(1), D = q.dim(2);
   // np.sqrt(q.shape[-1]) is a float64 NumPy scalar: the scores become float64.
   Tensor scale = ScalarType{constants}(std::sqrt(static_cast<double>(D)));
-  Tensor scores = matmul(q, keysT) / scale;                                 // (H, T, P)
-  Tensor weighted = matmul(softmax(scores + mask), values);                 // (H, T, D)
-  return reshape(transpose(weighted, {1, 0, 2}), {T, H * D});               // (T, C)
+  Tensor scores = matmul(q, keysT) / scale;                   // (H, T, P)
+  Tensor weighted = matmul(softmax(scores + mask), values);   // (H, T, D)
+  return reshape(transpose(weighted, {1, 0, 2}), {T, H * D}); // (T, C)
 }
 
 Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads,
@@ -54,11 +54,11 @@ Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &o
   if (heads <= 0 || C % heads != 0)
     throw Error("[attention] width " + std::to_string(C) + " of x " + shapeString(x.shape()) +
                 " is not divisible by " + std::to_string(heads) + " heads");
-  Tensor packed = linear(x, qkv.w, qkv.b);                       // (T, 3C)
-  std::vector<Tensor> parts = split(packed, 3, -1);              // 3 x (T, C)
+  Tensor packed = linear(x, qkv.w, qkv.b);          // (T, 3C)
+  std::vector<Tensor> parts = split(packed, 3, -1); // 3 x (T, C)
   Tensor q = splitHeads(parts[0], heads), k = splitHeads(parts[1], heads),
-         v = splitHeads(parts[2], heads);                        // (H, T, D)
-  Tensor mask = causalMask(T, packed.dtype());                   // (T, T), -1e10 above diagonal
+         v = splitHeads(parts[2], heads);      // (H, T, D)
+  Tensor mask = causalMask(T, packed.dtype()); // (T, T), -1e10 above diagonal
   return linear(attentionHeads(q, transpose(k, {0, 2, 1}), v, mask, constants), out.w, out.b);
 }
 

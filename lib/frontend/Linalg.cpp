@@ -38,7 +38,8 @@ Matrices matrices(Op op, const Tensor &a, bool square) {
   if (d == DType::f16)
     fail(op, "array type float16 is unsupported in linalg", ErrorKind::Type);
   if (isComplex(d))
-    fail(op, std::string("complex matrices (") + dtypeName(d) + ") are not supported", ErrorKind::Type);
+    fail(op, std::string("complex matrices (") + dtypeName(d) + ") are not supported",
+         ErrorKind::Type);
   if (s.size() < 2)
     fail(op, std::to_string(s.size()) +
                  "-dimensional array given. Array must be at least two-dimensional");
@@ -96,14 +97,17 @@ Tensor solve(const Tensor &a, const Tensor &b) {
   if (!b.valid())
     fail(Op::Solve, "operand is an invalid (default-constructed) Tensor", ErrorKind::Value);
   const bool vector = b.rank() == 1;
-  Tensor rhs = cast(b, x.t.dtype() == DType::f32 && b.dtype() == DType::f32 ? DType::f32 : DType::f64);
+  Tensor rhs =
+      cast(b, x.t.dtype() == DType::f32 && b.dtype() == DType::f32 ? DType::f32 : DType::f64);
   if (rhs.dtype() != x.t.dtype())
     x.t = cast(x.t, rhs.dtype());
   if (vector)
     rhs = reshape(rhs, {b.shape()[0], 1});
   if (rhs.shape().end()[-2] != x.n)
-    fail(Op::Solve, "the right-hand side has " + std::to_string(rhs.shape().end()[-2]) +
-                        " rows for a matrix of " + std::to_string(x.n), ErrorKind::Value);
+    fail(Op::Solve,
+         "the right-hand side has " + std::to_string(rhs.shape().end()[-2]) +
+             " rows for a matrix of " + std::to_string(x.n),
+         ErrorKind::Value);
   const int64_t k = rhs.shape().back();
   // Batches broadcast, as NumPy's gufunc: both to the common batch shape.
   Shape rb(rhs.shape().begin(), rhs.shape().end() - 2);
@@ -120,9 +124,10 @@ Tensor solve(const Tensor &a, const Tensor &b) {
   Shape out = bs;
   if (count == 0 || x.n == 0 || k == 0)
     return full(vector ? Shape(as.begin(), as.end() - 1) : out, 0, A.dtype());
-  Tensor r = reshape(kernel(Op::Solve, {reshape(A, {count * x.n, x.n}), reshape(B, {count * x.n, k})},
-                            count * x.n, k),
-                     out);
+  Tensor r =
+      reshape(kernel(Op::Solve, {reshape(A, {count * x.n, x.n}), reshape(B, {count * x.n, k})},
+                     count * x.n, k),
+              out);
   if (vector) {
     Shape v(out.begin(), out.end() - 1);
     return reshape(r, v);
@@ -213,8 +218,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor &a, const Tensor &
   if (vector)
     B = reshape(B, {b.shape()[0], 1});
   if (B.rank() != 2 || B.shape()[0] != x.m)
-    fail(Op::Lstsq, "Incompatible dimensions: " + shapeString(a.shape()) + " and " +
-                        shapeString(b.shape()));
+    fail(Op::Lstsq,
+         "Incompatible dimensions: " + shapeString(a.shape()) + " and " + shapeString(b.shape()));
   const int64_t m = x.m, n = x.n, k = B.shape()[1], q = std::min(m, n);
   if (m == 0 || n == 0 || k == 0)
     throw Error("[lstsq] of an empty matrix is not traced");

@@ -12,10 +12,10 @@
 #include <sstream>
 
 namespace tinymlir {
+using detail::IntPolicy;
 using detail::makeNode;
 using detail::Node;
 using detail::NodePtr;
-using detail::IntPolicy;
 using detail::opInfo;
 
 const char *opName(Op op) {
@@ -60,10 +60,14 @@ DType floatFor(DType integer) {
 
 DType integerOf(bool isSigned, size_t bytes) {
   switch (bytes) {
-  case 1: return isSigned ? DType::i8 : DType::u8;
-  case 2: return isSigned ? DType::i16 : DType::u16;
-  case 4: return isSigned ? DType::i32 : DType::u32;
-  default: return isSigned ? DType::i64 : DType::u64;
+  case 1:
+    return isSigned ? DType::i8 : DType::u8;
+  case 2:
+    return isSigned ? DType::i16 : DType::u16;
+  case 4:
+    return isSigned ? DType::i32 : DType::u32;
+  default:
+    return isSigned ? DType::i64 : DType::u64;
   }
 }
 
@@ -77,7 +81,8 @@ DType promote(DType a, DType b) {
   if (a == DType::b8 || b == DType::b8) // bool with anything: the other
     return a == DType::b8 ? b : a;
   if (isComplex(a) || isComplex(b)) {
-    DType ra = isInteger(a) ? floatFor(a) : realPart(a), rb = isInteger(b) ? floatFor(b) : realPart(b);
+    DType ra = isInteger(a) ? floatFor(a) : realPart(a),
+          rb = isInteger(b) ? floatFor(b) : realPart(b);
     return complexOf(promote(ra, rb));
   }
   if (isFloat(a) && isFloat(b))
@@ -101,8 +106,9 @@ DType promote(DType a, DType b) {
 /// type of the float's size).
 DType resolveWeak(const Node &weak, DType other) {
   if (weak.weakComplex)
-    return isComplex(other) ? other : isFloat(other) ? complexOf(other == DType::f64 ? other : DType::f32)
-                                                     : DType::c128;
+    return isComplex(other) ? other
+           : isFloat(other) ? complexOf(other == DType::f64 ? other : DType::f32)
+                            : DType::c128;
   if (weak.integral || isFloat(other) || isComplex(other))
     return other;
   return DType::f64; // a float literal with an integer or bool tensor
@@ -255,8 +261,10 @@ DType operandDType(Op op, const NodePtr &x, const NodePtr &y) {
     dy = resolveWeak(*y, dx);
   if (dx == DType::b8 && dy == DType::b8) {
     if (op == Op::Sub)
-      fail(op, "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
-               "the `^` operator, or the logical_xor function instead.", ErrorKind::Type);
+      fail(op,
+           "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
+           "the `^` operator, or the logical_xor function instead.",
+           ErrorKind::Type);
     // NumPy's bool loops of these are int8 ones (np.power(True, True) is int8).
     if (op == Op::FloorDiv || op == Op::Mod || op == Op::Fmod || op == Op::Pow ||
         op == Op::LeftShift || op == Op::RightShift)
@@ -278,13 +286,16 @@ DType applyIntPolicy(Op op, DType dtype, const std::string &operands) {
     return dtype;
   }
   switch (opInfo(op).ints) {
-  case IntPolicy::ToFloat: return floatFor(dtype);
-  case IntPolicy::ToFloat64: return DType::f64;
+  case IntPolicy::ToFloat:
+    return floatFor(dtype);
+  case IntPolicy::ToFloat64:
+    return DType::f64;
   case IntPolicy::FloatOnly:
-    fail(op, "requires floating-point operands, got " + operands +
-                 "; cast to a float type first", ErrorKind::Type);
+    fail(op, "requires floating-point operands, got " + operands + "; cast to a float type first",
+         ErrorKind::Type);
   case IntPolicy::Keep:
-  case IntPolicy::IntOnly: break;
+  case IntPolicy::IntOnly:
+    break;
   }
   return dtype;
 }
@@ -331,23 +342,32 @@ Tensor select(Op op, const Tensor &c, const Tensor &a, const Tensor &b) {
   DType result = operandDType(op, x, y);
   Shape shape = broadcastShapes(op, broadcastShapes(op, cond->shape, x->shape), y->shape);
   // NumPy's where casts a Python int out of the result's range with wrap-around.
-  return Tensor(makeNode(op, std::move(shape), result,
-                         {convert(cond, DType::b8, opName(op)), convert(x, result, opName(op), false),
-                          convert(y, result, opName(op), false)}));
+  return Tensor(
+      makeNode(op, std::move(shape), result,
+               {convert(cond, DType::b8, opName(op)), convert(x, result, opName(op), false),
+                convert(y, result, opName(op), false)}));
 }
 
 /// Ops whose result is real for a complex operand: abs, real, imag, angle.
-bool realResult(Op op) { return op == Op::Abs || op == Op::Real || op == Op::Imag || op == Op::Angle; }
+bool realResult(Op op) {
+  return op == Op::Abs || op == Op::Real || op == Op::Imag || op == Op::Angle;
+}
 
 Tensor unary(Op op, const Tensor &a) {
   NodePtr x = nodeOf(a, opName(op));
   if (x->weak)
-    x = convert(x, x->weakComplex ? DType::c128 : x->integral ? DType::i64 : DType::f64, opName(op));
+    x = convert(x,
+                x->weakComplex ? DType::c128
+                : x->integral  ? DType::i64
+                               : DType::f64,
+                opName(op));
   if (x->dtype == DType::b8 && opInfo(op).ints == IntPolicy::Keep && op != Op::Abs &&
       op != Op::Floor && op != Op::Ceil && op != Op::Trunc && op != Op::Conj && op != Op::Real &&
       op != Op::Imag)
-    fail(op, "bool operands are not supported (NumPy's ufunc has no bool loop): got " +
-                 describe(x) + "; cast it to an integer or float type first", ErrorKind::Type);
+    fail(op,
+         "bool operands are not supported (NumPy's ufunc has no bool loop): got " + describe(x) +
+             "; cast it to an integer or float type first",
+         ErrorKind::Type);
   if (op == Op::Conj && x->dtype == DType::b8) // NumPy's conjugate has no bool loop: int8
     x = convert(x, DType::i8, opName(op));
   DType dtype = applyIntPolicy(op, x->dtype, describe(x));
@@ -395,8 +415,10 @@ Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims
     // NumPy's: integers and bools accumulate in int64, unsigned ones in uint64
     x = convert(x, isUnsigned(x->dtype) ? DType::u64 : DType::i64, opName(op));
   if ((op == Op::Max || op == Op::Min) && isComplex(x->dtype))
-    fail(op, "complex operands are not supported (NumPy orders them lexicographically): got " +
-                 describe(x), ErrorKind::Type);
+    fail(op,
+         "complex operands are not supported (NumPy orders them lexicographically): got " +
+             describe(x),
+         ErrorKind::Type);
   if (x->dtype == DType::f16 && (op == Op::Sum || op == Op::Prod)) // in float32, as NumPy's loops
     return cast(reduce(op, cast(Tensor(x), DType::f32), axis, keepdims), DType::f16);
   std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
@@ -536,8 +558,8 @@ Tensor weakComplexScalar(double real, double imag) {
   Tensor f(const Tensor &c, const Tensor &x, const Tensor &y) { return select(Op::Name, c, x, y); }
 #define TINYMLIR_DEFINE_Convert(Name, f)
 #define TINYMLIR_OP(...)
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
-                                ComplexLowering, Function)                                       \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,            \
+                                ComplexLowering, Function)                                         \
   TINYMLIR_DEFINE_##Kind(Name, Function)
 #include <tinymlir/ops.def>
 
@@ -559,9 +581,7 @@ Tensor logical_or(const Tensor &a, const Tensor &b) {
 Tensor logical_xor(const Tensor &a, const Tensor &b) {
   return not_equal(cast(a, DType::b8), cast(b, DType::b8));
 }
-Tensor logical_not(const Tensor &x) {
-  return equal(cast(x, DType::b8), ScalarType{DType::b8}(0));
-}
+Tensor logical_not(const Tensor &x) { return equal(cast(x, DType::b8), ScalarType{DType::b8}(0)); }
 
 // --- Reductions -----------------------------------------------------------------
 
@@ -637,7 +657,9 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
   const Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
   Shape batch(std::max(batchA.size(), batchB.size()));
   for (size_t i = 0; i < batch.size(); ++i) {
-    auto dim = [&](const Shape &s) { return i + s.size() < batch.size() ? 1 : s[i + s.size() - batch.size()]; };
+    auto dim = [&](const Shape &s) {
+      return i + s.size() < batch.size() ? 1 : s[i + s.size() - batch.size()];
+    };
     const int64_t da = dim(batchA), db = dim(batchB);
     if (da != db && da != 1 && db != 1)
       fail(Op::MatMul, "batch dimensions differ: " + both);
@@ -701,8 +723,8 @@ std::pair<Shape, std::vector<int64_t>> sliceBox(Op op, const Shape &s,
     int64_t lo = begin[i] < 0 ? begin[i] + s[i] : begin[i];
     int64_t hi = end[i] < 0 ? end[i] + s[i] : end[i];
     if (lo < 0 || hi > s[i] || lo > hi)
-      fail(op, "range [" + std::to_string(begin[i]) + ", " + std::to_string(end[i]) +
-                   ") on axis " + std::to_string(i) + " is outside shape " + shapeString(s));
+      fail(op, "range [" + std::to_string(begin[i]) + ", " + std::to_string(end[i]) + ") on axis " +
+                   std::to_string(i) + " is outside shape " + shapeString(s));
     offsets[i] = lo;
     strides[i] = steps.empty() ? 1 : steps[i];
     shape[i] = (hi - lo + strides[i] - 1) / strides[i]; // 0 for an empty range, as NumPy's
@@ -767,8 +789,8 @@ Tensor broadcastTo(const Tensor &t, const Shape &shape) {
 Tensor bitcast(const Tensor &t, DType dtype) {
   NodePtr x = nodeOf(t, "bitcast");
   if (x->weak || dtypeSize(x->dtype) != 8 || dtypeSize(dtype) != 8)
-    fail(Op::Bitcast, "reinterprets 64-bit tensors as a 64-bit dtype, got " + describe(x) +
-                          " to " + dtypeName(dtype));
+    fail(Op::Bitcast, "reinterprets 64-bit tensors as a 64-bit dtype, got " + describe(x) + " to " +
+                          dtypeName(dtype));
   if (x->dtype == dtype)
     return t;
   return Tensor(makeNode(Op::Bitcast, x->shape, dtype, {x}));
@@ -787,7 +809,8 @@ Tensor reshape(const Tensor &t, const Shape &requested) {
       unknown = static_cast<int64_t>(i);
     } else if (shape[i] < 0) {
       fail(Op::Reshape, "cannot reshape " + shapeString(x->shape) + " to " +
-                            shapeString(requested) + ": dimensions must be non-negative (one may be -1)");
+                            shapeString(requested) +
+                            ": dimensions must be non-negative (one may be -1)");
     } else {
       known *= shape[i];
     }
@@ -795,7 +818,8 @@ Tensor reshape(const Tensor &t, const Shape &requested) {
   int64_t total = numElements(x->shape);
   if (unknown >= 0) {
     if (known == 0 || total % known != 0)
-      fail(Op::Reshape, "cannot reshape " + shapeString(x->shape) + " to " + shapeString(requested));
+      fail(Op::Reshape,
+           "cannot reshape " + shapeString(x->shape) + " to " + shapeString(requested));
     shape[unknown] = total / known;
   }
   if (numElements(shape) != total)
@@ -889,9 +913,10 @@ Tensor concatenate(const std::vector<Tensor> &parts, int64_t axis) {
   if (parts.size() > kGroup) {
     std::vector<Tensor> groups;
     for (size_t i = 0; i < parts.size(); i += kGroup)
-      groups.push_back(concatenate(
-          std::vector<Tensor>(parts.begin() + i, parts.begin() + std::min(parts.size(), i + kGroup)),
-          axis));
+      groups.push_back(
+          concatenate(std::vector<Tensor>(parts.begin() + i,
+                                          parts.begin() + std::min(parts.size(), i + kGroup)),
+                      axis));
     return concatenate(groups, axis);
   }
   std::vector<NodePtr> args;
@@ -937,8 +962,8 @@ Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index
   if (x->weak || x->shape.empty())
     fail(Op::IndexPut, "the target must be a tensor of rank 1 or more, got " + describe(x));
   if (index.size() > x->shape.size())
-    fail(Op::IndexPut, std::to_string(index.size()) + " indices for shape " +
-                           shapeString(x->shape));
+    fail(Op::IndexPut,
+         std::to_string(index.size()) + " indices for shape " + shapeString(x->shape));
   std::vector<NodePtr> args{x, nullptr};
   std::vector<int64_t> axes;
   Shape whole; // the shape of the axes taken whole
@@ -967,9 +992,9 @@ Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index
   const size_t at = adjacent ? static_cast<size_t>(axes.front()) : 0;
   expected.insert(expected.begin() + static_cast<std::ptrdiff_t>(at), rows);
   if (v->shape != expected)
-    fail(Op::IndexPut, "values of shape " + shapeString(v->shape) + " for " +
-                           std::to_string(rows) + " positions of " + shapeString(x->shape) +
-                           ": expected " + shapeString(expected));
+    fail(Op::IndexPut, "values of shape " + shapeString(v->shape) + " for " + std::to_string(rows) +
+                           " positions of " + shapeString(x->shape) + ": expected " +
+                           shapeString(expected));
   args[1] = convert(v, x->dtype);
   auto node = makeNode(Op::IndexPut, x->shape, x->dtype, std::move(args));
   node->axes = std::move(axes);
@@ -995,8 +1020,8 @@ namespace {
 /// takes a (rows, m) result back to x's layout with that axis of size m.
 struct Rows {
   Tensor rows;
-  Shape moved;                // x's shape with the axis last
-  std::vector<int64_t> perm;  // x's axes in `moved` order
+  Shape moved;               // x's shape with the axis last
+  std::vector<int64_t> perm; // x's axes in `moved` order
 
   Tensor restore(const Tensor &r, int64_t m) const {
     Shape shape = moved;
@@ -1027,7 +1052,8 @@ Rows rowsAlong(const char *op, const Tensor &x, int64_t axis) {
     t = transpose(x, r.perm);
   }
   r.moved = nodeOf(t, op)->shape;
-  r.rows = reshape(t, {numElements(r.moved) / std::max<int64_t>(r.moved.back(), 1), r.moved.back()});
+  r.rows =
+      reshape(t, {numElements(r.moved) / std::max<int64_t>(r.moved.back(), 1), r.moved.back()});
   return r;
 }
 
@@ -1044,8 +1070,10 @@ NodePtr realOperand(Op op, const Tensor &x) {
   if (n->weak)
     n = convert(n, n->integral ? DType::i64 : DType::f64, opName(op));
   if (isComplex(n->dtype))
-    fail(op, "complex operands are not supported (NumPy orders them lexicographically): got " +
-                 describe(n), ErrorKind::Type);
+    fail(op,
+         "complex operands are not supported (NumPy orders them lexicographically): got " +
+             describe(n),
+         ErrorKind::Type);
   return n;
 }
 
@@ -1085,7 +1113,8 @@ Tensor extremeIndex(Op op, const Tensor &x, std::optional<int64_t> axis, bool ke
   const Shape &s = nodeOf(r.rows, opName(op))->shape;
   if (s[1] == 0)
     fail(op, std::string("attempt to get ") + opName(op) + " of an empty sequence");
-  Tensor index = s[0] == 0 ? full({0, 1}, 0, DType::i64) : rowKernel(op, r.rows, {s[0], 1}, DType::i64);
+  Tensor index =
+      s[0] == 0 ? full({0, 1}, 0, DType::i64) : rowKernel(op, r.rows, {s[0], 1}, DType::i64);
   Tensor kept = r.restore(index, 1); // the axis kept, of size 1
   if (!axis)
     return keepdims ? reshape(kept, Shape(shape.size(), 1)) : reshape(kept, {});
@@ -1100,8 +1129,12 @@ Tensor extremeIndex(Op op, const Tensor &x, std::optional<int64_t> axis, bool ke
 
 Tensor sort(const Tensor &x, int64_t axis) { return sorted(Op::Sort, x, axis); }
 Tensor argsort(const Tensor &x, int64_t axis) { return sorted(Op::Argsort, x, axis); }
-Tensor cumsum(const Tensor &x, std::optional<int64_t> axis) { return accumulated(Op::Cumsum, x, axis); }
-Tensor cumprod(const Tensor &x, std::optional<int64_t> axis) { return accumulated(Op::Cumprod, x, axis); }
+Tensor cumsum(const Tensor &x, std::optional<int64_t> axis) {
+  return accumulated(Op::Cumsum, x, axis);
+}
+Tensor cumprod(const Tensor &x, std::optional<int64_t> axis) {
+  return accumulated(Op::Cumprod, x, axis);
+}
 Tensor argmax(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   return extremeIndex(Op::Argmax, x, axis, keepdims);
 }
@@ -1110,7 +1143,8 @@ Tensor argmin(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
 }
 
 Tensor searchsorted(const Tensor &sortedValues, const Tensor &values, bool right) {
-  NodePtr a = realOperand(Op::SearchSorted, sortedValues), v = realOperand(Op::SearchSorted, values);
+  NodePtr a = realOperand(Op::SearchSorted, sortedValues),
+          v = realOperand(Op::SearchSorted, values);
   if (a->shape.size() != 1)
     fail(Op::SearchSorted, "the sorted array must be 1-D, got " + describe(a));
   const DType common = promote(a->dtype, v->dtype);
@@ -1136,7 +1170,8 @@ std::pair<Tensor, Tensor> rowsAndPositions(Op op, const Tensor &table, const Ten
     fail(op, "arrays used as indices must be of integer (or boolean) type, got " + describe(i),
          ErrorKind::Index);
   const int64_t rows = t->shape[0];
-  Tensor positions = reshape(Tensor(convert(i, DType::i64, opName(op))), {1, numElements(i->shape)});
+  Tensor positions =
+      reshape(Tensor(convert(i, DType::i64, opName(op))), {1, numElements(i->shape)});
   return {reshape(table, {rows, rows ? numElements(t->shape) / rows : 0}), positions};
 }
 } // namespace
@@ -1159,8 +1194,10 @@ Tensor bincount(const Tensor &ids, int64_t length, const Tensor &weights) {
   if (i->shape.size() != 1)
     fail(Op::Bincount, "object too deep for desired array: ids must be 1-D, got " + describe(i));
   if (!isInteger(i->dtype) && i->dtype != DType::b8)
-    fail(Op::Bincount, "Cannot cast array data from dtype('" + std::string(dtypeName(i->dtype)) +
-                           "') to dtype('int64') according to the rule 'safe'", ErrorKind::Type);
+    fail(Op::Bincount,
+         "Cannot cast array data from dtype('" + std::string(dtypeName(i->dtype)) +
+             "') to dtype('int64') according to the rule 'safe'",
+         ErrorKind::Type);
   if (length <= 0)
     fail(Op::Bincount, "the length (minlength) must be positive, got " + std::to_string(length));
   const int64_t m = i->shape[0];
@@ -1200,7 +1237,8 @@ Tensor causalMask(int64_t n, DType dtype) {
   if (n <= 0)
     fail(Op::CausalMask, "size must be positive, got " + std::to_string(n));
   if (!isFloat(dtype))
-    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype), ErrorKind::Type);
+    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype),
+         ErrorKind::Type);
   return Tensor(makeNode(Op::CausalMask, {n, n}, dtype));
 }
 
@@ -1210,11 +1248,13 @@ Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtyp
     fail(Op::CausalMask, "sizes must be positive, got (" + std::to_string(rows) + ", " +
                              std::to_string(columns) + ")");
   if (!isFloat(dtype))
-    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype), ErrorKind::Type);
-  if (s->dtype != DType::i32 || s->weak ||
-      !(s->shape.empty() || s->shape == Shape{rows}))
-    fail(Op::CausalMask, "start must be a rank-0 int32 tensor or one of shape (" +
-                             std::to_string(rows) + ",), got " + describe(s), ErrorKind::Type);
+    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype),
+         ErrorKind::Type);
+  if (s->dtype != DType::i32 || s->weak || !(s->shape.empty() || s->shape == Shape{rows}))
+    fail(Op::CausalMask,
+         "start must be a rank-0 int32 tensor or one of shape (" + std::to_string(rows) +
+             ",), got " + describe(s),
+         ErrorKind::Type);
   return Tensor(makeNode(Op::CausalMask, {rows, columns}, dtype, {s}));
 }
 
@@ -1236,8 +1276,8 @@ bool sameValue(const Tensor &a, const Tensor &b) {
         x->args.size() != y->args.size() || x->axes != y->axes || x->weak != y->weak ||
         x->integral != y->integral || x->op == Op::Argument ||
         (x->op == Op::Scalar && x->integer != y->integer) ||
-        (x->op == Op::Scalar && !(x->scalar == y->scalar ||
-                                  (std::isnan(x->scalar) && std::isnan(y->scalar)))) ||
+        (x->op == Op::Scalar &&
+         !(x->scalar == y->scalar || (std::isnan(x->scalar) && std::isnan(y->scalar)))) ||
         (x->op == Op::Constant && x->constant.data() != y->constant.data()))
       return false;
     equal.emplace(x, y);

@@ -79,7 +79,8 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
     if (ids.op != Op::Argument)
       throw Error(std::string("[") + opName(n.op) + "] " + what +
                   " must be an input of the compiled function (they are checked against the "
-                  "sizes before each call); got a computed " + opName(ids.op) + " value");
+                  "sizes before each call); got a computed " +
+                  opName(ids.op) + " value");
     return static_cast<size_t>(ids.index);
   };
   while (!stack.empty()) {
@@ -90,8 +91,8 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
     if (n->op == Op::Gather)
       out.push_back({input(*n, *n->args[1], "ids"), n->args[0]->shape[0]});
     if (isComplex(n->dtype) && !target.hostLoops())
-      throw Error(std::string("[") + opName(n->op) + "] the " + target.name() +
-                  " target has no " + dtypeName(n->dtype) +
+      throw Error(std::string("[") + opName(n->op) + "] the " + target.name() + " target has no " +
+                  dtypeName(n->dtype) +
                   " (complex arithmetic is lowered for the CPU only); compile it for the CPU");
     if (detail::isRowKernel(n->op) && !target.hostLoops())
       throw Error(std::string("[") + opName(n->op) + "] the " + target.name() +
@@ -150,7 +151,8 @@ bool loadObject(Compiled::Impl &impl, const std::string &object, const CompileTa
   }
   j.getMainJITDylib().addGenerator(std::move(*process));
   llvm::orc::MangleAndInterner interner(j.getExecutionSession(), j.getDataLayout());
-  if (auto error = j.getMainJITDylib().define(llvm::orc::absoluteSymbols(symbolMap(target.runtimeSymbols(), interner)))) {
+  if (auto error = j.getMainJITDylib().define(
+          llvm::orc::absoluteSymbols(symbolMap(target.runtimeSymbols(), interner)))) {
     llvm::consumeError(std::move(error));
     return false;
   }
@@ -360,7 +362,7 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
 
   detail::runPipeline(module,
                       built.straightLine ? detail::kBufferizeStraightLinePipeline
-                                           : detail::kBufferizePipeline,
+                                         : detail::kBufferizePipeline,
                       "bufferize");
   impl->bufferized = detail::printModule(module);
   stage("bufferize");

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[16] = {'T', 'I', 'N', 'Y', 'M', 'L', 'I', 'R', '-',
-                             'K', 'E', 'R', 'N', 'E', 'L', '\n'};
+constexpr char kMagic[16] = {'T', 'I', 'N', 'Y', 'M', 'L', 'I', 'R',
+                             '-', 'K', 'E', 'R', 'N', 'E', 'L', '\n'};
 constexpr uint32_t kFormat = 2; // 2: XXH3 checksums and names
 constexpr const char *kVersion = "tinymlir 0.1.0";
 
@@ -164,15 +164,15 @@ std::string cacheKey(const std::string &module, const JitOptions &options,
                      const CompileTarget &target) {
   std::ostringstream key;
   key << kVersion << " build " << buildFingerprint() << "\nllvm " << LLVM_VERSION_STRING << "\n"
-      << hostDescription() << "\n" << target.name() << ": " << optionsKey(options)
-      << " libmvec=" << target.vectorMath() << "\n"
+      << hostDescription() << "\n"
+      << target.name() << ": " << optionsKey(options) << " libmvec=" << target.vectorMath() << "\n"
       << module;
   return key.str();
 }
 
 std::string entryPath(const std::string &directory, const std::string &key) {
-  const llvm::XXH128_hash_t h = llvm::xxh3_128bits(
-      llvm::ArrayRef(reinterpret_cast<const uint8_t *>(key.data()), key.size()));
+  const llvm::XXH128_hash_t h =
+      llvm::xxh3_128bits(llvm::ArrayRef(reinterpret_cast<const uint8_t *>(key.data()), key.size()));
   return (fs::path(directory) / (hex(h.high64) + hex(h.low64) + ".kernel")).string();
 }
 
@@ -197,10 +197,10 @@ std::optional<CacheEntry> loadEntry(const std::string &directory, const std::str
     return reject();
   CacheEntry entry;
   std::string storedKey, blas;
-  if (!getString(bytes, pos, storedKey) || storedKey != key || !getString(bytes, pos, entry.object) ||
-      !getString(bytes, pos, entry.optimized) || !getString(bytes, pos, entry.bufferized) ||
-      !getString(bytes, pos, entry.lowered) || !getString(bytes, pos, blas) || pos != bytes.size() ||
-      entry.object.empty())
+  if (!getString(bytes, pos, storedKey) || storedKey != key ||
+      !getString(bytes, pos, entry.object) || !getString(bytes, pos, entry.optimized) ||
+      !getString(bytes, pos, entry.bufferized) || !getString(bytes, pos, entry.lowered) ||
+      !getString(bytes, pos, blas) || pos != bytes.size() || entry.object.empty())
     return reject();
   entry.blasCalls = std::atoi(blas.c_str());
   std::error_code ignored; // used now: the last to go when the cache is trimmed

@@ -3,11 +3,10 @@
 //
 // An entry is keyed by everything that decides the code: the module as built
 // (program and specialization), the compile options, the tinymlir build (a
-// hash of its sources and toolchain, made at build time) and the LLVM version, and the host CPU's name
-// and features. Each file holds a header
-// (magic, format, checksum, size) and the key itself; an entry whose checksum,
-// size or key does not match is stale or corrupt: it is ignored, removed and
-// replaced, never loaded.
+// hash of its sources and toolchain, made at build time) and the LLVM version, and the host CPU's
+// name and features. Each file holds a header (magic, format, checksum, size) and the key itself;
+// an entry whose checksum, size or key does not match is stale or corrupt: it is ignored, removed
+// and replaced, never loaded.
 #pragma once
 
 #include <tinymlir/jit.h>

@@ -98,8 +98,8 @@ public:
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(module_.getBody());
     Type i64 = b_.getI64Type(), ptr = LLVM::LLVMPointerType::get(b_.getContext());
-    auto type = b_.getFunctionType(
-        {i64, i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, i64}, {});
+    auto type =
+        b_.getFunctionType({i64, i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, i64}, {});
     auto f = func::FuncOp::create(b_, loc_, name, type);
     f.setPrivate();
     return f;
@@ -109,10 +109,13 @@ public:
   void call(Type element, int64_t batch, int64_t m, int64_t n, int64_t k, const Operand &A,
             const Operand &B, const Operand &C) {
     OpBuilder &b = b_;
-    int64_t bytes = isa<ComplexType>(element)
-                        ? 2 * cast<ComplexType>(element).getElementType().getIntOrFloatBitWidth() / 8
-                        : element.getIntOrFloatBitWidth() / 8;
-    auto stride = [&](const Operand &o) { return o.batchStride ? i64(b, o.batchStride) : i64(b, 0); };
+    int64_t bytes =
+        isa<ComplexType>(element)
+            ? 2 * cast<ComplexType>(element).getElementType().getIntOrFloatBitWidth() / 8
+            : element.getIntOrFloatBitWidth() / 8;
+    auto stride = [&](const Operand &o) {
+      return o.batchStride ? i64(b, o.batchStride) : i64(b, 0);
+    };
     SmallVector<Value> args{i64(b, batch),
                             i64(b, m),
                             i64(b, n),
@@ -147,7 +150,8 @@ bool supported(linalg::LinalgOp op) {
     return false;
   };
   Type element = cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
-  if (!element.isF32() && !element.isF64() && !isComplexOf(element, 32) && !isComplexOf(element, 64))
+  if (!element.isF32() && !element.isF64() && !isComplexOf(element, 32) &&
+      !isComplexOf(element, 64))
     return false;
   for (Value v : op->getOperands())
     if (!isRowMajor(v) || cast<MemRefType>(v.getType()).getElementType() != element ||

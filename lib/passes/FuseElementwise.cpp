@@ -44,8 +44,7 @@ struct FuseElementwisePass : impl::FuseElementwisePassBase<FuseElementwisePass> 
       auto made = dyn_cast<linalg::LinalgOp>(producer);
       if (!consumer || !made)
         return true;
-      return static_cast<int64_t>(consumer.getNumDpsInputs() + made.getNumDpsInputs()) - 1 <=
-             limit;
+      return static_cast<int64_t>(consumer.getNumDpsInputs() + made.getNumDpsInputs()) - 1 <= limit;
     };
     linalg::populateElementwiseOpsFusionPatterns(patterns, bounded);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);

@@ -100,8 +100,7 @@ struct OutlinePartsPass : impl::OutlinePartsPassBase<OutlinePartsPass> {
     }
   }
 
-  void outline(func::FuncOp kernel, Block &block,
-               ArrayRef<std::pair<Operation *, int64_t>> range) {
+  void outline(func::FuncOp kernel, Block &block, ArrayRef<std::pair<Operation *, int64_t>> range) {
     DenseSet<Operation *> inside;
     for (auto &[op, w] : range)
       inside.insert(op);

@@ -29,7 +29,8 @@ int64_t work(scf::ParallelOp op) {
     total = std::min(total * constantTripCount(l, u, s).value_or(kLarge), kCap);
   op.getBody()->walk([&](scf::ForOp f) {
     total = std::min(
-        total * constantTripCount(f.getLowerBound(), f.getUpperBound(), f.getStep()).value_or(kLarge),
+        total *
+            constantTripCount(f.getLowerBound(), f.getUpperBound(), f.getStep()).value_or(kLarge),
         kCap);
   });
   return total;
@@ -73,7 +74,8 @@ void rewriteNest(scf::ParallelOp op, int64_t parallel) {
 } // namespace
 
 std::optional<int64_t> constantTripCount(Value lower, Value upper, Value step) {
-  auto l = getConstantIntValue(lower), u = getConstantIntValue(upper), s = getConstantIntValue(step);
+  auto l = getConstantIntValue(lower), u = getConstantIntValue(upper),
+       s = getConstantIntValue(step);
   if (!l || !u || !s || *s <= 0)
     return std::nullopt;
   return std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
@@ -84,7 +86,8 @@ namespace {
 /// tinymlir-serialize-small-parallel-loops: parallel loops with less work
 /// than minimum-work iterations (and parallel loops nested in another) become
 /// sequential loops; the rest keep one parallel dimension, which gets threads.
-struct SerializeSmallParallelLoopsPass : impl::SerializeSmallParallelLoopsPassBase<SerializeSmallParallelLoopsPass> {
+struct SerializeSmallParallelLoopsPass
+    : impl::SerializeSmallParallelLoopsPassBase<SerializeSmallParallelLoopsPass> {
   using Base::Base;
   void runOnOperation() override;
 };
@@ -102,7 +105,8 @@ void SerializeSmallParallelLoopsPass::runOnOperation() {
     // Threads over the first dimension with more than one iteration.
     int64_t parallel = -1;
     for (size_t d = 0; d < op.getNumLoops() && parallel < 0; ++d)
-      if (constantTripCount(op.getLowerBound()[d], op.getUpperBound()[d], op.getStep()[d]).value_or(2) > 1)
+      if (constantTripCount(op.getLowerBound()[d], op.getUpperBound()[d], op.getStep()[d])
+              .value_or(2) > 1)
         parallel = static_cast<int64_t>(d);
     if (op.getNumLoops() > 1 || parallel < 0)
       rewrites.push_back({op, parallel});

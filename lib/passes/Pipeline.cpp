@@ -57,8 +57,8 @@ private:
 void verifyModule(mlir::ModuleOp module, const char *stage) {
   DiagnosticCollector diags(module.getContext());
   if (mlir::failed(mlir::verify(module)))
-    throw Error(std::string("[compile] stage '") + stage + "': the module does not verify:" +
-                diags.text());
+    throw Error(std::string("[compile] stage '") + stage +
+                "': the module does not verify:" + diags.text());
 }
 
 void runPipeline(mlir::ModuleOp module, const std::string &pipeline, const char *stage) {
@@ -183,9 +183,9 @@ struct GuardExpUnderflowPass : impl::GuardExpUnderflowPassBase<GuardExpUnderflow
       const double limit = type.isF64() ? -745.2 : -104.0;
       Value x = op.getOperand();
       Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
-      Value under = arith::CmpFOp::create(
-          b, loc, arith::CmpFPredicate::OLT, x,
-          arith::ConstantOp::create(b, loc, b.getFloatAttr(type, limit)));
+      Value under =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                arith::ConstantOp::create(b, loc, b.getFloatAttr(type, limit)));
       Value safe = arith::SelectOp::create(b, loc, under, zero, x);
       Value e = math::ExpOp::create(b, loc, safe, op.getFastmathAttr());
       op.replaceAllUsesWith(arith::SelectOp::create(b, loc, under, zero, e).getResult());
@@ -207,8 +207,8 @@ struct KernelNoInlinePass : impl::KernelNoInlinePassBase<KernelNoInlinePass> {
       if (fn.getSymName() == kKernelName)
         fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
       else if (fn->hasAttr(kPartAttr))
-        fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline"),
-                                                   b.getStringAttr("optsize")}));
+        fn->setAttr("passthrough",
+                    b.getArrayAttr({b.getStringAttr("noinline"), b.getStringAttr("optsize")}));
   }
 };
 

@@ -1,6 +1,6 @@
 // Dialect, interface, pass and translation registration (ours: every pass of
-// Passes.td, registered by its generated registerTinymlirPasses): the one translation unit that includes MLIR's
-// "register everything" headers (slow to compile).
+// Passes.td, registered by its generated registerTinymlirPasses): the one translation unit that
+// includes MLIR's "register everything" headers (slow to compile).
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
 
@@ -13,7 +13,8 @@
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h>
 
-// --- GPU target (lib/passes/gpu, lib/targets/gpu): gpu.binary / gpu.launch_func and NVVM to LLVM IR ---
+// --- GPU target (lib/passes/gpu, lib/targets/gpu): gpu.binary / gpu.launch_func and NVVM to LLVM
+// IR ---
 #include <mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h>
 // --- end GPU target ---
@@ -105,8 +106,8 @@ private:
       registerAllForOpt(*all);
       registry = all;
     });
-    auto context = std::make_unique<mlir::MLIRContext>(*registry,
-                                                       mlir::MLIRContext::Threading::DISABLED);
+    auto context =
+        std::make_unique<mlir::MLIRContext>(*registry, mlir::MLIRContext::Threading::DISABLED);
     context->loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect,
                          mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect,
                          mlir::bufferization::BufferizationDialect, mlir::memref::MemRefDialect,

@@ -81,23 +81,23 @@ void interchange(scf::ForOp loop, linalg::CopyOp copy) {
     upper.push_back(arith::ConstantIndexOp::create(b, loc, size));
   scf::ParallelOp::create(
       b, loc, lower, upper, step, [&](OpBuilder &b, Location loc, ValueRange element) {
-        scf::ForOp::create(
-            b, loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(), ValueRange{},
-            [&](OpBuilder &b, Location loc, Value row, ValueRange) {
-              IRMapping mapping;
-              mapping.map(loop.getInductionVar(), row);
-              for (Operation &op : loop.getBody()->without_terminator()) {
-                if (&op != copy.getOperation()) {
-                  b.clone(op, mapping);
-                  continue;
-                }
-                Value value = memref::LoadOp::create(
-                    b, loc, mapping.lookupOrDefault(copy.getInputs()[0]), element);
-                memref::StoreOp::create(b, loc, value,
-                                        mapping.lookupOrDefault(copy.getOutputs()[0]), element);
-              }
-              scf::YieldOp::create(b, loc);
-            });
+        scf::ForOp::create(b, loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
+                           ValueRange{}, [&](OpBuilder &b, Location loc, Value row, ValueRange) {
+                             IRMapping mapping;
+                             mapping.map(loop.getInductionVar(), row);
+                             for (Operation &op : loop.getBody()->without_terminator()) {
+                               if (&op != copy.getOperation()) {
+                                 b.clone(op, mapping);
+                                 continue;
+                               }
+                               Value value = memref::LoadOp::create(
+                                   b, loc, mapping.lookupOrDefault(copy.getInputs()[0]), element);
+                               memref::StoreOp::create(
+                                   b, loc, value, mapping.lookupOrDefault(copy.getOutputs()[0]),
+                                   element);
+                             }
+                             scf::YieldOp::create(b, loc);
+                           });
       });
   loop->erase();
 }

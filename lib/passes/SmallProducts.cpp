@@ -6,7 +6,8 @@
 // them in generated code keeps its thread pool out of the decoding loop.
 //
 //   C[i, j] += A[i, k] * B[k, j]   for j-blocks (parallel) { for i { for k { for j in block } } }
-//   C[i, j] += A[i, k] * B[j, k]   for 4 js (parallel) { for 2 is { 8 dots in vector lanes over k } }
+//   C[i, j] += A[i, k] * B[j, k]   for 4 js (parallel) { for 2 is { 8 dots in vector lanes over k }
+//   }
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
 
@@ -89,7 +90,8 @@ void prefetch(OpBuilder &b, Location loc, Value B, Value row, Value column) {
 /// at + distance, at most last: an index ahead that stays inside the memref.
 Value ahead(OpBuilder &b, Location loc, Value at, int64_t distance, Value last) {
   return arith::MinUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, at, arith::ConstantIndexOp::create(b, loc, distance)), last);
+      b, loc, arith::AddIOp::create(b, loc, at, arith::ConstantIndexOp::create(b, loc, distance)),
+      last);
 }
 
 /// Register blocks of rowBlocksPass: kRowBlock rows x kVectors vectors of
@@ -114,36 +116,40 @@ void rowBlocksPass(OpBuilder &b, Location loc, Value A, Value B, Value partial, 
   auto wide = VectorType::get({lanes}, acc);
   auto narrow = VectorType::get({lanes}, cast<MemRefType>(B.getType()).getElementType());
   Value lastColumn = index(b, N - 1);
-  forLoop(b, loc, index(b, 0), index(b, N), lanes * kVectors, [&](OpBuilder &b, Location loc, Value j0) {
-    SmallVector<Value> js{j0};
-    for (int64_t v = 1; v < kVectors; ++v)
-      js.push_back(arith::AddIOp::create(b, loc, j0, index(b, v * lanes)));
-    for (int64_t i0 = 0; i0 < M; i0 += kRowBlock) {
-      const int64_t rows = std::min(kRowBlock, M - i0);
-      SmallVector<Value> sums;
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t v = 0; v < kVectors; ++v)
-          sums.push_back(vector::LoadOp::create(b, loc, wide, partial,
-                                                ValueRange{chunk, index(b, i0 + r), js[v]}));
-      for (Value k : ks) {
-        SmallVector<Value> ws;
-        if (i0 == 0)
-          for (int64_t v = 0; v < kVectors; ++v)
-            prefetch(b, loc, B, k, ahead(b, loc, js[v], kLineAhead * kLine, lastColumn));
-        for (int64_t v = 0; v < kVectors; ++v)
-          ws.push_back(convertTo(b, loc, vector::LoadOp::create(b, loc, narrow, B, ValueRange{k, js[v]}), acc));
-        for (int64_t r = 0; r < rows; ++r) {
-          Value a = vector::BroadcastOp::create(b, loc, wide, loadAs(b, loc, A, {index(b, i0 + r), k}, acc));
-          for (int64_t v = 0; v < kVectors; ++v)
-            sums[r * kVectors + v] = multiplyAdd(b, loc, a, ws[v], sums[r * kVectors + v]);
+  forLoop(
+      b, loc, index(b, 0), index(b, N), lanes * kVectors,
+      [&](OpBuilder &b, Location loc, Value j0) {
+        SmallVector<Value> js{j0};
+        for (int64_t v = 1; v < kVectors; ++v)
+          js.push_back(arith::AddIOp::create(b, loc, j0, index(b, v * lanes)));
+        for (int64_t i0 = 0; i0 < M; i0 += kRowBlock) {
+          const int64_t rows = std::min(kRowBlock, M - i0);
+          SmallVector<Value> sums;
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t v = 0; v < kVectors; ++v)
+              sums.push_back(vector::LoadOp::create(b, loc, wide, partial,
+                                                    ValueRange{chunk, index(b, i0 + r), js[v]}));
+          for (Value k : ks) {
+            SmallVector<Value> ws;
+            if (i0 == 0)
+              for (int64_t v = 0; v < kVectors; ++v)
+                prefetch(b, loc, B, k, ahead(b, loc, js[v], kLineAhead * kLine, lastColumn));
+            for (int64_t v = 0; v < kVectors; ++v)
+              ws.push_back(convertTo(
+                  b, loc, vector::LoadOp::create(b, loc, narrow, B, ValueRange{k, js[v]}), acc));
+            for (int64_t r = 0; r < rows; ++r) {
+              Value a = vector::BroadcastOp::create(b, loc, wide,
+                                                    loadAs(b, loc, A, {index(b, i0 + r), k}, acc));
+              for (int64_t v = 0; v < kVectors; ++v)
+                sums[r * kVectors + v] = multiplyAdd(b, loc, a, ws[v], sums[r * kVectors + v]);
+            }
+          }
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t v = 0; v < kVectors; ++v)
+              vector::StoreOp::create(b, loc, sums[r * kVectors + v], partial,
+                                      ValueRange{chunk, index(b, i0 + r), js[v]});
         }
-      }
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t v = 0; v < kVectors; ++v)
-          vector::StoreOp::create(b, loc, sums[r * kVectors + v], partial,
-                                  ValueRange{chunk, index(b, i0 + r), js[v]});
-    }
-  });
+      });
 }
 
 /// Tiles of dotTile: weight rows per tile, rows of A per register block
@@ -185,7 +191,8 @@ void dotTile(OpBuilder &b, Location loc, Value A, Value B, Value C, Value j0, in
   SmallVector<Value> js{j0};
   for (int64_t t = 1; t < weightRows; ++t)
     js.push_back(arith::AddIOp::create(b, loc, j0, index(b, t)));
-  Value zero = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(wide, b.getFloatAttr(acc, 0.0)));
+  Value zero =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(wide, b.getFloatAttr(acc, 0.0)));
   Value lastRow = arith::SubIOp::create(b, loc, memref::DimOp::create(b, loc, B, 0), index(b, 1));
   for (int64_t i0 = 0; i0 < M; i0 += dotRows) {
     const int64_t rows = std::min(dotRows, M - i0);
@@ -197,11 +204,13 @@ void dotTile(OpBuilder &b, Location loc, Value A, Value B, Value C, Value j0, in
           for (Value j : js)
             prefetch(b, loc, B, ahead(b, loc, j, weightRows, lastRow), k);
           for (Value j : js)
-            ws.push_back(convertTo(b, loc, vector::LoadOp::create(b, loc, vectorOf(B), B, ValueRange{j, k}), acc));
+            ws.push_back(convertTo(
+                b, loc, vector::LoadOp::create(b, loc, vectorOf(B), B, ValueRange{j, k}), acc));
           for (int64_t r = 0; r < rows; ++r) {
-            Value a = convertTo(b, loc,
-                                vector::LoadOp::create(b, loc, vectorOf(A), A, ValueRange{index(b, i0 + r), k}),
-                                acc);
+            Value a = convertTo(
+                b, loc,
+                vector::LoadOp::create(b, loc, vectorOf(A), A, ValueRange{index(b, i0 + r), k}),
+                acc);
             for (int64_t t = 0; t < weightRows; ++t)
               next[r * weightRows + t] = multiplyAdd(b, loc, a, ws[t], next[r * weightRows + t]);
           }
@@ -294,12 +303,13 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
                 return;
               }
               Value lastColumn = index(b, N - 1);
-              forLoop(b, loc, index(b, 0), index(b, N), kLine, [&](OpBuilder &b, Location loc, Value j0) {
-                Value column = ahead(b, loc, j0, kLineAhead * kLine, lastColumn);
-                for (int64_t u = 0; u < kRowsPerPass; ++u)
-                  prefetch(b, loc, B, ks[u], column);
-                columns(b, loc, j0, arith::AddIOp::create(b, loc, j0, index(b, kLine)));
-              });
+              forLoop(b, loc, index(b, 0), index(b, N), kLine,
+                      [&](OpBuilder &b, Location loc, Value j0) {
+                        Value column = ahead(b, loc, j0, kLineAhead * kLine, lastColumn);
+                        for (int64_t u = 0; u < kRowsPerPass; ++u)
+                          prefetch(b, loc, B, ks[u], column);
+                        columns(b, loc, j0, arith::AddIOp::create(b, loc, j0, index(b, kLine)));
+                      });
             });
           });
         });
@@ -322,34 +332,37 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
     int64_t unroll = K % 4 == 0 ? 4 : 1;
     scf::ParallelOp::create(
         b, loc, ValueRange{index(b, 0), index(b, 0)}, ValueRange{index(b, batch), index(b, N)},
-        ValueRange{index(b, 1), index(b, block)},
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        ValueRange{index(b, 1), index(b, block)}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
           Value bi = ivs[0], j0 = ivs[1];
           Value jEnd = arith::AddIOp::create(b, loc, j0, index(b, block));
-          scf::ForOp::create(b, loc, index(b, 0), index(b, M), index(b, 1), ValueRange{},
-                             [&](OpBuilder &b, Location loc, Value i, ValueRange) {
-            scf::ForOp::create(b, loc, index(b, 0), index(b, K), index(b, unroll), ValueRange{},
-                               [&](OpBuilder &b, Location loc, Value k, ValueRange) {
-              SmallVector<Value> as, ks;
-              for (int64_t u = 0; u < unroll; ++u) {
-                Value ku = u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u)));
-                ks.push_back(ku);
-                as.push_back(loadAs(b, loc, A, at(bi, i, ku), acc));
-              }
-              scf::ForOp::create(b, loc, j0, jEnd, index(b, 1), ValueRange{},
-                                 [&](OpBuilder &b, Location loc, Value j, ValueRange) {
-                Value c = memref::LoadOp::create(b, loc, C, at(bi, i, j));
-                for (int64_t u = 0; u < unroll; ++u) {
-                  Value w = loadAs(b, loc, B, at(bi, ks[u], j), acc);
-                  c = multiplyAdd(b, loc, as[u], w, c);
-                }
-                memref::StoreOp::create(b, loc, c, C, at(bi, i, j));
+          scf::ForOp::create(
+              b, loc, index(b, 0), index(b, M), index(b, 1), ValueRange{},
+              [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+                scf::ForOp::create(
+                    b, loc, index(b, 0), index(b, K), index(b, unroll), ValueRange{},
+                    [&](OpBuilder &b, Location loc, Value k, ValueRange) {
+                      SmallVector<Value> as, ks;
+                      for (int64_t u = 0; u < unroll; ++u) {
+                        Value ku =
+                            u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u)));
+                        ks.push_back(ku);
+                        as.push_back(loadAs(b, loc, A, at(bi, i, ku), acc));
+                      }
+                      scf::ForOp::create(b, loc, j0, jEnd, index(b, 1), ValueRange{},
+                                         [&](OpBuilder &b, Location loc, Value j, ValueRange) {
+                                           Value c =
+                                               memref::LoadOp::create(b, loc, C, at(bi, i, j));
+                                           for (int64_t u = 0; u < unroll; ++u) {
+                                             Value w = loadAs(b, loc, B, at(bi, ks[u], j), acc);
+                                             c = multiplyAdd(b, loc, as[u], w, c);
+                                           }
+                                           memref::StoreOp::create(b, loc, c, C, at(bi, i, j));
+                                           scf::YieldOp::create(b, loc);
+                                         });
+                      scf::YieldOp::create(b, loc);
+                    });
                 scf::YieldOp::create(b, loc);
               });
-              scf::YieldOp::create(b, loc);
-            });
-            scf::YieldOp::create(b, loc);
-          });
         });
   } else if (const int64_t dot = dotLanes(acc, vectorBits, K);
              !batched && K % dot == 0 && unitStride(A) && unitStride(B)) {
@@ -374,21 +387,22 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
         b, loc, ValueRange{index(b, 0), index(b, 0)}, ValueRange{index(b, batch), index(b, N)},
         ValueRange{index(b, 1), index(b, 1)}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
           Value bi = ivs[0], j = ivs[1];
-          scf::ForOp::create(b, loc, index(b, 0), index(b, M), index(b, 1), ValueRange{},
-                             [&](OpBuilder &b, Location loc, Value i, ValueRange) {
-            Value init = memref::LoadOp::create(b, loc, C, at(bi, i, j));
-            auto sum = scf::ForOp::create(
-                b, loc, index(b, 0), index(b, K), index(b, 1), ValueRange{init},
-                [&](OpBuilder &b, Location loc, Value k, ValueRange carried) {
-                  Value a = loadAs(b, loc, A, at(bi, i, k), acc);
-                  Value w = loadAs(b, loc, B, at(bi, j, k), acc);
-                  Value p = arith::MulFOp::create(b, loc, a, w);
-                  scf::YieldOp::create(
-                      b, loc, Value(arith::AddFOp::create(b, loc, carried[0], p, reassoc)));
-                });
-            memref::StoreOp::create(b, loc, sum.getResult(0), C, at(bi, i, j));
-            scf::YieldOp::create(b, loc);
-          });
+          scf::ForOp::create(
+              b, loc, index(b, 0), index(b, M), index(b, 1), ValueRange{},
+              [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+                Value init = memref::LoadOp::create(b, loc, C, at(bi, i, j));
+                auto sum = scf::ForOp::create(
+                    b, loc, index(b, 0), index(b, K), index(b, 1), ValueRange{init},
+                    [&](OpBuilder &b, Location loc, Value k, ValueRange carried) {
+                      Value a = loadAs(b, loc, A, at(bi, i, k), acc);
+                      Value w = loadAs(b, loc, B, at(bi, j, k), acc);
+                      Value p = arith::MulFOp::create(b, loc, a, w);
+                      scf::YieldOp::create(
+                          b, loc, Value(arith::AddFOp::create(b, loc, carried[0], p, reassoc)));
+                    });
+                memref::StoreOp::create(b, loc, sum.getResult(0), C, at(bi, i, j));
+                scf::YieldOp::create(b, loc);
+              });
         });
   }
   op->erase();
@@ -407,7 +421,8 @@ void widenWeights(linalg::LinalgOp op, bool transposed) {
   Value converted = memref::AllocOp::create(b, loc, MemRefType::get({k, n}, wide));
   MLIRContext *ctx = b.getContext();
   AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
-  AffineMap read = transposed ? AffineMap::get(2, 0, {d1, d0}, ctx) : AffineMap::get(2, 0, {d0, d1}, ctx);
+  AffineMap read =
+      transposed ? AffineMap::get(2, 0, {d1, d0}, ctx) : AffineMap::get(2, 0, {d0, d1}, ctx);
   linalg::GenericOp::create(
       b, loc, ValueRange{w}, ValueRange{converted},
       ArrayRef<AffineMap>{read, AffineMap::getMultiDimIdentityMap(2, ctx)},
@@ -422,7 +437,8 @@ void widenWeights(linalg::LinalgOp op, bool transposed) {
 
 /// The indexing maps of C[i, j] += A[i, k] * B[j, k].
 SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
-  AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
+  AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
   return {AffineMap::get(3, 0, {i, k}, ctx), AffineMap::get(3, 0, {j, k}, ctx),
           AffineMap::get(3, 0, {i, j}, ctx)};
 }

@@ -122,7 +122,8 @@ int readBoxInPlace(linalg::LinalgOp producer, Value destination) {
     for (Operation *user : snapshot.getResult().getUsers())
       if (auto c = dyn_cast<memref::CopyOp>(user); c && c.getTarget() == snapshot.getResult())
         copy = c;
-    if (!copy || copy->getBlock() != producer->getBlock() || !sameBox(copy.getSource(), destination))
+    if (!copy || copy->getBlock() != producer->getBlock() ||
+        !sameBox(copy.getSource(), destination))
       continue;
     // Nothing between the snapshot and the op may change the box.
     if (clobberedBetween(copy, producer, box))
@@ -135,8 +136,7 @@ int readBoxInPlace(linalg::LinalgOp producer, Value destination) {
   return replaced;
 }
 
-struct WriteIntoDestinationPass
-    : impl::WriteIntoDestinationPassBase<WriteIntoDestinationPass> {
+struct WriteIntoDestinationPass : impl::WriteIntoDestinationPassBase<WriteIntoDestinationPass> {
   using Base::Base;
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;

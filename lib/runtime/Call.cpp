@@ -45,8 +45,7 @@ int64_t firstOutside(const Array &ids, int64_t lo, int64_t size) {
     return ids.size();
   }
   for (int64_t k = 0; k < ids.size(); ++k)
-    if (double id = ids.at({k});
-        !(id >= static_cast<double>(lo) && id < static_cast<double>(size)))
+    if (double id = ids.at({k}); !(id >= static_cast<double>(lo) && id < static_cast<double>(size)))
       return k;
   return ids.size();
 }
@@ -78,8 +77,7 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs,
                 std::to_string(outputs.size()));
   for (size_t k = 0; k < outputs.size(); ++k) {
     const Array &out = outputs[k];
-    if (out.shape() != c.resultShapes[k] || out.dtype() != c.resultDTypes[k] ||
-        !out.isContiguous())
+    if (out.shape() != c.resultShapes[k] || out.dtype() != c.resultDTypes[k] || !out.isContiguous())
       throw Error("[call] output " + std::to_string(k) + " must be a contiguous " +
                   describe(c.resultDTypes[k], c.resultShapes[k]) + " array, got " +
                   describe(out.dtype(), out.shape()));

@@ -76,8 +76,8 @@ template <class F> RuntimeSymbol symbol(const char *name, F *function) {
   return {name, reinterpret_cast<void *>(function)};
 }
 
-/// tinymlir_sgemm, tinymlir_dgemm (Gemm.cpp), memrefCopy (Copy.cpp: runs of memcpy) and the memref allocation
-/// functions (allocateMemory, freeMemory).
+/// tinymlir_sgemm, tinymlir_dgemm (Gemm.cpp), memrefCopy (Copy.cpp: runs of memcpy) and the memref
+/// allocation functions (allocateMemory, freeMemory).
 RuntimeSymbols cpuRuntimeSymbols();
 /// The row kernels of Rows.cpp (tinymlir_sort_float64, ...), part of cpuRuntimeSymbols.
 RuntimeSymbols rowRuntimeSymbols();

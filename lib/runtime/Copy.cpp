@@ -30,7 +30,8 @@ View viewOf(const Unranked &m, int64_t elementSize) {
   int64_t offset;
   std::memcpy(&aligned, fields + sizeof(void *), sizeof aligned);
   std::memcpy(&offset, fields + 2 * sizeof(void *), sizeof offset);
-  const auto *sizes = reinterpret_cast<const int64_t *>(fields + 2 * sizeof(void *) + sizeof(int64_t));
+  const auto *sizes =
+      reinterpret_cast<const int64_t *>(fields + 2 * sizeof(void *) + sizeof(int64_t));
   return {aligned + offset * elementSize, sizes, sizes + m.rank};
 }
 

@@ -42,11 +42,11 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
   if (gemv && n == 1) {
     // A matrix-vector product: gemv (OpenBLAS's gemm packs a one-column B
     // as a matrix: 2.5x slower), on row blocks over the team when large.
-    const int64_t rows = threads <= 1 || flops < kSplitFlops
-                             ? m
-                             : ((m + threads - 1) / threads + 15) / 16 * 16;
+    const int64_t rows =
+        threads <= 1 || flops < kSplitFlops ? m : ((m + threads - 1) / threads + 15) / 16 * 16;
     const int64_t blocks = (m + rows - 1) / rows, tasks = batch * blocks;
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::min<int64_t>(std::max(threads, 1), tasks))) if (tasks > 1)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(static_cast<int>(std::min<int64_t>(std::max(threads, 1), tasks))) if (tasks > 1)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t i = t / blocks, r0 = (t % blocks) * rows, height = std::min(rows, m - r0);
       gemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(height), static_cast<blasint>(k), T(1),
@@ -67,7 +67,8 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
   const int64_t width = ((n + blocks - 1) / blocks + 15) / 16 * 16;
   blocks = (n + width - 1) / width;
   const int64_t tasks = batch * blocks;
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::min<int64_t>(threads, tasks)))
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(static_cast<int>(std::min<int64_t>(threads, tasks)))
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t j0 = (t % blocks) * width;
     one(t / blocks, j0, std::min(width, n - j0));
@@ -95,8 +96,8 @@ extern "C" void tinymlir_zgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
                                const std::complex<double> *a, int64_t lda, int64_t strideA,
                                const std::complex<double> *b, int64_t ldb, int64_t strideB,
                                std::complex<double> *c, int64_t ldc, int64_t strideC) {
-  gemm<std::complex<double>>(complexBlas<std::complex<double>, cblas_zgemm>, batch, m, n, k, a,
-                             lda, strideA, b, ldb, strideB, c, ldc, strideC);
+  gemm<std::complex<double>>(complexBlas<std::complex<double>, cblas_zgemm>, batch, m, n, k, a, lda,
+                             strideA, b, ldb, strideB, c, ldc, strideC);
 }
 
 extern "C" void tinymlir_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a,
@@ -117,8 +118,10 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
   // Generated code's memref.alloc and memref.dealloc
   // (finalize-memref-to-llvm{use-generic-functions}) take the arrays' memory,
   // whose freed blocks the next call reuses.
-  RuntimeSymbols out{symbol("tinymlir_sgemm", &tinymlir_sgemm), symbol("tinymlir_dgemm", &tinymlir_dgemm),
-                     symbol("tinymlir_cgemm", &tinymlir_cgemm), symbol("tinymlir_zgemm", &tinymlir_zgemm),
+  RuntimeSymbols out{symbol("tinymlir_sgemm", &tinymlir_sgemm),
+                     symbol("tinymlir_dgemm", &tinymlir_dgemm),
+                     symbol("tinymlir_cgemm", &tinymlir_cgemm),
+                     symbol("tinymlir_zgemm", &tinymlir_zgemm),
                      symbol("memrefCopy", &tinymlir_memref_copy), // runtime/Copy.cpp
                      symbol("_mlir_memref_to_llvm_alloc", &tinymlir::allocateMemory),
                      symbol("_mlir_memref_to_llvm_free", &tinymlir::freeMemory)};

@@ -39,8 +39,8 @@ void dgeqrf_(const int *, const int *, double *, const int *, double *, double *
              int *);
 void sorgqr_(const int *, const int *, const int *, float *, const int *, const float *, float *,
              const int *, int *);
-void dorgqr_(const int *, const int *, const int *, double *, const int *, const double *,
-             double *, const int *, int *);
+void dorgqr_(const int *, const int *, const int *, double *, const int *, const double *, double *,
+             const int *, int *);
 void sgelsd_(const int *, const int *, const int *, float *, const int *, float *, const int *,
              float *, const float *, int *, float *, const int *, int *, int *);
 void dgelsd_(const int *, const int *, const int *, double *, const int *, double *, const int *,
@@ -55,8 +55,12 @@ using tinymlir::detail::Rows;
 // One name per LAPACK routine for both precisions.
 void potrf(int n, float *a, int *info) { spotrf_("L", &n, a, &n, info, 1); }
 void potrf(int n, double *a, int *info) { dpotrf_("L", &n, a, &n, info, 1); }
-void gesv(int n, int k, float *a, int *p, float *b, int *info) { sgesv_(&n, &k, a, &n, p, b, &n, info); }
-void gesv(int n, int k, double *a, int *p, double *b, int *info) { dgesv_(&n, &k, a, &n, p, b, &n, info); }
+void gesv(int n, int k, float *a, int *p, float *b, int *info) {
+  sgesv_(&n, &k, a, &n, p, b, &n, info);
+}
+void gesv(int n, int k, double *a, int *p, double *b, int *info) {
+  dgesv_(&n, &k, a, &n, p, b, &n, info);
+}
 void getrf(int n, float *a, int *p, int *info) { sgetrf_(&n, &n, a, &n, p, info); }
 void getrf(int n, double *a, int *p, int *info) { dgetrf_(&n, &n, a, &n, p, info); }
 template <class T> void syevd(int n, T *a, T *w, int *info) {
@@ -305,33 +309,33 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
 } // namespace
 
 #define TINYMLIR_LINALG_KERNELS(Name, T)                                                           \
-  extern "C" void tinymlir_cholesky_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) { \
+  extern "C" void tinymlir_cholesky_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {  \
     cholesky(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out));                                    \
   }                                                                                                \
-  extern "C" void tinymlir_solve_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, y),                 \
+  extern "C" void tinymlir_solve_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, y),                  \
                                         TINYMLIR_ROWS(T, out), int64_t) {                          \
     auto rhs = TINYMLIR_ROWS_OF(T, y);                                                             \
     solve(TINYMLIR_ROWS_OF(T, a), &rhs, TINYMLIR_ROWS_OF(T, out));                                 \
   }                                                                                                \
-  extern "C" void tinymlir_inv_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {      \
+  extern "C" void tinymlir_inv_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {       \
     solve<T>(TINYMLIR_ROWS_OF(T, a), nullptr, TINYMLIR_ROWS_OF(T, out));                           \
   }                                                                                                \
-  extern "C" void tinymlir_det_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {      \
+  extern "C" void tinymlir_det_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {       \
     determinant(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out), false);                          \
   }                                                                                                \
-  extern "C" void tinymlir_slogdet_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {  \
+  extern "C" void tinymlir_slogdet_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {   \
     determinant(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out), true);                           \
   }                                                                                                \
-  extern "C" void tinymlir_eigh_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {     \
+  extern "C" void tinymlir_eigh_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {      \
     eigh(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out));                                        \
   }                                                                                                \
-  extern "C" void tinymlir_svd_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t flag) { \
+  extern "C" void tinymlir_svd_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t flag) {  \
     svd(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out), flag);                                   \
   }                                                                                                \
-  extern "C" void tinymlir_qr_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t m) {     \
+  extern "C" void tinymlir_qr_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t m) {      \
     qr(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out), m);                                       \
   }                                                                                                \
-  extern "C" void tinymlir_lstsq_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, y),                 \
+  extern "C" void tinymlir_lstsq_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, y),                  \
                                         TINYMLIR_ROWS(T, out), int64_t) {                          \
     lstsq(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, y), TINYMLIR_ROWS_OF(T, out));               \
   }

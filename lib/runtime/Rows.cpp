@@ -224,41 +224,42 @@ extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
 
 // The C entry points, one per op and dtype (dtypes.def's C types).
 #define TINYMLIR_REAL_KERNELS(Name, T)                                                             \
-  extern "C" void tinymlir_sort_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {    \
+  extern "C" void tinymlir_sort_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {     \
     sortRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out));                                   \
   }                                                                                                \
-  extern "C" void tinymlir_argsort_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),      \
+  extern "C" void tinymlir_argsort_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),       \
                                           int64_t) {                                               \
     argsortRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(int64_t, out));                          \
   }                                                                                                \
-  extern "C" void tinymlir_argmax_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),       \
+  extern "C" void tinymlir_argmax_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),        \
                                          int64_t) {                                                \
     extremeRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(int64_t, out), true);                    \
   }                                                                                                \
-  extern "C" void tinymlir_argmin_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),       \
+  extern "C" void tinymlir_argmin_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(int64_t, out),        \
                                          int64_t) {                                                \
     extremeRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(int64_t, out), false);                   \
   }                                                                                                \
-  extern "C" void tinymlir_searchsorted_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, v),          \
+  extern "C" void tinymlir_searchsorted_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, v),           \
                                                TINYMLIR_ROWS(int64_t, out), int64_t right) {       \
     searchRows(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, v), TINYMLIR_ROWS_OF(int64_t, out),     \
                right != 0);                                                                        \
   }
 #define TINYMLIR_MOVE_KERNELS(Name, T)                                                             \
-  extern "C" void tinymlir_take_##Name(TINYMLIR_ROWS(T, table), TINYMLIR_ROWS(int64_t, ids),      \
+  extern "C" void tinymlir_take_##Name(TINYMLIR_ROWS(T, table), TINYMLIR_ROWS(int64_t, ids),       \
                                        TINYMLIR_ROWS(T, out), int64_t) {                           \
-    takeRows(TINYMLIR_ROWS_OF(T, table), TINYMLIR_ROWS_OF(int64_t, ids), TINYMLIR_ROWS_OF(T, out)); \
+    takeRows(TINYMLIR_ROWS_OF(T, table), TINYMLIR_ROWS_OF(int64_t, ids),                           \
+             TINYMLIR_ROWS_OF(T, out));                                                            \
   }                                                                                                \
-  extern "C" void tinymlir_put_##Name(TINYMLIR_ROWS(T, table), TINYMLIR_ROWS(int64_t, ids),       \
+  extern "C" void tinymlir_put_##Name(TINYMLIR_ROWS(T, table), TINYMLIR_ROWS(int64_t, ids),        \
                                       TINYMLIR_ROWS(T, values), TINYMLIR_ROWS(T, out), int64_t) {  \
     putRows(TINYMLIR_ROWS_OF(T, table), TINYMLIR_ROWS_OF(int64_t, ids),                            \
             TINYMLIR_ROWS_OF(T, values), TINYMLIR_ROWS_OF(T, out));                                \
   }
 #define TINYMLIR_ACCUMULATE_KERNELS(Name, T)                                                       \
-  extern "C" void tinymlir_cumsum_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {  \
+  extern "C" void tinymlir_cumsum_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {   \
     accumulateRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out), false);                      \
   }                                                                                                \
-  extern "C" void tinymlir_cumprod_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) { \
+  extern "C" void tinymlir_cumprod_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {  \
     accumulateRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out), true);                       \
   }
 
@@ -267,14 +268,16 @@ extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
 #define TINYMLIR_KERNELS_Signed(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
 #define TINYMLIR_KERNELS_Unsigned(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
 #define TINYMLIR_KERNELS_Float(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
-#define TINYMLIR_KERNELS_Complex(Name, T) TINYMLIR_ACCUMULATE_KERNELS(Name, T) TINYMLIR_MOVE_KERNELS(Name, T)
+#define TINYMLIR_KERNELS_Complex(Name, T)                                                          \
+  TINYMLIR_ACCUMULATE_KERNELS(Name, T) TINYMLIR_MOVE_KERNELS(Name, T)
 #define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType) TINYMLIR_KERNELS_##Kind(Name, CType)
 #include <tinymlir/dtypes.def>
 
 tinymlir::detail::RuntimeSymbols tinymlir::detail::rowRuntimeSymbols() {
   RuntimeSymbols out{symbol("tinymlir_bincount_int64", &tinymlir_bincount_int64),
                      symbol("tinymlir_bincount_weighted_int64", &tinymlir_bincount_weighted_int64)};
-#define TINYMLIR_SYMBOL(op, Name, name) out.push_back(symbol("tinymlir_" #op "_" name, &tinymlir_##op##_##Name));
+#define TINYMLIR_SYMBOL(op, Name, name)                                                            \
+  out.push_back(symbol("tinymlir_" #op "_" name, &tinymlir_##op##_##Name));
 #define TINYMLIR_SYMBOLS_ACCUMULATE(Name, name)                                                    \
   TINYMLIR_SYMBOL(cumsum, Name, name)                                                              \
   TINYMLIR_SYMBOL(cumprod, Name, name)                                                             \

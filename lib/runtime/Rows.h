@@ -19,7 +19,7 @@ template <class T> struct Rows {
       int64_t p##RowStride, int64_t p##ColumnStride
 #define TINYMLIR_ROWS_OF(T, p)                                                                     \
   (static_cast<void>(p##Allocated),                                                                \
-   ::tinymlir::detail::Rows<T>{p##Aligned + p##Offset, p##Rows, p##Columns, p##RowStride, p##ColumnStride})
-
+   ::tinymlir::detail::Rows<T>{p##Aligned + p##Offset, p##Rows, p##Columns, p##RowStride,          \
+                               p##ColumnStride})
 
 } // namespace tinymlir::detail

@@ -63,14 +63,14 @@ void addMissingVectorFunctions(llvm::TargetLibraryInfoImpl &tli, bool avx512) {
   for (const Entry &e : entries)
     if (avx512 || std::string_view(e.vector).substr(0, 5) != "_ZGVe")
       descs.emplace_back(e.scalar, e.vector, llvm::ElementCount::getFixed(e.lanes), false, e.abi,
-                       std::nullopt);
+                         std::nullopt);
   tli.addVectorizableFunctions(descs);
 }
 
 } // namespace
 
 std::function<llvm::Error(llvm::Module *)> makeOptimizer(int level, llvm::TargetMachine *machine,
-                                                        bool vectorMath) {
+                                                         bool vectorMath) {
   return [level, machine, vectorMath](llvm::Module *module) -> llvm::Error {
     if (level == 0)
       return llvm::Error::success();

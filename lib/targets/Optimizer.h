@@ -20,6 +20,6 @@ bool loadVectorMath();
 /// Optimizes a module at `level` (0-3) for `machine`; with `vectorMath`
 /// (and libmvec present) loops of exp, tanh, pow... call libmvec.
 std::function<llvm::Error(llvm::Module *)> makeOptimizer(int level, llvm::TargetMachine *machine,
-                                                        bool vectorMath);
+                                                         bool vectorMath);
 
 } // namespace tinymlir::detail

@@ -87,10 +87,10 @@ std::string libdevice(const JitOptions &options) {
 }
 
 std::string optionsKey(const JitOptions &o) {
-  std::string key = std::string("target=") + targetName(o.target) + " blas=" +
-                    std::to_string(o.blas) + " optimize=" + std::to_string(o.optimize) +
-                    " O" + std::to_string(o.optLevel) + " vector-math=" +
-                    std::to_string(o.vectorMath) + " cpu=" + o.cpu;
+  std::string key = std::string("target=") + targetName(o.target) +
+                    " blas=" + std::to_string(o.blas) + " optimize=" + std::to_string(o.optimize) +
+                    " O" + std::to_string(o.optLevel) +
+                    " vector-math=" + std::to_string(o.vectorMath) + " cpu=" + o.cpu;
   if (o.streamRows != 1)
     key += " stream-rows=" + std::to_string(o.streamRows);
   if (o.target == Target::GPU)

@@ -5,15 +5,16 @@
 // those calls, so that the linker never takes their code from LLVM's archives
 // (about 60 MB). Those targets are then unknown to the TargetRegistry, which
 // tinymlir never asks for them.
-#define TINYMLIR_TARGET_PARTS(T)                                                                  \
-  TINYMLIR_EMPTY(T##TargetInfo)                                                                   \
-  TINYMLIR_EMPTY(T##Target)                                                                       \
-  TINYMLIR_EMPTY(T##TargetMC)                                                                     \
-  TINYMLIR_EMPTY(T##AsmPrinter)                                                                   \
-  TINYMLIR_EMPTY(T##AsmParser)                                                                    \
-  TINYMLIR_EMPTY(T##Disassembler)                                                                 \
+#define TINYMLIR_TARGET_PARTS(T)                                                                   \
+  TINYMLIR_EMPTY(T##TargetInfo)                                                                    \
+  TINYMLIR_EMPTY(T##Target)                                                                        \
+  TINYMLIR_EMPTY(T##TargetMC)                                                                      \
+  TINYMLIR_EMPTY(T##AsmPrinter)                                                                    \
+  TINYMLIR_EMPTY(T##AsmParser)                                                                     \
+  TINYMLIR_EMPTY(T##Disassembler)                                                                  \
   TINYMLIR_EMPTY(T##TargetMCA)
-#define TINYMLIR_EMPTY(Name) __attribute__((visibility("hidden"))) void LLVMInitialize##Name() {}
+#define TINYMLIR_EMPTY(Name)                                                                       \
+  __attribute__((visibility("hidden"))) void LLVMInitialize##Name() {}
 
 extern "C" {
 TINYMLIR_TARGET_PARTS(AArch64)

@@ -54,7 +54,7 @@ std::unique_ptr<llvm::TargetMachine> CompileTarget::machine(int level) const {
 }
 
 std::function<llvm::Error(llvm::Module *)> CompileTarget::optimizer(int level,
-                                                                   llvm::TargetMachine *m) const {
+                                                                    llvm::TargetMachine *m) const {
   return makeOptimizer(level, m, vectorMath_);
 }
 

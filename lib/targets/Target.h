@@ -103,7 +103,8 @@ public:
   llvm::orc::JITTargetMachineBuilder machineBuilder() const;
   std::unique_ptr<llvm::TargetMachine> machine(int level) const;
   /// LLVM's optimization pipeline for the module at `level` (0-3).
-  std::function<llvm::Error(llvm::Module *)> optimizer(int level, llvm::TargetMachine *machine) const;
+  std::function<llvm::Error(llvm::Module *)> optimizer(int level,
+                                                       llvm::TargetMachine *machine) const;
   /// Whether the vectorizer may call glibc's libmvec (options.vectorMath, if present).
   bool vectorMath() const;
 

@@ -46,8 +46,10 @@ void registerGpt2(nb::module_ &parent) {
             return gpt2::Tokenizer::load(dir);
           },
           "dir"_a)
-      .def("encode", [](const gpt2::Tokenizer &t, const std::string &text) { return t.encode(text); },
-           "text"_a)
+      .def(
+          "encode",
+          [](const gpt2::Tokenizer &t, const std::string &text) { return t.encode(text); },
+          "text"_a)
       .def(
           "decode_bytes",
           [](const gpt2::Tokenizer &t, const std::vector<int32_t> &ids) {
@@ -59,8 +61,8 @@ void registerGpt2(nb::module_ &parent) {
       .def_prop_ro("end_of_text", &gpt2::Tokenizer::endOfTextId);
 
   nb::class_<gpt2::PrefixCache>(m, "PrefixCache",
-                               "Keys and values of recent sequences, reused by prompts that "
-                               "start as one of them did (gpt2::PrefixCache).")
+                                "Keys and values of recent sequences, reused by prompts that "
+                                "start as one of them did (gpt2::PrefixCache).")
       .def(nb::init<int64_t>(), "positions"_a, "The most positions held (0: none).")
       .def_prop_ro("limit", &gpt2::PrefixCache::limit)
       .def(

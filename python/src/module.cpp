@@ -30,19 +30,21 @@ DType parseDType(const std::string &name) {
     return *d;
   throw nb::type_error(("tinymlir does not support the dtype " + name +
                         "; it has bool, int8 to int64, uint8 to uint64, float16, float32, "
-                        "float64, complex64 and complex128").c_str());
+                        "float64, complex64 and complex128")
+                           .c_str());
 }
 
 namespace {
 
 nb::dlpack::dtype dlpackDType(DType dtype) {
   using Code = nb::dlpack::dtype_code;
-  Code code = dtype == DType::b8          ? Code::Bool
-              : isUnsigned(dtype)         ? Code::UInt
-              : isInteger(dtype)          ? Code::Int
-              : isComplex(dtype)          ? Code::Complex
-                                          : Code::Float;
-  return nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(8 * dtypeSize(dtype)), 1};
+  Code code = dtype == DType::b8  ? Code::Bool
+              : isUnsigned(dtype) ? Code::UInt
+              : isInteger(dtype)  ? Code::Int
+              : isComplex(dtype)  ? Code::Complex
+                                  : Code::Float;
+  return nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(8 * dtypeSize(dtype)),
+                           1};
 }
 
 std::string dlpackName(nb::dlpack::dtype d) {
@@ -225,36 +227,48 @@ NB_MODULE(_tinymlir, m) {
   // table ELEMENTWISE of (name, arity) that the Python layer builds on.
   nb::list elementwise;
 #define TINYMLIR_BIND_Unary(f)                                                                     \
-  m.def(#f, [](const Tensor &x) { return tinymlir::f(x); });                                      \
+  m.def(#f, [](const Tensor &x) { return tinymlir::f(x); });                                       \
   elementwise.append(nb::make_tuple(#f, 1));
 #define TINYMLIR_BIND_Binary(f)                                                                    \
-  m.def(#f, [](const Tensor &a, const Tensor &b) { return tinymlir::f(a, b); });                  \
+  m.def(#f, [](const Tensor &a, const Tensor &b) { return tinymlir::f(a, b); });                   \
   elementwise.append(nb::make_tuple(#f, 2));
 #define TINYMLIR_BIND_Compare(f) TINYMLIR_BIND_Binary(f)
 #define TINYMLIR_BIND_Select(f)                                                                    \
-  m.def(#f, [](const Tensor &c, const Tensor &x, const Tensor &y) { return tinymlir::f(c, x, y); }); \
+  m.def(#f,                                                                                        \
+        [](const Tensor &c, const Tensor &x, const Tensor &y) { return tinymlir::f(c, x, y); });   \
   elementwise.append(nb::make_tuple(#f, 3));
 #define TINYMLIR_BIND_Convert(f)
 #define TINYMLIR_OP(...)
-#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,          \
-                                ComplexLowering, Function)                                       \
+#define TINYMLIR_ELEMENTWISE_OP(Name, spelling, Kind, Ints, FloatLowering, IntLowering,            \
+                                ComplexLowering, Function)                                         \
   TINYMLIR_BIND_##Kind(Function)
 #include <tinymlir/ops.def>
   m.attr("ELEMENTWISE") = nb::tuple(elementwise);
-  m.def("cast", [](const Tensor &a, const std::string &dtype) { return cast(a, parseDType(dtype)); });
+  m.def("cast",
+        [](const Tensor &a, const std::string &dtype) { return cast(a, parseDType(dtype)); });
   // Reductions.
-  m.def("sum", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });
-  m.def("max", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return max(a, axis, keep); });
-  m.def("min", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return min(a, axis, keep); });
-  m.def("prod", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return prod(a, axis, keep); });
-  m.def("any", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return any(a, axis, keep); });
-  m.def("all", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return all(a, axis, keep); });
+  m.def("sum",
+        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });
+  m.def("max",
+        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return max(a, axis, keep); });
+  m.def("min",
+        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return min(a, axis, keep); });
+  m.def("prod", [](const Tensor &a, std::optional<int64_t> axis, bool keep) {
+    return prod(a, axis, keep);
+  });
+  m.def("any",
+        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return any(a, axis, keep); });
+  m.def("all",
+        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return all(a, axis, keep); });
   m.def("logical_and", &logical_and);
   m.def("logical_or", &logical_or);
   m.def("logical_xor", &logical_xor);
   m.def("logical_not", &logical_not);
-  m.def("mean", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return mean(a, axis, keep); });
-  m.def("var", [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return var(a, axis, keep); });
+  m.def("mean", [](const Tensor &a, std::optional<int64_t> axis, bool keep) {
+    return mean(a, axis, keep);
+  });
+  m.def("var",
+        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return var(a, axis, keep); });
   // Products and layout.
   m.def("matmul", &matmul);
   // The library's kernels (kernels.h), those GPT-2 runs.
@@ -271,7 +285,8 @@ NB_MODULE(_tinymlir, m) {
         "x with the box slice(x, begin, end, steps) replaced by value (broadcast, cast).");
   m.def("broadcast_to", &broadcastTo, "x"_a, "shape"_a);
   m.def(
-      "bitcast", [](const Tensor &a, const std::string &dtype) { return bitcast(a, parseDType(dtype)); },
+      "bitcast",
+      [](const Tensor &a, const std::string &dtype) { return bitcast(a, parseDType(dtype)); },
       "x"_a, "dtype"_a, "The bits of a 64-bit tensor as another 64-bit dtype (x.view(dtype)).");
   m.def("same_value", &sameValue, "a"_a, "b"_a,
         "Whether a and b compute the same value (the same node, or equal nodes).");
@@ -282,12 +297,14 @@ NB_MODULE(_tinymlir, m) {
       },
       "shape"_a, "value"_a, "dtype"_a);
   m.def("reshape", [](const Tensor &a, const std::vector<int64_t> &s) { return reshape(a, s); });
-  m.def("transpose", [](const Tensor &a, const std::vector<int64_t> &p) { return transpose(a, p); });
+  m.def("transpose",
+        [](const Tensor &a, const std::vector<int64_t> &p) { return transpose(a, p); });
   m.def("split", &split, "x"_a, "sections"_a, "axis"_a);
   m.def("concatenate", &concatenate, "parts"_a, "axis"_a);
   m.def("gather", &gather, "table"_a, "ids"_a);
   m.def("index_put", &indexPut, "a"_a, "index"_a, "values"_a);
-  m.def("causal_mask", [](int64_t n, const std::string &dtype) { return causalMask(n, parseDType(dtype)); });
+  m.def("causal_mask",
+        [](int64_t n, const std::string &dtype) { return causalMask(n, parseDType(dtype)); });
   m.def("triu", &triu, "x"_a, "k"_a = 0);
   m.def("flip", &flip, "x"_a, "axes"_a);
   m.def("tril", &tril, "x"_a, "k"_a = 0);
@@ -336,10 +353,12 @@ NB_MODULE(_tinymlir, m) {
       .def_prop_ro("ptx", &Compiled::ptx)
       .def_prop_ro("input_shapes", [](const Compiled &c) { return shapeList(c.inputShapes()); })
       .def_prop_ro("input_dtypes", [](const Compiled &c) { return dtypeList(c.inputDTypes()); })
-      .def_prop_ro("result_shape", [](const Compiled &c) { return shapeTuple(c.resultShape()); },
-                   "The first result's shape.")
-      .def_prop_ro("result_dtype", [](const Compiled &c) { return std::string(dtypeName(c.resultDType())); },
-                   "The first result's dtype.")
+      .def_prop_ro(
+          "result_shape", [](const Compiled &c) { return shapeTuple(c.resultShape()); },
+          "The first result's shape.")
+      .def_prop_ro(
+          "result_dtype", [](const Compiled &c) { return std::string(dtypeName(c.resultDType())); },
+          "The first result's dtype.")
       .def_prop_ro("result_shapes", [](const Compiled &c) { return shapeList(c.resultShapes()); })
       .def_prop_ro("result_dtypes", [](const Compiled &c) { return dtypeList(c.resultDTypes()); })
       .def_prop_ro("compile_seconds", &Compiled::compileSeconds)
@@ -421,7 +440,8 @@ NB_MODULE(_tinymlir, m) {
       .def_rw("timing", &JitOptions::timing)
       .def_rw("perf", &JitOptions::perf)
       .def("key", &detail::optionsKey)
-      .def("__repr__", [](const JitOptions &o) { return "<tinymlir.Options " + detail::optionsKey(o) + ">"; });
+      .def("__repr__",
+           [](const JitOptions &o) { return "<tinymlir.Options " + detail::optionsKey(o) + ">"; });
 
   m.def(
       "compile_graph",

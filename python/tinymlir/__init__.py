@@ -30,10 +30,31 @@ finally:
 
 from ._jit import CacheStats as CacheStats, JitFunction as JitFunction
 from ._jit import Specialization as Specialization, jit as jit
-from ._ops import (astype, attention, causal_mask, cast, concatenate, gather, gelu, index_put,
-                   layer_norm, linear, matmul, max, mean, min, reshape, slice, softmax, split, sum,
-                   transpose, var)
+from ._ops import (
+    astype,
+    attention,
+    causal_mask,
+    cast,
+    concatenate,
+    gather,
+    gelu,
+    index_put,
+    layer_norm,
+    linear,
+    matmul,
+    max,
+    mean,
+    min,
+    reshape,
+    slice,
+    softmax,
+    split,
+    sum,
+    transpose,
+    var,
+)
 from ._trace import Traced as Traced, TracingError as TracingError
+
 # The elementwise functions of ops.def (tinymlir.exp, tinymlir.add, ...), generated from
 # the op table at build time.
 from . import _elementwise
@@ -46,10 +67,35 @@ Options = _tinymlir.Options
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "JitFunction", "Options", "Specialization", "CacheStats", "Traced", "TracingError",
-    "cast", "astype", "sum", "max", "min", "mean", "var",
-    "matmul", "slice", "reshape", "transpose", "split", "concatenate", "gather",
-    "index_put", "causal_mask", "gelu", "softmax", "layer_norm", "linear", "attention", "set_threads",
+    "jit",
+    "JitFunction",
+    "Options",
+    "Specialization",
+    "CacheStats",
+    "Traced",
+    "TracingError",
+    "cast",
+    "astype",
+    "sum",
+    "max",
+    "min",
+    "mean",
+    "var",
+    "matmul",
+    "slice",
+    "reshape",
+    "transpose",
+    "split",
+    "concatenate",
+    "gather",
+    "index_put",
+    "causal_mask",
+    "gelu",
+    "softmax",
+    "layer_norm",
+    "linear",
+    "attention",
+    "set_threads",
 ]
 __all__ += _elementwise.__all__
 

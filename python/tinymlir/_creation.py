@@ -65,9 +65,13 @@ def full_traced(shape, value, dtype, name):
         return r
     if d.kind == "c":  # both parts: a typed complex scalar, broadcast
         c = complex(v.astype(d))
-        r = Traced(_core.broadcast_to(_core.typed_scalar(c.real, dtype_name(d), c.imag), list(dims)))
+        r = Traced(
+            _core.broadcast_to(_core.typed_scalar(c.real, dtype_name(d), c.imag), list(dims))
+        )
     elif d.kind in "iu":  # exact in all 64 bits
-        r = Traced(_core.broadcast_to(_core.typed_integer(int(v.astype(d)), dtype_name(d)), list(dims)))
+        r = Traced(
+            _core.broadcast_to(_core.typed_integer(int(v.astype(d)), dtype_name(d)), list(dims))
+        )
     else:
         r = Traced(_core.full(list(dims), float(v.astype(d)), dtype_name(d)))
     r._buf.known = lambda: np.full(dims, v, d)
@@ -115,6 +119,7 @@ def _stacked(x, dtype):
 
 # The wrappers: each takes NumPy's function first, then NumPy's arguments.
 
+
 def _zeros(orig, shape, dtype=float, order="C", **kw):
     return full_traced(shape, 0, dtype, f"numpy.{orig.__name__}")
 
@@ -131,13 +136,15 @@ def full_like(a, fill_value, dtype, shape, name):
     """np.full_like (and ones_like, zeros_like, empty_like) as a traced array:
     from the wrappers here, and from __array_function__ (_numpy) for traced `a`."""
     t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
-    return full_traced(t.shape if shape is None else shape, fill_value,
-                       t.dtype if dtype is None else dtype, name)
+    return full_traced(
+        t.shape if shape is None else shape, fill_value, t.dtype if dtype is None else dtype, name
+    )
 
 
 def _like(value):
     def make(orig, a, dtype=None, order="K", subok=True, shape=None, **kw):
         return full_like(a, value, dtype, shape, f"numpy.{orig.__name__}")
+
     return make
 
 
@@ -147,8 +154,10 @@ def _full_like(orig, a, fill_value, dtype=None, order="K", subok=True, shape=Non
 
 def _computed(orig, *args, **kwargs):
     if _has_traced(args) or _has_traced(list(kwargs.values())):
-        raise TypeError(f"tinymlir: numpy.{orig.__name__} takes static arguments inside a traced "
-                        "function (its shape must be known while tracing)")
+        raise TypeError(
+            f"tinymlir: numpy.{orig.__name__} takes static arguments inside a traced "
+            "function (its shape must be known while tracing)"
+        )
     return _constant(orig(*args, **kwargs), f"numpy.{orig.__name__}")
 
 
@@ -173,8 +182,9 @@ class _NdarrayType(type):
     def __call__(cls, *args, **kwargs):
         if cls is not _TracedNdarray:
             return type.__call__(cls, *args, **kwargs)
-        if _state.contexts and not _sys._getframe(1).f_globals.get(
-                "__name__", "").startswith(_LIBRARIES):
+        if _state.contexts and not _sys._getframe(1).f_globals.get("__name__", "").startswith(
+            _LIBRARIES
+        ):
             return _ndarray(_NDARRAY, *args, **kwargs)
         return _NDARRAY(*args, **kwargs)
 
@@ -194,8 +204,10 @@ _NDARRAY = np.ndarray
 
 def _ndarray(orig, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
     if buffer is not None or strides is not None:
-        raise TypeError("tinymlir: np.ndarray(shape, dtype) with a buffer or strides is not "
-                        "traced (make the array with np.zeros or np.empty)")
+        raise TypeError(
+            "tinymlir: np.ndarray(shape, dtype) with a buffer or strides is not "
+            "traced (make the array with np.zeros or np.empty)"
+        )
     return full_traced(shape, 0, dtype, "numpy.ndarray")
 
 
@@ -203,11 +215,24 @@ class _TracedNdarray(np.ndarray, metaclass=_NdarrayType):
     """np.ndarray while a function is traced (see _NdarrayType)."""
 
 
-_IMPLS = {"zeros": _zeros, "empty": _zeros, "ones": _ones, "full": _full,
-          "zeros_like": _like(0), "empty_like": _like(0), "ones_like": _like(1),
-          "full_like": _full_like, "eye": _computed, "identity": _computed,
-          "arange": _computed, "linspace": _computed, "array": _array, "asarray": _array,
-          "asanyarray": _array, "ascontiguousarray": _array}
+_IMPLS = {
+    "zeros": _zeros,
+    "empty": _zeros,
+    "ones": _ones,
+    "full": _full,
+    "zeros_like": _like(0),
+    "empty_like": _like(0),
+    "ones_like": _like(1),
+    "full_like": _full_like,
+    "eye": _computed,
+    "identity": _computed,
+    "arange": _computed,
+    "linspace": _computed,
+    "array": _array,
+    "asarray": _array,
+    "asanyarray": _array,
+    "ascontiguousarray": _array,
+}
 
 _ORIGINALS = {name: getattr(np, name) for name in _IMPLS}
 _ORIGINALS["ndarray"] = np.ndarray
@@ -221,10 +246,12 @@ def _wrapper(name):
     def wrapper(*args, **kwargs):
         # This thread is tracing, and the call is the user's (NumPy's own
         # modules and tinymlir's call `np.empty` for their own arrays).
-        if _state.contexts and not _sys._getframe(1).f_globals.get(
-                "__name__", "").startswith(_LIBRARIES):
+        if _state.contexts and not _sys._getframe(1).f_globals.get("__name__", "").startswith(
+            _LIBRARIES
+        ):
             return impl(orig, *args, **kwargs)
         return orig(*args, **kwargs)
+
     wrapper._tinymlir_original = orig  # what NumPy's dispatch passes to __array_function__
     return wrapper
 
@@ -254,7 +281,9 @@ def install(fn_globals=None, closure=None):
                     entry[1] += 1
                     fn_globals[key] = _WRAPPERS[name]
                     names.append(key)
-                elif (id(fn_globals), key) in _rebound and any(value is w for w in _WRAPPERS.values()):
+                elif (id(fn_globals), key) in _rebound and any(
+                    value is w for w in _WRAPPERS.values()
+                ):
                     _rebound[(id(fn_globals), key)][1] += 1
                     names.append(key)
         cells = []

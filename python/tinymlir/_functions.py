@@ -31,8 +31,16 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _creation
 from . import _tinymlir as _core
 from ._numpy import _FUNCTIONS, _implements, _traced
-from ._trace import (Traced, TracingError, _arange, _broadcast_into, _contiguous, _state,
-                     known_value, to_tensor)
+from ._trace import (
+    Traced,
+    TracingError,
+    _arange,
+    _broadcast_into,
+    _contiguous,
+    _state,
+    known_value,
+    to_tensor,
+)
 
 _range = builtins.range  # histogram's argument is named range, as NumPy's
 _NoValue = np._NoValue
@@ -65,8 +73,10 @@ def _static(x, what):
     if isinstance(x, Traced):
         known = known_value(x)
         if known is None:
-            raise TracingError(f"tinymlir: {what} must be known while tracing (it sets the "
-                               "result's shape); got a traced value computed from the inputs")
+            raise TracingError(
+                f"tinymlir: {what} must be known while tracing (it sets the "
+                "result's shape); got a traced value computed from the inputs"
+            )
         return known
     if isinstance(x, (list, tuple)):
         return type(x)(_static(v, what) for v in x)
@@ -86,8 +96,7 @@ def _maybe_static(x):
 def _real_only(t, name):
     """Complex operands: not traced here (NumPy's conjugates and orderings)."""
     if t.dtype.kind == "c":
-        raise TracingError(f"tinymlir traces numpy.{name} of real (and bool) values, not "
-                           f"{t.dtype}")
+        raise TracingError(f"tinymlir traces numpy.{name} of real (and bool) values, not {t.dtype}")
     return t
 
 
@@ -103,6 +112,7 @@ def _iota(n, axis, ndim):
 
 
 # --- np.pad ---------------------------------------------------------------------------
+
 
 def _as_pairs(x, ndim, as_index=False):
     """NumPy's _as_pairs: `x` broadcast to (ndim, 2) pairs; traced values too
@@ -148,8 +158,10 @@ def _set_pad_area(padded, axis, width_pair, value_pair):
 def _get_edges(padded, axis, width_pair):
     left = width_pair[0]
     right = padded.shape[axis] - width_pair[1]
-    return (padded[_at_axis(slice(left, left + 1), axis)],
-            padded[_at_axis(slice(right - 1, right), axis)])
+    return (
+        padded[_at_axis(slice(left, left + 1), axis)],
+        padded[_at_axis(slice(right - 1, right), axis)],
+    )
 
 
 def _view_roi(padded, original_area_slice, axis):
@@ -211,8 +223,9 @@ def _get_stats(padded, axis, width_pair, length_pair, stat_func):
     if (left_length == 0 or right_length == 0) and stat_func in (np.amax, np.amin):
         raise ValueError("stat_length of 0 yields no value for padding")
     if left_length == 0 or right_length == 0:
-        raise TracingError("tinymlir: numpy.pad with a stat_length of 0 (NumPy's mean of no "
-                           "values) is not traced")
+        raise TracingError(
+            "tinymlir: numpy.pad with a stat_length of 0 (NumPy's mean of no values) is not traced"
+        )
 
     def stat(chunk):
         s = stat_func(chunk, axis=axis, keepdims=True)
@@ -234,7 +247,7 @@ def _set_reflect_both(padded, axis, width_pair, method, original_period, include
         old_length = old_length // original_period * original_period
         edge_offset = 1
     else:
-        old_length = ((old_length - 1) // (original_period - 1) * (original_period - 1) + 1)
+        old_length = (old_length - 1) // (original_period - 1) * (original_period - 1) + 1
         edge_offset = 0
         old_length -= 1
     if left_pad > 0:
@@ -290,10 +303,19 @@ def _set_wrap_both(padded, axis, width_pair, original_period):
     return new_left_pad, new_right_pad
 
 
-_PAD_KWARGS = {"empty": [], "edge": [], "wrap": [], "constant": ["constant_values"],
-               "linear_ramp": ["end_values"], "maximum": ["stat_length"],
-               "mean": ["stat_length"], "median": ["stat_length"], "minimum": ["stat_length"],
-               "reflect": ["reflect_type"], "symmetric": ["reflect_type"]}
+_PAD_KWARGS = {
+    "empty": [],
+    "edge": [],
+    "wrap": [],
+    "constant": ["constant_values"],
+    "linear_ramp": ["end_values"],
+    "maximum": ["stat_length"],
+    "mean": ["stat_length"],
+    "median": ["stat_length"],
+    "minimum": ["stat_length"],
+    "reflect": ["reflect_type"],
+    "symmetric": ["reflect_type"],
+}
 
 
 @_implements(np.pad)
@@ -308,8 +330,11 @@ def _pad(array, pad_width, mode="constant", **kwargs):
         for axis, width in pad_width.items():
             if isinstance(width, int):
                 seq[axis] = width, width
-            elif isinstance(width, tuple) and len(width) == 2 and all(isinstance(w, int)
-                                                                      for w in width):
+            elif (
+                isinstance(width, tuple)
+                and len(width) == 2
+                and all(isinstance(w, int) for w in width)
+            ):
                 seq[axis] = width
             else:
                 raise TypeError(f"numpy.pad: invalid pad width {width!r} for axis {axis}")
@@ -319,8 +344,10 @@ def _pad(array, pad_width, mode="constant", **kwargs):
         raise TypeError("`pad_width` must be of integral type.")
     pad_width = [(int(a), int(b)) for a, b in _as_pairs(pad_width, t.ndim, as_index=True)]
     if callable(mode):
-        raise TracingError("tinymlir cannot trace numpy.pad with a function as mode (NumPy calls "
-                           "it on each vector of the padded array, in place)")
+        raise TracingError(
+            "tinymlir cannot trace numpy.pad with a function as mode (NumPy calls "
+            "it on each vector of the padded array, in place)"
+        )
     try:
         unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
     except (KeyError, TypeError):
@@ -328,16 +355,19 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
     if mode == "median" and np.median not in _FUNCTIONS:
-        raise TracingError("tinymlir cannot trace numpy.pad with mode='median' (numpy.median "
-                           "is not traced)")
+        raise TracingError(
+            "tinymlir cannot trace numpy.pad with mode='median' (numpy.median is not traced)"
+        )
     new_shape = tuple(left + size + right for size, (left, right) in zip(t.shape, pad_width))
     if t.size == 0 and mode not in ("constant", "empty"):
         for axis, width_pair in enumerate(pad_width):
             if t.shape[axis] == 0 and any(width_pair):
-                raise ValueError(f"can't extend empty axis {axis} using modes other than "
-                                 "'constant' or 'empty'")
-    original_area_slice = tuple(slice(left, left + size)
-                                for size, (left, right) in zip(t.shape, pad_width))
+                raise ValueError(
+                    f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
+                )
+    original_area_slice = tuple(
+        slice(left, left + size) for size, (left, right) in zip(t.shape, pad_width)
+    )
     padded = _creation.full_traced(new_shape, 0, t.dtype, "numpy.pad")
     if t.size:
         padded[original_area_slice] = t
@@ -359,17 +389,18 @@ def _pad(array, pad_width, mode="constant", **kwargs):
         end_values = _as_pairs(kwargs.get("end_values", 0), padded.ndim)
         for axis, width_pair, value_pair in zip(axes, pad_width, end_values):
             roi = _view_roi(padded, original_area_slice, axis)
-            _set_pad_area(roi, axis, width_pair,
-                          _get_linear_ramps(roi, axis, width_pair, value_pair))
+            _set_pad_area(
+                roi, axis, width_pair, _get_linear_ramps(roi, axis, width_pair, value_pair)
+            )
     elif mode in ("maximum", "minimum", "mean", "median"):
-        func = {"maximum": np.amax, "minimum": np.amin, "mean": np.mean,
-                "median": np.median}[mode]
+        func = {"maximum": np.amax, "minimum": np.amin, "mean": np.mean, "median": np.median}[mode]
         length = _as_pairs(kwargs.get("stat_length"), padded.ndim, as_index=True)
         for axis, width_pair, length_pair in zip(axes, pad_width, length):
             roi = _view_roi(padded, original_area_slice, axis)
             length_pair = tuple(None if v is None else int(v) for v in length_pair)
-            _set_pad_area(roi, axis, width_pair,
-                          _get_stats(roi, axis, width_pair, length_pair, func))
+            _set_pad_area(
+                roi, axis, width_pair, _get_stats(roi, axis, width_pair, length_pair, func)
+            )
     elif mode in ("reflect", "symmetric"):
         method = kwargs.get("reflect_type", "even")
         include_edge = mode == "symmetric"
@@ -382,18 +413,21 @@ def _pad(array, pad_width, mode="constant", **kwargs):
             roi = _view_roi(padded, original_area_slice, axis)
             while left_index > 0 or right_index > 0:
                 left_index, right_index = _set_reflect_both(
-                    roi, axis, (left_index, right_index), method, t.shape[axis], include_edge)
+                    roi, axis, (left_index, right_index), method, t.shape[axis], include_edge
+                )
     elif mode == "wrap":
         for axis, (left_index, right_index) in zip(axes, pad_width):
             roi = _view_roi(padded, original_area_slice, axis)
             original_period = padded.shape[axis] - right_index - left_index
             while left_index > 0 or right_index > 0:
                 left_index, right_index = _set_wrap_both(
-                    roi, axis, (left_index, right_index), original_period)
+                    roi, axis, (left_index, right_index), original_period
+                )
     return padded
 
 
 # --- roll, repeat, tile, meshgrid, kron -----------------------------------------------
+
 
 @_implements(np.roll)
 def _roll(a, shift, axis=None):
@@ -413,9 +447,15 @@ def _roll(a, shift, axis=None):
         n = t.shape[ax]
         offset %= n or 1
         if offset:
-            result = Traced(_core.concatenate(
-                [result[_at_axis(slice(n - offset, None), ax)]._t,
-                 result[_at_axis(slice(None, n - offset), ax)]._t], ax))
+            result = Traced(
+                _core.concatenate(
+                    [
+                        result[_at_axis(slice(n - offset, None), ax)]._t,
+                        result[_at_axis(slice(None, n - offset), ax)]._t,
+                    ],
+                    ax,
+                )
+            )
     return result.copy() if result is t else result
 
 
@@ -431,14 +471,15 @@ def _repeat(a, repeats, axis=None):
     n = t.shape[axis]
     ids = np.repeat(_arange(n), repeats)  # NumPy's checks and errors
     shape = tuple(t.shape)
-    out_shape = shape[:axis] + (ids.size,) + shape[axis + 1:]
+    out_shape = shape[:axis] + (ids.size,) + shape[axis + 1 :]
     if ids.size == 0:
         return t[_at_axis(slice(0, 0), axis)].copy()
     if np.ndim(repeats) == 0 or np.size(repeats) == 1:  # each element k times: a broadcast
         k = ids.size // n
-        column = t.reshape(shape[:axis + 1] + (1,) + shape[axis + 1:])
-        wide = Traced(_core.broadcast_to(column._t, list(shape[:axis + 1] + (k,)
-                                                         + shape[axis + 1:])))
+        column = t.reshape(shape[: axis + 1] + (1,) + shape[axis + 1 :])
+        wide = Traced(
+            _core.broadcast_to(column._t, list(shape[: axis + 1] + (k,) + shape[axis + 1 :]))
+        )
         return wide.reshape(out_shape)
     return t[(slice(None),) * axis + (ids,)]  # a gather of the positions, a copy
 
@@ -473,15 +514,19 @@ def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if indexing not in ["xy", "ij"]:
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     s0 = (1,) * ndim
-    output = [_strong(x, "numpy.meshgrid's operand").reshape(s0[:i] + (-1,) + s0[i + 1:])
-              for i, x in enumerate(xi)]
+    output = [
+        _strong(x, "numpy.meshgrid's operand").reshape(s0[:i] + (-1,) + s0[i + 1 :])
+        for i, x in enumerate(xi)
+    ]
     if indexing == "xy" and ndim > 1:
         output[0] = output[0].reshape((1, -1) + s0[2:])
         output[1] = output[1].reshape((-1, 1) + s0[2:])
     if not sparse:
         shape = np.broadcast_shapes(*(tuple(o.shape) for o in output))
-        output = [o if tuple(o.shape) == shape else
-                  Traced(_core.broadcast_to(o._t, list(shape))) for o in output]
+        output = [
+            o if tuple(o.shape) == shape else Traced(_core.broadcast_to(o._t, list(shape)))
+            for o in output
+        ]
     if copy:
         output = [o.copy() for o in output]
     return tuple(output)
@@ -508,6 +553,7 @@ def _kron(a, b):
 
 # --- cov, corrcoef, average -----------------------------------------------------------
 
+
 def _average_impl(t, axis, weights, keepdims):
     """NumPy's average of traced `t`: (avg, scl), scl NumPy's own (static)
     where the weights are static or absent."""
@@ -526,15 +572,19 @@ def _average_impl(t, axis, weights, keepdims):
         if axis is None:
             raise TypeError("Axis must be specified when shapes of a and weights differ.")
         if tuple(wgt.shape) != tuple(t.shape[ax] for ax in axis):
-            raise ValueError("Shape of weights must be consistent with shape of a along "
-                             "specified axis.")
+            raise ValueError(
+                "Shape of weights must be consistent with shape of a along specified axis."
+            )
         wgt = wgt.transpose(tuple(int(k) for k in np.argsort(axis)))
         wgt = wgt.reshape(tuple((s if ax in axis else 1) for ax, s in enumerate(t.shape)))
     scl = wgt.sum(axis=axis, dtype=result_dtype, **kw)  # NumPy's own for static weights
     if not isinstance(scl, Traced) and np.any(scl == 0.0):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    w = wgt.astype(result_dtype) if isinstance(wgt, Traced) else \
-        Traced(to_tensor(np.ascontiguousarray(wgt, result_dtype)))
+    w = (
+        wgt.astype(result_dtype)
+        if isinstance(wgt, Traced)
+        else Traced(to_tensor(np.ascontiguousarray(wgt, result_dtype)))
+    )
     return (t.astype(result_dtype) * w).sum(axis, **kw) / scl, scl
 
 
@@ -552,8 +602,9 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
 
 
 @_implements(np.cov)
-def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
-         dtype=None):
+def _cov(
+    m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None
+):
     """NumPy's cov. Weights' checks that read their values (integral,
     non-negative) are made for static weights only; NumPy's warning for
     degrees of freedom <= 0 is given while tracing where it is static."""
@@ -567,8 +618,11 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         if y.ndim > 2:
             raise ValueError("y has more than 2 dimensions")
     if dtype is None:
-        dtype = (np.result_type(m.dtype, np.float64) if y is None
-                 else np.result_type(m.dtype, y.dtype, np.float64))
+        dtype = (
+            np.result_type(m.dtype, np.float64)
+            if y is None
+            else np.result_type(m.dtype, y.dtype, np.float64)
+        )
 
     def ndmin2(v):
         v = v.astype(dtype)
@@ -618,8 +672,11 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
     elif aweights is None:
         fact = w_sum - ddof
     else:
-        fact = w_sum - ddof * (w * aweights).sum() / w_sum if isinstance(w, Traced) else \
-            w_sum - ddof * sum(w * aweights) / w_sum  # NumPy's: Python's sum, in order
+        fact = (
+            w_sum - ddof * (w * aweights).sum() / w_sum
+            if isinstance(w, Traced)
+            else w_sum - ddof * sum(w * aweights) / w_sum
+        )  # NumPy's: Python's sum, in order
     if isinstance(fact, Traced) and known_value(fact) is None:
         fact = np.where(fact <= 0, 0.0, fact)  # NumPy's warning cannot be given
         scale = 1.0 / fact
@@ -641,7 +698,7 @@ def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
     if c.ndim != 2:  # NumPy's diag raises for a scalar covariance
         return c / c
     n = c.shape[0]
-    d = c.reshape(-1)[::n + 1]
+    d = c.reshape(-1)[:: n + 1]
     stddev = np.sqrt(d)
     c = c / stddev[:, None]
     c = c / stddev[None, :]
@@ -649,6 +706,7 @@ def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
 
 # --- histogram ------------------------------------------------------------------------
+
 
 @_implements(np.histogram)
 def _histogram(a, bins=10, range=None, density=None, weights=None):
@@ -663,8 +721,11 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     be raised; nor can the monotonicity check of traced edges."""
     t = _real_only(_traced(a, "numpy.histogram's operand"), "histogram")
     if t.dtype == np.bool_:
-        warnings.warn(f"Converting input from {t.dtype} to {np.uint8} for compatibility.",
-                      RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"Converting input from {t.dtype} to {np.uint8} for compatibility.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
         t = t.astype(np.int32)  # 0 and 1, compared exactly as NumPy's uint8
     w = None
     if weights is not None:
@@ -675,8 +736,10 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     x = t.reshape(-1)
     keep = edge = None
     if isinstance(bins, str):
-        raise TracingError(f"tinymlir cannot trace numpy.histogram with bins={bins!r} (the "
-                           "number of bins it estimates depends on the data)")
+        raise TracingError(
+            f"tinymlir cannot trace numpy.histogram with bins={bins!r} (the "
+            "number of bins it estimates depends on the data)"
+        )
     uniform = np.ndim(bins) == 0
     if uniform:
         bins = _static(bins, "numpy.histogram's bins")
@@ -700,12 +763,14 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
                 bin_type = np.result_type(bin_type, float)
             edges = np.linspace(first_edge, last_edge, n + 1, endpoint=True, dtype=bin_type)
             if np.any(edges[:-1] >= edges[1:]):
-                raise ValueError(f"Too many bins for data range. Cannot create {n} "
-                                 "finite-sized bins.")
+                raise ValueError(
+                    f"Too many bins for data range. Cannot create {n} finite-sized bins."
+                )
             keep = (x >= first_edge) & (x <= last_edge)  # NumPy's, in the data's dtype
             edges = Traced(to_tensor(edges))
             step = (last_edge - first_edge) / n  # np.linspace's, in float64
             if step != 0:
+
                 def edge(i):  # edges[i], as np.linspace computed it, without a gather
                     y = i.astype(np.float64) * step + first_edge
                     return np.where(i >= n, last_edge, y).astype(bin_type)
@@ -725,7 +790,10 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
 
             def edge(i):  # edges[i], by the same operations, without a gather
                 yi = i.astype(bin_type)
-                return np.where(i >= n, last, np.where(step == 0, yi / n * delta, yi * step) + first)
+                return np.where(
+                    i >= n, last, np.where(step == 0, yi / n * delta, yi * step) + first
+                )
+
             # every value lies between min and max: none is left out (but nan)
     elif np.ndim(bins) == 1:
         bins = _maybe_static(bins)
@@ -788,8 +856,11 @@ def _weighted_counts(xe, edges, n, keep, w, given_edges):
     weights on given edges as int64 cumulative sums: both exact."""
     col = xe.reshape(-1, 1)
     lower = col >= edges[:-1].reshape(1, -1)
-    upper = np.concatenate([col < edges[1:-1].reshape(1, -1), col <= edges[-1:].reshape(1, 1)],
-                           axis=1) if n > 1 else col <= edges[-1:].reshape(1, 1)
+    upper = (
+        np.concatenate([col < edges[1:-1].reshape(1, -1), col <= edges[-1:].reshape(1, 1)], axis=1)
+        if n > 1
+        else col <= edges[-1:].reshape(1, 1)
+    )
     inside = lower & upper
     if keep is not None:
         inside = inside & keep.reshape(-1, 1)
@@ -799,6 +870,7 @@ def _weighted_counts(xe, edges, n, keep, w, given_edges):
 
 
 # --- nansum, nanmean, nanmax... ----------------------------------------------------------
+
 
 def _nan_operand(a, name, fill):
     """NumPy's _replace_nan: floats with their NaNs replaced by `fill`, and the
@@ -811,16 +883,18 @@ def _nan_operand(a, name, fill):
 
 
 @_implements(np.nansum)
-def _nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
-            where=_NoValue):
+def _nansum(
+    a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue
+):
     _refuse_kwargs("nansum", out=out, initial=initial, where=where)
     t, _ = _nan_operand(a, "nansum", 0)
     return np.sum(t, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
 
 
 @_implements(np.nanprod)
-def _nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
-             where=_NoValue):
+def _nanprod(
+    a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue
+):
     _refuse_kwargs("nanprod", out=out, initial=initial, where=where)
     t, _ = _nan_operand(a, "nanprod", 1)
     return np.prod(t, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
@@ -838,6 +912,7 @@ def _nan_extreme(name, reduce, fill):
             return res
         all_nan = np.all(mask, axis=axis, keepdims=_keepdims(keepdims))
         return np.where(all_nan, res.dtype.type(np.nan), res)
+
     extreme.__name__ = f"_{name}"
     return extreme
 
@@ -876,6 +951,7 @@ def _nanvar_impl(name, a, axis, dtype, ddof, keepdims, mean, correction):
     keep = _keepdims(keepdims)
     if mask is None:
         from ._numpy import _var
+
         return _var(arr, axis=axis, dtype=dtype, ddof=ddof, keepdims=keep)
     if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
         raise TypeError("If a is inexact, then dtype must be inexact")
@@ -892,20 +968,41 @@ def _nanvar_impl(name, a, axis, dtype, ddof, keepdims, mean, correction):
 
 
 @_implements(np.nanvar)
-def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
-            mean=_NoValue, correction=_NoValue):
+def _nanvar(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=_NoValue,
+    *,
+    where=_NoValue,
+    mean=_NoValue,
+    correction=_NoValue,
+):
     _refuse_kwargs("nanvar", out=out, where=where)
     return _nanvar_impl("nanvar", a, axis, dtype, ddof, keepdims, mean, correction)
 
 
 @_implements(np.nanstd)
-def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
-            mean=_NoValue, correction=_NoValue):
+def _nanstd(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=_NoValue,
+    *,
+    where=_NoValue,
+    mean=_NoValue,
+    correction=_NoValue,
+):
     _refuse_kwargs("nanstd", out=out, where=where)
     return np.sqrt(_nanvar_impl("nanstd", a, axis, dtype, ddof, keepdims, mean, correction))
 
 
 # --- take, take_along_axis, put_along_axis --------------------------------------------
+
 
 def _traced_positions(ids, n, mode, name):
     """Traced positions along an axis of size n, by NumPy's mode: as they are
@@ -938,10 +1035,12 @@ def _flat_positions(shape, ids, axis):
     n = shape[axis]
     p = np.where(ids < 0, ids + n, ids)
     size = int(np.prod(shape, dtype=np.int64))
-    flat = p * int(np.prod(shape[axis + 1:], dtype=np.int64))
+    flat = p * int(np.prod(shape[axis + 1 :], dtype=np.int64))
     for d in _range(len(shape)):
         if d != axis:
-            flat = flat + _iota(shape[d], d, len(shape)) * int(np.prod(shape[d + 1:], dtype=np.int64))
+            flat = flat + _iota(shape[d], d, len(shape)) * int(
+                np.prod(shape[d + 1 :], dtype=np.int64)
+            )
     return np.where((p < 0) | (p >= n), -size - 1, flat)
 
 
@@ -968,11 +1067,13 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     if ids.dtype == np.bool_:  # a safe cast, as NumPy's
         ids = ids.astype(np.int64)
     if ids.dtype.kind not in "iu" and ids.size:
-        raise TypeError(f"Cannot cast array data from {ids.dtype!r} to dtype('int64') according "
-                        "to the rule 'safe'")
+        raise TypeError(
+            f"Cannot cast array data from {ids.dtype!r} to dtype('int64') according "
+            "to the rule 'safe'"
+        )
     if ids.size == 0:  # NumPy's empty take (an empty list is float64)
         shape = tuple(t.shape)
-        return t[_at_axis(slice(0, 0), axis)].reshape(shape[:axis] + ids.shape + shape[axis + 1:])
+        return t[_at_axis(slice(0, 0), axis)].reshape(shape[:axis] + ids.shape + shape[axis + 1 :])
     ids = _static_positions(ids, n, mode)
     if ids.ndim == 0:
         return t[(slice(None),) * axis + (int(ids),)].copy()
@@ -996,8 +1097,10 @@ def _along_axis(arr, indices, axis, name):
 def _fancy_index(arr_shape, ids, axis):
     """NumPy's _make_along_axis_idx: aranges on the other axes."""
     ones = (1,) * ids.ndim
-    return tuple(ids if dim == axis else _arange(n).reshape(ones[:dim] + (-1,) + ones[dim + 1:])
-                 for dim, n in enumerate(arr_shape))
+    return tuple(
+        ids if dim == axis else _arange(n).reshape(ones[:dim] + (-1,) + ones[dim + 1 :])
+        for dim, n in enumerate(arr_shape)
+    )
 
 
 @_implements(np.take_along_axis)
@@ -1008,8 +1111,9 @@ def _take_along_axis(arr, indices, axis=-1):
     if not isinstance(ids, Traced):
         return t[_fancy_index(t.shape, ids, axis)]
     ids = _traced_positions(ids, t.shape[axis], "raise", "take_along_axis")
-    shape = np.broadcast_shapes(tuple(ids.shape), tuple(d if k != axis else 1
-                                                        for k, d in enumerate(t.shape)))
+    shape = np.broadcast_shapes(
+        tuple(ids.shape), tuple(d if k != axis else 1 for k, d in enumerate(t.shape))
+    )
     ids = np.broadcast_to(ids, shape)
     return t.reshape(-1)[_flat_positions(tuple(t.shape), ids, axis)]
 
@@ -1022,8 +1126,10 @@ def _put_along_axis(arr, indices, values, axis):
     read-only copy of others (ValueError); here a view reshaped only counts
     as contiguous."""
     if not isinstance(arr, Traced):
-        raise TracingError("tinymlir: numpy.put_along_axis writes into a traced array only (one "
-                           "made inside the function, or an argument)")
+        raise TracingError(
+            "tinymlir: numpy.put_along_axis writes into a traced array only (one "
+            "made inside the function, or an argument)"
+        )
     ids = _maybe_static(indices)
     if axis is None and not _contiguous(arr._view):
         raise ValueError("assignment destination is read-only")
@@ -1036,13 +1142,22 @@ def _put_along_axis(arr, indices, values, axis):
     shape, n = tuple(target.shape), target.shape[ax]
     ids = _traced_positions(ids, n, "raise", "put_along_axis")
     fancy = tuple(ids.shape[d] if d == ax else shape[d] for d in _range(target.ndim))
-    if np.broadcast_shapes(tuple(ids.shape), tuple(d if k != ax else 1
-                                                   for k, d in enumerate(shape))) != fancy:
-        raise TracingError("tinymlir traces numpy.put_along_axis with traced indices whose "
-                           "other axes are the array's (or 1)")
+    if (
+        np.broadcast_shapes(
+            tuple(ids.shape), tuple(d if k != ax else 1 for k, d in enumerate(shape))
+        )
+        != fancy
+    ):
+        raise TracingError(
+            "tinymlir traces numpy.put_along_axis with traced indices whose "
+            "other axes are the array's (or 1)"
+        )
     ids = np.broadcast_to(ids, fancy)
-    v = Traced(_broadcast_into(_traced(values, "numpy.put_along_axis's values").astype(
-        target.dtype)._t, fancy))
+    v = Traced(
+        _broadcast_into(
+            _traced(values, "numpy.put_along_axis's values").astype(target.dtype)._t, fancy
+        )
+    )
     flat = target.copy().reshape(-1)
     flat[_flat_positions(shape, ids, ax)] = v
     target[...] = flat.reshape(shape)
@@ -1051,20 +1166,28 @@ def _put_along_axis(arr, indices, values, axis):
 
 # --- Refusals -------------------------------------------------------------------------
 
+
 def _data_shaped(name, hint):
     def refuse(*args, **kwargs):
-        raise TracingError(f"tinymlir cannot trace numpy.{name}: the shape of its result depends "
-                           f"on the data, which is not known while tracing ({hint})")
+        raise TracingError(
+            f"tinymlir cannot trace numpy.{name}: the shape of its result depends "
+            f"on the data, which is not known while tracing ({hint})"
+        )
+
     refuse.__name__ = f"_{name}"
     return refuse
 
 
 _implements(np.unique)(_data_shaped("unique", "compute it outside the jitted function"))
-_implements(np.nonzero)(_data_shaped(
-    "nonzero", "use a boolean mask: x[mask] = v, np.where(mask, a, b) or reductions of x[mask]"))
+_implements(np.nonzero)(
+    _data_shaped(
+        "nonzero", "use a boolean mask: x[mask] = v, np.where(mask, a, b) or reductions of x[mask]"
+    )
+)
 _implements(np.argwhere)(_data_shaped("argwhere", "use a boolean mask or np.where(mask, a, b)"))
-_implements(np.flatnonzero)(_data_shaped("flatnonzero",
-                                         "use a boolean mask or np.where(mask, a, b)"))
+_implements(np.flatnonzero)(
+    _data_shaped("flatnonzero", "use a boolean mask or np.where(mask, a, b)")
+)
 
 
 # NumPy's random functions while a function is traced: their values would be
@@ -1077,7 +1200,7 @@ _implements(np.flatnonzero)(_data_shaped("flatnonzero",
 # RandomState...) and the methods of generators made outside the trace are
 # left as they are (they cannot be replaced on their extension types).
 
-_RANDOM = {}           # numpy.random's functions by name, once it is imported
+_RANDOM = {}  # numpy.random's functions by name, once it is imported
 _RANDOM_WRAPPERS = {}  # the wrappers that refuse them while tracing
 _RANDOM_BY_ID = {}
 
@@ -1095,8 +1218,13 @@ def _setup_random():
         import numpy.random  # noqa: F401
     module = _sys.modules["numpy.random"]
     for name, f in vars(module).items():
-        if (not name.startswith("_") and name != "test" and callable(f)
-                and not isinstance(f, type) and not inspect.ismodule(f)):
+        if (
+            not name.startswith("_")
+            and name != "test"
+            and callable(f)
+            and not isinstance(f, type)
+            and not inspect.ismodule(f)
+        ):
             _RANDOM[name] = f
     _RANDOM_WRAPPERS.update({name: _random_wrapper(name, f) for name, f in _RANDOM.items()})
     _RANDOM_BY_ID.update({id(f): name for name, f in _RANDOM.items()})
@@ -1106,19 +1234,22 @@ def _setup_random():
 def _random_wrapper(name, orig):
     @functools.wraps(orig)
     def wrapper(*args, **kwargs):
-        if _state.contexts and not _sys._getframe(1).f_globals.get(
-                "__name__", "").startswith(_creation._LIBRARIES):
+        if _state.contexts and not _sys._getframe(1).f_globals.get("__name__", "").startswith(
+            _creation._LIBRARIES
+        ):
             raise TracingError(
                 f"tinymlir cannot trace numpy.random.{name}: its values would be drawn once, "
                 "while tracing, and frozen into the compiled function; draw them outside and "
-                "pass them as an argument")
+                "pass them as an argument"
+            )
         return orig(*args, **kwargs)
+
     return wrapper
 
 
 _random_lock = threading.Lock()
-_random_active = 0     # traces that installed the wrappers (and still run)
-_random_before = 0     # of them, the traces that began before this module was imported
+_random_active = 0  # traces that installed the wrappers (and still run)
+_random_before = 0  # of them, the traces that began before this module was imported
 _random_rebound = {}  # (id of a globals dict, name) -> [globals dict, count, random name]
 
 
@@ -1146,8 +1277,9 @@ def _install_random(fn_globals, closure):
                 entry[1] += 1
                 fn_globals[key] = _RANDOM_WRAPPERS[name]
                 names.append(key)
-            elif (id(fn_globals), key) in _random_rebound and \
-                    value is _RANDOM_WRAPPERS[_random_rebound[(id(fn_globals), key)][2]]:
+            elif (id(fn_globals), key) in _random_rebound and value is _RANDOM_WRAPPERS[
+                _random_rebound[(id(fn_globals), key)][2]
+            ]:
                 _random_rebound[(id(fn_globals), key)][1] += 1
                 names.append(key)
         cells = []
@@ -1193,6 +1325,7 @@ def _uninstall_random(token):
 
 class _Hooks:
     """What the chained install returns: _creation's token and ours."""
+
     __slots__ = ("creation", "random")
 
     def __init__(self, creation, random):

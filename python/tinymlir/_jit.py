@@ -34,6 +34,7 @@ _SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int
 
 # --- Argument trees --------------------------------------------------------------
 
+
 class _Leaf:
     __slots__ = ()
 
@@ -60,6 +61,7 @@ def _static_key(v):
 
 class _Static:
     """A static value in a tree definition, compared and hashed by _static_key."""
+
     __slots__ = ("value", "key")
 
     def __init__(self, value):
@@ -87,8 +89,11 @@ def flatten(x, leaves: list):
     if t is dict:
         keys = tuple(x)
         return (dict, keys, tuple(flatten(x[k], leaves) for k in keys))
-    if t in _STATIC_TYPES or isinstance(x, np.dtype) or (
-            isinstance(x, type) and issubclass(x, np.generic)):  # numbers, strings, dtypes
+    if (
+        t in _STATIC_TYPES
+        or isinstance(x, np.dtype)
+        or (isinstance(x, type) and issubclass(x, np.generic))
+    ):  # numbers, strings, dtypes
         return ("static", _Static(x))
     if isinstance(x, np.generic):  # a NumPy scalar: a strong rank-0 input
         leaves.append(np.asarray(x))
@@ -106,7 +111,8 @@ def flatten(x, leaves: list):
         return LEAF
     raise TypeError(
         f"tinymlir.jit: an argument of type {t.__name__} is not supported: use NumPy arrays, "
-        "numbers, strings, and tuples, lists, dicts, named tuples or dataclasses of them")
+        "numbers, strings, and tuples, lists, dicts, named tuples or dataclasses of them"
+    )
 
 
 def unflatten(treedef, leaves):
@@ -160,8 +166,10 @@ def _flatten_call(args, kwargs):
             try:
                 hash(value)
             except TypeError:
-                raise TypeError(f"tinymlir.jit: keyword argument {name}={value!r} is neither "
-                                "arrays nor a hashable static value") from None
+                raise TypeError(
+                    f"tinymlir.jit: keyword argument {name}={value!r} is neither "
+                    "arrays nor a hashable static value"
+                ) from None
             tree = ("static", _Static(value))
         leaves.extend(sub)
         keywords.append((name, tree))
@@ -193,19 +201,25 @@ def _aliases(leaves):
 def _flatten_result(result, outs):
     """The result's tree, as flatten's; a boolean-mask read is refused by name."""
     from ._trace import Masked
-    if isinstance(result, Masked) or (isinstance(result, (tuple, list)) and
-                                      any(isinstance(r, Masked) for r in result)):
-        raise TypeError("tinymlir.jit: a boolean-mask read x[mask] cannot be returned: its "
-                        "shape depends on the data (return np.where(mask, x, fill), or a "
-                        "reduction of it)")
+
+    if isinstance(result, Masked) or (
+        isinstance(result, (tuple, list)) and any(isinstance(r, Masked) for r in result)
+    ):
+        raise TypeError(
+            "tinymlir.jit: a boolean-mask read x[mask] cannot be returned: its "
+            "shape depends on the data (return np.where(mask, x, fill), or a "
+            "reduction of it)"
+        )
     return flatten(result, outs)
 
 
 # --- Cache ------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class CacheStats:
     """As the C++ CacheStats: hits, compilations, disk hits, evictions, size, seconds."""
+
     hits: int = 0
     compilations: int = 0
     disk_hits: int = 0
@@ -227,25 +241,28 @@ class Specialization:
     (in its own layout) after the kernel has finished, so that a call that
     raises leaves every argument as it was."""
 
-    def __init__(self, compiled, n_inputs, hidden, out_tree, writes=(), returned=(),
-                 static=None):
+    def __init__(self, compiled, n_inputs, hidden, out_tree, writes=(), returned=(), static=None):
         self._compiled = compiled
         self._n_inputs = n_inputs
-        self._hidden = hidden          # constant gather ids: extra inputs after the leaves
-        self._out_tree = out_tree      # None: one array
-        self._writes = tuple(writes)      # (leaf, output position): arguments written to
-        self._returned = dict(returned)   # result position -> leaf: the caller's own array
-        self._static = static             # (result,) where no array was computed
+        self._hidden = hidden  # constant gather ids: extra inputs after the leaves
+        self._out_tree = out_tree  # None: one array
+        self._writes = tuple(writes)  # (leaf, output position): arguments written to
+        self._returned = dict(returned)  # result position -> leaf: the caller's own array
+        self._static = static  # (result,) where no array was computed
         if compiled is not None:
-            self._types = [(tuple(s), np.dtype(d)) for s, d in
-                           zip(compiled.result_shapes, compiled.result_dtypes)]
+            self._types = [
+                (tuple(s), np.dtype(d))
+                for s, d in zip(compiled.result_shapes, compiled.result_dtypes)
+            ]
             self._donations = list(compiled.donations)
         self._donating = compiled is not None and any(d >= 0 for d in self._donations)
 
     def _get(self, name: str) -> Any:
         if self._compiled is None:
-            raise AttributeError(f"this specialization computed nothing ({name}): its result "
-                                 "comes from static arguments alone")
+            raise AttributeError(
+                f"this specialization computed nothing ({name}): its result "
+                "comes from static arguments alone"
+            )
         return getattr(self._compiled, name)
 
     @property
@@ -301,8 +318,10 @@ class Specialization:
         c = self._compiled
         if c is None:
             return []
-        return [(s, np.dtype(d)) for s, d in
-                zip(c.input_shapes[:self._n_inputs], c.input_dtypes[:self._n_inputs])]
+        return [
+            (s, np.dtype(d))
+            for s, d in zip(c.input_shapes[: self._n_inputs], c.input_dtypes[: self._n_inputs])
+        ]
 
     @property
     def output_types(self) -> list[tuple[tuple[int, ...], np.dtype[Any]]]:
@@ -326,7 +345,8 @@ class Specialization:
                 if b is not a and np.may_share_memory(a, b):
                     raise ValueError(
                         f"tinymlir.jit: argument {leaf} is written and shares memory with "
-                        f"argument {k}; pass the same array, or copies")
+                        f"argument {k}; pass the same array, or copies"
+                    )
         run_leaves = leaves + self._hidden if self._hidden else list(leaves)
         if self._donating:
             outs, direct = self._outputs_in_place(leaves, run_leaves)
@@ -338,8 +358,10 @@ class Specialization:
                 np.copyto(leaves[leaf], outs[position], casting="unsafe")
         if self._out_tree is None:
             return _scalar(outs[0])
-        results = [leaves[self._returned[k]] if k in self._returned else _scalar(o)
-                   for k, o in enumerate(outs[:len(outs) - len(self._writes)])]
+        results = [
+            leaves[self._returned[k]] if k in self._returned else _scalar(o)
+            for k, o in enumerate(outs[: len(outs) - len(self._writes)])
+        ]
         return unflatten(self._out_tree, iter(results))
 
     def _outputs_in_place(self, leaves, run_leaves):
@@ -383,9 +405,23 @@ def _scalar(a):
 # --- jit --------------------------------------------------------------------------
 
 # The fields of tinymlir.Options a jitted function takes as keywords (C++: JitOptions).
-OPTIONS = ("blas", "optimize", "opt_level", "stream_rows", "vector_math", "cpu", "disk_cache", "cache_dir",
-           "cache_bytes",
-           "gpu_emulate", "gpu_chips", "gpu_matmul_tile", "gpu_libdevice", "timing", "perf")
+OPTIONS = (
+    "blas",
+    "optimize",
+    "opt_level",
+    "stream_rows",
+    "vector_math",
+    "cpu",
+    "disk_cache",
+    "cache_dir",
+    "cache_bytes",
+    "gpu_emulate",
+    "gpu_chips",
+    "gpu_matmul_tile",
+    "gpu_libdevice",
+    "timing",
+    "perf",
+)
 
 
 def _options(target, given, where):
@@ -393,8 +429,10 @@ def _options(target, given, where):
     applied, then the target and the keywords given (None: the default)."""
     unknown = sorted(set(given) - set(OPTIONS))
     if unknown:
-        raise TypeError(f"{where}: unknown option(s) {', '.join(unknown)}; "
-                        f"the options are target, {', '.join(OPTIONS)}")
+        raise TypeError(
+            f"{where}: unknown option(s) {', '.join(unknown)}; "
+            f"the options are target, {', '.join(OPTIONS)}"
+        )
     options = _core.Options()
     if target is not None:
         options.target = target
@@ -405,8 +443,9 @@ def _options(target, given, where):
             value = os.fspath(value)
         default = getattr(options, name)
         if type(value) is not type(default):
-            raise TypeError(f"{where}: option {name} must be {type(default).__name__}, "
-                            f"got {value!r}")
+            raise TypeError(
+                f"{where}: option {name} must be {type(default).__name__}, got {value!r}"
+            )
         setattr(options, name, value)
     return options
 
@@ -416,8 +455,14 @@ class JitFunction:
     specialization when needed) or, while another function is traced, with traced
     values (inlined)."""
 
-    def __init__(self, fn: Callable[..., Any], *, target: str | None = None,
-                 cache_limit: int = 0, **options: Any) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        target: str | None = None,
+        cache_limit: int = 0,
+        **options: Any,
+    ) -> None:
         # The options: the defaults with TINYMLIR_* environment variables
         # applied (docs/options.md), then those given here.
         self.fn = fn
@@ -448,8 +493,14 @@ class JitFunction:
 
     def stats(self) -> CacheStats:
         with self._lock:
-            return CacheStats(self._hits, self._compilations, self._disk_hits, self._evictions,
-                              len(self._entries), self._seconds)
+            return CacheStats(
+                self._hits,
+                self._compilations,
+                self._disk_hits,
+                self._evictions,
+                len(self._entries),
+                self._seconds,
+            )
 
     def clear_cache(self) -> None:
         with self._lock:
@@ -499,8 +550,9 @@ class JitFunction:
                 kwargs["target"] = target
             return None
         if target is not None and not isinstance(target, str):
-            raise TypeError(f"tinymlir.jit: target= names the compile target ('cpu', 'gpu'), "
-                            f"got {target!r}")
+            raise TypeError(
+                f"tinymlir.jit: target= names the compile target ('cpu', 'gpu'), got {target!r}"
+            )
         return target
 
     def _specialization(self, treedef, leaves, target):
@@ -508,8 +560,7 @@ class JitFunction:
         if target is not None and target != options.target:
             options = _core.Options(options)
             options.target = target
-        key = (treedef, tuple((a.shape, a.dtype) for a in leaves), _aliases(leaves),
-               options.key())
+        key = (treedef, tuple((a.shape, a.dtype) for a in leaves), _aliases(leaves), options.key())
         entry = self._entries.get(key)
         if entry is not None:
             with self._lock:
@@ -558,8 +609,9 @@ class JitFunction:
 
     def _build(self, treedef, leaves, options):
         n = len(leaves)
-        placeholders = [_core.placeholder(i, list(a.shape), dtype_name(a.dtype))
-                        for i, a in enumerate(leaves)]
+        placeholders = [
+            _core.placeholder(i, list(a.shape), dtype_name(a.dtype)) for i, a in enumerate(leaves)
+        ]
         # The same array passed twice is one traced array, as it is one buffer.
         first = {}
         traced = []
@@ -571,15 +623,17 @@ class JitFunction:
             result = self.fn(*args, **kwargs)
             outs = []
             out_tree = _flatten_result(result, outs)
-            written = [i for i, t in enumerate(traced)
-                       if first[id(leaves[i])] == i and t._buf.version > 0]
+            written = [
+                i for i, t in enumerate(traced) if first[id(leaves[i])] == i and t._buf.version > 0
+            ]
             if not outs and not written:  # computed from static arguments alone
                 return Specialization(None, n, [], None, static=(result,))
             # An argument returned as it is (not a view of it) is the caller's
             # array, as NumPy returns the same object.
             by_id = {id(t): i for i, t in enumerate(traced) if first[id(leaves[i])] == i}
-            returned = [(k, by_id[id(o)]) for k, o in enumerate(outs)
-                        if id(o) in by_id and o._view == ()]
+            returned = [
+                (k, by_id[id(o)]) for k, o in enumerate(outs) if id(o) in by_id and o._view == ()
+            ]
             writes = [(i, len(outs) + k) for k, i in enumerate(written)]
             # One kernel output per returned array, then one per argument
             # written to; each of those updates its argument in place where the
@@ -595,8 +649,9 @@ class JitFunction:
         return Specialization(compiled, n, hidden, out_tree, writes, returned)
 
     def __repr__(self):
-        return (f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} "
-                f"on {self.options.target}>")
+        return (
+            f"<tinymlir.jit {getattr(self.fn, '__qualname__', self.fn)!r} on {self.options.target}>"
+        )
 
 
 def _resolve(module, qualname):
@@ -634,8 +689,12 @@ def _options_from_state(state):
 
 
 def _rebuild_jit(fn, state, limit):
-    return JitFunction(fn, target=state["target"], cache_limit=limit,
-                       **{k: v for k, v in state.items() if k != "target"})
+    return JitFunction(
+        fn,
+        target=state["target"],
+        cache_limit=limit,
+        **{k: v for k, v in state.items() if k != "target"},
+    )
 
 
 copyreg.pickle(_core.Options, lambda o: (_options_from_state, (_options_state(o),)))
@@ -647,8 +706,9 @@ def jit(fn: Callable[..., Any], **options: Any) -> JitFunction: ...
 def jit(fn: None = None, **options: Any) -> Callable[[Callable[..., Any]], JitFunction]: ...
 
 
-def jit(fn: Callable[..., Any] | None = None,
-        **options: Any) -> JitFunction | Callable[[Callable[..., Any]], JitFunction]:
+def jit(
+    fn: Callable[..., Any] | None = None, **options: Any
+) -> JitFunction | Callable[[Callable[..., Any]], JitFunction]:
     """``@jit`` or ``@jit(target="gpu", cache_limit=8, ...)`` on a function of arrays."""
     if fn is None:
         return lambda f: JitFunction(f, **options)

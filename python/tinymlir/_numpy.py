@@ -15,25 +15,37 @@ import numpy as np
 
 from . import _tinymlir as _core
 from ._trace import _arange  # noqa: F401  (NumPy's, also while creation is traced)
-from ._trace import (Masked, Traced, TracingError, _axis_tuple, _reduce, folded,
-                     in_dtype, to_tensor)
+from ._trace import Masked, Traced, TracingError, _axis_tuple, _reduce, folded, in_dtype, to_tensor
 
 # NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow
 # is np.power), and matmul.
 _UNARY = {np.logical_not: _core.logical_not}
-_BINARY = {np.matmul: _core.matmul, np.logical_and: _core.logical_and,
-           np.logical_or: _core.logical_or, np.logical_xor: _core.logical_xor}
+_BINARY = {
+    np.matmul: _core.matmul,
+    np.logical_and: _core.logical_and,
+    np.logical_or: _core.logical_or,
+    np.logical_xor: _core.logical_xor,
+}
 for _name, _arity in _core.ELEMENTWISE:
     if isinstance(getattr(np, _name, None), np.ufunc) and _arity in (1, 2):
         (_UNARY if _arity == 1 else _BINARY)[getattr(np, _name)] = getattr(_core, _name)
-_TRACED = ", ".join(sorted(["positive", "square", "reciprocal", "heaviside", "isnan", "isinf",
-                            "isfinite"]
-                           + [u.__name__ for u in (*_UNARY, *_BINARY)]))
+_TRACED = ", ".join(
+    sorted(
+        ["positive", "square", "reciprocal", "heaviside", "isnan", "isinf", "isfinite"]
+        + [u.__name__ for u in (*_UNARY, *_BINARY)]
+    )
+)
 
 
 # ufunc.reduce as the reduction it is (NumPy's default axis 0).
-_REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-           np.logical_and: "all", np.logical_or: "any"}
+_REDUCE = {
+    np.add: "sum",
+    np.multiply: "prod",
+    np.maximum: "max",
+    np.minimum: "min",
+    np.logical_and: "all",
+    np.logical_or: "any",
+}
 
 
 def _ufunc_method(ufunc, method, inputs, kwargs, name):
@@ -48,9 +60,11 @@ def _ufunc_method(ufunc, method, inputs, kwargs, name):
     if method == "outer" and len(inputs) == 2 and not kwargs:
         a, b = (_traced(x, f"{name}.outer's operand") for x in inputs)
         return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
-    raise TracingError(f"tinymlir cannot trace {name}.{method} (plain calls, reduce of add, "
-                       "multiply, maximum, minimum, logical_and and logical_or, and outer are "
-                       "traced)")
+    raise TracingError(
+        f"tinymlir cannot trace {name}.{method} (plain calls, reduce of add, "
+        "multiply, maximum, minimum, logical_and and logical_or, and outer are "
+        "traced)"
+    )
 
 
 def _into(out, result, name):
@@ -61,14 +75,18 @@ def _into(out, result, name):
             raise TracingError(f"tinymlir traces {name} with one out= array")
         out = out[0]
     if not isinstance(out, Traced):
-        raise TracingError(f"tinymlir: {name}(out=...) writes into a traced array only (one "
-                           "made inside the function, or an argument), got "
-                           f"{type(out).__name__}")
+        raise TracingError(
+            f"tinymlir: {name}(out=...) writes into a traced array only (one "
+            "made inside the function, or an argument), got "
+            f"{type(out).__name__}"
+        )
     r = result._t if isinstance(result, Traced) else to_tensor(result)
     if tuple(r.shape) != tuple(out.shape):
         if np.broadcast_shapes(tuple(r.shape), out.shape) != tuple(out.shape):
-            raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't "
-                             f"match the broadcast shape {tuple(r.shape)}")
+            raise ValueError(
+                f"non-broadcastable output operand with shape {out.shape} doesn't "
+                f"match the broadcast shape {tuple(r.shape)}"
+            )
     return out._inplace(Traced(r), name.removeprefix("numpy."))
 
 
@@ -79,23 +97,32 @@ def _at(ufunc, inputs, name):
     if not isinstance(a, Traced):
         raise TracingError(f"tinymlir: {name}.at writes into a traced array only")
     if ufunc not in (np.add, np.subtract, np.multiply, np.maximum, np.minimum):
-        raise TracingError(f"tinymlir traces {name}.at for add, subtract, multiply, maximum and "
-                           "minimum")
+        raise TracingError(
+            f"tinymlir traces {name}.at for add, subtract, multiply, maximum and minimum"
+        )
     if isinstance(indices, Traced) and indices.ndim == 0:
         a[indices] = ufunc(a[indices], b)
         return None
     ids = np.asarray(indices)
     if ids.dtype.kind not in "iu" or ids.ndim > 1:
-        raise TracingError(f"tinymlir traces {name}.at with an int scalar or a rank-1 int array "
-                           "of positions along axis 0")
+        raise TracingError(
+            f"tinymlir traces {name}.at with an int scalar or a rank-1 int array "
+            "of positions along axis 0"
+        )
     n = a.shape[0]
     bad = ids[(ids < -n) | (ids >= n)]
     if bad.size:
         raise IndexError(f"index {bad[0]} is out of bounds for axis 0 with size {n}")
     ids = np.where(ids < 0, ids + n, ids).reshape(-1)
-    values = np.broadcast_to(b, (ids.size,) + a.shape[1:]) if not isinstance(b, Traced) else \
-        Traced(_core.broadcast_to(b._t, [ids.size] + list(a.shape[1:])) if tuple(b.shape) !=
-               (ids.size,) + tuple(a.shape[1:]) else b._t)
+    values = (
+        np.broadcast_to(b, (ids.size,) + a.shape[1:])
+        if not isinstance(b, Traced)
+        else Traced(
+            _core.broadcast_to(b._t, [ids.size] + list(a.shape[1:]))
+            if tuple(b.shape) != (ids.size,) + tuple(a.shape[1:])
+            else b._t
+        )
+    )
     for k, i in enumerate(ids.tolist()):  # in order, as NumPy's unbuffered loop
         a[i] = ufunc(a[i], values[k])
     return None
@@ -116,14 +143,19 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         if r is not None:
             return r
     for key, value in kwargs.items():
-        if key not in ("out", "dtype", "casting", "signature") and not (key == "where" and value is True):
+        if key not in ("out", "dtype", "casting", "signature") and not (
+            key == "where" and value is True
+        ):
             raise TracingError(f"tinymlir cannot trace {name} with {key}=...")
     if kwargs.get("dtype") is not None:  # computed in that dtype: the operands cast first
         dtype = np.dtype(kwargs["dtype"])
         rest = {k: v for k, v in kwargs.items() if k != "dtype"}
-        cast = [x.astype(dtype) if isinstance(x, Traced) else
-                (np.asarray(x).astype(dtype) if isinstance(x, (np.ndarray, np.generic)) else x)
-                for x in inputs]
+        cast = [
+            x.astype(dtype)
+            if isinstance(x, Traced)
+            else (np.asarray(x).astype(dtype) if isinstance(x, (np.ndarray, np.generic)) else x)
+            for x in inputs
+        ]
         return array_ufunc(ufunc, method, cast, rest)
     if ufunc is np.positive:
         return Traced(to_tensor(inputs[0], f"{name}'s operand"))
@@ -141,15 +173,18 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if ufunc is np.reciprocal:
         t = to_tensor(inputs[0], f"{name}'s operand")
         if np.dtype(t.dtype).kind not in "fc":
-            raise TracingError(f"tinymlir traces {name} of floats only (NumPy's of integers is "
-                               f"integer division), got {t.dtype}")
+            raise TracingError(
+                f"tinymlir traces {name} of floats only (NumPy's of integers is "
+                f"integer division), got {t.dtype}"
+            )
         return Traced(_core.divide(_core.weak_scalar(1.0, False), t))
     if ufunc is np.heaviside:  # 0 below 0, 1 above, x2 at 0, nan at nan
         x1 = Traced(to_tensor(inputs[0], f"{name}'s first operand"))
         x2 = Traced(to_tensor(inputs[1], f"{name}'s second operand"))
         if x1.dtype.kind != "f" and x2.dtype.kind != "f":
-            raise TracingError(f"tinymlir traces {name} with a float operand (NumPy's of integers "
-                               "is int64)")
+            raise TracingError(
+                f"tinymlir traces {name} with a float operand (NumPy's of integers is int64)"
+            )
         dtype = (x1 + x2).dtype  # promoted as NumPy's (a Python float is weak)
         x1, x2 = x1.astype(dtype), x2.astype(dtype)
         step = np.where(x1 < 0, dtype.type(0), np.where(x1 > 0, dtype.type(1), x2))
@@ -165,11 +200,12 @@ def array_ufunc(ufunc, method, inputs, kwargs):
             return Traced(_core.not_equal(t, t))
         magnitude = _core.abs(t)
         inf = _core.weak_scalar(float("inf"), False)
-        return Traced(_core.equal(magnitude, inf) if ufunc is np.isinf
-                      else _core.less(magnitude, inf))
+        return Traced(
+            _core.equal(magnitude, inf) if ufunc is np.isinf else _core.less(magnitude, inf)
+        )
     raise TracingError(
-        f"tinymlir cannot trace {name}: it is not among the traced NumPy functions "
-        f"({_TRACED})")
+        f"tinymlir cannot trace {name}: it is not among the traced NumPy functions ({_TRACED})"
+    )
 
 
 # --- Array functions ----------------------------------------------------------------
@@ -184,6 +220,7 @@ def _implements(*funcs):
             # the key is NumPy's own function, which its dispatch passes.
             _FUNCTIONS[getattr(f, "_tinymlir_original", f)] = fn
         return fn
+
     return register
 
 
@@ -206,8 +243,9 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 @_implements(np.prod)
 def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _check("prod", out=out, initial=initial, where=where)
-    return _reduce("prod", in_dtype(_traced(a, "numpy.prod's operand"), dtype, "prod"), axis,
-                   keepdims)
+    return _reduce(
+        "prod", in_dtype(_traced(a, "numpy.prod's operand"), dtype, "prod"), axis, keepdims
+    )
 
 
 @_implements(np.max, np.amax)
@@ -237,17 +275,25 @@ def _all(a, axis=None, out=None, keepdims=False, *, where=None):
 @_implements(np.where)
 def _where(condition, x=None, y=None):
     if x is None or y is None:
-        raise TracingError("tinymlir cannot trace numpy.where(condition) without x and y: its "
-                           "result's shape depends on the data")
-    return Traced(_core.where(to_tensor(condition, "numpy.where's condition"),
-                              to_tensor(x, "numpy.where's x"), to_tensor(y, "numpy.where's y")))
+        raise TracingError(
+            "tinymlir cannot trace numpy.where(condition) without x and y: its "
+            "result's shape depends on the data"
+        )
+    return Traced(
+        _core.where(
+            to_tensor(condition, "numpy.where's condition"),
+            to_tensor(x, "numpy.where's x"),
+            to_tensor(y, "numpy.where's y"),
+        )
+    )
 
 
 @_implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     _check("mean", out=out, where=where)
-    return _reduce("mean", in_dtype(_traced(a, "numpy.mean's operand"), dtype, "mean"), axis,
-                   keepdims)
+    return _reduce(
+        "mean", in_dtype(_traced(a, "numpy.mean's operand"), dtype, "mean"), axis, keepdims
+    )
 
 
 def variance(t, axis, keepdims, ddof):
@@ -266,8 +312,17 @@ def variance(t, axis, keepdims, ddof):
 
 
 @_implements(np.var)
-def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
-         correction=None):
+def _var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    where=None,
+    mean=None,
+    correction=None,
+):
     _check("var", out=out, where=where, mean=mean, correction=correction)
     return variance(in_dtype(_traced(a, "numpy.var's operand"), dtype, "var"), axis, keepdims, ddof)
 
@@ -279,11 +334,21 @@ def _min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 
 @_implements(np.std)
-def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
-         correction=None):
+def _std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    where=None,
+    mean=None,
+    correction=None,
+):
     _check("std", out=out, where=where, mean=mean, correction=correction)
-    return np.sqrt(variance(in_dtype(_traced(a, "numpy.std's operand"), dtype, "std"), axis,
-                            keepdims, ddof))
+    return np.sqrt(
+        variance(in_dtype(_traced(a, "numpy.std's operand"), dtype, "std"), axis, keepdims, ddof)
+    )
 
 
 @_implements(np.clip)
@@ -294,17 +359,23 @@ def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     t = _traced(a, "numpy.clip's operand")
     if lo is None and hi is None:
         return t  # NumPy 2.4's: a copy
+
     # NumPy's clip is one ufunc of the three: their common dtype first, and
     # Python ints beyond an integer dtype's range clipped to it (NumPy 2's).
     def kind(v):
         return v.dtype if isinstance(v, Traced) else v
+
     dtype = np.result_type(t.dtype, *(kind(v) for v in (lo, hi) if v is not None))
     if dtype != t.dtype:
         t = t.astype(dtype)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        lo, hi = (builtins.min(builtins.max(v, info.min), info.max)
-                  if isinstance(v, int) and not isinstance(v, bool) else v for v in (lo, hi))
+        lo, hi = (
+            builtins.min(builtins.max(v, info.min), info.max)
+            if isinstance(v, int) and not isinstance(v, bool)
+            else v
+            for v in (lo, hi)
+        )
     if lo is not None:
         t = np.maximum(t, lo)  # NumPy's order: the upper bound wins where they cross
     return t if hi is None else np.minimum(t, hi)
@@ -330,18 +401,22 @@ def _vstack(tup, *, dtype=None, casting="same_kind"):
 @_implements(np.dot)
 def _dot(a, b, out=None):
     _check("dot", out=out)
+
     def operand(x, other):  # NumPy's dot takes Python numbers as arrays (strong)
         if type(x) is float:
             x = np.asarray(x)
         elif type(x) is int:
             x = np.asarray(x, np.int64)  # NumPy's default integer, strong
         return Traced(to_tensor(x, "numpy.dot's operand"))
+
     ta, tb = operand(a, b), operand(b, a)
     if ta.ndim == 0 or tb.ndim == 0:
         return ta * tb
     if ta.ndim > 2 or tb.ndim > 2:
-        raise TracingError("tinymlir traces numpy.dot of operands of rank 2 or less (for stacks of "
-                           "matrices, use matmul or @)")
+        raise TracingError(
+            "tinymlir traces numpy.dot of operands of rank 2 or less (for stacks of "
+            "matrices, use matmul or @)"
+        )
     return ta @ tb
 
 
@@ -355,6 +430,7 @@ def _round(a, decimals=0, out=None):
 
 
 # --- np.linalg (the C++ core's LAPACK kernels) ------------------------------------
+
 
 def _linalg_result(name, *parts):
     """NumPy 2's named results (EighResult, SVDResult...), else a tuple."""
@@ -419,6 +495,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 
 if hasattr(np.linalg, "svdvals"):
+
     @_implements(np.linalg.svdvals)
     def _svdvals(x, /):
         return Traced(_core.singular_values(_matrix(x, "svdvals")))
@@ -427,7 +504,9 @@ if hasattr(np.linalg, "svdvals"):
 @_implements(np.linalg.qr)
 def _qr(a, mode="reduced"):
     if mode not in ("reduced", "r"):
-        raise TracingError(f"tinymlir traces numpy.linalg.qr with mode 'reduced' or 'r', not {mode!r}")
+        raise TracingError(
+            f"tinymlir traces numpy.linalg.qr with mode 'reduced' or 'r', not {mode!r}"
+        )
     q, r = _core.qr(_matrix(a, "qr"))
     return Traced(r) if mode == "r" else _linalg_result("QRResult", Traced(q), Traced(r))
 
@@ -435,8 +514,10 @@ def _qr(a, mode="reduced"):
 @_implements(np.linalg.lstsq)
 def _lstsq(a, b, rcond=None):
     if rcond is not None:
-        raise TracingError("tinymlir traces numpy.linalg.lstsq with rcond=None (NumPy 2's "
-                           "default, eps * max(M, N)) only")
+        raise TracingError(
+            "tinymlir traces numpy.linalg.lstsq with rcond=None (NumPy 2's "
+            "default, eps * max(M, N)) only"
+        )
     x, residuals, rank, s = _core.lstsq(_matrix(a, "lstsq"), to_tensor(b, "numpy.linalg.lstsq's b"))
     return Traced(x), Traced(residuals), Traced(rank), Traced(s)
 
@@ -498,7 +579,9 @@ def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
 @_implements(np.linalg.cond)
 def _cond(x, p=None):
     if p not in (None, 2, -2):
-        return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(np.linalg.inv(x), p, axis=(-2, -1))
+        return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(
+            np.linalg.inv(x), p, axis=(-2, -1)
+        )
     s = np.linalg.svd(_traced(x, "numpy.linalg.cond's operand"), compute_uv=False)
     return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
 
@@ -514,8 +597,9 @@ def _norm(x, ord=None, axis=None, keepdims=False):
         t = t.astype(np.float64)
     if axis is None:
         if ord is None:  # the 2-norm of all of it, as NumPy's
-            r = np.sqrt(np.sum((t.real * t.real + t.imag * t.imag) if t.dtype.kind == "c"
-                               else t * t))
+            r = np.sqrt(
+                np.sum((t.real * t.real + t.imag * t.imag) if t.dtype.kind == "c" else t * t)
+            )
             return r.reshape((1,) * t.ndim) if keepdims else r
         if t.ndim not in (1, 2):
             raise ValueError("Improper number of dimensions to norm.")
@@ -540,7 +624,7 @@ def _norm(x, ord=None, axis=None, keepdims=False):
         elif isinstance(ord, str):
             raise ValueError(f"Invalid norm order '{ord}' for vectors")
         else:
-            r = np.sum(a ** ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
+            r = np.sum(a**ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
         return r
     if len(axes) != 2:
         raise ValueError("Improper number of dimensions to norm.")
@@ -553,7 +637,13 @@ def _norm(x, ord=None, axis=None, keepdims=False):
     if ord in (2, -2, "nuc"):
         moved = t.transpose([i for i in range(t.ndim) if i not in (row, col)] + [row, col])
         s = np.linalg.svd(moved, compute_uv=False)
-        r = np.max(s, axis=-1) if ord == 2 else np.min(s, axis=-1) if ord == -2 else np.sum(s, axis=-1)
+        r = (
+            np.max(s, axis=-1)
+            if ord == 2
+            else np.min(s, axis=-1)
+            if ord == -2
+            else np.sum(s, axis=-1)
+        )
     elif ord in (1, -1, np.inf, -np.inf):
         a = np.abs(t)
         summed, other = (row, col) if ord in (1, -1) else (col, row)
@@ -572,8 +662,10 @@ def _broadcast_to(array, shape, subok=False):
     t = _traced(array, "numpy.broadcast_to's operand")
     shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
     if np.broadcast_shapes(t.shape, shape) != shape:
-        raise ValueError(f"operands could not be broadcast together with remapped shapes "
-                         f"[original->remapped]: {t.shape} and requested shape {shape}")
+        raise ValueError(
+            f"operands could not be broadcast together with remapped shapes "
+            f"[original->remapped]: {t.shape} and requested shape {shape}"
+        )
     return Traced(_core.broadcast_to(t._t, list(shape)))  # a selection: exact for every dtype
 
 
@@ -592,11 +684,13 @@ def _flip(m, axis=None):
 def _flip_axis(name, axis):
     """numpy.fliplr (axis 1) and numpy.flipud (axis 0): np.flip of one axis,
     the operand of rank axis + 1 or more."""
+
     def flip(m):
         t = _traced(m, f"numpy.{name}'s operand")
         if t.ndim <= axis:
             raise ValueError(f"Input must be >= {axis + 1}-d.")
         return np.flip(t, axis)
+
     return flip
 
 
@@ -627,13 +721,18 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
         raise ValueError(f"order must be non-negative but got {n}")
     for _ in range(operator.index(n)):
         if t.shape[axis] < 2:
-            raise ValueError(f"tinymlir: numpy.diff would be empty along axis {axis} "
-                             f"(size {t.shape[axis]}); arrays with zero elements are not traced")
+            raise ValueError(
+                f"tinymlir: numpy.diff would be empty along axis {axis} "
+                f"(size {t.shape[axis]}); arrays with zero elements are not traced"
+            )
         head = [slice(None)] * t.ndim
         tail = [slice(None)] * t.ndim
         head[axis], tail[axis] = slice(1, None), slice(None, -1)
-        t = (t[tuple(head)] != t[tuple(tail)] if t.dtype == np.bool_  # NumPy's for bools
-             else t[tuple(head)] - t[tuple(tail)])
+        t = (
+            t[tuple(head)] != t[tuple(tail)]
+            if t.dtype == np.bool_  # NumPy's for bools
+            else t[tuple(head)] - t[tuple(tail)]
+        )
     return t
 
 
@@ -649,8 +748,9 @@ def _contract(ta, tb, axes_a, axes_b, what):
     axes (in order) by tb's, as NumPy's tensordot and einsum's BLAS path."""
     for i, j in zip(axes_a, axes_b):
         if ta.shape[i] != tb.shape[j]:
-            raise ValueError(f"{what}: shape-mismatch for sum: axis {i} of {ta.shape} and axis {j} "
-                             f"of {tb.shape}")
+            raise ValueError(
+                f"{what}: shape-mismatch for sum: axis {i} of {ta.shape} and axis {j} of {tb.shape}"
+            )
     free_a = [i for i in range(ta.ndim) if i not in axes_a]
     free_b = [j for j in range(tb.ndim) if j not in axes_b]
     k = 1
@@ -681,8 +781,7 @@ def _tensordot(a, b, axes=2):
 
 
 @_implements(np.einsum)
-def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
-            optimize=False):
+def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """One or two operands, each index at most once per operand, no ellipsis:
     transposes, sums and one matmul (the contraction NumPy's BLAS path does)."""
     _check("einsum", out=out, dtype=dtype)
@@ -692,13 +791,16 @@ def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="saf
     inputs, arrow, output = spec.partition("->")
     inputs = inputs.split(",")
     if "." in spec or len(inputs) != len(operands) or not 1 <= len(inputs) <= 2:
-        raise TracingError(f"tinymlir traces numpy.einsum of one or two operands without '...', "
-                           f"not {subscripts!r}")
+        raise TracingError(
+            f"tinymlir traces numpy.einsum of one or two operands without '...', not {subscripts!r}"
+        )
     ts = [_traced(x, "numpy.einsum's operand") for x in operands]
     for names, t in zip(inputs, ts):
         if not names.isalpha() or len(set(names)) != len(names) or len(names) != t.ndim:
-            raise TracingError(f"tinymlir traces numpy.einsum with one letter per axis, each at "
-                               f"most once per operand: {names!r} for shape {t.shape}")
+            raise TracingError(
+                f"tinymlir traces numpy.einsum with one letter per axis, each at "
+                f"most once per operand: {names!r} for shape {t.shape}"
+            )
     if not arrow:  # implicit: the indices seen once, in alphabetical order
         counts = {c: "".join(inputs).count(c) for c in "".join(inputs)}
         output = "".join(sorted(c for c, n in counts.items() if n == 1))
@@ -727,18 +829,22 @@ def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="saf
     free_b = [c for c in b[nb:] if c not in summed]
     for c in batch + summed:
         if ta.shape[a.index(c)] != tb.shape[b.index(c)]:
-            raise ValueError(f"numpy.einsum: index {c!r} has sizes {ta.shape[a.index(c)]} and "
-                             f"{tb.shape[b.index(c)]}")
+            raise ValueError(
+                f"numpy.einsum: index {c!r} has sizes {ta.shape[a.index(c)]} and "
+                f"{tb.shape[b.index(c)]}"
+            )
     sizes = {c: ta.shape[a.index(c)] for c in a}
     sizes.update({c: tb.shape[b.index(c)] for c in b})
     k = 1
     for c in summed:
         k *= sizes[c]
     bshape = [sizes[c] for c in batch]
-    left = np.transpose(ta, list(range(nb)) + [a.index(c) for c in free_a]
-                        + [a.index(c) for c in summed]).reshape(bshape + [-1, k])
-    right = np.transpose(tb, list(range(nb)) + [b.index(c) for c in summed]
-                         + [b.index(c) for c in free_b]).reshape(bshape + [k, -1])
+    left = np.transpose(
+        ta, list(range(nb)) + [a.index(c) for c in free_a] + [a.index(c) for c in summed]
+    ).reshape(bshape + [-1, k])
+    right = np.transpose(
+        tb, list(range(nb)) + [b.index(c) for c in summed] + [b.index(c) for c in free_b]
+    ).reshape(bshape + [k, -1])
     if not summed:  # an outer product per batch: exact, as NumPy's
         product = left.reshape(bshape + [-1, 1]) * right.reshape(bshape + [1, -1])
     else:
@@ -797,8 +903,9 @@ def _squeeze(a, axis=None):
         axes = _axis_tuple(axis, t.ndim)
         for x in axes:
             if t.shape[x] != 1:
-                raise ValueError("cannot select an axis to squeeze out which has size not "
-                                 "equal to one")
+                raise ValueError(
+                    "cannot select an axis to squeeze out which has size not equal to one"
+                )
     return t.reshape(tuple(d for i, d in enumerate(t.shape) if i not in axes))
 
 
@@ -853,18 +960,21 @@ def _tril(m, k=0):
 @_implements(np.ones_like)
 def _ones_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
     from ._creation import full_like
+
     return full_like(a, 1, dtype, shape, "numpy.ones_like")
 
 
 @_implements(np.zeros_like, np.empty_like)
 def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
     from ._creation import full_like
+
     return full_like(a, 0, dtype, shape, "numpy.zeros_like")  # empty_like: zeros, deterministic
 
 
 @_implements(np.full_like)
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None):
     from ._creation import full_like
+
     return full_like(a, fill_value, dtype, shape, "numpy.full_like")
 
 
@@ -879,8 +989,10 @@ def _copyto(dst, src, casting="same_kind", where=True):
         raise TracingError("tinymlir: numpy.copyto writes into a traced array only")
     s_t = _traced(src, "numpy.copyto's source")
     if casting != "unsafe" and not np.can_cast(s_t.dtype, dst.dtype, casting):
-        raise TypeError(f"Cannot cast array data from dtype('{s_t.dtype}') to "
-                        f"dtype('{dst.dtype}') according to the rule '{casting}'")
+        raise TypeError(
+            f"Cannot cast array data from dtype('{s_t.dtype}') to "
+            f"dtype('{dst.dtype}') according to the rule '{casting}'"
+        )
     if where is True:
         dst[...] = s_t
     else:
@@ -893,8 +1005,10 @@ def _putmask(a, mask, values):
         raise TracingError("tinymlir: numpy.putmask writes into a traced array only")
     v = _traced(values, "numpy.putmask's values")
     if v.ndim and v.shape != a.shape:
-        raise TracingError("tinymlir traces numpy.putmask with values of the array's shape or a "
-                           "scalar (NumPy repeats others cyclically)")
+        raise TracingError(
+            "tinymlir traces numpy.putmask with values of the array's shape or a "
+            "scalar (NumPy repeats others cyclically)"
+        )
     a[...] = np.where(mask, v.astype(a.dtype), a)
 
 
@@ -902,8 +1016,10 @@ def _putmask(a, mask, values):
 def _place(arr, mask, vals):
     v = np.asarray(vals) if not isinstance(vals, Traced) else vals
     if v.size != 1:
-        raise TracingError("tinymlir traces numpy.place with one value (NumPy places the "
-                           "others by the mask's count, which depends on the data)")
+        raise TracingError(
+            "tinymlir traces numpy.place with one value (NumPy places the "
+            "others by the mask's count, which depends on the data)"
+        )
     _putmask(arr, mask, v.reshape(()))
 
 
@@ -924,7 +1040,7 @@ def _fill_diagonal(a, val, wrap=False):
     v = _traced(val, "numpy.fill_diagonal's value").reshape(-1)
     if v.shape[0] not in (1, positions.size):
         values = _arange(positions.size) % v.shape[0]
-        v = Traced(_core.concatenate([v[int(k):int(k) + 1]._t for k in values], 0))
+        v = Traced(_core.concatenate([v[int(k) : int(k) + 1]._t for k in values], 0))
     flat = a.reshape(-1)
     if flat._buf is not a._buf:
         raise TracingError("tinymlir traces numpy.fill_diagonal on a contiguous array")
@@ -1018,6 +1134,7 @@ def _nan_extreme(largest):
             t = np.where(np.isnan(t), -np.inf if largest else np.inf, t).astype(t.dtype)
         core = _core.argmax if largest else _core.argmin
         return _extreme_index(core, name, t, axis, out, keepdims)
+
     fn.__name__ = fn.__qualname__ = f"_{name}"
     fn.__doc__ = _nan_extreme.__doc__
     return fn
@@ -1037,9 +1154,11 @@ def _bincount(x, weights=None, minlength=0):
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
     if minlength == 0:
-        raise TracingError("tinymlir traces numpy.bincount with minlength= only: the length of "
-                           "its result (max(x) + 1) depends on the data; pass minlength, the "
-                           "number of bins, as the bound")
+        raise TracingError(
+            "tinymlir traces numpy.bincount with minlength= only: the length of "
+            "its result (max(x) + 1) depends on the data; pass minlength, the "
+            "number of bins, as the bound"
+        )
     w = None if weights is None else to_tensor(weights, "numpy.bincount's weights")
     return Traced(_core.bincount(t, minlength, w))
 
@@ -1051,8 +1170,9 @@ def _searchsorted(a, v, side="left", sorter=None):
     t = _traced(a, "numpy.searchsorted's sorted array")
     if sorter is not None:
         t = t[sorter]
-    return Traced(_core.searchsorted(t._t, to_tensor(v, "numpy.searchsorted's values"),
-                                     side == "right"))
+    return Traced(
+        _core.searchsorted(t._t, to_tensor(v, "numpy.searchsorted's values"), side == "right")
+    )
 
 
 def _lerp(a, b, t):
@@ -1073,8 +1193,10 @@ def _quantiles(a, q, axis, keepdims, name, method):
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     if t.dtype == np.bool_:
-        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
-                        "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+        raise TypeError(
+            "numpy boolean subtract, the `-` operator, is not supported, use the "
+            "bitwise_xor, the `^` operator, or the logical_xor function instead."
+        )
     if t.dtype.kind in "iu":
         t = t.astype(np.float64)
     # NumPy's lerp: b - a in the data's dtype, then with the fraction, whose
@@ -1108,17 +1230,41 @@ def _quantiles(a, q, axis, keepdims, name, method):
 
 
 @_implements(np.quantile)
-def _quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-              keepdims=False, *, weights=None, interpolation=None):
+def _quantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+    interpolation=None,
+):
     _check("quantile", out=out, weights=weights, interpolation=interpolation)
     return _quantiles(a, q, axis, keepdims, "quantile", method)
 
 
 @_implements(np.percentile)
-def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False, *, weights=None, interpolation=None):
+def _percentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+    interpolation=None,
+):
     _check("percentile", out=out, weights=weights, interpolation=interpolation)
-    q = q / 100 if isinstance(q, (int, float)) and not isinstance(q, np.generic) else np.true_divide(q, 100)
+    q = (
+        q / 100
+        if isinstance(q, (int, float)) and not isinstance(q, np.generic)
+        else np.true_divide(q, 100)
+    )
     return _quantiles(a, q, axis, keepdims, "percentile", method)
 
 
@@ -1136,9 +1282,11 @@ def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     n = 1
     for i in axes:
         n *= t.shape[i]
-    s = np.sort(t.transpose(rest + list(axes)).reshape(tuple(t.shape[i] for i in rest) + (n,)), axis=-1)
+    s = np.sort(
+        t.transpose(rest + list(axes)).reshape(tuple(t.shape[i] for i in rest) + (n,)), axis=-1
+    )
     half = n // 2
-    r = s[..., half] if n % 2 else np.mean(s[..., half - 1:half + 1], axis=-1)
+    r = s[..., half] if n % 2 else np.mean(s[..., half - 1 : half + 1], axis=-1)
     if s.dtype.kind == "f":
         r = np.where(np.isnan(s[..., -1]), s[..., -1], r)
     if keepdims:
@@ -1192,17 +1340,19 @@ def array_function(func, types, args, kwargs):
     out = kwargs.get("out")
     if out is not None and func in _FUNCTIONS and func is not np.copyto:
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-        return _into(out, array_function(func, types, args, kwargs),
-                     f"numpy.{func.__name__}")
+        return _into(out, array_function(func, types, args, kwargs), f"numpy.{func.__name__}")
     impl = _FUNCTIONS.get(func)
     if impl is None and _public_name(func).startswith("numpy.fft."):
         raise TracingError(
             f"tinymlir cannot trace {_public_name(func)}: np.fft is not compiled (FFTW, the "
             "FFT library Debian ships, is GPL and would bind the wheel to it; NumPy's "
-            "pocketfft is not packaged); call it outside the jitted function")
+            "pocketfft is not packaged); call it outside the jitted function"
+        )
     if impl is None:
-        raise TracingError(f"tinymlir cannot trace {_public_name(func)}: it is not among the "
-                           f"traced NumPy functions ({_traced_names()}, and the ufuncs)")
+        raise TracingError(
+            f"tinymlir cannot trace {_public_name(func)}: it is not among the "
+            f"traced NumPy functions ({_traced_names()}, and the ufuncs)"
+        )
     return impl(*args, **kwargs)
 
 

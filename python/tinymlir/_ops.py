@@ -28,6 +28,7 @@ def _frontend(fn: Callable[..., Any]) -> Callable[..., Any]:
         if tracing() or builtins.any(isinstance(a, Traced) for a in args):
             return fn(*args, **kwargs)
         return eager(*args, **kwargs)
+
     call.eager = eager
     return call
 
@@ -40,18 +41,24 @@ def _elementwise(name: str, arity: int) -> Callable[..., Any]:
     """The frontend function of ops.def's row `name`: tinymlir.exp and friends."""
     op = getattr(_core, name)
     if arity == 1:
+
         def fn(x):
             return Traced(op(_t(x)))
     elif arity == 3:
+
         def fn(condition, x, y):
             return Traced(op(_t(condition), _t(x), _t(y)))
     else:
+
         def fn(x, y):
             return Traced(op(_t(x), _t(y)))
+
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"Elementwise {name}, as numpy.{name}" if hasattr(np, name) else
-                  f"Elementwise {name} (NumPy has no numpy.{name})") + \
-        ", with NumPy broadcasting and promotion."
+    fn.__doc__ = (
+        f"Elementwise {name}, as numpy.{name}"
+        if hasattr(np, name)
+        else f"Elementwise {name} (NumPy has no numpy.{name})"
+    ) + ", with NumPy broadcasting and promotion."
     return _frontend(fn)
 
 
@@ -133,8 +140,10 @@ def index_put(a, index, values):
     """NumPy's ``b = a.copy(); b[index] = values`` as a value: `index` holds,
     per axis, rank-1 int positions (the same count R for each) or None for the
     whole axis; `values` has the shape of ``a[index]``."""
-    parts = [None if i is None else index_input(i, "index_put")._t
-             for i in (index if isinstance(index, tuple) else (index,))]
+    parts = [
+        None if i is None else index_input(i, "index_put")._t
+        for i in (index if isinstance(index, tuple) else (index,))
+    ]
     return Traced(_core.index_put(_t(a), parts, _t(values)))
 
 
@@ -144,6 +153,7 @@ def causal_mask(n, dtype=np.float32):
 
 
 # --- Kernels: the C++ library's (kernels.h), as GPT-2 runs them -------------------
+
 
 @_frontend
 def gelu(x):
@@ -173,5 +183,8 @@ def linear(x, weight, bias):
 def attention(x, qkv_weight, qkv_bias, out_weight, out_bias, heads):
     """Causal multi-head self-attention of x (T, C): packed QKV projection (C, 3C), heads,
     softmax(q k^T / sqrt(D) + causal mask) v, output projection (C, C)."""
-    return Traced(_core.attention(_t(x), _t(qkv_weight), _t(qkv_bias), _t(out_weight),
-                                  _t(out_bias), operator.index(heads)))
+    return Traced(
+        _core.attention(
+            _t(x), _t(qkv_weight), _t(qkv_bias), _t(out_weight), _t(out_bias), operator.index(heads)
+        )
+    )

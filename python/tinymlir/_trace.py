@@ -23,9 +23,25 @@ _ = np.ma.MaskedArray  # numpy.ma loads lazily: not first while a trace runs (pl
 _ = np.random.RandomState  # likewise numpy.random (its functions are refused in traces)
 
 #: Every dtype tinymlir has (dtypes.def), by NumPy's dtype.
-_SUPPORTED = {np.dtype(name): name for name in (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128")}
+_SUPPORTED = {
+    np.dtype(name): name
+    for name in (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+}
 
 
 class TracingError(TypeError):
@@ -40,13 +56,16 @@ class UFuncCastingError(TypeError):
 def dtype_name(dtype, what="an array") -> str:
     name = _SUPPORTED.get(np.dtype(dtype))
     if name is None:
-        raise TypeError(f"{what} has dtype {np.dtype(dtype)}; tinymlir supports bool, int8 to "
-                        "int64, uint8 to uint64, float16 to float64, complex64 and complex128 "
-                        "(convert with .astype)")
+        raise TypeError(
+            f"{what} has dtype {np.dtype(dtype)}; tinymlir supports bool, int8 to "
+            "int64, uint8 to uint64, float16 to float64, complex64 and complex128 "
+            "(convert with .astype)"
+        )
     return name
 
 
 # --- The tracing context of this thread ------------------------------------------
+
 
 class _State(threading.local):
     def __init__(self):
@@ -65,7 +84,7 @@ class TraceContext:
         self.first_hidden = first_hidden_index
         # the traced function's globals and closure (from numpy import zeros)
         self.fn_scope = (getattr(fn, "__globals__", None), getattr(fn, "__closure__", None))
-        self.hidden = []          # arrays, in placeholder order
+        self.hidden = []  # arrays, in placeholder order
         self.hidden_tensors = []  # their placeholders
 
     def hidden_input(self, array: np.ndarray) -> "Traced":
@@ -77,6 +96,7 @@ class TraceContext:
 
     def __enter__(self):
         from . import _creation
+
         self._hooks = _creation.install(*self.fn_scope)
         _core.trace_enter()
         _state.contexts.append(self)
@@ -84,6 +104,7 @@ class TraceContext:
 
     def __exit__(self, *exc):
         from . import _creation
+
         _state.contexts.pop()
         _core.trace_exit()
         _creation.uninstall(self._hooks)
@@ -99,6 +120,7 @@ def current_context() -> TraceContext | None:
 
 
 # --- Conversions -----------------------------------------------------------------
+
 
 def to_tensor(x, what="an operand"):
     """The C++ tensor for an operand: traced values as they are, Python numbers
@@ -116,7 +138,7 @@ def to_tensor(x, what="an operand"):
             return _core.typed_scalar(float(x.real), name, float(x.imag))
         return _core.typed_scalar(float(x), name)
     if isinstance(x, int):  # out of a dtype's range, an error where it meets it (as NumPy's)
-        if not -2**63 <= x < 2**64:
+        if not -(2**63) <= x < 2**64:
             raise OverflowError(f"Python integer {x} out of bounds for int64")
         return _core.weak_integer(x)
     if isinstance(x, float):
@@ -136,8 +158,10 @@ def to_tensor(x, what="an operand"):
         return _core.constant(x)
     if isinstance(x, (list, tuple)):
         return to_tensor(np.asarray(x), what)
-    raise TypeError(f"{what} of type {type(x).__name__} cannot be used in a traced "
-                    "computation (arrays, traced values and numbers can)")
+    raise TypeError(
+        f"{what} of type {type(x).__name__} cannot be used in a traced "
+        "computation (arrays, traced values and numbers can)"
+    )
 
 
 def plain_array(x: np.ndarray, what) -> np.ndarray:
@@ -145,9 +169,11 @@ def plain_array(x: np.ndarray, what) -> np.ndarray:
     (np.matrix's * is a product, a masked array's masked values) are refused;
     others (np.memmap) are viewed as ndarray."""
     if isinstance(x, (np.matrix, np.ma.MaskedArray)):
-        raise TypeError(f"{what} is a {type(x).__module__}.{type(x).__name__}, whose semantics "
-                        "tinymlir does not follow: pass np.asarray(x) (or x.filled() for a masked "
-                        "array)")
+        raise TypeError(
+            f"{what} is a {type(x).__module__}.{type(x).__name__}, whose semantics "
+            "tinymlir does not follow: pass np.asarray(x) (or x.filled() for a masked "
+            "array)"
+        )
     return x if type(x) is _NDARRAY else x.view(_NDARRAY)
 
 
@@ -190,8 +216,12 @@ def _reduce(name, x, axis=None, keepdims=False):
         t = _core.cast(t, "float64")  # NumPy's: integers averaged in float64
         x = Traced(t)
     fn = getattr(_core, name)
-    if (name in ("sum", "prod", "max", "min", "any", "all") and not t.shape and axis in (0, -1)
-            and isinstance(axis, (numbers.Integral, np.integer))):
+    if (
+        name in ("sum", "prod", "max", "min", "any", "all")
+        and not t.shape
+        and axis in (0, -1)
+        and isinstance(axis, (numbers.Integral, np.integer))
+    ):
         axis = None  # NumPy's ufunc reductions take axis 0 or -1 of a rank-0 array as all of it
     if axis is None or not isinstance(axis, (tuple, list)):
         return _wrap(fn(t, None if axis is None else operator.index(axis), bool(keepdims)))
@@ -239,28 +269,32 @@ def _reduce(name, x, axis=None, keepdims=False):
 # any step, None, Ellipsis) is a chain of view steps, which reads and writes
 # share; a boolean mask, int arrays and traced int scalars are the other kinds.
 
+
 def _is_int(i):
     return isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
 def _is_mask(i):
-    return ((isinstance(i, Traced) and i._t.dtype == "bool")
-            or (isinstance(i, np.ndarray) and i.dtype == np.bool_)
-            or (isinstance(i, list) and bool(i) and all(isinstance(v, (bool, np.bool_)) for v in i)))
+    return (
+        (isinstance(i, Traced) and i._t.dtype == "bool")
+        or (isinstance(i, np.ndarray) and i.dtype == np.bool_)
+        or (isinstance(i, list) and bool(i) and all(isinstance(v, (bool, np.bool_)) for v in i))
+    )
 
 
 def _expand(index, ndim):
     """The index as a tuple, its ellipsis expanded to whole slices."""
     if not isinstance(index, tuple):
         index = (index,)
-    index = tuple(known_value(i) if isinstance(i, Traced) and known_value(i) is not None else i
-                  for i in index)
+    index = tuple(
+        known_value(i) if isinstance(i, Traced) and known_value(i) is not None else i for i in index
+    )
     if sum(1 for i in index if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if any(i is Ellipsis for i in index):
         k = next(n for n, i in enumerate(index) if i is Ellipsis)
         used = sum(1 for i in index if i is not None and i is not Ellipsis)
-        index = index[:k] + (slice(None),) * max(ndim - used, 0) + index[k + 1:]
+        index = index[:k] + (slice(None),) * max(ndim - used, 0) + index[k + 1 :]
     return index
 
 
@@ -270,8 +304,10 @@ def _basic_steps(shape, index):
     second result says whether every axis was taken by an int (NumPy gives a
     scalar, a copy, not a view)."""
     if sum(1 for i in index if i is not None) > len(shape):
-        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
-                         f"{sum(1 for i in index if i is not None)} were indexed")
+        raise IndexError(
+            f"too many indices for array: array is {len(shape)}-dimensional, but "
+            f"{sum(1 for i in index if i is not None)} were indexed"
+        )
     begin, end, steps, out_shape, flips, axis, ints = [], [], [], [], [], 0, 0
     for i in index:
         if i is None:
@@ -283,11 +319,16 @@ def _basic_steps(shape, index):
             # is in [0, n); otherwise refused by name.
             if len(i) == 0 or not -n <= min(i[0], i[-1]) <= max(i[0], i[-1]) < n:
                 bad = next((k for k in i if not -n <= k < n), None)  # NumPy names the first
-                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}"
-                                 if bad is not None else f"tinymlir: the range {i} is empty")
+                raise IndexError(
+                    f"index {bad} is out of bounds for axis {axis} with size {n}"
+                    if bad is not None
+                    else f"tinymlir: the range {i} is empty"
+                )
             if min(i[0], i[-1]) < 0:
-                raise IndexError(f"tinymlir: {i} indexes as an integer array with negative "
-                                 "entries: use non-negative ranges or slices")
+                raise IndexError(
+                    f"tinymlir: {i} indexes as an integer array with negative "
+                    "entries: use non-negative ranges or slices"
+                )
         if isinstance(i, (slice, range)):
             if isinstance(i, range):
                 start, step, count = i[0], i.step, len(i)
@@ -318,9 +359,11 @@ def _basic_steps(shape, index):
             steps.append(1)
             ints += 1
         else:
-            raise IndexError(f"tinymlir cannot index a traced array with {type(i).__name__} "
-                             f"{i!r} (ints, slices, ranges, None, Ellipsis, a boolean mask, int "
-                             "arrays or a traced int)")
+            raise IndexError(
+                f"tinymlir cannot index a traced array with {type(i).__name__} "
+                f"{i!r} (ints, slices, ranges, None, Ellipsis, a boolean mask, int "
+                "arrays or a traced int)"
+            )
         axis += 1
     out_shape.extend(shape[axis:])
     plan = []
@@ -330,8 +373,9 @@ def _basic_steps(shape, index):
     for a, (lo, hi, st) in enumerate(zip(begin, end, steps)):
         box[a] = (hi - lo + st - 1) // st
     if box != list(shape):
-        plan.append(("slice", tuple(begin), tuple(end),
-                     tuple(steps) if any(k != 1 for k in steps) else ()))
+        plan.append(
+            ("slice", tuple(begin), tuple(end), tuple(steps) if any(k != 1 for k in steps) else ())
+        )
     if box != out_shape:
         plan.append(("reshape", tuple(out_shape)))
     return plan, ints == len(shape) and ints > 0 and not any(i is None for i in index)
@@ -382,18 +426,27 @@ def _getitem(x: "Traced", index):
     # where that gives the same (one range, and no integer index).
     ranges = sum(1 for i in index if isinstance(i, range))
     if ranges and (ranges > 1 or any(_is_int(i) for i in index)):
-        raise IndexError(f"tinymlir: ranges index as integer arrays (advanced indexing): use one "
-                         f"range and no integer index, or slices, not {index!r}")
+        raise IndexError(
+            f"tinymlir: ranges index as integer arrays (advanced indexing): use one "
+            f"range and no integer index, or slices, not {index!r}"
+        )
     first = index[0]
-    if (isinstance(first, Traced) and first._t.is_input and first.ndim == 1 and
-            first.dtype.kind in "iu" and x.ndim >= 1 and
-            all(_is_int(r) or r is None or r is Ellipsis or isinstance(r, slice)
-                for r in index[1:])):
+    if (
+        isinstance(first, Traced)
+        and first._t.is_input
+        and first.ndim == 1
+        and first.dtype.kind in "iu"
+        and x.ndim >= 1
+        and all(_is_int(r) or r is None or r is Ellipsis or isinstance(r, slice) for r in index[1:])
+    ):
         # table[ids, ...] with ids an argument (any integer dtype; negative ones
         # count from the end): the core's gather of the rows, ids checked before
         # each call, then the basic index of the other axes.
-        table = x._t if x.ndim == 2 else _core.reshape(
-            x._t, [x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64))])
+        table = (
+            x._t
+            if x.ndim == 2
+            else _core.reshape(x._t, [x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64))])
+        )
         rows = _core.gather(table, first._t)
         if x.ndim != 2:
             rows = _core.reshape(rows, [first.shape[0]] + list(x.shape[1:]))
@@ -423,8 +476,12 @@ def _setitem(x: "Traced", index, value):
         return _scatter(x, index, value)
     plan, _ = _basic_steps(x.shape, index)
     target = x._view_of(plan)
-    if (isinstance(value, Traced) and value._buf is target._buf and value._view == target._view
-            and value._seen == value._buf.version):
+    if (
+        isinstance(value, Traced)
+        and value._buf is target._buf
+        and value._view == target._view
+        and value._seen == value._buf.version
+    ):
         return  # a[i] op= v: the view was already updated in place
     target._assign(to_tensor(value, "the assigned value"))
 
@@ -439,8 +496,9 @@ def _broadcast_into(t, shape, what="input array"):
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"could not broadcast {what} from shape {tuple(t.shape)} into shape "
-                         f"{tuple(shape)}")
+        raise ValueError(
+            f"could not broadcast {what} from shape {tuple(t.shape)} into shape {tuple(shape)}"
+        )
     if list(t.shape) != tshape:
         t = _core.reshape(t, tshape)
     return t if list(t.shape) == list(shape) else _core.broadcast_to(t, list(shape))
@@ -451,17 +509,21 @@ def _broadcast_into(t, shape, what="input array"):
 # array; any other use of a masked read (its shape depends on the data) is
 # refused by name.
 
+
 def _mask_of(x, index):
     if len(index) != 1 and not all(isinstance(i, slice) and i == slice(None) for i in index[1:]):
-        raise IndexError("tinymlir: a boolean mask must be the whole index (x[mask], "
-                         "optionally followed by ':')")
+        raise IndexError(
+            "tinymlir: a boolean mask must be the whole index (x[mask], optionally followed by ':')"
+        )
     mask = index[0]
     m = mask if isinstance(mask, Traced) else Traced(to_tensor(np.asarray(mask), "a mask"))
-    if tuple(m.shape) != tuple(x.shape[:m.ndim]):
+    if tuple(m.shape) != tuple(x.shape[: m.ndim]):
         axis = next((a for a, (p, q) in enumerate(zip(m.shape, x.shape)) if p != q), 0)
-        raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of "
-                         f"axis is {x.shape[axis] if axis < x.ndim else 0} but size of "
-                         f"corresponding boolean axis is {m.shape[axis]}")
+        raise IndexError(
+            f"boolean index did not match indexed array along axis {axis}; size of "
+            f"axis is {x.shape[axis] if axis < x.ndim else 0} but size of "
+            f"corresponding boolean axis is {m.shape[axis]}"
+        )
     if m.ndim < x.ndim:
         m = m.reshape(tuple(m.shape) + (1,) * (x.ndim - m.ndim))
     return m
@@ -476,8 +538,10 @@ def _masked_write(x, index, value):
     m = _mask_of(x, index)
     if isinstance(value, Masked):
         if not _core.same_value(value._mask._t, m._t):
-            raise IndexError("tinymlir: x[mask] = y[other_mask] needs the same mask on both "
-                             "sides (the number of selected elements must agree)")
+            raise IndexError(
+                "tinymlir: x[mask] = y[other_mask] needs the same mask on both "
+                "sides (the number of selected elements must agree)"
+            )
         v = value._full._t
     else:
         v = to_tensor(value, "the assigned value")
@@ -485,7 +549,8 @@ def _masked_write(x, index, value):
             raise TracingError(
                 f"tinymlir: x[mask] = an array of shape {tuple(v.shape)} places values by the "
                 "mask's count, which depends on the data; assign a scalar, or "
-                "f(x[mask]) of the same mask")
+                "f(x[mask]) of the same mask"
+            )
         v = _core.reshape(v, [])
     v = _core.cast(v, x._t.dtype)
     x._assign(_core.where(m._t, v, x._t))
@@ -505,19 +570,24 @@ class Masked:
     def _lift(self, other):
         if isinstance(other, Masked):
             if not _core.same_value(other._mask._t, self._mask._t):
-                raise TracingError("tinymlir: boolean-mask reads with different masks cannot be "
-                                   "combined (their shapes depend on the data)")
+                raise TracingError(
+                    "tinymlir: boolean-mask reads with different masks cannot be "
+                    "combined (their shapes depend on the data)"
+                )
             return other._full
         t = to_tensor(other, "an operand of a masked read")
         if t.shape:
-            raise TracingError("tinymlir: a boolean-mask read combines only with scalars and "
-                               "reads of the same mask (its shape depends on the data)")
+            raise TracingError(
+                "tinymlir: a boolean-mask read combines only with scalars and "
+                "reads of the same mask (its shape depends on the data)"
+            )
         return other
 
     def _binary(fn, swap=False):
         def method(self, other):
             o = self._lift(other)
             return Masked(fn(o, self._full) if swap else fn(self._full, o), self._mask)
+
         return method
 
     __add__, __radd__ = _binary(operator.add), _binary(operator.add, True)
@@ -554,8 +624,11 @@ class Masked:
 
     def _selected(self, fill):
         full = self._full
-        return np.where(Traced(_core.broadcast_to(self._mask._t, list(full.shape))), full,
-                        np.asarray(fill, full.dtype) if full.dtype != np.bool_ else fill)
+        return np.where(
+            Traced(_core.broadcast_to(self._mask._t, list(full.shape))),
+            full,
+            np.asarray(fill, full.dtype) if full.dtype != np.bool_ else fill,
+        )
 
     def _count(self):
         m = Traced(_core.broadcast_to(self._mask._t, list(self._full.shape)))
@@ -588,35 +661,49 @@ class Masked:
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         self._whole("mean", axis, out, keepdims)
         x = self if dtype is None else self.astype(dtype)
-        total = x._selected(0).sum() if x.dtype.kind == "f" else \
-            x.astype(np.float64)._selected(0).sum()
+        total = (
+            x._selected(0).sum() if x.dtype.kind == "f" else x.astype(np.float64)._selected(0).sum()
+        )
         count = self._count()
         return total / count.astype(total.dtype)
 
     def _whole(self, name, axis, out, keepdims):
         if axis is not None or out is not None or keepdims:
-            raise TracingError(f"tinymlir: {name} of a boolean-mask read is traced over all of "
-                               "it only (no axis, out or keepdims)")
+            raise TracingError(
+                f"tinymlir: {name} of a boolean-mask read is traced over all of "
+                "it only (no axis, out or keepdims)"
+            )
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
-            raise TracingError(f"tinymlir: numpy.{ufunc.__name__}.{method} of a boolean-mask "
-                               "read cannot be traced (its shape depends on the data)")
+            raise TracingError(
+                f"tinymlir: numpy.{ufunc.__name__}.{method} of a boolean-mask "
+                "read cannot be traced (its shape depends on the data)"
+            )
         return Masked(ufunc(*(self._lift(x) for x in inputs)), self._mask)
 
     def __array_function__(self, func, types, args, kwargs):
         name = getattr(func, "__name__", "")
-        if name in ("sum", "prod", "max", "amax", "min", "amin", "mean", "any", "all") and \
-                args and args[0] is self:
-            return getattr(self, {"amax": "max", "amin": "min"}.get(name, name))(*args[1:], **kwargs)
-        raise TracingError(f"tinymlir: numpy.{name} of a boolean-mask read cannot be traced: "
-                           "its shape depends on the data (reductions over all of it, "
-                           "elementwise operations and x[mask] = f(x[mask]) can)")
+        if (
+            name in ("sum", "prod", "max", "amax", "min", "amin", "mean", "any", "all")
+            and args
+            and args[0] is self
+        ):
+            return getattr(self, {"amax": "max", "amin": "min"}.get(name, name))(
+                *args[1:], **kwargs
+            )
+        raise TracingError(
+            f"tinymlir: numpy.{name} of a boolean-mask read cannot be traced: "
+            "its shape depends on the data (reductions over all of it, "
+            "elementwise operations and x[mask] = f(x[mask]) can)"
+        )
 
     def __getattr__(self, name):
-        raise TracingError(f"tinymlir: .{name} of a boolean-mask read cannot be traced: its "
-                           "shape depends on the data (reductions over all of it, elementwise "
-                           "operations and x[mask] = f(x[mask]) can)")
+        raise TracingError(
+            f"tinymlir: .{name} of a boolean-mask read cannot be traced: its "
+            "shape depends on the data (reductions over all of it, elementwise "
+            "operations and x[mask] = f(x[mask]) can)"
+        )
 
     def __len__(self):
         self.__getattr__("__len__")
@@ -648,17 +735,24 @@ def _highest(dtype):
 # NumPy's IndexError for one out of bounds cannot be raised inside the
 # kernel: a read gives the lowest value and a write changes nothing there.
 
+
 def _dynamic_axis(x, index):
     if len(index) > x.ndim:
-        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but "
-                         f"{len(index)} were indexed")
-    if any(not (_is_int(i) or isinstance(i, slice) or (isinstance(i, Traced) and i.ndim == 0))
-           for i in index):
+        raise IndexError(
+            f"too many indices for array: array is {x.ndim}-dimensional, but "
+            f"{len(index)} were indexed"
+        )
+    if any(
+        not (_is_int(i) or isinstance(i, slice) or (isinstance(i, Traced) and i.ndim == 0))
+        for i in index
+    ):
         raise IndexError("tinymlir: a traced int index mixes only with ints and slices")
     for i in index:
         if isinstance(i, Traced) and i.dtype.kind not in "iu":
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
-                             "(`None`) and integer or boolean arrays are valid indices")
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                "(`None`) and integer or boolean arrays are valid indices"
+            )
     return [(a, i) for a, i in enumerate(index) if isinstance(i, Traced)]
 
 
@@ -709,8 +803,9 @@ def _dynamic_write(x, index, value):
     target, hit, drop = _dynamic_target(x, index)
     shape = [d for a, d in enumerate(target.shape) if a not in drop]
     v = _broadcast_into(to_tensor(value, "the assigned value"), shape)
-    v = _core.reshape(_core.cast(v, x._t.dtype), [1 if a in drop else d
-                                                   for a, d in enumerate(target.shape)])
+    v = _core.reshape(
+        _core.cast(v, x._t.dtype), [1 if a in drop else d for a, d in enumerate(target.shape)]
+    )
     target._assign(_core.where(hit._t, v, target._t))
 
 
@@ -725,14 +820,19 @@ def _advanced_index(x, index):
         elif isinstance(i, (list, tuple, np.ndarray)) or _is_int(i):
             arrays.append(np.asarray(i))
         elif isinstance(i, Traced):
-            raise IndexError("tinymlir: a traced int array indexes only a rank-2 table "
-                             "(table[ids]); use constant index arrays or traced int scalars")
+            raise IndexError(
+                "tinymlir: a traced int array indexes only a rank-2 table "
+                "(table[ids]); use constant index arrays or traced int scalars"
+            )
         else:
-            raise IndexError(f"tinymlir: an index with int arrays takes ints, int arrays and "
-                             f"':' only, got {i!r}")
+            raise IndexError(
+                f"tinymlir: an index with int arrays takes ints, int arrays and ':' only, got {i!r}"
+            )
     if len(arrays) > x.ndim:
-        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but "
-                         f"{len(arrays)} were indexed")
+        raise IndexError(
+            f"too many indices for array: array is {x.ndim}-dimensional, but "
+            f"{len(arrays)} were indexed"
+        )
     arrays += [None] * (x.ndim - len(arrays))
     given = [a for a in arrays if a is not None]
     for a in given:
@@ -741,8 +841,10 @@ def _advanced_index(x, index):
     try:
         shape = np.broadcast_shapes(*(a.shape for a in given))
     except ValueError:
-        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
-                         f"shapes {' '.join(str(a.shape) for a in given)}") from None
+        raise IndexError(
+            "shape mismatch: indexing arrays could not be broadcast together with "
+            f"shapes {' '.join(str(a.shape) for a in given)}"
+        ) from None
     if int(np.prod(shape, dtype=np.int64)) == 0:
         raise IndexError("tinymlir: an empty index array (zero-size results are not traced)")
     flat = []
@@ -806,9 +908,11 @@ def index_input(ids, op: str) -> "Traced":
         return ids
     array = np.asarray(ids)
     if array.dtype.kind not in "iu" or array.ndim != 1:
-        raise IndexError(f"tinymlir: index arrays must be rank-1 integers, got {array.dtype} "
-                         f"with shape {array.shape}")
-    if array.size and (array.min() < -2**31 or array.max() >= 2**31):
+        raise IndexError(
+            f"tinymlir: index arrays must be rank-1 integers, got {array.dtype} "
+            f"with shape {array.shape}"
+        )
+    if array.size and (array.min() < -(2**31) or array.max() >= 2**31):
         raise IndexError("tinymlir: index out of the int32 range")
     ids32 = np.ascontiguousarray(array, dtype=np.int32)
     ctx = current_context()
@@ -827,8 +931,10 @@ def _computed_axis(x, index):
     like): its rows are moved first for the core's take and put."""
     where = [a for a, i in enumerate(index) if not (isinstance(i, slice) and i == slice(None))]
     if len(where) != 1 or len(index) > x.ndim:
-        raise IndexError("tinymlir: a computed int array indexes one axis, with ':' on the "
-                         f"others (x[ids], x[:, ids]); got {index!r}")
+        raise IndexError(
+            "tinymlir: a computed int array indexes one axis, with ':' on the "
+            f"others (x[ids], x[:, ids]); got {index!r}"
+        )
     k = where[0]
     ids = index[k]
     if ids.dtype.kind not in "iu":
@@ -846,8 +952,9 @@ def _computed_read(x, index):
     r = _core.take(t, ids._t)
     q = ids.ndim
     if k:
-        r = _core.transpose(r, [q + j for j in range(k)] + list(range(q)) +
-                            [q + j for j in range(k, x.ndim - 1)])
+        r = _core.transpose(
+            r, [q + j for j in range(k)] + list(range(q)) + [q + j for j in range(k, x.ndim - 1)]
+        )
     return Traced(r)
 
 
@@ -855,12 +962,13 @@ def _computed_write(x, index, value):
     """x[..., ids, ...] = value with computed ids: the core's put (in order: a
     repeated position takes the last value, as NumPy's assignment)."""
     k, ids, perm = _computed_axis(x, index)
-    shape = list(x.shape[:k]) + list(ids.shape) + list(x.shape[k + 1:])
+    shape = list(x.shape[:k]) + list(ids.shape) + list(x.shape[k + 1 :])
     v = _core.cast(_broadcast_into(to_tensor(value, "the assigned value"), shape), x._t.dtype)
     q = ids.ndim
     if k:  # the values with ids' axes first, as the moved table's rows
-        v = _core.transpose(v, list(range(k, k + q)) + list(range(k)) +
-                            list(range(k + q, len(shape))))
+        v = _core.transpose(
+            v, list(range(k, k + q)) + list(range(k)) + list(range(k + q, len(shape)))
+        )
     t = _core.transpose(x._t, perm) if k else x._t
     r = _core.put(t, ids._t, v)
     if k:
@@ -870,6 +978,7 @@ def _computed_write(x, index, value):
 
 
 # --- The traced value ------------------------------------------------------------
+
 
 def folded(fn, *operands):
     """NumPy's result where every operand is known while tracing (arrays made
@@ -889,6 +998,7 @@ def folded(fn, *operands):
     if not any(isinstance(x, Traced) for x in operands):
         return None
     from ._creation import known_constant
+
     return known_constant(fn(*values))
 
 
@@ -902,12 +1012,14 @@ def _binary(fn, swap=False, numpy_op=None):
             if r is not None:
                 return r
         return Traced(fn(to_tensor(a), to_tensor(b)))
+
     return method
 
 
 def _refuse(what):
     def method(self, *args, **kwargs):
         raise TracingError(f"tinymlir cannot trace {what} on a traced value")
+
     return method
 
 
@@ -979,10 +1091,13 @@ class Traced:
         if not np.can_cast(np.dtype(r.dtype), self.dtype, "same_kind"):
             raise UFuncCastingError(
                 f"Cannot cast ufunc '{name}' output from dtype('{r.dtype}') to "
-                f"dtype('{self.dtype}') with casting rule 'same_kind'")
+                f"dtype('{self.dtype}') with casting rule 'same_kind'"
+            )
         if tuple(np.broadcast_shapes(tuple(r.shape), self.shape)) != tuple(self.shape):
-            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't "
-                             f"match the broadcast shape {tuple(np.broadcast_shapes(tuple(r.shape), self.shape))}")
+            raise ValueError(
+                f"non-broadcastable output operand with shape {self.shape} doesn't "
+                f"match the broadcast shape {tuple(np.broadcast_shapes(tuple(r.shape), self.shape))}"
+            )
         self._assign(r)
         return self
 
@@ -1043,6 +1158,7 @@ class Traced:
             if inexact and other == 0:
                 return np.ones_like(self)
         return self._power(other)
+
     __matmul__ = _binary(_core.matmul)
     __rmatmul__ = _binary(_core.matmul, swap=True)
 
@@ -1121,7 +1237,7 @@ class Traced:
         return self._inplace(self / other, "divide")
 
     def __ipow__(self, other):
-        return self._inplace(self ** other, "power")
+        return self._inplace(self**other, "power")
 
     def __imatmul__(self, other):
         return self._inplace(self @ other, "matmul")
@@ -1149,7 +1265,8 @@ class Traced:
         raise TypeError(
             "the truth value of a traced array is not known while tracing: data-dependent "
             "control flow (if/while on array values) cannot be compiled; branch on static "
-            "values (shapes, Python numbers, static keyword arguments) instead")
+            "values (shapes, Python numbers, static keyword arguments) instead"
+        )
 
     def __float__(self):
         known = known_value(self)
@@ -1167,8 +1284,10 @@ class Traced:
         known = known_value(self)
         if known is not None:
             return operator.index(known[()] if isinstance(known, np.ndarray) else known)
-        raise TypeError("a traced array has no value while tracing: it cannot be used as a "
-                        "Python int (an index, a range bound)")
+        raise TypeError(
+            "a traced array has no value while tracing: it cannot be used as a "
+            "Python int (an index, a range bound)"
+        )
 
     def __complex__(self):
         raise TypeError("a traced array has no value while tracing: complex() cannot be traced")
@@ -1188,7 +1307,8 @@ class Traced:
         raise TypeError(
             "a traced array cannot be converted to a NumPy array: its values are not known "
             "while tracing (a NumPy function that is not traced, or np.asarray, was called on "
-            "it)")
+            "it)"
+        )
 
     def __getitem__(self, index):
         return _getitem(self, index)
@@ -1290,6 +1410,7 @@ class Traced:
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         _no_out("var", out)
         from ._numpy import variance
+
         return variance(in_dtype(self, dtype, "var"), axis, keepdims, ddof)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
@@ -1318,10 +1439,12 @@ class Traced:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from ._numpy import array_ufunc
+
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         from ._numpy import array_function
+
         return array_function(func, types, args, kwargs)
 
 
@@ -1336,6 +1459,7 @@ def in_dtype(x, dtype, name):
     if dtype is None:
         return x
     if name in ("mean", "var", "std") and np.dtype(dtype).kind != "f":
-        raise TracingError(f"tinymlir traces {name}(dtype=...) with a float dtype only, got "
-                           f"{np.dtype(dtype)}")
+        raise TracingError(
+            f"tinymlir traces {name}(dtype=...) with a float dtype only, got {np.dtype(dtype)}"
+        )
     return x.astype(dtype)

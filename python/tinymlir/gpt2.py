@@ -71,12 +71,18 @@ def decode_bytes(ids: Iterable[int]) -> bytes:
     return tokenizer().decode_bytes([int(i) for i in ids])
 
 
-def write_random(dir: str | os.PathLike[str], *, n_layer: int = 2, n_head: int = 4,
-                 n_embd: int = 64, vocab_size: int = 50257, n_positions: int = 128,
-                 seed: int = 0) -> str:
+def write_random(
+    dir: str | os.PathLike[str],
+    *,
+    n_layer: int = 2,
+    n_head: int = 4,
+    n_embd: int = 64,
+    vocab_size: int = 50257,
+    n_positions: int = 128,
+    seed: int = 0,
+) -> str:
     """Writes a random GPT-2 checkpoint (as ``tinymlir-make-gpt2``); returns `dir`."""
-    _core.write_random_checkpoint(str(dir), n_layer, n_head, n_embd, vocab_size, n_positions,
-                                  seed)
+    _core.write_random_checkpoint(str(dir), n_layer, n_head, n_embd, vocab_size, n_positions, seed)
     return str(dir)
 
 
@@ -87,8 +93,15 @@ class _Stop(Exception):
 class Model:
     """A loaded checkpoint on the C++ GPT-2 (``tinymlir-gpt2``'s model)."""
 
-    def __init__(self, dir: str | os.PathLike[str], *, precision: str = "reference",
-                 target: str | None = None, prefix_cache: int = 0, **options: Any) -> None:
+    def __init__(
+        self,
+        dir: str | os.PathLike[str],
+        *,
+        precision: str = "reference",
+        target: str | None = None,
+        prefix_cache: int = 0,
+        **options: Any,
+    ) -> None:
         """``precision``: "reference" (the NumPy reference's dtypes and tokens) or
         "float32" (float32 throughout). ``prefix_cache``: the positions of recent
         sequences' keys and values kept for prompts that start the same way (a
@@ -96,14 +109,17 @@ class Model:
         ``options``: those of ``tinymlir.jit`` (blas, disk_cache, cache_dir, cpu...);
         unset ones take their defaults and TINYMLIR_* environment variables."""
         self.dir = str(dir)
-        self._init = dict(precision=precision, target=target, prefix_cache=int(prefix_cache),
-                          **options)
-        self._model = _core.Model(self.dir, _options(target, options, "tinymlir.gpt2.Model"),
-                                  precision=precision)
+        self._init = dict(
+            precision=precision, target=target, prefix_cache=int(prefix_cache), **options
+        )
+        self._model = _core.Model(
+            self.dir, _options(target, options, "tinymlir.gpt2.Model"), precision=precision
+        )
         if int(prefix_cache) < 0:
             raise ValueError(f"prefix_cache must be a number of positions >= 0, not {prefix_cache}")
         self.prefix_cache: _core.PrefixCache | None = (
-            _core.PrefixCache(int(prefix_cache)) if prefix_cache else None)
+            _core.PrefixCache(int(prefix_cache)) if prefix_cache else None
+        )
         """The prefix cache (``stats()``, ``clear()``), or None."""
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -130,10 +146,19 @@ class Model:
             return encode(prompt)
         return [int(i) for i in prompt]
 
-    def generate(self, prompt: str | Iterable[int], max_new_tokens: int, *,
-                 incremental: bool = True, temperature: float = 0.0, top_k: int = 0,
-                 top_p: float = 1.0, repeat_penalty: float = 1.0, seed: int | None = None,
-                 ignore_eos: bool = False) -> Iterator[int]:
+    def generate(
+        self,
+        prompt: str | Iterable[int],
+        max_new_tokens: int,
+        *,
+        incremental: bool = True,
+        temperature: float = 0.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        repeat_penalty: float = 1.0,
+        seed: int | None = None,
+        ignore_eos: bool = False,
+    ) -> Iterator[int]:
         """Decoding of `prompt` (text or token ids): yields each new token id as it is
         made. Greedy unless ``temperature > 0``; then ``top_k`` (0: all), ``top_p`` (1: all)
         and ``seed`` (None: a random one) as ``tinymlir-gpt2``'s flags; ``repeat_penalty``
@@ -153,8 +178,9 @@ class Model:
 
         def run():
             try:
-                self._model.generate(ids, n, incremental, on_token, **how,
-                                     prefix_cache=self.prefix_cache)
+                self._model.generate(
+                    ids, n, incremental, on_token, **how, prefix_cache=self.prefix_cache
+                )
                 tokens.put(("done", None))
             except _Stop:
                 tokens.put(("done", None))
@@ -176,22 +202,50 @@ class Model:
             stop.set()
             worker.join()
 
-    def generate_ids(self, prompt: str | Iterable[int], max_new_tokens: int, *,
-                     incremental: bool = True, temperature: float = 0.0, top_k: int = 0,
-                     top_p: float = 1.0, repeat_penalty: float = 1.0, seed: int | None = None,
-                     ignore_eos: bool = False) -> list[int]:
+    def generate_ids(
+        self,
+        prompt: str | Iterable[int],
+        max_new_tokens: int,
+        *,
+        incremental: bool = True,
+        temperature: float = 0.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        repeat_penalty: float = 1.0,
+        seed: int | None = None,
+        ignore_eos: bool = False,
+    ) -> list[int]:
         """All the new token ids at once (no thread); keywords as generate's."""
         how = self._sampling(temperature, top_k, top_p, repeat_penalty, seed, ignore_eos)
-        return list(self._model.generate(self._ids(prompt), int(max_new_tokens), incremental,
-                                         None, **how, prefix_cache=self.prefix_cache))
+        return list(
+            self._model.generate(
+                self._ids(prompt),
+                int(max_new_tokens),
+                incremental,
+                None,
+                **how,
+                prefix_cache=self.prefix_cache,
+            )
+        )
 
     @staticmethod
-    def _sampling(temperature: float, top_k: int, top_p: float, repeat_penalty: float,
-                  seed: int | None, ignore_eos: bool) -> dict[str, Any]:
+    def _sampling(
+        temperature: float,
+        top_k: int,
+        top_p: float,
+        repeat_penalty: float,
+        seed: int | None,
+        ignore_eos: bool,
+    ) -> dict[str, Any]:
         # Checked (ranges, with the option's name) by the C++ sampler.
-        return dict(temperature=float(temperature), top_k=int(top_k), top_p=float(top_p),
-                    repeat_penalty=float(repeat_penalty),
-                    seed=None if seed is None else int(seed), ignore_eos=bool(ignore_eos))
+        return dict(
+            temperature=float(temperature),
+            top_k=int(top_k),
+            top_p=float(top_p),
+            repeat_penalty=float(repeat_penalty),
+            seed=None if seed is None else int(seed),
+            ignore_eos=bool(ignore_eos),
+        )
 
     @property
     def compile_seconds(self) -> float:

@@ -68,10 +68,10 @@ TEST_P(BatchTest, EachSequenceGetsTheTokensAndLogitsItGetsAlone) {
   Logits batched;
   // 50 tokens: the batch's steps attend to 128 positions once its longest
   // sequence passes 64, those of shorter sequences alone to 64.
-  auto together = model.generateBatch(kPrompts, 50, {},
-                                      [&](size_t i, int64_t, int32_t, const Array &logits) {
-                                        batched[i].push_back(logits.copy());
-                                      });
+  auto together =
+      model.generateBatch(kPrompts, 50, {}, [&](size_t i, int64_t, int32_t, const Array &logits) {
+        batched[i].push_back(logits.copy());
+      });
   ASSERT_EQ(together.size(), kPrompts.size());
   for (size_t i = 0; i < kPrompts.size(); ++i) {
     std::vector<Array> alone;
@@ -106,7 +106,8 @@ TEST_P(BatchTest, SequencesJoinAndLeaveBetweenSteps) {
   // What each prompt's greedy continuation looks like alone: its logits.
   auto aloneLogits = [&](const std::vector<int32_t> &prompt, int64_t tokens) {
     std::vector<Array> out;
-    model.generate(prompt, tokens, {}, [&](int64_t, int32_t, const Array &l) { out.push_back(l.copy()); });
+    model.generate(prompt, tokens, {},
+                   [&](int64_t, int32_t, const Array &l) { out.push_back(l.copy()); });
     return out;
   };
   gpt2::Decoder decoder(model, 4, 16);
@@ -139,7 +140,7 @@ TEST_P(BatchTest, SequencesJoinAndLeaveBetweenSteps) {
   step();
   decoder.remove(a); // leaves a hole in slot 0...
   step();
-  auto d = join(3);  // ...which the next sequence takes
+  auto d = join(3); // ...which the next sequence takes
   EXPECT_EQ(decoder.active(), (std::vector<gpt2::Decoder::Sequence>{d, b, c}));
   for (int i = 0; i < 120; ++i) // b passes 128 positions: the caches grow
     step();
@@ -261,17 +262,21 @@ TEST_P(BatchTest, BadUseIsRejected) {
             "[gpt2] a step takes a token for each of the 0 active sequences, not 1");
   auto [q, logits] = decoder.add({1, 2});
   EXPECT_EQ(logits.shape(), (Shape{1, 300}));
-  EXPECT_EQ(errorOf([&] { decoder.add({3}); }), "[gpt2] every one of the decoder's 1 slots is taken");
+  EXPECT_EQ(errorOf([&] { decoder.add({3}); }),
+            "[gpt2] every one of the decoder's 1 slots is taken");
   EXPECT_EQ(errorOf([&] { decoder.step({300}); }),
             "[gpt2] token id 300 is outside the vocabulary of 300");
   EXPECT_EQ(errorOf([&] { decoder.remove(q + 1); }), "[gpt2] no sequence 1 in this decoder");
-  EXPECT_EQ(errorOf([&] { model.generateBatch({}, 3); }), "[gpt2] a batch has 1 to 64 prompts, not 0");
+  EXPECT_EQ(errorOf([&] { model.generateBatch({}, 3); }),
+            "[gpt2] a batch has 1 to 64 prompts, not 0");
   EXPECT_EQ(errorOf([&] { model.generateBatch({{1}, {}}, 3); }),
             "[gpt2] the prompt is empty: give at least one token");
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, BatchTest,
                          ::testing::Values(gpt2::Precision::Reference, gpt2::Precision::Float32),
-                         [](const auto &info) { return std::string(gpt2::precisionName(info.param)); });
+                         [](const auto &info) {
+                           return std::string(gpt2::precisionName(info.param));
+                         });
 
 } // namespace

@@ -58,7 +58,6 @@ void writeBytes(const std::string &path, const std::string &bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-
 bool hasNumpy() {
   static const bool ok = std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;
   return ok;
@@ -75,14 +74,16 @@ struct Parts {
 
 Parts split(const std::string &bytes) {
   uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
   return {json::parse(bytes.substr(8, n)), bytes.substr(8 + n)};
 }
 
 std::string join(const std::string &headerText, const std::string &data) {
   std::string out(8, '\0');
   uint64_t n = headerText.size();
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(n >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<char>(n >> (8 * i));
   return out + headerText + data;
 }
 
@@ -93,7 +94,8 @@ std::string join(const Parts &p, size_t padTo = 8) {
 }
 
 /// Copies the checkpoint in `src` to `dst`, editing model.safetensors with `edit`.
-void copyEdited(const std::string &src, const std::string &dst, const std::function<void(Parts &)> &edit) {
+void copyEdited(const std::string &src, const std::string &dst,
+                const std::function<void(Parts &)> &edit) {
   fs::create_directories(dst);
   fs::copy_file(src + "/config.json", dst + "/config.json", fs::copy_options::overwrite_existing);
   Parts p = split(readBytes(src + "/model.safetensors"));
@@ -132,25 +134,41 @@ void expectSameWeights(const Weights &a, const Weights &b) {
 
 /// The loaded tensor for a Hugging Face name (no prefix).
 const Array &byName(const Weights &w, const std::string &name) {
-  if (name == "wte.weight") return w.wte;
-  if (name == "wpe.weight") return w.wpe;
-  if (name == "ln_f.weight") return w.ln_f_w;
-  if (name == "ln_f.bias") return w.ln_f_b;
+  if (name == "wte.weight")
+    return w.wte;
+  if (name == "wpe.weight")
+    return w.wpe;
+  if (name == "ln_f.weight")
+    return w.ln_f_w;
+  if (name == "ln_f.bias")
+    return w.ln_f_b;
   size_t dot = name.find('.', 2);
   const LayerWeights &l = w.layers.at(std::stoul(name.substr(2, dot - 2)));
   std::string rest = name.substr(dot + 1);
-  if (rest == "ln_1.weight") return l.ln_1_w;
-  if (rest == "ln_1.bias") return l.ln_1_b;
-  if (rest == "attn.c_attn.weight") return l.attn_w;
-  if (rest == "attn.c_attn.bias") return l.attn_b;
-  if (rest == "attn.c_proj.weight") return l.proj_w;
-  if (rest == "attn.c_proj.bias") return l.proj_b;
-  if (rest == "ln_2.weight") return l.ln_2_w;
-  if (rest == "ln_2.bias") return l.ln_2_b;
-  if (rest == "mlp.c_fc.weight") return l.fc_w;
-  if (rest == "mlp.c_fc.bias") return l.fc_b;
-  if (rest == "mlp.c_proj.weight") return l.fc_proj_w;
-  if (rest == "mlp.c_proj.bias") return l.fc_proj_b;
+  if (rest == "ln_1.weight")
+    return l.ln_1_w;
+  if (rest == "ln_1.bias")
+    return l.ln_1_b;
+  if (rest == "attn.c_attn.weight")
+    return l.attn_w;
+  if (rest == "attn.c_attn.bias")
+    return l.attn_b;
+  if (rest == "attn.c_proj.weight")
+    return l.proj_w;
+  if (rest == "attn.c_proj.bias")
+    return l.proj_b;
+  if (rest == "ln_2.weight")
+    return l.ln_2_w;
+  if (rest == "ln_2.bias")
+    return l.ln_2_b;
+  if (rest == "mlp.c_fc.weight")
+    return l.fc_w;
+  if (rest == "mlp.c_fc.bias")
+    return l.fc_b;
+  if (rest == "mlp.c_proj.weight")
+    return l.fc_proj_w;
+  if (rest == "mlp.c_proj.bias")
+    return l.fc_proj_b;
   throw std::runtime_error("unknown tensor " + name);
 }
 
@@ -181,7 +199,8 @@ json.dump(out, open(sys.argv[2], 'w'))
 
 double sumOf(const Array &a) {
   double s = 0;
-  for (double v : a.toDoubles()) s += v;
+  for (double v : a.toDoubles())
+    s += v;
   return s;
 }
 
@@ -210,8 +229,9 @@ TEST(Checkpoint, ConfigPresetsAndParameterCount) {
 }
 
 TEST(Checkpoint, LoadConfigFromRealGpt2Config) {
-  Config c = loadConfig(std::string(TINYMLIR_SOURCE_DIR).empty() ? "/work/main/data/gpt2"
-                                                                  : TINYMLIR_SOURCE_DIR "/data/gpt2");
+  Config c =
+      loadConfig(std::string(TINYMLIR_SOURCE_DIR).empty() ? "/work/main/data/gpt2"
+                                                          : TINYMLIR_SOURCE_DIR "/data/gpt2");
   EXPECT_EQ(c.n_layer, 12);
   EXPECT_EQ(c.n_head, 12);
   EXPECT_EQ(c.n_embd, 768);
@@ -222,22 +242,27 @@ TEST(Checkpoint, LoadConfigFromRealGpt2Config) {
 
 TEST(Checkpoint, ConfigErrors) {
   TempDir tmp;
-  auto expectConfigError = [&](const std::string &name, const std::string &text, const std::string &reason) {
+  auto expectConfigError = [&](const std::string &name, const std::string &text,
+                               const std::string &reason) {
     std::string dir = tmp.sub(name);
     fs::create_directories(dir);
-    if (!text.empty()) writeBytes(dir + "/config.json", text);
+    if (!text.empty())
+      writeBytes(dir + "/config.json", text);
     std::string path = dir + "/config.json";
     std::string msg = errorOf([&] { loadConfig(dir); });
     EXPECT_EQ(msg.rfind("[checkpoint] " + path + ": ", 0), 0u) << msg;
     EXPECT_NE(msg.find(reason), std::string::npos) << name << ": " << msg;
   };
-  json good = {{"n_layer", 2},       {"n_head", 2},           {"n_embd", 8},
-               {"n_positions", 5},   {"vocab_size", 11},      {"layer_norm_epsilon", 1e-5},
+  json good = {{"n_layer", 2},         {"n_head", 2},
+               {"n_embd", 8},          {"n_positions", 5},
+               {"vocab_size", 11},     {"layer_norm_epsilon", 1e-5},
                {"model_type", "gpt2"}, {"activation_function", "gelu_new"}};
   auto with = [&](const char *key, json value) {
     json j = good;
-    if (value.is_discarded()) j.erase(key);
-    else j[key] = value;
+    if (value.is_discarded())
+      j.erase(key);
+    else
+      j[key] = value;
     return j.dump();
   };
   const json drop(json::value_t::discarded);
@@ -265,7 +290,8 @@ TEST(Checkpoint, ConfigErrors) {
   // n_ctx stands in for n_positions; defaults for the optional fields; null n_inner.
   std::string dir = tmp.sub("ctx");
   fs::create_directories(dir);
-  json j = {{"n_layer", 1}, {"n_head", 1}, {"n_embd", 4}, {"n_ctx", 9}, {"vocab_size", 3}, {"n_inner", nullptr}};
+  json j = {{"n_layer", 1}, {"n_head", 1},     {"n_embd", 4},
+            {"n_ctx", 9},   {"vocab_size", 3}, {"n_inner", nullptr}};
   writeBytes(dir + "/config.json", j.dump());
   Config c = loadConfig(dir);
   EXPECT_EQ(c.n_positions, 9);
@@ -327,7 +353,8 @@ TEST(Checkpoint, DeterministicAcrossRunsAndSeeds) {
   writeRandomCheckpoint(tmp.sub("a"), c, 43);
   EXPECT_EQ(readBytes(tmp.sub("a/model.safetensors")), readBytes(tmp.sub("c/model.safetensors")));
   size_t files = 0;
-  for ([[maybe_unused]] auto &e : fs::directory_iterator(tmp.sub("a"))) ++files;
+  for ([[maybe_unused]] auto &e : fs::directory_iterator(tmp.sub("a")))
+    ++files;
   EXPECT_EQ(files, 2u);
 }
 
@@ -339,9 +366,11 @@ TEST(Checkpoint, RandomWeightStatistics) {
   auto stats = [](const Array &a) {
     std::vector<double> v = a.toDoubles();
     double mean = 0, sq = 0;
-    for (double x : v) mean += x;
+    for (double x : v)
+      mean += x;
     mean /= static_cast<double>(v.size());
-    for (double x : v) sq += (x - mean) * (x - mean);
+    for (double x : v)
+      sq += (x - mean) * (x - mean);
     return std::pair{mean, std::sqrt(sq / static_cast<double>(v.size()))};
   };
   auto [wteMean, wteStd] = stats(w.wte); // 64000 samples
@@ -385,12 +414,17 @@ TEST(Checkpoint, AgreesWithNumpyParse) {
 TEST(Checkpoint, LoadsPythonWrittenCheckpointWithPrefixAndMaskBuffers) {
   ASSERT_TRUE(hasNumpy()) << "NumPy is a dependency of the tests (scripts/install-deps.sh)";
   std::string helper = std::string(TINYMLIR_SOURCE_DIR).empty() ? "/work/main/test/python"
-                                                                 : TINYMLIR_SOURCE_DIR "/test/python";
-  ASSERT_TRUE(fs::exists(helper + "/safetensors_np.py")) << helper << "/safetensors_np.py not found";
+                                                                : TINYMLIR_SOURCE_DIR
+                           "/test/python";
+  ASSERT_TRUE(fs::exists(helper + "/safetensors_np.py"))
+      << helper << "/safetensors_np.py not found";
   TempDir tmp;
   std::string dir = tmp.sub("py");
-  std::string cmd = "cd " + helper + " && /usr/bin/python3 -c \"import safetensors_np as s; "
-                    "s.make_random_checkpoint('" + dir + "', 2, 2, 8, 11, 5, seed=5, "
+  std::string cmd = "cd " + helper +
+                    " && /usr/bin/python3 -c \"import safetensors_np as s; "
+                    "s.make_random_checkpoint('" +
+                    dir +
+                    "', 2, 2, 8, 11, 5, seed=5, "
                     "prefix='transformer.', include_mask_buffers=True)\"";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   Weights w = loadCheckpoint(dir);
@@ -424,7 +458,8 @@ TEST(Checkpoint, IgnoresMaskBuffersOfAnyDTypeAndExtraTensors) {
       }
       uint64_t begin = p.data.size();
       p.data.append(bytes, '\x01');
-      p.header[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {begin, begin + bytes}}};
+      p.header[name] = {
+          {"dtype", dtype}, {"shape", shape}, {"data_offsets", {begin, begin + bytes}}};
     };
     add("h.0.attn.bias", "BOOL", {1, 1, 5, 5}, 25);
     add("h.1.attn.bias", "U8", {1, 1, 5, 5}, 25);
@@ -440,7 +475,8 @@ TEST(Checkpoint, AcceptsTransformerPrefix) {
   writeRandomCheckpoint(tmp.sub("base"), smallConfig(), 11);
   copyEdited(tmp.sub("base"), tmp.sub("prefixed"), [](Parts &p) {
     json h = json::object();
-    for (auto &[k, v] : p.header.items()) h[k == "__metadata__" ? k : "transformer." + k] = v;
+    for (auto &[k, v] : p.header.items())
+      h[k == "__metadata__" ? k : "transformer." + k] = v;
     p.header = h;
   });
   expectSameWeights(loadCheckpoint(tmp.sub("base")), loadCheckpoint(tmp.sub("prefixed")));
@@ -497,7 +533,8 @@ TEST(Checkpoint, RejectsCorruptFiles) {
   expectRejected(longLength, "runs past the end of the file");
   std::string slightlyLong = good;
   uint64_t n = good.size() - dataSize - 8 + dataSize + 1;
-  for (int i = 0; i < 8; ++i) slightlyLong[i] = static_cast<char>(n >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    slightlyLong[i] = static_cast<char>(n >> (8 * i));
   expectRejected(slightlyLong, "runs past the end of the file");
   expectRejected(headerOnly("{\"wte.weight\": {"), "header is not valid JSON");
   expectRejected(headerOnly("not json"), "header is not valid JSON");
@@ -519,8 +556,9 @@ TEST(Checkpoint, RejectsCorruptFiles) {
   expectRejected(edited([&](Parts &p) {
                    p.header["ln_f.bias"]["data_offsets"] = {dataSize - 16, dataSize + 16};
                  }),
-                 "tensor 'ln_f.bias' data [" + std::to_string(dataSize - 16) + ", " + std::to_string(dataSize + 16) +
-                     ") lies outside the data section of " + std::to_string(dataSize) + " bytes");
+                 "tensor 'ln_f.bias' data [" + std::to_string(dataSize - 16) + ", " +
+                     std::to_string(dataSize + 16) + ") lies outside the data section of " +
+                     std::to_string(dataSize) + " bytes");
   expectRejected(edited([](Parts &p) { p.header["ln_f.bias"]["data_offsets"] = {64, 32}; }),
                  "tensor 'ln_f.bias': data_offsets [64, 32) begin after they end");
   expectRejected(edited([](Parts &p) {
@@ -535,12 +573,13 @@ TEST(Checkpoint, RejectsCorruptFiles) {
                  "missing tensor 'h.1.mlp.c_fc.bias'");
   // The data section is covered exactly, each tensor aligned for its dtype.
   expectRejected(edited([](Parts &p) {
-                   p.header["extra"] = {{"dtype", "U8"}, {"shape", {512}}, {"data_offsets", {3, 515}}};
+                   p.header["extra"] = {
+                       {"dtype", "U8"}, {"shape", {512}}, {"data_offsets", {3, 515}}};
                  }),
                  "tensor 'extra' data [3, 515) overlaps tensor '");
   expectRejected(edited([](Parts &p) {
-                   p.header["extra"] = {{"dtype", "F32"}, {"shape", {128}},
-                                        {"data_offsets", {3, 515}}};
+                   p.header["extra"] = {
+                       {"dtype", "F32"}, {"shape", {128}}, {"data_offsets", {3, 515}}};
                  }),
                  "tensor 'extra' (F32) starts at byte 3 of the data section, not a multiple of its "
                  "4-byte elements");
@@ -554,9 +593,12 @@ TEST(Checkpoint, RejectsCorruptFiles) {
   expectRejected("", "too short");
   expectRejected(good.substr(0, 8), "runs past the end of the file");
   // More malformed entries.
-  expectRejected(edited([](Parts &p) { p.header["wte.weight"]["dtype"] = "F33"; }), "unknown dtype 'F33'");
-  expectRejected(edited([](Parts &p) { p.header["wte.weight"]["dtype"] = 4; }), "missing string 'dtype'");
-  expectRejected(edited([](Parts &p) { p.header["wte.weight"].erase("shape"); }), "missing array 'shape'");
+  expectRejected(edited([](Parts &p) { p.header["wte.weight"]["dtype"] = "F33"; }),
+                 "unknown dtype 'F33'");
+  expectRejected(edited([](Parts &p) { p.header["wte.weight"]["dtype"] = 4; }),
+                 "missing string 'dtype'");
+  expectRejected(edited([](Parts &p) { p.header["wte.weight"].erase("shape"); }),
+                 "missing array 'shape'");
   expectRejected(edited([](Parts &p) { p.header["wte.weight"]["shape"] = {-11, -8}; }),
                  "not a non-negative integer");
   expectRejected(edited([](Parts &p) { p.header["wte.weight"]["shape"] = {11.0, 8}; }),
@@ -565,22 +607,23 @@ TEST(Checkpoint, RejectsCorruptFiles) {
                    p.header["wte.weight"]["shape"] = {4294967296ull, 4294967296ull, 4294967296ull};
                  }),
                  "is too large");
-  expectRejected(edited([](Parts &p) {
-                   p.header["wte.weight"]["shape"] = {1ull << 62, 4};
-                 }),
+  expectRejected(edited([](Parts &p) { p.header["wte.weight"]["shape"] = {1ull << 62, 4}; }),
                  "is too large");
   expectRejected(edited([](Parts &p) { p.header["wte.weight"]["data_offsets"] = {0}; }),
                  "missing 'data_offsets'");
   expectRejected(edited([](Parts &p) { p.header["wte.weight"]["data_offsets"] = {-4, 0}; }),
                  "are not non-negative integers");
-  expectRejected(edited([](Parts &p) { p.header["wte.weight"] = "F32"; }), "entry is not a JSON object");
-  expectRejected(edited([](Parts &p) { p.header["__metadata__"] = {{"format", 1}}; }), "'__metadata__' value");
-  expectRejected(edited([](Parts &p) { p.header["__metadata__"] = 3; }), "'__metadata__' is not a JSON object");
+  expectRejected(edited([](Parts &p) { p.header["wte.weight"] = "F32"; }),
+                 "entry is not a JSON object");
+  expectRejected(edited([](Parts &p) { p.header["__metadata__"] = {{"format", 1}}; }),
+                 "'__metadata__' value");
+  expectRejected(edited([](Parts &p) { p.header["__metadata__"] = 3; }),
+                 "'__metadata__' is not a JSON object");
   expectRejected(edited([](Parts &p) {
                    uint64_t at = p.data.size();
                    p.data.append(32, '\0');
-                   p.header["h.2.ln_1.weight"] = {{"dtype", "F32"}, {"shape", {8}},
-                                                  {"data_offsets", {at, at + 32}}};
+                   p.header["h.2.ln_1.weight"] = {
+                       {"dtype", "F32"}, {"shape", {8}}, {"data_offsets", {at, at + 32}}};
                  }),
                  "tensor 'h.2.ln_1.weight' belongs to a layer beyond n_layer = 2");
   {
@@ -615,7 +658,8 @@ TEST(Checkpoint, RejectsCorruptFiles) {
   writeConfig(mismatch, bigger);
   fs::copy_file(base + "/model.safetensors", mismatch + "/model.safetensors");
   msg = errorOf([&] { loadCheckpoint(mismatch); });
-  EXPECT_NE(msg.find("tensor 'wte.weight' has shape (11, 8), expected (12, 8)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("tensor 'wte.weight' has shape (11, 8), expected (12, 8)"), std::string::npos)
+      << msg;
   Config fewer = c;
   fewer.n_layer = 1;
   writeConfig(mismatch, fewer);
@@ -627,9 +671,13 @@ TEST(Checkpoint, HeaderLengthLimit) {
   // N within the buffer but over 100 MB.
   size_t n = 100'000'001;
   std::vector<uint8_t> buf(8 + n, ' ');
-  for (int i = 0; i < 8; ++i) buf[i] = static_cast<uint8_t>(static_cast<uint64_t>(n) >> (8 * i));
-  std::string msg = errorOf([&] { parseSafetensorsHeader(buf.data(), buf.size(), "big.safetensors"); });
-  EXPECT_EQ(msg, "[checkpoint] big.safetensors: header length 100000001 exceeds the limit of 100000000 bytes");
+  for (int i = 0; i < 8; ++i)
+    buf[i] = static_cast<uint8_t>(static_cast<uint64_t>(n) >> (8 * i));
+  std::string msg =
+      errorOf([&] { parseSafetensorsHeader(buf.data(), buf.size(), "big.safetensors"); });
+  EXPECT_EQ(
+      msg,
+      "[checkpoint] big.safetensors: header length 100000001 exceeds the limit of 100000000 bytes");
 }
 
 TEST(Checkpoint, ParseHeaderDirectly) {
@@ -637,7 +685,8 @@ TEST(Checkpoint, ParseHeaderDirectly) {
                            "\"b\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[8,16]},"
                            "\"e\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[16,16]}}",
                            std::string(16, '\0'));
-  auto infos = parseSafetensorsHeader(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(), "x");
+  auto infos =
+      parseSafetensorsHeader(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(), "x");
   ASSERT_EQ(infos.size(), 3u);
   EXPECT_EQ(infos["a"].dtype, "I32");
   EXPECT_EQ(infos["a"].shape, (Shape{2}));

@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 /// Full-prefix and incremental decoding differ only in rounding: their float32
 /// products (at most K = 4 * n_embd = 32 terms, each within gamma_K relative to
 /// magnitudes below 4 with these weights) are blocked differently. Both err
@@ -72,7 +71,8 @@ TEST_F(ModelTest, RejectsIdsOutsideTheVocabulary) {
             "[gpt2] token id 20 at position 1 is outside the vocabulary of 20");
   EXPECT_EQ(errorOf([&] { model.forward({-1}); }),
             "[gpt2] token id -1 at position 0 is outside the vocabulary of 20");
-  EXPECT_EQ(errorOf([&] { model.forward({}); }), "[gpt2] the prompt is empty: give at least one token");
+  EXPECT_EQ(errorOf([&] { model.forward({}); }),
+            "[gpt2] the prompt is empty: give at least one token");
   EXPECT_EQ(model.compilations(), 0u) << "nothing is compiled for rejected input";
 }
 
@@ -145,8 +145,8 @@ TEST_F(ModelTest, TracesComeFromFullPrefixDecoding) {
 
 TEST(Gpt2PromptBucket, PowersOfTwoAndOneAndAHalfTimesThem) {
   const std::vector<std::pair<int64_t, int64_t>> cases = {
-      {1, 8},   {8, 8},   {9, 12},  {12, 12}, {13, 16},  {16, 16},  {17, 24},
-      {24, 24}, {25, 32}, {33, 48}, {49, 64}, {65, 96},  {97, 128}, {129, 192},
+      {1, 8},     {8, 8},     {9, 12},    {12, 12},    {13, 16},    {16, 16},  {17, 24},
+      {24, 24},   {25, 32},   {33, 48},   {49, 64},    {65, 96},    {97, 128}, {129, 192},
       {257, 384}, {385, 512}, {700, 768}, {769, 1024}, {1024, 1024}};
   for (auto [length, rows] : cases)
     EXPECT_EQ(gpt2::promptBucket(length, 1024), rows) << length << " tokens";
@@ -330,9 +330,8 @@ TEST_F(ModelTest, EndOfTextStopsGenerationAndIsNotEmitted) {
     how.stopAtEndOfText = true;
     how.endOfText = stop;
     std::vector<int32_t> seen;
-    std::vector<int32_t> out = model.generate(prompt, 10, how, [&](int64_t, int32_t id, const Array &) {
-      seen.push_back(id);
-    });
+    std::vector<int32_t> out = model.generate(
+        prompt, 10, how, [&](int64_t, int32_t id, const Array &) { seen.push_back(id); });
     EXPECT_EQ(out, std::vector<int32_t>(all.begin(), all.begin() + first));
     EXPECT_EQ(seen, out) << "the stop token is not reported";
     how.endOfText = 20; // outside the vocabulary: never chosen, no stop

@@ -41,10 +41,11 @@ const Tokenizer &gpt2() {
   return tok;
 }
 
-#define EXPECT_CONTAINS(haystack, needle)                                                                    \
-  do {                                                                                                       \
-    const std::string h_ = (haystack), n_ = (needle);                                                        \
-    EXPECT_NE(h_.find(n_), std::string::npos) << "expected to find: " << n_ << "\n               in: " << h_; \
+#define EXPECT_CONTAINS(haystack, needle)                                                          \
+  do {                                                                                             \
+    const std::string h_ = (haystack), n_ = (needle);                                              \
+    EXPECT_NE(h_.find(n_), std::string::npos)                                                      \
+        << "expected to find: " << n_ << "\n               in: " << h_;                            \
   } while (0)
 
 /// The message of the tinymlir::Error that f throws ("no exception" if none).
@@ -207,10 +208,10 @@ std::optional<std::string> referenceUnavailable() {
   return why;
 }
 
-#define REQUIRE_REFERENCE()                                                                             \
-  do {                                                                                                       \
-    if (auto why_ = referenceUnavailable()) /* python3-regex is a dependency: fail, not skip */             \
-      FAIL() << *why_;                                                                                       \
+#define REQUIRE_REFERENCE()                                                                        \
+  do {                                                                                             \
+    if (auto why_ = referenceUnavailable()) /* python3-regex is a dependency: fail, not skip */    \
+      FAIL() << *why_;                                                                             \
   } while (0)
 
 /// Ids from the Python reference for each text (one process for all).
@@ -223,12 +224,13 @@ std::vector<std::vector<int32_t>> referenceEncode(const std::vector<std::string>
   json += "]";
   tmp.write("texts.json", json);
   std::string out;
-  const std::string cmd = shellQuote(python()) + " " + shellQuote(kReference) + " --data " + shellQuote(dataDir) +
-                          " --batch " + shellQuote(tmp.file("texts.json")) + " 2>" +
-                          shellQuote(tmp.file("stderr.txt"));
+  const std::string cmd = shellQuote(python()) + " " + shellQuote(kReference) + " --data " +
+                          shellQuote(dataDir) + " --batch " + shellQuote(tmp.file("texts.json")) +
+                          " 2>" + shellQuote(tmp.file("stderr.txt"));
   int rc = runCommand(cmd, out);
   if (rc != 0) {
-    ADD_FAILURE() << "reference failed (exit " << rc << "): " << cmd << "\n" << readAll(tmp.file("stderr.txt"));
+    ADD_FAILURE() << "reference failed (exit " << rc << "): " << cmd << "\n"
+                  << readAll(tmp.file("stderr.txt"));
     return {};
   }
   std::vector<std::vector<int32_t>> result;
@@ -248,7 +250,8 @@ std::vector<std::vector<int32_t>> referenceEncode(const std::vector<std::string>
     result.push_back(std::move(ids));
   }
   if (result.size() != texts.size())
-    ADD_FAILURE() << "reference printed " << result.size() << " lines for " << texts.size() << " texts";
+    ADD_FAILURE() << "reference printed " << result.size() << " lines for " << texts.size()
+                  << " texts";
   return result;
 }
 
@@ -292,8 +295,10 @@ const std::vector<std::string> &variedTexts() {
       "日本語のテキスト 中文",
       "🙂👍🏽 family 👨‍👩‍👧",
       "Ελληνικά Русский текст עברית العربية हिन्दी ภาษาไทย 한국어",
-      "Mixed: ½ ² ٣ Ⅻ — “quotes” ‘single’ … €100 ¥200\r\n\xC2\xA0nbsp\xE3\x80\x80ideo\xE2\x80\xA8line",
-      "mongolian vowel separator: a\xE1\xA0\x8E" "b \xE1\xA0\x8E c x \xE1\xA0\x8Ey",
+      "Mixed: ½ ² ٣ Ⅻ — “quotes” ‘single’ … €100 "
+      "¥200\r\n\xC2\xA0nbsp\xE3\x80\x80ideo\xE2\x80\xA8line",
+      "mongolian vowel separator: a\xE1\xA0\x8E"
+      "b \xE1\xA0\x8E c x \xE1\xA0\x8Ey",
       "def f(x):\n    return x**2  # square\n\n\nclass A:\n\tpass\n",
       "<|endoftext|>",
       "",
@@ -302,8 +307,10 @@ const std::vector<std::string> &variedTexts() {
       "  \n",
       "\x01\x02 control\x7f chars \x00 nul\x1f"s, // with a NUL
       std::string(300, 'x'),
-      "Alan Turing theorized that computers would one day become the most powerful machines on the planet.",
-      "In 1950, Turing published \"Computing Machinery and Intelligence\", asking: can machines think? "
+      "Alan Turing theorized that computers would one day become the most powerful machines on the "
+      "planet.",
+      "In 1950, Turing published \"Computing Machinery and Intelligence\", asking: can machines "
+      "think? "
       "It's a question that we'd still debate in 2024 -- or won't we?",
   };
   return texts;
@@ -350,8 +357,8 @@ void writeTiny(const TempDir &dir, const TinyVocab &v) {
 }
 
 const std::vector<std::pair<std::string, std::string>> kTinyMerges = {
-    {"a", "a"}, {"h", "e"}, {"l", "l"}, {"he", "ll"}, {"hell", "o"}, {" ", "w"}, {"o", "r"},
-    {" w", "or"}, {"a", "b"}, {"b", "a"}, {"aa", "a"}, {"ab", "ab"}, {"1", "2"}, {"'", "s"},
+    {"a", "a"},   {"h", "e"}, {"l", "l"}, {"he", "ll"}, {"hell", "o"}, {" ", "w"}, {"o", "r"},
+    {" w", "or"}, {"a", "b"}, {"b", "a"}, {"aa", "a"},  {"ab", "ab"},  {"1", "2"}, {"'", "s"},
 };
 
 } // namespace
@@ -361,7 +368,8 @@ const std::vector<std::pair<std::string, std::string>> kTinyMerges = {
 
 TEST(Gpt2Tokenizer, EncodesKnownPrompt) {
   const std::string prompt = "Alan Turing theorized that computers would one day become";
-  const std::vector<int32_t> expected = {36235, 39141, 18765, 1143, 326, 9061, 561, 530, 1110, 1716};
+  const std::vector<int32_t> expected = {36235, 39141, 18765, 1143, 326,
+                                         9061,  561,   530,   1110, 1716};
   EXPECT_EQ(gpt2().encode(prompt), expected);
   EXPECT_EQ(gpt2().decode(expected), prompt);
 }
@@ -428,7 +436,8 @@ TEST(Gpt2Tokenizer, LoadedForDecodingDecodesAsTheWholeOne) {
     ASSERT_EQ(tok.decodeToken(id), gpt2().decodeToken(id)) << id;
   EXPECT_EQ(tok.endOfTextId(), 50256);
   EXPECT_EQ(tok.tokenId("\xC4\xA0the"), 262);
-  EXPECT_CONTAINS(errorOf([&] { tok.encode("Hello"); }), "[tokenizer] this tokenizer was loaded for decoding only");
+  EXPECT_CONTAINS(errorOf([&] { tok.encode("Hello"); }),
+                  "[tokenizer] this tokenizer was loaded for decoding only");
   EXPECT_CONTAINS(errorOf([&] { tok.pretokenize("Hello"); }), "decoding only");
   // encoder.json is still validated.
   dir.write("encoder.json", "{\"a\": 0, \"b\": 0}");
@@ -475,12 +484,13 @@ TEST(Gpt2Tokenizer, MatchesReferenceOnRandomTextFromStableScripts) {
   // Characters whose Unicode categories have not changed in decades, so the
   // result does not depend on the Unicode versions of PCRE2 and Python regex.
   const std::vector<std::pair<uint32_t, uint32_t>> ranges = {
-      {0x20, 0x7E},       {0x20, 0x20},       {0x30, 0x39},     {0x61, 0x7A},   {0xA0, 0xFF},
-      {0x391, 0x3A1},     {0x3B1, 0x3C9},     {0x410, 0x44F},   {0x3041, 0x3096}, {0x4E00, 0x9FA5},
-      {0x1F600, 0x1F64F}, {0x2000, 0x200A},   {0x660, 0x669},
+      {0x20, 0x7E},       {0x20, 0x20},     {0x30, 0x39},   {0x61, 0x7A},     {0xA0, 0xFF},
+      {0x391, 0x3A1},     {0x3B1, 0x3C9},   {0x410, 0x44F}, {0x3041, 0x3096}, {0x4E00, 0x9FA5},
+      {0x1F600, 0x1F64F}, {0x2000, 0x200A}, {0x660, 0x669},
   };
-  const std::vector<std::string> specials = {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "\n", "\t",
-                                             "\r\n", "  ", "\xE3\x80\x80", "\xE2\x80\xA8", "\xC2\x85"};
+  const std::vector<std::string> specials = {
+      "'s", "'t", "'re",  "'ve", "'m",           "'ll",          "'d",
+      "\n", "\t", "\r\n", "  ",  "\xE3\x80\x80", "\xE2\x80\xA8", "\xC2\x85"};
   std::mt19937 rng(12345);
   std::vector<std::string> texts;
   for (int t = 0; t < 200; ++t) {
@@ -504,8 +514,9 @@ TEST(Gpt2Tokenizer, MatchesReferenceOnLongRuns) {
   std::string mixed;
   for (int i = 0; i < 300; ++i)
     mixed += "word" + std::to_string(i) + (i % 7 == 0 ? "\n\n" : i % 3 == 0 ? ",  " : " ");
-  expectMatchesReference(gpt2(), {std::string(5000, 'a'), std::string(5000, ' ') + "x", std::string(3000, '7'),
-                                  std::string(3000, '!'), std::string(2000, '\n') + "end", mixed});
+  expectMatchesReference(gpt2(), {std::string(5000, 'a'), std::string(5000, ' ') + "x",
+                                  std::string(3000, '7'), std::string(3000, '!'),
+                                  std::string(2000, '\n') + "end", mixed});
 }
 
 TEST(Gpt2Tokenizer, MatchesReferenceOnTinyVocabulary) {
@@ -514,8 +525,8 @@ TEST(Gpt2Tokenizer, MatchesReferenceOnTinyVocabulary) {
   writeTiny(dir, tinyVocab(kTinyMerges));
   Tokenizer tok = Tokenizer::load(dir.str());
   expectMatchesReference(tok,
-                         {"hello world", "aaaaa", "aaaaaaa", "ababab", "abababa", "baab", "12 123 1212",
-                          "it's hello's", "hellohello worldworld", "", "zzz"},
+                         {"hello world", "aaaaa", "aaaaaaa", "ababab", "abababa", "baab",
+                          "12 123 1212", "it's hello's", "hellohello worldworld", "", "zzz"},
                          dir.str());
 }
 
@@ -536,13 +547,15 @@ TEST(Gpt2Tokenizer, TinyVocabularyMerges) {
   };
   EXPECT_EQ(tok.vocabSize(), static_cast<int32_t>(v.tokens.size() + 1));
   EXPECT_EQ(tok.endOfTextId(), static_cast<int32_t>(v.tokens.size()));
-  EXPECT_EQ(tok.encode("hello world"), (std::vector<int32_t>{id("hello"), id(" wor"), id("l"), id("d")}));
+  EXPECT_EQ(tok.encode("hello world"),
+            (std::vector<int32_t>{id("hello"), id(" wor"), id("l"), id("d")}));
   // "a a" (rank 0) merges left to right without overlap: aaa -> aa a, then "aa a" -> aaa.
   EXPECT_EQ(tok.encode("aaa"), (std::vector<int32_t>{id("aaa")}));
   EXPECT_EQ(tok.encode("aaaaa"), (std::vector<int32_t>{id("aa"), id("aaa")}));
   // "a b" outranks "b a"; then "ab ab".
   EXPECT_EQ(tok.encode("ababab"), (std::vector<int32_t>{id("abab"), id("ab")}));
-  EXPECT_EQ(tok.encode("baab"), (std::vector<int32_t>{id("b"), id("aa"), id("b")})); // "a a" outranks "a b"
+  EXPECT_EQ(tok.encode("baab"),
+            (std::vector<int32_t>{id("b"), id("aa"), id("b")})); // "a a" outranks "a b"
   EXPECT_EQ(tok.encode("it's"), (std::vector<int32_t>{id("i"), id("t"), id("'s")}));
 }
 
@@ -566,12 +579,24 @@ TEST(Gpt2Tokenizer, RoundTripsRandomUtf8) {
     for (;;) {
       uint32_t cp;
       switch (rng() % 6) {
-      case 0: cp = rng() % 0x80; break;
-      case 1: cp = 0x80 + rng() % (0x800 - 0x80); break;
-      case 2: cp = 0x800 + rng() % (0x10000 - 0x800); break;
-      case 3: cp = 0x10000 + rng() % (0x110000 - 0x10000); break;
-      case 4: cp = " \t\n\r\x0b\x0c"[rng() % 6]; break;
-      default: cp = 0x1F300 + rng() % 0x800; break;
+      case 0:
+        cp = rng() % 0x80;
+        break;
+      case 1:
+        cp = 0x80 + rng() % (0x800 - 0x80);
+        break;
+      case 2:
+        cp = 0x800 + rng() % (0x10000 - 0x800);
+        break;
+      case 3:
+        cp = 0x10000 + rng() % (0x110000 - 0x10000);
+        break;
+      case 4:
+        cp = " \t\n\r\x0b\x0c"[rng() % 6];
+        break;
+      default:
+        cp = 0x1F300 + rng() % 0x800;
+        break;
       }
       if (cp < 0xD800 || cp > 0xDFFF)
         return cp;
@@ -592,8 +617,9 @@ TEST(Gpt2Tokenizer, RoundTripsRandomUtf8) {
 }
 
 TEST(Gpt2Tokenizer, RoundTripsLongInputs) {
-  for (const std::string &s : {std::string(200000, 'a'), std::string(200000, ' '), std::string(100000, '9'),
-                               std::string(100000, '?'), std::string(100000, '\n') + "x"}) {
+  for (const std::string &s :
+       {std::string(200000, 'a'), std::string(200000, ' '), std::string(100000, '9'),
+        std::string(100000, '?'), std::string(100000, '\n') + "x"}) {
     std::vector<int32_t> ids = gpt2().encode(s);
     EXPECT_EQ(gpt2().decode(ids), s);
   }
@@ -654,7 +680,8 @@ TEST(Gpt2Tokenizer, RejectsInvalidUtf8) {
   };
   for (const Case &c : cases) {
     std::string msg = errorOf([&] { gpt2().encode(c.text); });
-    EXPECT_CONTAINS(msg, "[tokenizer] invalid UTF-8 at byte offset " + std::to_string(c.offset) + ":");
+    EXPECT_CONTAINS(msg,
+                    "[tokenizer] invalid UTF-8 at byte offset " + std::to_string(c.offset) + ":");
     EXPECT_CONTAINS(msg, c.reason);
   }
 }
@@ -662,7 +689,8 @@ TEST(Gpt2Tokenizer, RejectsInvalidUtf8) {
 TEST(Gpt2Tokenizer, RejectsOutOfRangeIds) {
   EXPECT_EQ(errorOf([] { gpt2().decodeToken(50300); }),
             "[tokenizer] token id 50300 is outside the vocabulary of 50257");
-  EXPECT_EQ(errorOf([] { gpt2().decodeToken(-1); }), "[tokenizer] token id -1 is outside the vocabulary of 50257");
+  EXPECT_EQ(errorOf([] { gpt2().decodeToken(-1); }),
+            "[tokenizer] token id -1 is outside the vocabulary of 50257");
   std::string msg = errorOf([] { gpt2().decode({464, 50257}); });
   EXPECT_CONTAINS(msg, "[tokenizer] token id 50257 is outside the vocabulary of 50257");
   EXPECT_CONTAINS(msg, "position 1");
@@ -698,7 +726,8 @@ TEST(Gpt2Tokenizer, RejectsMissingFiles) {
 TEST(Gpt2Tokenizer, RejectsMalformedEncoderJson) {
   TinyVocab v = tinyVocab(kTinyMerges);
   const std::string good = encoderJson(v);
-  const std::string bytes = good.substr(0, good.find(", \"<|endoftext|>\"")); // without the closing brace
+  const std::string bytes =
+      good.substr(0, good.find(", \"<|endoftext|>\"")); // without the closing brace
   const std::string n = std::to_string(v.tokens.size());
   const std::string objectReason = "not a JSON object of string to integer";
   struct Case {
@@ -744,7 +773,8 @@ TEST(Gpt2Tokenizer, RejectsMalformedVocabBpe) {
   const std::vector<Case> cases = {
       {"", "empty file"},
       {"h e\n", "line 1: expected a '#version' header"},
-      {"#version: 0.2\nh e\nabc\n", "line 3: expected two symbols separated by a space, got \"abc\""},
+      {"#version: 0.2\nh e\nabc\n",
+       "line 3: expected two symbols separated by a space, got \"abc\""},
       {"#version: 0.2\nh e l\n", "line 2: expected two symbols"},
       {"#version: 0.2\nzz q\n", "line 2: symbol \"zz\" is not in the vocabulary"},
       {"#version: 0.2\nh e\nhe x\n", "line 3: merged symbol \"hex\" is not in the vocabulary"},

@@ -2,6 +2,7 @@
 the README's example, tinymlir.gpt2 on a random checkpoint (module and CLI), a
 cold start and the disk cache, and numba (llvmlite, its own LLVM) in the same
 process. The seeds' examples run next, as test_seeds.py under pytest."""
+
 import json
 import os
 import subprocess
@@ -44,9 +45,22 @@ import tinymlir.gpt2  # noqa: E402
 model_dir = tinymlir.gpt2.write_random(tempfile.mkdtemp(prefix="gpt2-"), seed=3)
 model = tinymlir.gpt2.load(model_dir)
 ids = model.generate_ids("Alan Turing theorized that", 8, ignore_eos=True)
-cli = subprocess.run([tinymlir.gpt2.tool("tinymlir-gpt2"), "--model", model_dir, "--prompt",
-                      "Alan Turing theorized that", "--tokens", "8", "--ignore-eos", "--json"],
-                     capture_output=True, text=True, check=True)
+cli = subprocess.run(
+    [
+        tinymlir.gpt2.tool("tinymlir-gpt2"),
+        "--model",
+        model_dir,
+        "--prompt",
+        "Alan Turing theorized that",
+        "--tokens",
+        "8",
+        "--ignore-eos",
+        "--json",
+    ],
+    capture_output=True,
+    text=True,
+    check=True,
+)
 assert json.loads(cli.stdout)["output_ids"] == ids, (cli.stdout, ids)
 print(f"tinymlir.gpt2: {ids}, as the CLI: ok")
 
@@ -59,8 +73,10 @@ script = textwrap.dedent("""
 """)
 first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
 second = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-assert first.stdout.split()[0] == "0" and second.stdout.split()[0] == "1", (first.stdout,
-                                                                          second.stdout)
+assert first.stdout.split()[0] == "0" and second.stdout.split()[0] == "1", (
+    first.stdout,
+    second.stdout,
+)
 assert first.stdout.split()[1] == second.stdout.split()[1]
 print("cold start, then the disk cache: ok")
 

@@ -10,7 +10,8 @@ config.suffixes = [".test", ".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tinymlir_binary_dir, "test", "lit")
 config.environment["PATH"] = os.pathsep.join(
-    [config.tinymlir_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+    [config.tinymlir_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+)
 config.environment["TINYMLIR_BLAS"] = "1"
 # Hermetic: lit passes few variables through, so tinymlir-emit would fall back
 # to ~/.cache/tinymlir; it prints IR, so it runs without the disk cache.

@@ -34,9 +34,13 @@ def assert_close(actual, expected, bound, what=""):
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     with np.errstate(invalid="ignore"):
         err = np.atleast_1d(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
-        err[np.atleast_1d(actual.astype(np.float64) == expected.astype(np.float64))] = 0  # equal infinities
+        err[np.atleast_1d(actual.astype(np.float64) == expected.astype(np.float64))] = (
+            0  # equal infinities
+        )
         err = err.reshape(actual.shape)
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), err.shape)
     bad = ~(err <= bound) & ~(np.isnan(actual) & np.isnan(expected))
-    assert not bad.any(), (f"{what}: {bad.sum()} of {bad.size} elements off; worst error "
-                           f"{err.max():.3g}, bound there {bound.flat[np.argmax(err)]:.3g}")
+    assert not bad.any(), (
+        f"{what}: {bad.sum()} of {bad.size} elements off; worst error "
+        f"{err.max():.3g}, bound there {bound.flat[np.argmax(err)]:.3g}"
+    )

@@ -37,7 +37,7 @@ def operands():
     yield x, y
     yield x.astype(np.float32), y.astype(np.float32)
     yield x.astype(np.float32), y  # float32 with float64
-    ints = np.array([0, 1, -1, 7, -7, 2**31 - 1, -2**31, 3, 3, 0], np.int32)
+    ints = np.array([0, 1, -1, 7, -7, 2**31 - 1, -(2**31), 3, 3, 0], np.int32)
     yield ints, np.roll(ints, 1)
     yield ints, y  # int32 with float64
     yield ints, y.astype(np.float32)  # int32 with float32: float64, as NumPy's
@@ -141,8 +141,13 @@ def test_bool_results_that_numpy_makes_int64():
     # NumPy 2: bool * Python int, sum(bool) and where(c, 1, 0) are int64.
     m = np.array([True, False, True])
     x = np.array([1.5, -2.0, 0.0])
-    for fn, arg in ((lambda p: p * 2, m), (np.sum, m), (lambda p: np.where(p > 0, 1, 0), x),
-                    (lambda p: (p > 0).sum(axis=0), x), (np.count_nonzero, m)):
+    for fn, arg in (
+        (lambda p: p * 2, m),
+        (np.sum, m),
+        (lambda p: np.where(p > 0, 1, 0), x),
+        (lambda p: (p > 0).sum(axis=0), x),
+        (np.count_nonzero, m),
+    ):
         got, want = jit(fn)(arg), fn(arg)
         assert np.asarray(got).dtype == np.asarray(want).dtype == np.int64
         np.testing.assert_array_equal(got, want)
@@ -153,9 +158,17 @@ def test_bool_arithmetic_as_numpys():
     # bool ** bool int8, & | ^ ~ logical: NumPy's loops for bools.
     m = np.array([True, False, True, False])
     n = np.array([True, True, False, False])
-    for fn in (lambda p, q: p + q, lambda p, q: p * q, lambda p, q: np.exp(p),
-               lambda p, q: p ** q, lambda p, q: p // q, lambda p, q: (p & q, p | q, p ^ q, ~p),
-               lambda p, q: p << q, lambda p, q: np.abs(p), lambda p, q: np.floor(p)):
+    for fn in (
+        lambda p, q: p + q,
+        lambda p, q: p * q,
+        lambda p, q: np.exp(p),
+        lambda p, q: p**q,
+        lambda p, q: p // q,
+        lambda p, q: (p & q, p | q, p ^ q, ~p),
+        lambda p, q: p << q,
+        lambda p, q: np.abs(p),
+        lambda p, q: np.floor(p),
+    ):
         equal(jit(fn)(m, n), fn(m, n))
 
 
@@ -183,6 +196,12 @@ def test_bool_on_the_emulated_gpu_target():
     # The GPU target's mapping and lowering (run on the CPU): the same answers.
     x = np.linspace(-2, 2, 24).reshape(4, 6)
     x[1, 2] = np.nan
-    fn = lambda a: (np.where(a > 0, a, 0.0), (a > 0) & (a < 1), np.any(a > 1, axis=0),  # noqa: E731
-                    np.isnan(a), np.triu(a, 1), np.sign(a))
+    fn = lambda a: (
+        np.where(a > 0, a, 0.0),
+        (a > 0) & (a < 1),
+        np.any(a > 1, axis=0),  # noqa: E731
+        np.isnan(a),
+        np.triu(a, 1),
+        np.sign(a),
+    )
     equal(jit(fn, target="gpu", gpu_emulate=True)(x), fn(x))

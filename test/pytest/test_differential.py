@@ -44,34 +44,108 @@ SEED = int(os.environ.get("TINYMLIR_DIFFERENTIAL_SEED", 1729))
 
 AxisError = np.exceptions.AxisError
 
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64", "complex64", "complex128"]
+DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 SHAPES = [(3, 4), (4,), (3, 1), (), (2, 3, 4), (1, 4), (2, 1, 1)]  # all broadcast together
 BAD_SHAPES = [(5,), (2, 5)]
 
-K1 = 2   # ulps of own rounding: arithmetic
-KT = 8   # ulps of own rounding: transcendental functions
+K1 = 2  # ulps of own rounding: arithmetic
+KT = 8  # ulps of own rounding: transcendental functions
 INF = math.inf
 
 BINARY = {
     # name: operator symbol or None
-    "add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//",
-    "remainder": "%", "power": "**", "maximum": None, "minimum": None, "arctan2": None,
-    "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<",
-    "right_shift": ">>", "less": "<", "less_equal": "<=", "greater": ">",
-    "greater_equal": ">=", "equal": "==", "not_equal": "!=", "logical_and": None,
+    "add": "+",
+    "subtract": "-",
+    "multiply": "*",
+    "divide": "/",
+    "floor_divide": "//",
+    "remainder": "%",
+    "power": "**",
+    "maximum": None,
+    "minimum": None,
+    "arctan2": None,
+    "bitwise_and": "&",
+    "bitwise_or": "|",
+    "bitwise_xor": "^",
+    "left_shift": "<<",
+    "right_shift": ">>",
+    "less": "<",
+    "less_equal": "<=",
+    "greater": ">",
+    "greater_equal": ">=",
+    "equal": "==",
+    "not_equal": "!=",
+    "logical_and": None,
     "logical_or": None,
 }
-UNARY = ["negative", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "rint",
-         "sign", "square", "reciprocal", "invert", "conjugate", "isnan", "isfinite"]
-REDUCTIONS = ["sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax",
-              "argmin", "cumsum"]
-SHAPE_FNS = ["reshape", "transpose", "T", "expand_dims", "squeeze", "concatenate", "stack",
-             "where", "clip", "step2", "newaxis", "sort"]
+UNARY = [
+    "negative",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "floor",
+    "ceil",
+    "rint",
+    "sign",
+    "square",
+    "reciprocal",
+    "invert",
+    "conjugate",
+    "isnan",
+    "isfinite",
+]
+REDUCTIONS = [
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "mean",
+    "var",
+    "std",
+    "any",
+    "all",
+    "argmax",
+    "argmin",
+    "cumsum",
+]
+SHAPE_FNS = [
+    "reshape",
+    "transpose",
+    "T",
+    "expand_dims",
+    "squeeze",
+    "concatenate",
+    "stack",
+    "where",
+    "clip",
+    "step2",
+    "newaxis",
+    "sort",
+]
 COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
 
 
 # --- Helpers ----------------------------------------------------------------------
+
 
 def hp(v):
     """A value in float64 (or complex128): the precision the bounds are computed in."""
@@ -136,11 +210,19 @@ def norm_axes(axis, ndim):
 
 # --- Expression trees -------------------------------------------------------------
 
+
 class Node:
     __slots__ = ("op", "kids", "p", "src", "value", "E", "arg")
 
     def __init__(self, op, kids=(), p=None, src="", value=None, arg=None):
-        self.op, self.kids, self.p, self.src, self.value, self.arg = op, kids, p or {}, src, value, arg
+        self.op, self.kids, self.p, self.src, self.value, self.arg = (
+            op,
+            kids,
+            p or {},
+            src,
+            value,
+            arg,
+        )
         self.E = None
 
     def size(self):
@@ -206,8 +288,11 @@ def render(op, p, ks):
     if op == "squeeze":
         if p["axis"] is None:
             return f"np.squeeze({ks[0]})"
-        return f"np.squeeze({ks[0]}, axis={p['axis']})" if p["form"] == 0 else \
-            f"{ks[0]}.squeeze({p['axis']})"
+        return (
+            f"np.squeeze({ks[0]}, axis={p['axis']})"
+            if p["form"] == 0
+            else f"{ks[0]}.squeeze({p['axis']})"
+        )
     if op in ("concatenate", "stack"):
         return f"np.{op}([{ks[0]}, {ks[1]}], axis={p['axis']!r})"
     if op == "where":
@@ -234,6 +319,7 @@ def lit_src(v):
 
 # --- Operand values ---------------------------------------------------------------
 
+
 def make_array(rng, dtype, shape):
     dt = np.dtype(dtype)
     if dt.kind == "b":
@@ -243,8 +329,9 @@ def make_array(rng, dtype, shape):
         a = rng.integers(lo, 13, size=shape).astype(dt)
         if a.size and rng.random() < 0.1:  # an extreme: wrapping arithmetic
             info = np.iinfo(dt)
-            a.flat[rng.integers(a.size)] = info.min if (dt.kind == "i" and rng.random() < 0.5) \
-                else info.max
+            a.flat[rng.integers(a.size)] = (
+                info.min if (dt.kind == "i" and rng.random() < 0.5) else info.max
+            )
         return np.asarray(a)
     if dt.kind == "f":
         return np.asarray(make_real(rng, shape).astype(dt))
@@ -266,11 +353,33 @@ def make_real(rng, shape):
     return a
 
 
-LITERALS = [0, 1, 2, 3, -1, -2, 5, 300, -300, 0.5, -1.5, 2.0, 0.1, 1.0, -0.25, 3.5,
-            1j, (0.5 - 1j), (2 + 0j), True, False]
+LITERALS = [
+    0,
+    1,
+    2,
+    3,
+    -1,
+    -2,
+    5,
+    300,
+    -300,
+    0.5,
+    -1.5,
+    2.0,
+    0.1,
+    1.0,
+    -0.25,
+    3.5,
+    1j,
+    (0.5 - 1j),
+    (2 + 0j),
+    True,
+    False,
+]
 
 
 # --- The generator ------------------------------------------------------------------
+
 
 class Gen:
     P_KEEP_ERROR = 0.5
@@ -356,8 +465,9 @@ class Gen:
                 a = self.wrap_abs(a)
             if kb in "biu" and ka in "biu":  # integer powers: small non-negative exponents
                 if b.op == "lit":
-                    b = self.literal_of([0, 1, 2, 3, 2, 3, -1] if self.rng.random() < 0.1
-                                        else [0, 1, 2, 3])
+                    b = self.literal_of(
+                        [0, 1, 2, 3, 2, 3, -1] if self.rng.random() < 0.1 else [0, 1, 2, 3]
+                    )
                 elif kb != "b":
                     b = self.mod(b, 4)
         if op in ("left_shift", "right_shift"):
@@ -414,8 +524,9 @@ class Gen:
         a = self.node(sub)
         ndim = np.ndim(a.value)
         p = {"method": self.rng.random() < 0.4}
-        axis = self.axis_choice(ndim, tuple_ok=op not in ("argmax", "argmin", "cumsum")
-                                or self.rng.random() < 0.1)
+        axis = self.axis_choice(
+            ndim, tuple_ok=op not in ("argmax", "argmin", "cumsum") or self.rng.random() < 0.1
+        )
         if axis is not None or self.rng.random() < 0.3:
             p["axis"] = axis
         if op != "cumsum" and self.rng.random() < 0.5:
@@ -451,8 +562,11 @@ class Gen:
             axis = None
             if rng.random() < 0.6 and ndim:
                 ones = [i for i, d in enumerate(shape) if d == 1]
-                axis = self.choice(ones) if ones and rng.random() < 0.85 else \
-                    int(rng.integers(-ndim, ndim))
+                axis = (
+                    self.choice(ones)
+                    if ones and rng.random() < 0.85
+                    else int(rng.integers(-ndim, ndim))
+                )
             return self.make(op, [a], {"axis": axis, "form": int(rng.integers(2))})
         if op in ("concatenate", "stack"):
             b = self.node(sub)
@@ -470,10 +584,16 @@ class Gen:
             y = self.operand(sub)
             return self.make(op, [a, x, y], {})
         if op == "clip":
-            lo = self.operand(sub) if rng.random() < 0.3 else self.literal_of(
-                [-1, 0, 1, -0.5, 0.25, None])
-            hi = self.operand(sub) if rng.random() < 0.3 else self.literal_of(
-                [1, 2, 3, 0.5, 1.5, None])
+            lo = (
+                self.operand(sub)
+                if rng.random() < 0.3
+                else self.literal_of([-1, 0, 1, -0.5, 0.25, None])
+            )
+            hi = (
+                self.operand(sub)
+                if rng.random() < 0.3
+                else self.literal_of([1, 2, 3, 0.5, 1.5, None])
+            )
             if lo.op == "lit" and hi.op == "lit" and lo.value is None and hi.value is None:
                 hi = self.literal_of([2])
             return self.make(op, [a, lo, hi], {"form": int(rng.integers(2))})
@@ -484,6 +604,7 @@ class Gen:
 
 
 # --- Error bounds -----------------------------------------------------------------
+
 
 def bound(node):
     """E: an elementwise bound on |NumPy's value - the exact value| of the node (inf:
@@ -525,8 +646,11 @@ def _bound(node, out, e):
     if op in BINARY or op == "mod4":
         (a, b), (Ea, Eb) = _kidvals(node, shape)
         A, B = np.abs(a), np.abs(b)
-        if out.dtype.kind not in "fc" and op not in COMPARISONS and op not in (
-                "logical_and", "logical_or"):
+        if (
+            out.dtype.kind not in "fc"
+            and op not in COMPARISONS
+            and op not in ("logical_and", "logical_or")
+        ):
             return Ea + Eb  # integer: exact unless an input is uncertain
         if op in ("add", "subtract"):
             return Ea + Eb + own(K1, e, A + B + V)
@@ -700,8 +824,9 @@ def _bound_reduction(node, out, e):
         Em = np.mean(Ea, axis=axis, keepdims=True)
         d = np.abs(a - m)
         var = np.mean(d * d, **kw)
-        Evar = (np.mean(2 * d * (Ea + Em) + (Ea + Em) ** 2, **kw)
-                + own(K1, e, n * (np.mean(A * A, **kw) + np.abs(np.mean(a, **kw)) ** 2)))
+        Evar = np.mean(2 * d * (Ea + Em) + (Ea + Em) ** 2, **kw) + own(
+            K1, e, n * (np.mean(A * A, **kw) + np.abs(np.mean(a, **kw)) ** 2)
+        )
         if op == "var":
             return Evar
         s = np.sqrt(var)
@@ -774,6 +899,7 @@ def _bound_shape(node, out, e):
 
 # --- Cases --------------------------------------------------------------------------
 
+
 class Case:
     def __init__(self, index, args, src, root, exc):
         self.index, self.args, self.src, self.root, self.exc = index, args, src, root, exc
@@ -803,13 +929,25 @@ def make_case(index):
 
 
 def exc_kinds(exc):
-    return tuple(k for k in (TypeError, ValueError, IndexError, OverflowError, ZeroDivisionError,
-                             ArithmeticError, KeyError)
-                 if isinstance(exc, k)) or (type(exc),)
+    return tuple(
+        k
+        for k in (
+            TypeError,
+            ValueError,
+            IndexError,
+            OverflowError,
+            ZeroDivisionError,
+            ArithmeticError,
+            KeyError,
+        )
+        if isinstance(exc, k)
+    ) or (type(exc),)
 
 
-_REFUSAL = re.compile(r"^\[(\w+)\] .*not supported|tinymlir (cannot|traces|supports)|"
-                      r"cannot trace")
+_REFUSAL = re.compile(
+    r"^\[(\w+)\] .*not supported|tinymlir (cannot|traces|supports)|"
+    r"cannot trace"
+)
 
 
 def is_refusal(exc):
@@ -849,8 +987,9 @@ def compare(got, want, E):
         g, w = hp(got_a), hp(want_a)
         with np.errstate(all="ignore"):
             if kind == "c":
-                same = ((g.real == w.real) | (np.isnan(g.real) & np.isnan(w.real))) & \
-                       ((g.imag == w.imag) | (np.isnan(g.imag) & np.isnan(w.imag)))
+                same = ((g.real == w.real) | (np.isnan(g.real) & np.isnan(w.real))) & (
+                    (g.imag == w.imag) | (np.isnan(g.imag) & np.isnan(w.imag))
+                )
                 # C99's complex special values (Annex G) are loosely specified: a
                 # non-finite complex result need only be non-finite.
                 same |= ~np.isfinite(w) & ~np.isfinite(g)
@@ -865,8 +1004,10 @@ def compare(got, want, E):
     if not bad.any():
         return None
     idx = tuple(int(i[0]) for i in np.nonzero(bad)) if want_a.ndim else ()
-    return (f"values: {int(bad.sum())} of {bad.size} differ; at {idx}: got {got_a[idx]!r}, "
-            f"NumPy {want_a[idx]!r} (bound {2 * float(E[idx]):.3g})")
+    return (
+        f"values: {int(bad.sum())} of {bad.size} differ; at {idx}: got {got_a[idx]!r}, "
+        f"NumPy {want_a[idx]!r} (bound {2 * float(E[idx]):.3g})"
+    )
 
 
 def run_case(case):
@@ -876,7 +1017,8 @@ def run_case(case):
         want = numpy_eval(case.src, names)
         root = np.asarray(case.root.value)
         assert np.asarray(want).dtype == root.dtype and np.array_equal(
-            np.asarray(want), root, equal_nan=True), f"generator: {case.src} re-evaluates otherwise"
+            np.asarray(want), root, equal_nan=True
+        ), f"generator: {case.src} re-evaluates otherwise"
     fn = numpy_eval(case.program(), {})
     try:
         with warnings.catch_warnings():
@@ -888,16 +1030,20 @@ def run_case(case):
             if isinstance(exc, exc_kinds(case.exc)):
                 return "ok", "raised " + type(exc).__name__
             if is_refusal(exc):  # an op it refuses, met before NumPy's error
-                return "refused", (f"{refused_category(exc)} (where NumPy raised "
-                                   f"{type(case.exc).__name__})")
-            return "mismatch", (f"NumPy raised {type(case.exc).__name__}({case.exc}); tinymlir "
-                                f"raised {type(exc).__name__}({exc})")
+                return "refused", (
+                    f"{refused_category(exc)} (where NumPy raised {type(case.exc).__name__})"
+                )
+            return "mismatch", (
+                f"NumPy raised {type(case.exc).__name__}({case.exc}); tinymlir "
+                f"raised {type(exc).__name__}({exc})"
+            )
         if is_refusal(exc):
             return "refused", refused_category(exc)
         return "mismatch", f"NumPy succeeded; tinymlir raised {type(exc).__name__}({exc})"
     if case.exc is not None:
-        return "mismatch", (f"NumPy raised {type(case.exc).__name__}({case.exc}); tinymlir "
-                            f"returned {got!r}")
+        return "mismatch", (
+            f"NumPy raised {type(case.exc).__name__}({case.exc}); tinymlir returned {got!r}"
+        )
     diff = compare(got, want, case.root.E)
     return ("ok", "") if diff is None else ("mismatch", diff)
 
@@ -922,10 +1068,14 @@ def run(first, count, verbose=False):
 
 
 def report(counts, raised, refusals, mismatches, seconds):
-    print(f"\ndifferential: {counts['ok']} ok / {counts['refused']} refused / "
-          f"{counts['mismatch']} mismatched ({raised} cases where NumPy raises), {seconds:.1f} s")
-    print(f"  result elements compared: {STATS['exact']} exactly, {STATS['bounded']} within an "
-          f"error bound, {STATS['uncertain']} uncertain (not compared)")
+    print(
+        f"\ndifferential: {counts['ok']} ok / {counts['refused']} refused / "
+        f"{counts['mismatch']} mismatched ({raised} cases where NumPy raises), {seconds:.1f} s"
+    )
+    print(
+        f"  result elements compared: {STATS['exact']} exactly, {STATS['bounded']} within an "
+        f"error bound, {STATS['uncertain']} uncertain (not compared)"
+    )
     for what, n in sorted(refusals.items(), key=lambda kv: -kv[1]):
         print(f"  refused {n:3d}x  {what}")
     for m in mismatches:

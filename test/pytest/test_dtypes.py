@@ -43,7 +43,9 @@ def values(dtype, rng, n=24):
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        edge = [info.min, info.max, 0, 1, info.max - 1] + ([-1, info.min + 1] if dtype.kind == "i" else [2, 3])
+        edge = [info.min, info.max, 0, 1, info.max - 1] + (
+            [-1, info.min + 1] if dtype.kind == "i" else [2, 3]
+        )
         rest = rng.integers(info.min, info.max, n - len(edge), dtype=dtype, endpoint=True)
         return np.concatenate([np.array(edge, dtype), rest])
     if dtype.kind == "b":
@@ -54,6 +56,7 @@ def values(dtype, rng, n=24):
 
 
 # --- Promotion ----------------------------------------------------------------------
+
 
 def test_promotion_of_every_pair_is_numpys():
     """NEP 50 over the whole grid: two arrays, and an array with each kind of
@@ -68,16 +71,22 @@ def test_promotion_of_every_pair_is_numpys():
             assert jit(lambda v: v + s)(a).dtype == (a + s).dtype, (x, s)
             assert jit(lambda v: s * v)(a).dtype == (s * a).dtype, (x, s)
     # NumPy scalars are strong: np.float32(1) + int8 is float32, uint8(1) + int8 int16.
-    for x, s in itertools.product(INTS + FLOATS, (np.float32(1), np.uint8(1), np.int64(2),
-                                                  np.complex64(1j))):
+    for x, s in itertools.product(
+        INTS + FLOATS, (np.float32(1), np.uint8(1), np.int64(2), np.complex64(1j))
+    ):
         a = np.ones(2, x)
         assert jit(lambda v: v + s)(a).dtype == (a + s).dtype, (x, s)
 
 
 def test_python_ints_out_of_a_dtypes_range_raise_overflow_error():
     # NumPy 2: uint8_array + 300 is an OverflowError, as is int8 + 128 and uint8 - -1.
-    for dtype, value in (("uint8", 300), ("int8", 128), ("uint8", -1), ("int16", -40000),
-                         ("uint32", 2**32)):
+    for dtype, value in (
+        ("uint8", 300),
+        ("int8", 128),
+        ("uint8", -1),
+        ("int16", -40000),
+        ("uint32", 2**32),
+    ):
         a = np.ones(3, dtype)
         with pytest.raises(OverflowError):
             a + value
@@ -89,11 +98,21 @@ def test_python_ints_out_of_a_dtypes_range_raise_overflow_error():
 # --- Integers -------------------------------------------------------------------
 
 BINARY_INT = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "fmod": np.fmod,
-    "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
-    "max": np.maximum, "min": np.minimum, "lt": lambda a, b: a < b, "ge": lambda a, b: a >= b,
-    "eq": lambda a, b: a == b, "truediv": lambda a, b: a / b,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
+    "fmod": np.fmod,
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "max": np.maximum,
+    "min": np.minimum,
+    "lt": lambda a, b: a < b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "truediv": lambda a, b: a / b,
 }
 
 
@@ -120,13 +139,16 @@ def test_shifts_powers_and_scalars(dtype, rng):
         same(jit(lambda x, s: x << s)(a, counts), a << counts, what=f"{dtype} <<")
         same(jit(lambda x, s: x >> s)(a, counts), a >> counts, what=f"{dtype} >>")
         e = np.resize(np.arange(0, 7, dtype=dtype), a.shape)
-        same(jit(lambda x, p: x ** p)(a, e), a ** e, what=f"{dtype} **")
-        same(jit(lambda x: x ** 3)(a), a ** 3, what=f"{dtype} ** 3")
-        same(jit(lambda x: (x >> 2, x << 1, x // 7, x % 7, x & 0x5A))(a),
-             (a >> 2, a << 1, a // 7, a % 7, a & 0x5A), what=f"{dtype} with Python ints")
+        same(jit(lambda x, p: x**p)(a, e), a**e, what=f"{dtype} **")
+        same(jit(lambda x: x**3)(a), a**3, what=f"{dtype} ** 3")
+        same(
+            jit(lambda x: (x >> 2, x << 1, x // 7, x % 7, x & 0x5A))(a),
+            (a >> 2, a << 1, a // 7, a % 7, a & 0x5A),
+            what=f"{dtype} with Python ints",
+        )
     if dtype[0] == "i":
         with pytest.raises(ValueError, match="negative integer powers"):
-            jit(lambda x: x ** -1)(a)
+            jit(lambda x: x**-1)(a)
 
 
 def test_float_floor_division_and_remainder_as_numpys():
@@ -153,6 +175,7 @@ def test_integer_and_bool_matmul_are_exact(rng):
 
 # --- Casts and reductions ---------------------------------------------------------
 
+
 def test_casts_between_every_pair(rng):
     """astype between all dtypes for values both hold (integers wrap when
     narrowing, floats truncate toward 0, complex keeps the real part)."""
@@ -165,7 +188,7 @@ def test_casts_between_every_pair(rng):
             fn = lambda v: v.astype(y)  # noqa: E731
             same(jit(fn)(a), fn(a), what=f"{x} -> {y}")
     with np.errstate(all="ignore"):
-        wide = np.array([-1, 300, -129, 70000, 2**40 + 5, -2**40 - 3], np.int64)
+        wide = np.array([-1, 300, -129, 70000, 2**40 + 5, -(2**40) - 3], np.int64)
         for y in INTS:  # integers wrap when narrowed, as NumPy's
             same(jit(lambda v: v.astype(y))(wide), wide.astype(y), what=f"int64 -> {y}")
 
@@ -177,8 +200,12 @@ def test_reductions_of_every_dtype(dtype, rng):
     a = values(dtype, rng, 30).reshape(5, 6)
     if np.dtype(dtype).kind in "iu":
         a = (a % 5).astype(dtype)  # products of 6 stay exact and equal
-    fns = {"sum": lambda v: v.sum(axis=1), "prod": lambda v: np.prod(v, axis=0),
-           "sum_all": np.sum, "mean": lambda v: v.mean(axis=0)}
+    fns = {
+        "sum": lambda v: v.sum(axis=1),
+        "prod": lambda v: np.prod(v, axis=0),
+        "sum_all": np.sum,
+        "mean": lambda v: v.mean(axis=0),
+    }
     if np.dtype(dtype).kind != "c":
         fns.update(max=lambda v: v.max(axis=1), min=np.min)
     for name, fn in fns.items():
@@ -197,6 +224,7 @@ def test_reductions_of_every_dtype(dtype, rng):
 
 # --- float16 --------------------------------------------------------------------
 
+
 def test_float16_is_computed_as_numpys(rng):
     """float16 arithmetic is NumPy's: each operation in float32, rounded once
     to float16, so bit for bit; math functions within 1 ulp of float16 (the
@@ -204,8 +232,15 @@ def test_float16_is_computed_as_numpys(rng):
     a = (rng.standard_normal(40) * 4).astype(np.float16)
     b = (rng.standard_normal(40) * 4 + 0.5).astype(np.float16)
     with np.errstate(all="ignore"):
-        for fn in (lambda p, q: p + q, lambda p, q: p * q - q, lambda p, q: p / q,
-                   lambda p, q: p * 1.5, np.maximum, lambda p, q: p < q, lambda p, q: p // q):
+        for fn in (
+            lambda p, q: p + q,
+            lambda p, q: p * q - q,
+            lambda p, q: p / q,
+            lambda p, q: p * 1.5,
+            np.maximum,
+            lambda p, q: p < q,
+            lambda p, q: p // q,
+        ):
             same(jit(fn)(a, b), fn(a, b), what=str(fn))
         for fn in (np.sin, np.exp, np.sqrt, np.tanh, np.log1p):
             want = fn(np.abs(a))
@@ -219,6 +254,7 @@ def test_float16_is_computed_as_numpys(rng):
 
 # --- complex ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", COMPLEX)
 def test_complex_arithmetic_and_functions(dtype, rng):
     """complex64/complex128 arithmetic (with real arrays and Python complex
@@ -231,17 +267,34 @@ def test_complex_arithmetic_and_functions(dtype, rng):
     r = np.linspace(-2, 2, a.size).astype(np.float32)
     e = eps(np.dtype(dtype).char.lower() if dtype == "complex64" else np.float64)
     e = eps(np.float32 if dtype == "complex64" else np.float64)
-    arith = {"add": lambda p, q, s: p + q, "sub": lambda p, q, s: p - q * s,
-             "mul": lambda p, q, s: p * q, "div": lambda p, q, s: p / q,
-             "weak": lambda p, q, s: p * 2j + 1.5, "eq": lambda p, q, s: (p == q, p != p),
-             "pow2": lambda p, q, s: p ** 2, "where": lambda p, q, s: np.where(s > 0, p, q)}
+    arith = {
+        "add": lambda p, q, s: p + q,
+        "sub": lambda p, q, s: p - q * s,
+        "mul": lambda p, q, s: p * q,
+        "div": lambda p, q, s: p / q,
+        "weak": lambda p, q, s: p * 2j + 1.5,
+        "eq": lambda p, q, s: (p == q, p != p),
+        "pow2": lambda p, q, s: p**2,
+        "where": lambda p, q, s: np.where(s > 0, p, q),
+    }
     for name, fn in arith.items():
         want = fn(a, b, r)
         for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (jit(fn)(a, b, r), want))):
             same(g, w, 8 * e * np.abs(w), f"{dtype} {name}")
-    funcs = {"abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin,
-             "cos": np.cos, "tanh": np.tanh, "real": np.real, "imag": lambda v: v.imag,
-             "conj": np.conj, "angle": np.angle, "deg": lambda v: np.angle(v, deg=True)}
+    funcs = {
+        "abs": np.abs,
+        "exp": np.exp,
+        "log": np.log,
+        "sqrt": np.sqrt,
+        "sin": np.sin,
+        "cos": np.cos,
+        "tanh": np.tanh,
+        "real": np.real,
+        "imag": lambda v: v.imag,
+        "conj": np.conj,
+        "angle": np.angle,
+        "deg": lambda v: np.angle(v, deg=True),
+    }
     for name, fn in funcs.items():
         want = fn(a)
         same(jit(fn)(a), want, 8 * e * (np.abs(want) + 1), f"{dtype} {name}")
@@ -265,16 +318,21 @@ def test_complex_reductions_and_products(rng):
 
 def test_ufunc_dtype_argument_computes_in_that_dtype():
     a = np.arange(6, dtype=np.int8)
-    for fn in (lambda v: np.add(v, v, dtype=np.float32), lambda v: np.multiply(v, 100, dtype=np.int16),
-               lambda v: np.sqrt(v, dtype=np.float64)):
+    for fn in (
+        lambda v: np.add(v, v, dtype=np.float32),
+        lambda v: np.multiply(v, 100, dtype=np.int16),
+        lambda v: np.sqrt(v, dtype=np.float64),
+    ):
         same(jit(fn)(a), fn(a))
 
 
 # --- Programs ---------------------------------------------------------------------
 
+
 def test_programs_with_complex_and_small_integers(rng):
     """A DFT as a complex matrix product; a Mandelbrot escape count; a uint8
     image brightened, clipped and stored back in uint8."""
+
     def dft(x):
         n = x.shape[0]
         k = np.arange(n)
@@ -327,7 +385,7 @@ def test_the_emulated_gpu_target_takes_small_ints_and_float16_and_refuses_comple
 def test_results_of_mixed_dtypes_come_back_exactly(rng):
     """Several results of different dtypes (packed into one array inside):
     int64 and uint64 beyond 2**53, complex parts, float16, bools, bit for bit."""
-    big = np.array([2**62 + 1, -2**63, 12345678901234567], np.int64)
+    big = np.array([2**62 + 1, -(2**63), 12345678901234567], np.int64)
     ubig = np.array([2**64 - 1, 2**63 + 3, 7], np.uint64)
     z = np.array([1 + 2j, -3.5e300 + 1e-300j, np.nan + 1j])
 
@@ -335,7 +393,10 @@ def test_results_of_mixed_dtypes_come_back_exactly(rng):
         return b, u, c, c.real.astype(np.float16), b > 0, np.conj(c).astype(np.complex64)
 
     same(jit(several)(big, ubig, z), several(big, ubig, z))
-    same(jit(lambda c, h: (c * 2, h + 1))(z, np.ones(3, np.float16)), (z * 2, np.ones(3, np.float16) + 1))
+    same(
+        jit(lambda c, h: (c * 2, h + 1))(z, np.ones(3, np.float16)),
+        (z * 2, np.ones(3, np.float16) + 1),
+    )
 
 
 def test_python_ints_out_of_range_in_comparisons_and_clip_are_numpys():
@@ -343,7 +404,9 @@ def test_python_ints_out_of_range_in_comparisons_and_clip_are_numpys():
     to the dtype in np.clip (arithmetic with them is the OverflowError above)."""
     x = np.array([7, 2, 11, 255], np.uint8)
     i = np.array([-128, 0, 5, 127], np.int8)
-    for fn in (lambda v, w: (v > -1, v < 300, v == -1, -1 < v, w >= 1000, w != -200),
-               lambda v, w: (np.clip(v, -1, 0.5), np.clip(v, -1, 300), np.clip(w, -1000, 3)),
-               lambda v, w: np.greater(np.uint64(2**63) * 0 + 5, -1)):
+    for fn in (
+        lambda v, w: (v > -1, v < 300, v == -1, -1 < v, w >= 1000, w != -200),
+        lambda v, w: (np.clip(v, -1, 0.5), np.clip(v, -1, 300), np.clip(w, -1000, 3)),
+        lambda v, w: np.greater(np.uint64(2**63) * 0 + 5, -1),
+    ):
         same(jit(fn)(x, i), fn(x, i))

@@ -61,8 +61,10 @@ def _compare(expected, got, bound, path):
         err = np.abs(g.astype(np.float64) - e.astype(np.float64))
         err = np.where(g.astype(np.float64) == e.astype(np.float64), 0.0, err)
     bad = ~(err <= np.broadcast_to(bound, err.shape)) & ~(np.isnan(g) & np.isnan(e))
-    assert not bad.any(), (f"{path}: {bad.sum()} of {bad.size} elements off; worst error "
-                           f"{np.nanmax(err):.3g}, bound {np.max(bound):.3g}")
+    assert not bad.any(), (
+        f"{path}: {bad.sum()} of {bad.size} elements off; worst error "
+        f"{np.nanmax(err):.3g}, bound {np.max(bound):.3g}"
+    )
 
 
 def same(fn, *args, bound=None, **kwargs):
@@ -88,20 +90,28 @@ def sum_bound(x, axis=None, keepdims=False):
 
 # --- pad ---------------------------------------------------------------------------------
 
+
 def _pads(t):
-    out = [np.pad(t, 2), np.pad(t, ((1, 2), (0, 3)), constant_values=((1, 0), (0, 1))),
-           np.pad(t, ((2, 1), (7, 3)), mode="edge"),
-           np.pad(t, ((5, 9), (3, 11)), mode="reflect"),          # wider than the array
-           np.pad(t, ((5, 9), (3, 11)), mode="symmetric"),
-           np.pad(t, ((5, 9), (13, 3)), mode="wrap"),
-           np.pad(t, ((1, 2), (3, 4)), mode="maximum"),
-           np.pad(t, ((1, 2), (3, 4)), mode="minimum", stat_length=2),
-           np.pad(t, 2, mode="empty")[2:-2, 2:-2]]                # the original area
-    out += [np.pad(t, ((5, 9), (3, 11)), mode="reflect", reflect_type="odd"),
-            np.pad(t, ((5, 9), (3, 11)), mode="symmetric", reflect_type="odd")]
+    out = [
+        np.pad(t, 2),
+        np.pad(t, ((1, 2), (0, 3)), constant_values=((1, 0), (0, 1))),
+        np.pad(t, ((2, 1), (7, 3)), mode="edge"),
+        np.pad(t, ((5, 9), (3, 11)), mode="reflect"),  # wider than the array
+        np.pad(t, ((5, 9), (3, 11)), mode="symmetric"),
+        np.pad(t, ((5, 9), (13, 3)), mode="wrap"),
+        np.pad(t, ((1, 2), (3, 4)), mode="maximum"),
+        np.pad(t, ((1, 2), (3, 4)), mode="minimum", stat_length=2),
+        np.pad(t, 2, mode="empty")[2:-2, 2:-2],
+    ]  # the original area
+    out += [
+        np.pad(t, ((5, 9), (3, 11)), mode="reflect", reflect_type="odd"),
+        np.pad(t, ((5, 9), (3, 11)), mode="symmetric", reflect_type="odd"),
+    ]
     if t.dtype != np.bool_:
-        out += [np.pad(t, ((2, 3), (4, 1)), mode="mean", stat_length=((1, 2), (3, 3))),
-                np.pad(t, ((2, 3), (4, 1)), mode="linear_ramp", end_values=((5, -3), (0, 2)))]
+        out += [
+            np.pad(t, ((2, 3), (4, 1)), mode="mean", stat_length=((1, 2), (3, 3))),
+            np.pad(t, ((2, 3), (4, 1)), mode="linear_ramp", end_values=((5, -3), (0, 2))),
+        ]
     return tuple(out)
 
 
@@ -116,8 +126,17 @@ def test_pad_modes_are_numpys_for_every_dtype(dtype):
 
 def test_pad_width_forms_and_values():
     x = data((3, 4), np.float64, 2)
-    forms = [1, (2,), (1, 3), ((1, 2),), ((1, 2), (0, 3)), [[1], [2]], np.array([[0, 2], [3, 1]]),
-             {1: (0, 2)}, {0: 1}]
+    forms = [
+        1,
+        (2,),
+        (1, 3),
+        ((1, 2),),
+        ((1, 2), (0, 3)),
+        [[1], [2]],
+        np.array([[0, 2], [3, 1]]),
+        {1: (0, 2)},
+        {0: 1},
+    ]
     for form in forms:
         same(lambda t: np.pad(t, form), x)
     same(lambda t: np.pad(t, 1, mode="edge"), data((5,), np.int32))
@@ -137,8 +156,11 @@ def test_pad_width_forms_and_values():
     with pytest.raises(ValueError, match="unsupported keyword arguments for mode 'edge'"):
         jit(lambda t: np.pad(t, 1, mode="edge", constant_values=3))(x)
     if np.median in tinymlir._numpy._FUNCTIONS:  # a median of each side's values
-        same(lambda t: np.pad(t, ((1, 2), (3, 1)), mode="median", stat_length=((2, 3), (4, 4))),
-             x, bound=4 * eps(np.float64) * np.abs(x).max())
+        same(
+            lambda t: np.pad(t, ((1, 2), (3, 1)), mode="median", stat_length=((2, 3), (4, 4))),
+            x,
+            bound=4 * eps(np.float64) * np.abs(x).max(),
+        )
         same(lambda t: np.pad(t, 2, mode="median"), data((3, 4), np.int32))
     else:
         with pytest.raises(tinymlir.TracingError, match="median"):
@@ -149,17 +171,33 @@ def test_pad_width_forms_and_values():
 
 # --- roll, repeat, tile, meshgrid, kron -------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_roll_repeat_tile_every_dtype(dtype):
     x = data((3, 4), dtype, 3)
 
     def f(t):
-        return (np.roll(t, 1), np.roll(t, -5, axis=1), np.roll(t, (1, -7), axis=(0, 1)),
-                np.roll(t, (2, 3), axis=(1, 1)), np.roll(t, 13), np.roll(t, 0, axis=0),
-                np.repeat(t, 2), np.repeat(t, 3, axis=1), np.repeat(t, [2, 0, 1], axis=0),
-                np.repeat(t, [1, 0, 3, 2], axis=-1), np.repeat(t, [2], axis=0),
-                np.repeat(t[0, 0], 3), np.tile(t, 2), np.tile(t, (2, 1, 3)), np.tile(t[0], (3, 1)),
-                np.tile(t, (1, 1)), np.tile(t, (0, 2)), np.repeat(t, 0, axis=1))
+        return (
+            np.roll(t, 1),
+            np.roll(t, -5, axis=1),
+            np.roll(t, (1, -7), axis=(0, 1)),
+            np.roll(t, (2, 3), axis=(1, 1)),
+            np.roll(t, 13),
+            np.roll(t, 0, axis=0),
+            np.repeat(t, 2),
+            np.repeat(t, 3, axis=1),
+            np.repeat(t, [2, 0, 1], axis=0),
+            np.repeat(t, [1, 0, 3, 2], axis=-1),
+            np.repeat(t, [2], axis=0),
+            np.repeat(t[0, 0], 3),
+            np.tile(t, 2),
+            np.tile(t, (2, 1, 3)),
+            np.tile(t[0], (3, 1)),
+            np.tile(t, (1, 1)),
+            np.tile(t, (0, 2)),
+            np.repeat(t, 0, axis=1),
+        )
+
     same(f, x)
 
 
@@ -168,6 +206,7 @@ def test_roll_repeat_tile_results_are_copies_and_errors_are_numpys():
         r, p, q = np.roll(t, 0), np.tile(t, 1), np.repeat(t, 1, axis=0)
         r[0, 0] = p[0, 1] = q[1, 1] = -1.0
         return t, r, p, q
+
     same(f, data((3, 4), np.float64))
     x = data((3, 4), np.float64)
     with pytest.raises(ValueError, match="'shift' and 'axis' should be scalars or 1D sequences"):
@@ -188,28 +227,39 @@ def test_meshgrid_and_kron_every_dtype(dtype):
     y = data((3,), dtype, 5)
 
     def f(a, b):
-        return (np.meshgrid(a, b), np.meshgrid(a, b, indexing="ij"),
-                np.meshgrid(a, b, a[:2], sparse=True), np.meshgrid(a, [1, 2]),
-                np.meshgrid(a, b[:2], a[:4], indexing="ij"), np.meshgrid(a),
-                np.kron(a, b), np.kron(a[:2].reshape(2, 1), b.reshape(1, 3)),
-                np.kron(np.stack([a[:3], b]), np.stack([b, a[1:4], b])[:, :2]),
-                np.kron(a.reshape(1, 5, 1), b.reshape(3, 1)), np.kron(a, 2), np.kron(3, b),
-                np.kron(a[:3], [1, 0, 2]))
+        return (
+            np.meshgrid(a, b),
+            np.meshgrid(a, b, indexing="ij"),
+            np.meshgrid(a, b, a[:2], sparse=True),
+            np.meshgrid(a, [1, 2]),
+            np.meshgrid(a, b[:2], a[:4], indexing="ij"),
+            np.meshgrid(a),
+            np.kron(a, b),
+            np.kron(a[:2].reshape(2, 1), b.reshape(1, 3)),
+            np.kron(np.stack([a[:3], b]), np.stack([b, a[1:4], b])[:, :2]),
+            np.kron(a.reshape(1, 5, 1), b.reshape(3, 1)),
+            np.kron(a, 2),
+            np.kron(3, b),
+            np.kron(a[:3], [1, 0, 2]),
+        )
+
     same(f, x, y)
 
 
 def test_meshgrid_views_write_back_as_numpys():
     def f(a, b):
-        xs, ys = np.meshgrid(a, b, sparse=True, copy=False)   # views of a and b
+        xs, ys = np.meshgrid(a, b, sparse=True, copy=False)  # views of a and b
         xs[0, 1] = 7.0
         ys[2, 0] = -7.0
-        xc, yc = np.meshgrid(a, b, sparse=True)               # copies
+        xc, yc = np.meshgrid(a, b, sparse=True)  # copies
         xc[0, 0] = 100.0
         return xs, ys, xc, yc
+
     same(f, data((4,), np.float64), data((3,), np.float64))
 
 
 # --- cov, corrcoef, average --------------------------------------------------------------
+
 
 def cov_bound(m, rowvar=True, ddof=1, y=None, dtype=np.float64):
     """|error| of NumPy's cov computed in another order: centered products
@@ -228,8 +278,11 @@ def cov_bound(m, rowvar=True, ddof=1, y=None, dtype=np.float64):
 def corrcoef_bound(c, b):
     d = np.sqrt(np.diag(c))
     rel = np.diag(b) / np.diag(c)
-    return b / np.outer(d, d) + np.abs(c / np.outer(d, d)) * (rel[:, None] + rel[None, :]) / 2 \
+    return (
+        b / np.outer(d, d)
+        + np.abs(c / np.outer(d, d)) * (rel[:, None] + rel[None, :]) / 2
         + 8 * eps(np.float64)
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -238,14 +291,29 @@ def test_cov_and_corrcoef_every_dtype(dtype):
     y = data((2, 40), dtype, 7)
     mf = m.astype(np.float64)
     cb = cov_bound(m)
-    bounds = [cb, cov_bound(m.T, rowvar=False), cov_bound(m, ddof=0), cov_bound(m, ddof=3),
-              cov_bound(m, y=y), cov_bound(m[0]),
-              corrcoef_bound(np.cov(mf), cb),
-              corrcoef_bound(np.cov(mf, y.astype(np.float64)), cov_bound(m, y=y))]
+    bounds = [
+        cb,
+        cov_bound(m.T, rowvar=False),
+        cov_bound(m, ddof=0),
+        cov_bound(m, ddof=3),
+        cov_bound(m, y=y),
+        cov_bound(m[0]),
+        corrcoef_bound(np.cov(mf), cb),
+        corrcoef_bound(np.cov(mf, y.astype(np.float64)), cov_bound(m, y=y)),
+    ]
 
     def f(a, b):
-        return (np.cov(a), np.cov(a.T, rowvar=False), np.cov(a, bias=True), np.cov(a, ddof=3),
-                np.cov(a, b), np.cov(a[0]), np.corrcoef(a), np.corrcoef(a, b))
+        return (
+            np.cov(a),
+            np.cov(a.T, rowvar=False),
+            np.cov(a, bias=True),
+            np.cov(a, ddof=3),
+            np.cov(a, b),
+            np.cov(a[0]),
+            np.corrcoef(a),
+            np.corrcoef(a, b),
+        )
+
     if dtype is np.bool_ and np.any(m.std(axis=1) == 0):
         pytest.skip("a constant row")
     same(f, m, y, bound=bounds)
@@ -256,10 +324,16 @@ def test_cov_weights_dtype_and_scalar_results():
     fw = np.random.default_rng(1).integers(0, 4, 30)
     aw = np.random.default_rng(2).random(30)
     b = 4 * cov_bound(m) * (fw.max() + 1)
-    same(lambda a: (np.cov(a, fweights=fw), np.cov(a, aweights=aw), np.cov(a, fweights=fw,
-                                                                            aweights=aw)),
-         m, bound=b)
-    same(lambda a, w: np.cov(a, aweights=w), m, aw, bound=b)                  # traced weights
+    same(
+        lambda a: (
+            np.cov(a, fweights=fw),
+            np.cov(a, aweights=aw),
+            np.cov(a, fweights=fw, aweights=aw),
+        ),
+        m,
+        bound=b,
+    )
+    same(lambda a, w: np.cov(a, aweights=w), m, aw, bound=b)  # traced weights
     m32 = m.astype(np.float32)
     same(lambda a: np.cov(a, dtype=np.float32), m32, bound=cov_bound(m32, dtype=np.float32))
     # a single variable: NumPy's 0-d array (the jitted function returns a NumPy scalar)
@@ -285,16 +359,27 @@ def test_average_every_dtype(dtype):
         w = np.broadcast_to(w, x.shape) if w.shape == x.shape else w.reshape(1, -1)
         return (x.shape[ax] + 3) * e * (np.sum(xf * w, axis=ax) / np.sum(w, axis=ax)) * 2
 
-    bounds = [(x.size + 2) * e * xf.mean(), (7 + 2) * e * xf.mean(axis=1), weighted(1, w6),
-              (weighted(0, w46), 6 * e * w46.sum(axis=0)), (x.size + 2) * e * xf.mean(),
-              ((4 + 2) * e * xf.mean(axis=0), 0),
-              12 * e * xf.max()]
+    bounds = [
+        (x.size + 2) * e * xf.mean(),
+        (7 + 2) * e * xf.mean(axis=1),
+        weighted(1, w6),
+        (weighted(0, w46), 6 * e * w46.sum(axis=0)),
+        (x.size + 2) * e * xf.mean(),
+        ((4 + 2) * e * xf.mean(axis=0), 0),
+        12 * e * xf.max(),
+    ]
 
     def f(a, w):
-        return (np.average(a), np.average(a, axis=1), np.average(a, axis=1, weights=w6),
-                np.average(a, axis=0, weights=w, returned=True),
-                np.average(a, axis=(0, 1), keepdims=True), np.average(a, axis=0, returned=True),
-                np.average(a, axis=-1, weights=[1, 0, 0, 2, 0, 1], keepdims=True))
+        return (
+            np.average(a),
+            np.average(a, axis=1),
+            np.average(a, axis=1, weights=w6),
+            np.average(a, axis=0, weights=w, returned=True),
+            np.average(a, axis=(0, 1), keepdims=True),
+            np.average(a, axis=0, returned=True),
+            np.average(a, axis=-1, weights=[1, 0, 0, 2, 0, 1], keepdims=True),
+        )
+
     same(f, x, w46, bound=bounds)
 
 
@@ -310,11 +395,17 @@ def test_average_errors_are_numpys():
 
 # --- histogram ---------------------------------------------------------------------------
 
+
 def _hist_source(t):
-    return (np.histogram(t), np.histogram(t, bins=7, range=(-1, 1)),
-            np.histogram(t, bins=3, range=(0, 0)), np.histogram(t, bins=[-2, -0.5, 0, 0.25, 3]),
-            np.histogram(t, bins=[-5, 0, 2, 4]), np.histogram(t, bins=4, density=True),
-            np.histogram(t, bins=[-1.5, 0.0, 0.5, 2.0], density=True))
+    return (
+        np.histogram(t),
+        np.histogram(t, bins=7, range=(-1, 1)),
+        np.histogram(t, bins=3, range=(0, 0)),
+        np.histogram(t, bins=[-2, -0.5, 0, 0.25, 3]),
+        np.histogram(t, bins=[-5, 0, 2, 4]),
+        np.histogram(t, bins=4, density=True),
+        np.histogram(t, bins=[-1.5, 0.0, 0.5, 2.0], density=True),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -347,15 +438,29 @@ def test_histogram_edges_from_the_data_are_bit_identical():
 
 
 def test_histogram_values_on_and_outside_the_given_range():
-    x = np.array([0.0, 0.1, 0.2, 0.25, 0.5, 0.5, 0.75, 1.0, 1.0, -0.1, 1.1, np.nan, np.inf,
-                  -np.inf])
-    same(lambda t: (np.histogram(t, bins=4, range=(0, 1)), np.histogram(t, bins=[0, 0.5, 1]),
-                    np.histogram(t, bins=[0, 0.5, 0.5, 1]), np.histogram(t, bins=10, range=(0, 1)),
-                    np.histogram(t, bins=4, range=(0, 1), density=True)), x)
+    x = np.array(
+        [0.0, 0.1, 0.2, 0.25, 0.5, 0.5, 0.75, 1.0, 1.0, -0.1, 1.1, np.nan, np.inf, -np.inf]
+    )
+    same(
+        lambda t: (
+            np.histogram(t, bins=4, range=(0, 1)),
+            np.histogram(t, bins=[0, 0.5, 1]),
+            np.histogram(t, bins=[0, 0.5, 0.5, 1]),
+            np.histogram(t, bins=10, range=(0, 1)),
+            np.histogram(t, bins=4, range=(0, 1), density=True),
+        ),
+        x,
+    )
     for dtype in (np.float32, np.int32, np.int64):  # values on the edges of other dtypes
         v = np.arange(-6, 7).astype(dtype)
-        same(lambda t: (np.histogram(t, bins=4, range=(-4, 4)), np.histogram(t, bins=3),
-                        np.histogram(t, bins=6, range=(-3.5, 2.5))), v)
+        same(
+            lambda t: (
+                np.histogram(t, bins=4, range=(-4, 4)),
+                np.histogram(t, bins=3),
+                np.histogram(t, bins=6, range=(-3.5, 2.5)),
+            ),
+            v,
+        )
 
 
 def test_histogram_equal_bins_count_values_on_every_edge_as_numpy():
@@ -368,10 +473,14 @@ def test_histogram_equal_bins_count_values_on_every_edge_as_numpy():
             x = (rng.random(400) * 5 - 1.6).astype(dtype)
             e = np.histogram(x, bins=bins, range=rng_)[1].astype(dtype)
             near = np.concatenate([e, np.nextafter(e, np.inf), np.nextafter(e, -np.inf)])
-            x[:near.size] = near.astype(dtype)
+            x[: near.size] = near.astype(dtype)
             f = jit(lambda t, b=bins, r=rng_: np.histogram(t, bins=b, range=r))
-            _compare(np.histogram(x, bins=bins, range=rng_), f(x), None,
-                     f"{np.dtype(dtype)} {bins} bins, range {rng_}")
+            _compare(
+                np.histogram(x, bins=bins, range=rng_),
+                f(x),
+                None,
+                f"{np.dtype(dtype)} {bins} bins, range {rng_}",
+            )
 
 
 @pytest.mark.parametrize("wdtype", DTYPES)
@@ -388,6 +497,7 @@ def test_histogram_weights(wdtype):
 
     def f(t, v):
         return np.histogram(t, bins=5, weights=v), np.histogram(t, bins=6, range=(-2, 2), weights=v)
+
     same(f, x, w, bound=[(b, 0), (b, 0)])
     if wdtype is np.bool_:
         return
@@ -395,11 +505,18 @@ def test_histogram_weights(wdtype):
     h = np.histogram(x, bins=edges, weights=w)[0].astype(np.float64)
     total = h.sum()
     db = np.diff(edges)
-    bd = ((b + np.abs(h) * 5 * b / abs(total)) / (db * abs(total))
-          + 8 * eps(np.float64) * np.abs(h / db / total))
-    same(lambda t, v: (np.histogram(t, bins=edges, weights=v),
-                       np.histogram(t, bins=edges, weights=v, density=True)), x, w,
-         bound=[(b, 0), (bd if e else 0, 0)])
+    bd = (b + np.abs(h) * 5 * b / abs(total)) / (db * abs(total)) + 8 * eps(np.float64) * np.abs(
+        h / db / total
+    )
+    same(
+        lambda t, v: (
+            np.histogram(t, bins=edges, weights=v),
+            np.histogram(t, bins=edges, weights=v, density=True),
+        ),
+        x,
+        w,
+        bound=[(b, 0), (bd if e else 0, 0)],
+    )
 
 
 def test_histogram_traced_edges_and_errors():
@@ -446,8 +563,9 @@ def nan_bound(fn, x, axis=None, ddof=0, dtype=None):
         if fn is np.nanvar:
             return var_b
         std = np.sqrt(np.nanvar(x.astype(np.float64), axis=axis, ddof=ddof))
-        return (np.where(std > 0, var_b / (2 * np.where(std > 0, std, 1)), np.sqrt(var_b))
-                + 2 * e * std)
+        return (
+            np.where(std > 0, var_b / (2 * np.where(std > 0, std, 1)), np.sqrt(var_b)) + 2 * e * std
+        )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -462,22 +580,36 @@ def test_nan_reductions_every_dtype(dtype):
         else:  # NumPy's plain reductions: integers exact, means and variances in float64
             xf = x.astype(np.float64)
             kind = {np.nanmean: np.nanmean, np.nanvar: np.nanvar, np.nanstd: np.nanstd}.get(fn)
-            bounds = None if kind is None else [nan_bound(kind, xf), nan_bound(kind, xf, 1),
-                                                nan_bound(kind, xf, 0)[None]]
+            bounds = (
+                None
+                if kind is None
+                else [nan_bound(kind, xf), nan_bound(kind, xf, 1), nan_bound(kind, xf, 0)[None]]
+            )
         same(lambda t: (fn(t), fn(t, axis=1), fn(t, axis=0, keepdims=True)), x, bound=bounds)
 
 
 def test_nan_reductions_arguments():
     x = data((5, 6), np.float32, 17)
     x[0, 0] = x[2, 3] = x[2, 4] = np.nan
-    same(lambda t: (np.nanvar(t, axis=1, ddof=1), np.nanstd(t, axis=0, ddof=2)), x,
-         bound=[nan_bound(np.nanvar, x, 1, 1), nan_bound(np.nanstd, x, 0, 2)])
+    same(
+        lambda t: (np.nanvar(t, axis=1, ddof=1), np.nanstd(t, axis=0, ddof=2)),
+        x,
+        bound=[nan_bound(np.nanvar, x, 1, 1), nan_bound(np.nanstd, x, 0, 2)],
+    )
     same(lambda t: np.nanvar(t, axis=1, correction=1), x, bound=nan_bound(np.nanvar, x, 1, 1))
-    same(lambda t: (np.nansum(t, dtype=np.float64), np.nanmean(t, axis=0, dtype=np.float64)), x,
-         bound=[nan_bound(np.nansum, x, None, 0, np.float64),
-                nan_bound(np.nanmean, x, 0, 0, np.float64)])
-    same(lambda t: (np.nanmax(t, axis=(0, 1)), np.nansum(t, axis=(0, 1), keepdims=True)), x,
-         bound=[0, nan_bound(np.nansum, x).reshape(1, 1)])
+    same(
+        lambda t: (np.nansum(t, dtype=np.float64), np.nanmean(t, axis=0, dtype=np.float64)),
+        x,
+        bound=[
+            nan_bound(np.nansum, x, None, 0, np.float64),
+            nan_bound(np.nanmean, x, 0, 0, np.float64),
+        ],
+    )
+    same(
+        lambda t: (np.nanmax(t, axis=(0, 1)), np.nansum(t, axis=(0, 1), keepdims=True)),
+        x,
+        bound=[0, nan_bound(np.nansum, x).reshape(1, 1)],
+    )
     # a row with fewer values than ddof: NaN, as NumPy's
     same(lambda t: np.nanvar(t[2:3, :5], axis=1, ddof=4), x)
     with pytest.raises(tinymlir.TracingError, match="where="):
@@ -485,6 +617,7 @@ def test_nan_reductions_arguments():
 
 
 # --- take, take_along_axis, put_along_axis -------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_take_every_dtype(dtype):
@@ -494,15 +627,24 @@ def test_take_every_dtype(dtype):
 
     def f(t, ids):
         traced = ids[:3] - 2  # computed indices: -2 .. 2
-        return (np.take(t, 3), np.take(t, [[0, 19], [-1, 7]]), np.take(t, [3, 0, 3], axis=0),
-                np.take(t, np.array([[1, -1], [0, 4]]), axis=1), np.take(t, -2, axis=1),
-                np.take(t, [7, -9, 12], axis=1, mode="wrap"),
-                np.take(t, [7, -9, 12], axis=0, mode="clip"), np.take(t, [], axis=1),
-                np.take(t, traced), np.take(t, traced, axis=1),
-                np.take(t, traced.reshape(3, 1), axis=0),
-                np.take(t, ids * 3 - 6, axis=1, mode="wrap"),
-                np.take(t, ids * 3 - 6, axis=0, mode="clip"),
-                np.take(t, np.array([True, False]), axis=1), np.take(t, ids > 2, axis=0))
+        return (
+            np.take(t, 3),
+            np.take(t, [[0, 19], [-1, 7]]),
+            np.take(t, [3, 0, 3], axis=0),
+            np.take(t, np.array([[1, -1], [0, 4]]), axis=1),
+            np.take(t, -2, axis=1),
+            np.take(t, [7, -9, 12], axis=1, mode="wrap"),
+            np.take(t, [7, -9, 12], axis=0, mode="clip"),
+            np.take(t, [], axis=1),
+            np.take(t, traced),
+            np.take(t, traced, axis=1),
+            np.take(t, traced.reshape(3, 1), axis=0),
+            np.take(t, ids * 3 - 6, axis=1, mode="wrap"),
+            np.take(t, ids * 3 - 6, axis=0, mode="clip"),
+            np.take(t, np.array([True, False]), axis=1),
+            np.take(t, ids > 2, axis=0),
+        )
+
     same(f, x, np.array([0, 4, 3, 1, 2], dtype=np.int64))
     with pytest.raises(IndexError, match="index 5 is out of bounds for axis 1 with size 5"):
         jit(lambda t: np.take(t, [0, 5], axis=1))(x)
@@ -519,7 +661,7 @@ def test_take_of_many_ids_on_the_team_reports_the_first_bad_one():
     np.testing.assert_array_equal(f(table, i_ok), np.take(table, i_ok % 9 - 1))
     g = jit(lambda t, i: np.take(t, i - 1))
     bad = np.ones(100_000, dtype=np.int64)
-    bad[70_000], bad[30_000], bad[99_000] = 10, 13, -20   # the first is 13 - 1
+    bad[70_000], bad[30_000], bad[99_000] = 10, 13, -20  # the first is 13 - 1
     with pytest.raises(IndexError, match="index 12 is out of bounds for axis 0 with size 7"):
         g(table, bad)
 
@@ -531,17 +673,22 @@ def test_take_and_put_along_axis_every_dtype(dtype):
     static = np.array([[0, 4], [2, 2], [1, -1], [3, 0]])
 
     def f(t, u, ids):
-        traced = ids - 1                                    # (4, 5): -1 .. 3, computed
-        r = (np.take_along_axis(t, static, axis=1), np.take_along_axis(t, static[:, :1], 1),
-             np.take_along_axis(t, np.array([[0, 1, 2, 3, -1], [3, 3, 0, 1, 2]]), axis=0),
-             np.take_along_axis(t, np.array([7, 0, -3]), axis=None),
-             np.take_along_axis(t, traced, axis=1), np.take_along_axis(t, traced[:2], axis=0),
-             np.take_along_axis(t, traced[:, :1], axis=1))
-        np.put_along_axis(t, static, u[:, :2], axis=1)     # repeated (row 1): the last value
+        traced = ids - 1  # (4, 5): -1 .. 3, computed
+        r = (
+            np.take_along_axis(t, static, axis=1),
+            np.take_along_axis(t, static[:, :1], 1),
+            np.take_along_axis(t, np.array([[0, 1, 2, 3, -1], [3, 3, 0, 1, 2]]), axis=0),
+            np.take_along_axis(t, np.array([7, 0, -3]), axis=None),
+            np.take_along_axis(t, traced, axis=1),
+            np.take_along_axis(t, traced[:2], axis=0),
+            np.take_along_axis(t, traced[:, :1], axis=1),
+        )
+        np.put_along_axis(t, static, u[:, :2], axis=1)  # repeated (row 1): the last value
         np.put_along_axis(u, traced[:, :3], t[:, 1:4], axis=1)
         np.put_along_axis(u, np.clip(traced[:1] + 1, 0, 3), True, axis=0)
         np.put_along_axis(t, static[:, :1], u[0, 0], axis=1)
         return r
+
     ids = np.random.default_rng(21).integers(0, 4, (4, 5)).astype(np.int64)
     ids[1, :3] = [2, 2, 2]  # repeated positions in a traced index: the last one written wins
     same(f, x, v, ids)
@@ -552,10 +699,12 @@ def test_put_along_axis_with_axis_none_writes_through_the_flat_view():
     def f(t, ids):
         np.put_along_axis(t, np.array([0, -1, 3]), 1.0, axis=None)
         np.put_along_axis(t, ids - 1, -t[0, 1:3], axis=None)
+
     same(f, data((2, 3), np.float64), np.array([3, 5]))
     with pytest.raises(ValueError, match="assignment destination is read-only"):
-        jit(lambda t: np.put_along_axis(t.T, np.array([0]), 1.0, axis=None))(data((2, 3),
-                                                                               np.float64))
+        jit(lambda t: np.put_along_axis(t.T, np.array([0]), 1.0, axis=None))(
+            data((2, 3), np.float64)
+        )
 
 
 def test_along_axis_errors():
@@ -571,17 +720,21 @@ def test_along_axis_errors():
 
 # --- Refusals --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fn", [np.unique, np.nonzero, np.argwhere, np.flatnonzero])
 def test_data_dependent_shapes_are_refused_by_name(fn):
-    with pytest.raises(tinymlir.TracingError,
-                       match=rf"numpy\.{fn.__name__}: the shape of its result depends on the data"):
+    with pytest.raises(
+        tinymlir.TracingError,
+        match=rf"numpy\.{fn.__name__}: the shape of its result depends on the data",
+    ):
         jit(lambda t: fn(t > 0))(data((4,), np.float64))
 
 
 @pytest.mark.parametrize("fn", [np.fft.fft, np.fft.rfft, np.fft.fft2])
 def test_numpy_fft_is_refused_with_the_reason(fn):
-    with pytest.raises(tinymlir.TracingError,
-                       match=rf"numpy\.fft\.{fn.__name__}: np\.fft is not compiled \(FFTW"):
+    with pytest.raises(
+        tinymlir.TracingError, match=rf"numpy\.fft\.{fn.__name__}: np\.fft is not compiled \(FFTW"
+    ):
         jit(lambda t: fn(t))(data((4, 4), np.float64))
 
 
@@ -590,17 +743,26 @@ from numpy.random import normal as _imported_normal  # noqa: E402  (a from-impor
 
 def test_numpy_random_is_refused_while_tracing():
     x = data((3,), np.float64)
-    calls = [lambda t: t + np.random.rand(3), lambda t: t * np.random.normal(size=3),
-             lambda t: t + np.random.default_rng(0).random(3), lambda t: np.random.seed(0),
-             lambda t: t + np.random.choice(3, 3), lambda t: t + _imported_normal(size=3)]
+    calls = [
+        lambda t: t + np.random.rand(3),
+        lambda t: t * np.random.normal(size=3),
+        lambda t: t + np.random.default_rng(0).random(3),
+        lambda t: np.random.seed(0),
+        lambda t: t + np.random.choice(3, 3),
+        lambda t: t + _imported_normal(size=3),
+    ]
     for f in calls:
-        with pytest.raises(tinymlir.TracingError, match=r"numpy\.random\.\w+: its values would be "
-                                                        "drawn once, while tracing"):
+        with pytest.raises(
+            tinymlir.TracingError,
+            match=r"numpy\.random\.\w+: its values would be "
+            "drawn once, while tracing",
+        ):
             jit(f)(x)
     rand = np.random.rand
 
     def closure(t):
         return t + rand(3)
+
     with pytest.raises(tinymlir.TracingError, match="numpy.random.rand"):
         jit(closure)(x)
     # only while tracing, and only on the tracing thread
@@ -613,6 +775,7 @@ def test_numpy_random_is_refused_while_tracing():
         other.join()
         seen.append(np.random.rand is not np.random.mtrand.rand)  # wrapped during the trace
         return t * 2
+
     same(f, x)
     assert seen[0].shape == seen[2].shape == (2,)  # NumPy's run, then the trace
     assert seen[1] is False and seen[3] is True
@@ -621,16 +784,18 @@ def test_numpy_random_is_refused_while_tracing():
 
 # --- Programs ---------------------------------------------------------------------------------
 
+
 def test_program_int64_histogram_of_a_float_image():
     yy, xx = np.mgrid[0:48, 0:64]
-    image = (np.sin(xx / 7.0) * np.cos(yy / 5.0) + 0.05 * data((48, 64), np.float64, 22))
+    image = np.sin(xx / 7.0) * np.cos(yy / 5.0) + 0.05 * data((48, 64), np.float64, 22)
     image = image.astype(np.float32)
 
     def f(img):
         counts, edges = np.histogram(img, bins=32)
         clipped, _ = np.histogram(np.clip(img, -0.5, 0.5), bins=16, range=(-1, 1))
-        level = np.sum(counts[:16]) / img.size      # the fraction below the middle edge
+        level = np.sum(counts[:16]) / img.size  # the fraction below the middle edge
         return counts.astype(np.int64), edges, clipped, level
+
     expected, got = same(f, image)
     assert got[0].dtype == np.int64 and got[0].sum() == image.size
 
@@ -640,21 +805,23 @@ def test_program_moving_average_with_pad_and_slices():
     k = 5
 
     def f(s):
-        p = np.pad(s, (k - 1, 0), mode="edge")       # causal: the first value repeated
-        acc = p[0:s.shape[0]].copy()
+        p = np.pad(s, (k - 1, 0), mode="edge")  # causal: the first value repeated
+        acc = p[0 : s.shape[0]].copy()
         for i in range(1, k):
-            acc += p[i:i + s.shape[0]]
-        sym = np.pad(s, k // 2, mode="reflect")       # centered
-        centered = sum(sym[i:i + s.shape[0]] for i in range(k)) / k
+            acc += p[i : i + s.shape[0]]
+        sym = np.pad(s, k // 2, mode="reflect")  # centered
+        centered = sum(sym[i : i + s.shape[0]] for i in range(k)) / k
         return acc / k, centered
+
     same(f, x)  # the same additions in the same order: exact
 
 
 def test_program_covariance_of_data():
     rng = np.random.default_rng(24)
     latent = rng.normal(size=(200, 2))
-    samples = np.concatenate([latent, latent @ [[1.0], [-2.0]] + 0.1 * rng.normal(size=(200, 1))],
-                             axis=1)
+    samples = np.concatenate(
+        [latent, latent @ [[1.0], [-2.0]] + 0.1 * rng.normal(size=(200, 1))], axis=1
+    )
 
     def f(d):
         centered = d - np.average(d, axis=0)
@@ -662,10 +829,19 @@ def test_program_covariance_of_data():
         r = np.corrcoef(d, rowvar=False)
         spread = np.sqrt(np.nanvar(np.where(d > 2, np.nan, d), axis=0))
         return c, r, (centered.T @ centered) / (d.shape[0] - 1), spread
+
     cb = cov_bound(samples, rowvar=False)
     x = np.where(samples > 2, np.nan, samples)
-    same(f, samples, bound=[cb, corrcoef_bound(np.cov(samples, rowvar=False), cb), cb,
-                            nan_bound(np.nanstd, x, 0)])
+    same(
+        f,
+        samples,
+        bound=[
+            cb,
+            corrcoef_bound(np.cov(samples, rowvar=False), cb),
+            cb,
+            nan_bound(np.nanstd, x, 0),
+        ],
+    )
 
 
 def test_program_knn_vote_with_take():
@@ -676,15 +852,16 @@ def test_program_knn_vote_with_take():
 
     def vote(p, lab, q, k=3):
         diff = q[:, None, :] - p[None, :, :]
-        d = np.sum(diff * diff, axis=-1)                    # (9, 30)
+        d = np.sum(diff * diff, axis=-1)  # (9, 30)
         pos = np.arange(p.shape[0])
         votes = []
-        for _ in range(k):                                  # the k nearest, by repeated argmin
+        for _ in range(k):  # the k nearest, by repeated argmin
             nearest = np.min(np.where(d == d.min(axis=1, keepdims=True), pos, p.shape[0]), axis=1)
-            votes.append(np.take(lab, nearest))             # traced ids
+            votes.append(np.take(lab, nearest))  # traced ids
             d = np.where(pos == nearest[:, None], np.inf, d)
-        votes = np.stack(votes, axis=1)                     # (9, k)
+        votes = np.stack(votes, axis=1)  # (9, k)
         tally = np.stack([np.sum(votes == c, axis=1) for c in range(3)], axis=1)
         best = np.min(np.where(tally == tally.max(axis=1, keepdims=True), np.arange(3), 3), axis=1)
         return votes, tally, best, np.take(np.arange(10, 40, 10), best)
+
     same(vote, points, labels, queries)

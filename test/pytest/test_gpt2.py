@@ -16,6 +16,7 @@ from tinymlir import jit
 
 # --- A plain NumPy GPT-2 (the style of the public NumPy references) ----------------
 
+
 @dataclasses.dataclass
 class LayerNorm:
     g: np.ndarray
@@ -100,16 +101,19 @@ def gpt2(inputs, params, n_head):
 
 # --- Checkpoints --------------------------------------------------------------------
 
+
 def read_safetensors(path):
     data = open(path, "rb").read()
     (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
+    header = json.loads(data[8 : 8 + n])
     header.pop("__metadata__", None)
     out = {}
     for name, info in header.items():
         assert info["dtype"] == "F32"
         begin, end = info["data_offsets"]
-        out[name] = np.frombuffer(data, np.float32, (end - begin) // 4, 8 + n + begin).reshape(info["shape"])
+        out[name] = np.frombuffer(data, np.float32, (end - begin) // 4, 8 + n + begin).reshape(
+            info["shape"]
+        )
     return out
 
 
@@ -118,9 +122,17 @@ def load_params(directory):
     cfg = json.load(open(f"{directory}/config.json"))
     ln = lambda k: LayerNorm(t[f"{k}.weight"], t[f"{k}.bias"])
     lin = lambda k: Linear(t[f"{k}.weight"], t[f"{k}.bias"])
-    blocks = [Block(ln(f"h.{i}.ln_1"), lin(f"h.{i}.attn.c_attn"), lin(f"h.{i}.attn.c_proj"),
-                    ln(f"h.{i}.ln_2"), lin(f"h.{i}.mlp.c_fc"), lin(f"h.{i}.mlp.c_proj"))
-              for i in range(cfg["n_layer"])]
+    blocks = [
+        Block(
+            ln(f"h.{i}.ln_1"),
+            lin(f"h.{i}.attn.c_attn"),
+            lin(f"h.{i}.attn.c_proj"),
+            ln(f"h.{i}.ln_2"),
+            lin(f"h.{i}.mlp.c_fc"),
+            lin(f"h.{i}.mlp.c_proj"),
+        )
+        for i in range(cfg["n_layer"])
+    ]
     return ModelParams(t["wte.weight"], t["wpe.weight"], blocks, ln("ln_f")), cfg
 
 
@@ -131,7 +143,9 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"L{s['n_layer']}H{s['n_head']}C{s['n_embd']}")
+@pytest.mark.parametrize(
+    "shape", SHAPES, ids=lambda s: f"L{s['n_layer']}H{s['n_head']}C{s['n_embd']}"
+)
 def test_numpy_gpt2_traced_as_one_kernel(tmp_path, shape):
     directory = tinymlir.gpt2.write_random(tmp_path / "ckpt", **shape)
     params, cfg = load_params(directory)
@@ -143,11 +157,11 @@ def test_numpy_gpt2_traced_as_one_kernel(tmp_path, shape):
     steps = 6
     for _ in range(steps):
         padded = np.zeros(bucket, np.int32)
-        padded[:len(ids)] = ids
+        padded[: len(ids)] = ids
         got = compiled(padded, params, n_head=n_head)
         want = gpt2(padded, params, n_head)
         assert got.dtype == want.dtype == np.float64
-        np.testing.assert_allclose(got[:len(ids)], want[:len(ids)], rtol=3e-4, atol=3e-4)
+        np.testing.assert_allclose(got[: len(ids)], want[: len(ids)], rtol=3e-4, atol=3e-4)
         token = int(np.argmax(got[len(ids) - 1]))
         assert token == int(np.argmax(want[len(ids) - 1]))
         ids.append(token)
@@ -162,14 +176,18 @@ def test_numpy_gpt2_traced_as_one_kernel(tmp_path, shape):
 @pytest.fixture(scope="module")
 def tiny_checkpoint(tmp_path_factory):
     directory = tmp_path_factory.mktemp("gpt2-tiny")
-    return tinymlir.gpt2.write_random(directory, n_layer=2, n_head=4, n_embd=64,
-                                      vocab_size=50257, n_positions=128, seed=5)
+    return tinymlir.gpt2.write_random(
+        directory, n_layer=2, n_head=4, n_embd=64, vocab_size=50257, n_positions=128, seed=5
+    )
 
 
 def run_cli(args, cache_dir):
-    out = subprocess.run([tinymlir.gpt2.tool("tinymlir-gpt2"), *args, "--json",
-                          "--cache-dir", str(cache_dir)],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [tinymlir.gpt2.tool("tinymlir-gpt2"), *args, "--json", "--cache-dir", str(cache_dir)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -194,7 +212,9 @@ def test_generate_matches_cli_tokens(tiny_checkpoint, tmp_path):
         streamed.append(token)
     assert streamed == cli["output_ids"]
     assert model.generate_ids(cli["prompt_ids"], n, incremental=False) == cli["output_ids"]
-    cli_ids = run_cli(["--model", tiny_checkpoint, "--prompt-ids", "1,2,3", "--tokens", "5"], tmp_path)
+    cli_ids = run_cli(
+        ["--model", tiny_checkpoint, "--prompt-ids", "1,2,3", "--tokens", "5"], tmp_path
+    )
     assert list(model.generate([1, 2, 3], 5)) == cli_ids["output_ids"]
     # Stopping early is clean; errors carry the core's message.
     gen = model.generate(prompt, n)
@@ -209,8 +229,19 @@ def test_generate_matches_cli_tokens(tiny_checkpoint, tmp_path):
 
 def test_float32_precision_matches_the_cli(tiny_checkpoint, tmp_path):
     ids = [36235, 39141, 18765, 1143, 326]
-    cli = run_cli(["--model", tiny_checkpoint, "--prompt-ids", ",".join(map(str, ids)),
-                   "--tokens", "6", "--precision", "float32"], tmp_path)
+    cli = run_cli(
+        [
+            "--model",
+            tiny_checkpoint,
+            "--prompt-ids",
+            ",".join(map(str, ids)),
+            "--tokens",
+            "6",
+            "--precision",
+            "float32",
+        ],
+        tmp_path,
+    )
     model = tinymlir.gpt2.Model(tiny_checkpoint, precision="float32", cache_dir=tmp_path)
     logits = model.forward(ids)
     assert logits.dtype == np.float32 and logits.shape == (len(ids), 50257)
@@ -251,8 +282,9 @@ def test_a_model_pickles_by_path_and_settings(tiny_checkpoint, tmp_path):
     import multiprocessing
     import pickle
 
-    model = tinymlir.gpt2.load(tiny_checkpoint, cache_dir=tmp_path, precision="float32",
-                               prefix_cache=64)
+    model = tinymlir.gpt2.load(
+        tiny_checkpoint, cache_dir=tmp_path, precision="float32", prefix_cache=64
+    )
     data = pickle.dumps(model)
     assert len(data) < 2000, len(data)  # not the weights
     copy = pickle.loads(data)
@@ -260,5 +292,6 @@ def test_a_model_pickles_by_path_and_settings(tiny_checkpoint, tmp_path):
     want = model.generate_ids([1, 2, 3], 6)
     assert copy.generate_ids([1, 2, 3], 6) == want
     with concurrent.futures.ProcessPoolExecutor(
-            1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        1, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
         assert pool.submit(copy.generate_ids, [1, 2, 3], 6).result(timeout=300) == want

@@ -10,13 +10,29 @@ from test_mutation import same
 
 
 def test_int64_arguments_promotion_and_reductions():
-    big = np.array([[3_000_000_000, -7, 12], [5, 2**40, -2**35]], dtype=np.int64)
+    big = np.array([[3_000_000_000, -7, 12], [5, 2**40, -(2**35)]], dtype=np.int64)
     small = np.array([1, -2, 3], dtype=np.int32)
 
     def f(a, b):
-        return (a + b, a * 3 - 1, a // 1 if False else a - b, a.sum(), a.sum(axis=0),
-                b.sum(), a.prod(axis=1), a.max(), a.min(axis=1), a / 4, a.mean(), a > b,
-                np.where(a > 0, 1, 0), (a > 0).sum(), np.count_nonzero(a > 5), a * 0.5)
+        return (
+            a + b,
+            a * 3 - 1,
+            a // 1 if False else a - b,
+            a.sum(),
+            a.sum(axis=0),
+            b.sum(),
+            a.prod(axis=1),
+            a.max(),
+            a.min(axis=1),
+            a / 4,
+            a.mean(),
+            a > b,
+            np.where(a > 0, 1, 0),
+            (a > 0).sum(),
+            np.count_nonzero(a > 5),
+            a * 0.5,
+        )
+
     same(f, big, small)
 
 
@@ -27,6 +43,7 @@ def test_arrays_made_inside_are_numpys_int64():
         z[1] = 7
         idx = np.arange(x.shape[0]) * 2 % x.shape[0]
         return k, k + 1, k * x[:4], z, x[idx], np.full(2, 5)
+
     same(f, np.linspace(0.0, 1.0, 6))
 
 
@@ -35,6 +52,7 @@ def test_int64_written_back_and_mixed_results_exact():
     def f(a, x):
         a[0] += 2**40
         return a * 1, x * 1, (x * 1).astype(np.float32), x > 0
+
     same(f, np.array([2**53 - 1, 4, -5], dtype=np.int64), np.array([1.5, -0.0, np.nan]))
 
 
@@ -46,14 +64,32 @@ def test_integer_constants_keep_all_64_bits():
     def f(a, u):
         z = np.full(3, 2**62 + 1)
         z[1] = -(2**61) - 3
-        return (a + (2**60 + 1), a * (2**40 + 1), a - top, a ^ (2**63 - 1), a > 2**60 + 1,
-                a == 2**60 + 3, u + (2**64 - 1), u & 0xFFFF_FFFF_FFFF_FFF1, u >= 2**63 + 5,
-                u - np.uint64(2**63 + 1), a + np.int64(-(2**62) - 7), z, z // 3,
-                np.clip(a, 2**60 + 2, top - 1), np.where(a > 0, 2**59 + 11, -(2**58) - 1),
-                a.astype(np.float32) + 1, (a + 2**60 + 1).astype(np.float32),
-                np.maximum(a, 2**60 + 2))
-    same(f, np.array([2**60 + 2, 4, -5, top], dtype=np.int64),
-         np.array([2**63 + 7, 2**64 - 2, 3], dtype=np.uint64))
+        return (
+            a + (2**60 + 1),
+            a * (2**40 + 1),
+            a - top,
+            a ^ (2**63 - 1),
+            a > 2**60 + 1,
+            a == 2**60 + 3,
+            u + (2**64 - 1),
+            u & 0xFFFF_FFFF_FFFF_FFF1,
+            u >= 2**63 + 5,
+            u - np.uint64(2**63 + 1),
+            a + np.int64(-(2**62) - 7),
+            z,
+            z // 3,
+            np.clip(a, 2**60 + 2, top - 1),
+            np.where(a > 0, 2**59 + 11, -(2**58) - 1),
+            a.astype(np.float32) + 1,
+            (a + 2**60 + 1).astype(np.float32),
+            np.maximum(a, 2**60 + 2),
+        )
+
+    same(
+        f,
+        np.array([2**60 + 2, 4, -5, top], dtype=np.int64),
+        np.array([2**63 + 7, 2**64 - 2, 3], dtype=np.uint64),
+    )
 
 
 def test_integer_constants_out_of_range_are_numpys_overflow_error():

@@ -19,16 +19,23 @@ def np_attention(x, w_qkv, b_qkv, w_out, b_out, heads):
     t, c = x.shape
     q, k, v = np.split(x @ w_qkv + b_qkv, 3, axis=-1)
     mask = (1 - np.tri(t, dtype=x.dtype)) * -1e10
-    out = [np_softmax(qh @ kh.T / np.sqrt(c // heads) + mask) @ vh
-           for qh, kh, vh in zip(*(np.split(m, heads, axis=-1) for m in (q, k, v)))]
+    out = [
+        np_softmax(qh @ kh.T / np.sqrt(c // heads) + mask) @ vh
+        for qh, kh, vh in zip(*(np.split(m, heads, axis=-1) for m in (q, k, v)))
+    ]
     return np.hstack(out) @ w_out + b_out
 
 
 @pytest.fixture
 def params(rng):
     t, c = 5, 8
-    return (rng.normal(size=(t, c)), rng.normal(size=(c, 3 * c)) / 3, rng.normal(size=3 * c),
-            rng.normal(size=(c, c)) / 3, rng.normal(size=c))
+    return (
+        rng.normal(size=(t, c)),
+        rng.normal(size=(c, 3 * c)) / 3,
+        rng.normal(size=3 * c),
+        rng.normal(size=(c, c)) / 3,
+        rng.normal(size=c),
+    )
 
 
 # Float64 inputs of order 1: each result is at most a few dozen roundings deep
@@ -45,11 +52,14 @@ def test_kernels_match_numpy(params, rng):
     x, w_qkv, b_qkv, w_out, b_out = params
     gain, bias = rng.normal(size=8), rng.normal(size=8)
     cases = [
-        (tinymlir.gelu, (x,),
-         0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))),
+        (tinymlir.gelu, (x,), 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))),
         (tinymlir.softmax, (x,), np_softmax(x)),
-        (tinymlir.layer_norm, (x, gain, bias),
-         gain * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) + bias),
+        (
+            tinymlir.layer_norm,
+            (x, gain, bias),
+            gain * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+            + bias,
+        ),
         (tinymlir.linear, (x, w_out, b_out), x @ w_out + b_out),
         (tinymlir.attention, params + (2,), np_attention(*params, 2)),
         (tinymlir.attention, params + (4,), np_attention(*params, 4)),
@@ -65,13 +75,16 @@ def test_gelu_promotes_float32_as_the_seeds(rng):
     assert jit(tinymlir.gelu)(x).dtype == np.float64
 
 
-@pytest.mark.parametrize("fn, dtype", [
-    (lambda x: (x * 2.0 - 1.0).sum(axis=1), np.float32),
-    (lambda x: (x * x).mean(axis=0), np.float64),
-    (lambda x: x.sum(), np.uint8),                    # widened to uint64, then summed
-    (lambda x: (x > 100).sum(axis=1), np.uint8),       # bools counted as int64
-    (lambda x: np.abs(x - 3).max(axis=1), np.int16),
-])
+@pytest.mark.parametrize(
+    "fn, dtype",
+    [
+        (lambda x: (x * 2.0 - 1.0).sum(axis=1), np.float32),
+        (lambda x: (x * x).mean(axis=0), np.float64),
+        (lambda x: x.sum(), np.uint8),  # widened to uint64, then summed
+        (lambda x: (x > 100).sum(axis=1), np.uint8),  # bools counted as int64
+        (lambda x: np.abs(x - 3).max(axis=1), np.int16),
+    ],
+)
 def test_reductions_fuse_with_their_elementwise_operand(fn, dtype, rng):
     # The elementwise operand is computed inside the reduction's loop: a
     # generic, no linalg.reduce and no temporary of the operand's shape.

@@ -90,7 +90,7 @@ def test_eigh_svd_qr_lstsq_residuals(rng):
     wx, wres, wrank, ws = np.linalg.lstsq(m, y)
     assert rank == wrank and rank.dtype == wrank.dtype and res.shape == wres.shape
     cond = s[0] / s[-1]
-    assert norm(x - wx) <= 64 * 7 * e * cond ** 2 * norm(wx)  # least squares: cond^2
+    assert norm(x - wx) <= 64 * 7 * e * cond**2 * norm(wx)  # least squares: cond^2
     np.testing.assert_allclose(res, wres, rtol=1e-9)
 
 
@@ -98,21 +98,36 @@ def test_norms_of_every_order(rng):
     v = rng.standard_normal(9)
     m = rng.standard_normal((4, 5))
     for ord in (None, 1, 2, 3, 0.5, 0, np.inf, -np.inf, -1):
-        np.testing.assert_allclose(jit(lambda x: np.linalg.norm(x, ord))(v), np.linalg.norm(v, ord),
-                                   rtol=64 * EPS[np.float64])
+        np.testing.assert_allclose(
+            jit(lambda x: np.linalg.norm(x, ord))(v),
+            np.linalg.norm(v, ord),
+            rtol=64 * EPS[np.float64],
+        )
     for ord in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
-        np.testing.assert_allclose(jit(lambda x: np.linalg.norm(x, ord))(m), np.linalg.norm(m, ord),
-                                   rtol=64 * 5 * EPS[np.float64])
+        np.testing.assert_allclose(
+            jit(lambda x: np.linalg.norm(x, ord))(m),
+            np.linalg.norm(m, ord),
+            rtol=64 * 5 * EPS[np.float64],
+        )
     t = rng.standard_normal((2, 3, 4))
-    for fn in (np.linalg.norm, lambda x: np.linalg.norm(x, axis=(0, 2), keepdims=True),
-               lambda x: np.linalg.norm(x, 1, axis=(2, 1)), lambda x: np.linalg.norm(x, axis=1)):
+    for fn in (
+        np.linalg.norm,
+        lambda x: np.linalg.norm(x, axis=(0, 2), keepdims=True),
+        lambda x: np.linalg.norm(x, 1, axis=(2, 1)),
+        lambda x: np.linalg.norm(x, axis=1),
+    ):
         want = fn(t)
         got = jit(fn)(t)
         assert np.shape(got) == np.shape(want)
         np.testing.assert_allclose(got, want, rtol=64 * EPS[np.float64])
     a = spd(4, rng)
-    for fn in (lambda x: np.linalg.matrix_power(x, 5), lambda x: np.linalg.matrix_power(x, -2),
-               np.linalg.pinv, np.linalg.matrix_rank, np.linalg.cond):
+    for fn in (
+        lambda x: np.linalg.matrix_power(x, 5),
+        lambda x: np.linalg.matrix_power(x, -2),
+        np.linalg.pinv,
+        np.linalg.matrix_rank,
+        np.linalg.cond,
+    ):
         np.testing.assert_allclose(jit(fn)(a), fn(a), rtol=1e-10)
 
 
@@ -144,13 +159,14 @@ def test_linalg_errors_are_numpys_when_the_kernel_runs(rng):
 
 def test_least_squares_fit_program(rng):
     """A polynomial fit by least squares, then its prediction error."""
+
     def fit(x, y, degree):
-        A = np.stack([x ** k for k in range(degree, -1, -1)], axis=1)
+        A = np.stack([x**k for k in range(degree, -1, -1)], axis=1)
         coef, residuals, rank, s = np.linalg.lstsq(A, y)
         return coef, A @ coef - y, rank
 
     x = np.linspace(-1, 1, 40)
-    y = 3 * x ** 3 - x + 0.5 + 0.01 * rng.standard_normal(40)
+    y = 3 * x**3 - x + 0.5 + 0.01 * rng.standard_normal(40)
     coef, err, rank = jit(fit)(x, y, 3)
     wcoef, werr, wrank = fit(x, y, 3)
     assert rank == wrank == 4

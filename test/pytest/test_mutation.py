@@ -63,32 +63,39 @@ def positive(*shape, dtype=np.float64):
 
 # --- Item assignment ---------------------------------------------------------------
 
+
 def test_basic_index_forms_assign_as_numpy():
     def f(a, v):
-        a[1] = v[0]                  # an int: a row
-        a[:, 2] = -1.5               # a column, a Python float
-        a[::2, 1::2] = v[:3, 1:4]    # steps
-        a[-1, ::-1] = v[3]           # a negative step
-        a[None, 0, ...] = 7          # None and Ellipsis
-        a[2:4][:, 0] = 9             # through a chain of views
-        a[...] += 1                  # the whole array
+        a[1] = v[0]  # an int: a row
+        a[:, 2] = -1.5  # a column, a Python float
+        a[::2, 1::2] = v[:3, 1:4]  # steps
+        a[-1, ::-1] = v[3]  # a negative step
+        a[None, 0, ...] = 7  # None and Ellipsis
+        a[2:4][:, 0] = 9  # through a chain of views
+        a[...] += 1  # the whole array
         return a.sum(axis=0)
+
     same(f, positive(5, 6), positive(4, 6), rtol=6 * EPS64)
 
 
 def test_assignment_casts_as_setitem_and_broadcasts():
     def f(i, x):
-        i[0] = x[0]                  # float into int32 truncates, as NumPy's setitem
-        i[1:] = x[1:, :1] * 10       # (k, 1) broadcast over the row
+        i[0] = x[0]  # float into int32 truncates, as NumPy's setitem
+        i[1:] = x[1:, :1] * 10  # (k, 1) broadcast over the row
         return i
+
     same(f, np.arange(12, dtype=np.int32).reshape(3, 4), np.linspace(-3.7, 3.7, 12).reshape(3, 4))
 
 
 def test_value_that_does_not_broadcast_is_numpys_error():
     def f(a):
         a[0] = a[:, :2]
-    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(3, 2\) "
-                                         r"into shape \(4,\)"):
+
+    with pytest.raises(
+        ValueError,
+        match=r"could not broadcast input array from shape \(3, 2\) "
+        r"into shape \(4,\)",
+    ):
         jit(f)(np.zeros((3, 4)))
 
 
@@ -99,21 +106,28 @@ def test_augmented_assignment_and_the_same_kind_rule():
         b[0] -= a[0]
         c += 2
         return a @ b.T
+
     same(f, positive(3, 4), positive(3, 4), np.arange(4, dtype=np.int32), rtol=16 * EPS64)
-    with pytest.raises(TypeError, match=r"Cannot cast ufunc 'add' output from "
-                                        r"dtype\('float64'\) to dtype\('int32'\) with casting "
-                                        r"rule 'same_kind'"):
+    with pytest.raises(
+        TypeError,
+        match=r"Cannot cast ufunc 'add' output from "
+        r"dtype\('float64'\) to dtype\('int32'\) with casting "
+        r"rule 'same_kind'",
+    ):
+
         def g(i):
             i += 1.5
+
         jit(g)(np.arange(3, dtype=np.int32))
 
 
 def test_int_arrays_scatter_and_repeated_indices_buffer_as_numpy():
     def f(a, v):
         a[[0, 2]] = v[:2]
-        a[np.array([1, 1, 3]), 1] += 5.0   # repeated: the last of the buffered values
+        a[np.array([1, 1, 3]), 1] += 5.0  # repeated: the last of the buffered values
         a[[-1], :] = 0.25
         return a
+
     same(f, positive(5, 3), positive(4, 3))
     with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
         jit(lambda a: a.__setitem__([0, 9], 1.0))(positive(5, 3))
@@ -126,6 +140,7 @@ def test_ufunc_at_accumulates_repeated_indices():
         np.add.at(h, idx, w)
         np.maximum.at(h, [0, 0], 3.0)
         return h
+
     same(f, np.zeros(5), positive(5))
 
 
@@ -136,36 +151,41 @@ def test_traced_int_scalars_index_reads_and_writes():
             b = np.floor(v * bins).astype(np.int32)
             h[b] += 1
         return h
+
     same(hist, rng.random(40), 6)
 
     def pick(a, k):
         i = (k * 2).astype(np.int32)
         return a[i, 1:], a[1, i]
+
     same(pick, positive(5, 4), np.int32(1))
 
 
 # --- Views ---------------------------------------------------------------------------
+
 
 def test_writes_through_views_are_seen_by_the_base_and_other_views():
     def f(a):
         t = a.T
         r = a.reshape(4, 3)
         row = a[1]
-        t[0, 1] = 100.0          # a[1, 0]
-        r[3] = -1.0              # a[3, :] of a (4, 3) view is the last three elements
-        row[2:] = row[:2] * 2    # a[1, 2:]
+        t[0, 1] = 100.0  # a[1, 0]
+        r[3] = -1.0  # a[3, :] of a (4, 3) view is the last three elements
+        row[2:] = row[:2] * 2  # a[1, 2:]
         s = a[..., None]
         s[0, 0, 0] = 5.0
         flat = a.ravel()
         flat[-1] += 1
         return row.copy(), t, a.flatten()
+
     same(f, positive(3, 4), rtol=2 * EPS64)
 
     def g(b):
-        t3 = b.transpose(1, 2, 0)   # not its own inverse: the write goes back by the inverse
+        t3 = b.transpose(1, 2, 0)  # not its own inverse: the write goes back by the inverse
         t3[0, 1:3, 1] = -1.0
         np.swapaxes(b, 0, 2)[3, 2, 0] = 8.0
         return t3.sum(axis=(0, 1))
+
     same(g, positive(2, 3, 4), rtol=12 * EPS64)
 
 
@@ -174,14 +194,15 @@ def test_versions_read_after_later_writes_and_copies_written_apart():
     # version still read after the next write is copied first, and a copy
     # written on its own gets a buffer of its own.
     def f(a):
-        old = a.copy()           # the same value as a, now: written apart below
+        old = a.copy()  # the same value as a, now: written apart below
         a[0] = 1.0
         mid = a.copy()
         a[1:3] *= 2.0
         old[2] = -1.0
-        mid[:, 0] += old[:, 1]   # reads the old version after a's writes
+        mid[:, 0] += old[:, 1]  # reads the old version after a's writes
         a[3] = old[0] + mid[0]
         return old, mid, a[::2].sum(axis=0)
+
     same(f, positive(4, 3), rtol=4 * EPS64)
 
 
@@ -189,25 +210,26 @@ def test_reads_that_outlive_the_next_write_see_the_old_values():
     # A slice read in place (no copy) is safe only if every use of it, through
     # the operations fused with it, comes before the next write of its buffer.
     def later_use(a):
-        s = a[1:3] * 2.0         # fused into the sum below, after the write
+        s = a[1:3] * 2.0  # fused into the sum below, after the write
         a[1:3] = 0.0
         return s + a[1:3], np.sum(a[0:2] * 3.0)
 
     def chained(a, b):
         for _ in range(3):
-            b[1:-1] = 0.5 * (a[:-2] + a[2:])     # reads a in place
-            a[1:-1] = 0.5 * (b[:-2] + b[2:])     # reads b in place
+            b[1:-1] = 0.5 * (a[:-2] + a[2:])  # reads a in place
+            a[1:-1] = 0.5 * (b[:-2] + b[2:])  # reads b in place
         t = a[1:4] + 1.0
-        a[2] = -1.0              # t is still read below: its slice is a copy
+        a[2] = -1.0  # t is still read below: its slice is a copy
         return t * b[1:4], a[::2]
 
     def self_update(a):
-        a[1:] -= 0.5 * a[:-1]    # reads the box it writes: NumPy reads first
+        a[1:] -= 0.5 * a[:-1]  # reads the box it writes: NumPy reads first
         a[:, 1:] = a[:, :-1]
-        a[1:3, 1:3] += a[1:3, 1:3].T   # the box it writes, read transposed
+        a[1:3, 1:3] += a[1:3, 1:3].T  # the box it writes, read transposed
         a[2:5, 1:4] = a[2:5, 1:4].T
         a[:2] *= a[:2]
         return a.sum()
+
     same(later_use, positive(4, 3), rtol=8 * EPS64)
     same(chained, positive(9), positive(9), rtol=8 * EPS64)
     same(self_update, positive(5, 4), rtol=64 * EPS64)
@@ -219,10 +241,13 @@ def test_stencil_reads_its_arrays_in_place():
     # argument once, and each result out, not once per read or update.
     def jacobi(a, b, steps):
         for _ in range(steps):
-            b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:]
-                                   + a[2:, 1:-1] + a[:-2, 1:-1])
-            a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:]
-                                   + b[2:, 1:-1] + b[:-2, 1:-1])
+            b[1:-1, 1:-1] = 0.2 * (
+                a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1] + a[:-2, 1:-1]
+            )
+            a[1:-1, 1:-1] = 0.2 * (
+                b[1:-1, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:] + b[2:, 1:-1] + b[:-2, 1:-1]
+            )
+
     a, b = positive(12, 12), positive(12, 12)
     same(jacobi, a, b, 4, rtol=40 * EPS64)
     spec = jit(jacobi).compile(a, b, 4)
@@ -237,6 +262,7 @@ def test_one_updated_argument_is_written_in_place():
         for _ in range(steps):
             a[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
             a[0] += 1.0
+
     a = positive(10, 12)
     for arg in (a, np.asfortranarray(a), positive(20, 12)[::2]):
         same(smooth, arg, 3, rtol=16 * EPS64)
@@ -254,6 +280,7 @@ def test_elements_of_an_old_version_read_after_a_write():
         a[0, 1] = 5.0
         a[1, 1] = b[0, 1] * 2 + a[0, 1]
         return b[0, 1] + a[0, 1], b
+
     same(f, positive(2, 3))
 
 
@@ -268,6 +295,7 @@ def test_several_updated_arguments_are_written_in_place():
             ex[:, 1:] -= 0.5 * (hz[:, 1:] - hz[:, :-1])
             hz[:-1, :-1] -= 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
         return hz.sum()
+
     ex, ey, hz = positive(8, 9), positive(8, 9), positive(8, 9)
     same(fdtd, ex, ey, hz, 3, rtol=64 * EPS64)
     same(fdtd, np.asfortranarray(ex), ey, positive(16, 9)[::2], 3, rtol=64 * EPS64)
@@ -292,15 +320,18 @@ def test_several_results_that_share_their_values():
         z = y.copy()
         z[1:3] = 0
         return z, y
+
     def versions_reversed(x, w, idx):
         z, y = versions(x, w, idx)
         return y, z
+
     def reductions(r, idx):
         r[idx] += 3.0
         m = r < 1.2
         # several reductions of one shape: their zero-filled inits are one
         # value after CSE, each output needs its own
         return r[m].sum(), r[m].mean(), (r * 2).sum(), r.max(), r
+
     x, w, idx = positive(6), positive(4), np.array([0, 2])
     same(versions, x, w, idx)
     same(versions_reversed, x, w, idx)
@@ -313,6 +344,7 @@ def test_kernel_that_fails_while_running_leaves_the_updated_argument():
     def f(a, m):
         a[0] = 7.0
         a[1:] = np.linalg.solve(m, a[1:])
+
     a, singular = positive(3, 2), np.zeros((2, 2))
     before = a.copy()
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
@@ -329,22 +361,25 @@ def test_copies_do_not_write_back():
         d[1] = 0
         e = np.copy(a)
         e[:, 0] = 0
-        g = a[[0, 1]]       # advanced indexing: a copy
+        g = a[[0, 1]]  # advanced indexing: a copy
         g[0, 0] = 0
-        h = a[0, 0]         # a scalar, not a view
+        h = a[0, 0]  # a scalar, not a view
         h += 1
         return c, d, e, a, h
+
     same(f, positive(2, 3))
 
 
 # --- Arguments written back -----------------------------------------------------------
 
+
 def test_function_returning_none_updates_arguments_in_their_layout():
     def f(a, b):
         a[0, :] = b[:, 0]
         b *= 2
+
     a = np.asfortranarray(positive(3, 3))
-    b = positive(6, 6)[::2, ::2]   # a strided view
+    b = positive(6, 6)[::2, ::2]  # a strided view
     a0, b0 = a.copy(), b.copy()
     f(a0, b0)
     assert jit(f)(a, b) is None
@@ -357,6 +392,7 @@ def test_returned_argument_is_the_callers_array():
     def f(a):
         a[0] = 1
         return a
+
     a = positive(3)
     assert jit(f)(a) is a and a[0] == 1
 
@@ -364,7 +400,8 @@ def test_returned_argument_is_the_callers_array():
 def test_same_array_twice_is_one_buffer():
     def f(a, b):
         a[0] = 5
-        return b[0] + 1   # reads the write, as NumPy's b is a
+        return b[0] + 1  # reads the write, as NumPy's b is a
+
     x = positive(4)
     same(lambda x: f(x, x), x)
     y = positive(4)
@@ -375,6 +412,7 @@ def test_read_only_argument_is_refused_before_running():
     def f(a, b):
         b[0] = 1
         a[0] = 1
+
     a, b = positive(3), positive(3)
     a.flags.writeable = False
     with pytest.raises(ValueError, match="assignment destination is read-only"):
@@ -387,6 +425,7 @@ def test_arguments_untouched_when_tracing_fails_partway():
         a[0] = 1
         if a[1] > 0:  # data-dependent: refused
             a[2] = 2
+
     a = positive(3)
     before = a.copy()
     with pytest.raises(TypeError, match="truth value"):
@@ -396,11 +435,12 @@ def test_arguments_untouched_when_tracing_fails_partway():
 
 # --- Arrays made inside ---------------------------------------------------------------
 
+
 def test_creation_functions_make_traced_arrays():
     def f(x):
         z = np.zeros((2, 3))
         z[0] = x
-        e = np.empty(3)          # zeros: deterministic (NumPy's would be garbage: overwritten)
+        e = np.empty(3)  # zeros: deterministic (NumPy's would be garbage: overwritten)
         e[:] = x * 2
         o = np.ones_like(x)
         o[1] = 0
@@ -415,17 +455,19 @@ def test_creation_functions_make_traced_arrays():
         like = np.empty_like(x)
         like[...] = 1
         return z, e, o, full, eye, ident, lin, arr, like, np.zeros_like(z)
+
     same(f, positive(3))
 
 
 def test_ndarray_constructor_and_isinstance_while_tracing():
     def f(x):
-        out = np.ndarray((2, 3), np.float64)   # zeros while traced (NumPy's: garbage, overwritten)
+        out = np.ndarray((2, 3), np.float64)  # zeros while traced (NumPy's: garbage, overwritten)
         out[:] = x
         assert isinstance(np.ones(2).__array__(), np.ndarray)
         assert not isinstance(np.ones(2).__array__(), np.ma.MaskedArray)
         out[1] *= 2
         return out
+
     same(f, positive(3))
     assert np.ndarray is tinymlir._creation._NDARRAY  # NumPy's own again after the trace
 
@@ -438,6 +480,7 @@ def test_loops_over_arange_and_from_numpy_import():
         for i in np.arange(x.shape[0]):
             out[i] = x[i] * i
         return out
+
     same(f, positive(4))
 
 
@@ -454,6 +497,7 @@ def test_other_threads_keep_numpys_functions_while_tracing():
         started.wait(5)
         seen.append(type(np.zeros(2)))
         release.set()
+
     t = threading.Thread(target=other)
     t.start()
     jit(f)(positive(3))
@@ -464,6 +508,7 @@ def test_other_threads_keep_numpys_functions_while_tracing():
 
 # --- Masks -----------------------------------------------------------------------------
 
+
 def test_masked_writes_and_reads_of_the_same_mask():
     def f(r, x):
         r[r > 1.0] = r[r > 1.0] ** (-1.5)
@@ -471,6 +516,7 @@ def test_masked_writes_and_reads_of_the_same_mask():
         x[x > 1.2] = 0
         m = r < 0.9
         return r[m].sum(), r[m].mean(), r[m].max(), r[m].min()
+
     got = same(f, positive(6, 5), positive(6, 5), rtol=32 * EPS64)
     assert isinstance(got[0], np.float64)
     # NumPy's count is an int64 (a Python int without an axis); tinymlir's an int32 until int64
@@ -485,24 +531,37 @@ def test_masked_read_used_with_its_shape_is_refused():
 
 # --- Zero-size arrays -------------------------------------------------------------------
 
+
 def test_empty_slices_products_and_reductions_follow_numpy():
     def f(a, x):
         s = 0.0
         for i in range(3):
             s = s + a[i, :i] @ x[:i] + np.dot(a[:i, i], a[:i, 0])  # i = 0: empty, 0
-            a[i, :i] = 1.0                                        # i = 0: writes nothing
-        return s, a[:, 1:1], a[2:2].sum(axis=0), a[:0].prod(axis=0), (a[:0] > 0).any(), \
-            (a[:0] > 0).all(axis=0)
+            a[i, :i] = 1.0  # i = 0: writes nothing
+        return (
+            s,
+            a[:, 1:1],
+            a[2:2].sum(axis=0),
+            a[:0].prod(axis=0),
+            (a[:0] > 0).any(),
+            (a[:0] > 0).all(axis=0),
+        )
+
     same(f, positive(3, 3), positive(3), rtol=4 * EPS64)
     # zero-size arguments and arrays made inside
-    same(lambda e, x: (e * 2, e.sum(axis=1), np.zeros((0, 3)) + x, e.T @ e), np.zeros((4, 0)),
-         positive(3))
-    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum "
-                                         "which has no identity"):
+    same(
+        lambda e, x: (e * 2, e.sum(axis=1), np.zeros((0, 3)) + x, e.T @ e),
+        np.zeros((4, 0)),
+        positive(3),
+    )
+    with pytest.raises(
+        ValueError, match="zero-size array to reduction operation maximum which has no identity"
+    ):
         jit(lambda a: a[:, :0].max(axis=1))(positive(3, 3))
 
 
 # --- out= and the in-place functions -----------------------------------------------------
+
 
 def test_out_arguments_and_inplace_functions():
     def f(a, b, s):
@@ -518,10 +577,12 @@ def test_out_arguments_and_inplace_functions():
         e = np.ones(3)
         e.fill(7)
         return c, d, e
+
     same(f, positive(3, 3), positive(3, 3), np.zeros(3), rtol=4 * EPS64)
 
 
 # --- Results from static arguments and scalars ---------------------------------------------
+
 
 def test_static_results_and_numpy_scalars():
     assert jit(lambda x: x * 2)(3.0) == 6.0

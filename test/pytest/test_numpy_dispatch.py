@@ -28,15 +28,26 @@ def exact(fn, *args):
 
 def test_operators(x):
     y = x[::-1].copy()
-    for fn in (lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b,
-               lambda a, b: 2 + a, lambda a, b: 2 - a, lambda a, b: 2 * a, lambda a, b: 2 / a,
-               lambda a, b: -a, lambda a, b: +a, lambda a, b: a ** 2, lambda a, b: 2.0 ** a,
-               lambda a, b: b - 1.5):
+    for fn in (
+        lambda a, b: a + b,
+        lambda a, b: a - b,
+        lambda a, b: a * b,
+        lambda a, b: a / b,
+        lambda a, b: 2 + a,
+        lambda a, b: 2 - a,
+        lambda a, b: 2 * a,
+        lambda a, b: 2 / a,
+        lambda a, b: -a,
+        lambda a, b: +a,
+        lambda a, b: a**2,
+        lambda a, b: 2.0**a,
+        lambda a, b: b - 1.5,
+    ):
         if fn(x, y).dtype == np.float32 and "**" not in str(fn):
             exact(fn, x, y)
     # pow: a few ulp (exp/log based)
-    got = jit(lambda a: 2.0 ** a)(x)
-    assert_close(got, 2.0 ** x, 4 * E32 * np.abs(2.0 ** x) * (1 + np.abs(x)))
+    got = jit(lambda a: 2.0**a)(x)
+    assert_close(got, 2.0**x, 4 * E32 * np.abs(2.0**x) * (1 + np.abs(x)))
     a = x
     b = x.T.copy()
     assert_close(jit(lambda a, b: a @ b)(a, b), a @ b, 2 * 6 * E32 * (np.abs(a) @ np.abs(b)))
@@ -51,13 +62,21 @@ def test_methods_and_attributes(x):
 
     def f(t):
         seen.update(shape=t.shape, dtype=t.dtype, ndim=t.ndim, len=len(t))
-        return (t.T.reshape(2, 12).transpose().astype(np.float64).reshape((-1,)),
-                t.sum(axis=1), t.max(axis=0, keepdims=True), t.mean(), t.var(axis=-1),
-                t.sum(axis=(0, 1)), t.mT)
+        return (
+            t.T.reshape(2, 12).transpose().astype(np.float64).reshape((-1,)),
+            t.sum(axis=1),
+            t.max(axis=0, keepdims=True),
+            t.mean(),
+            t.var(axis=-1),
+            t.sum(axis=(0, 1)),
+            t.mT,
+        )
 
     out = jit(f)(x)
     assert seen == dict(shape=(4, 6), dtype=np.dtype(np.float32), ndim=2, len=4)
-    np.testing.assert_array_equal(out[0], x.T.reshape(2, 12).transpose().astype(np.float64).reshape(-1))
+    np.testing.assert_array_equal(
+        out[0], x.T.reshape(2, 12).transpose().astype(np.float64).reshape(-1)
+    )
     assert_close(out[1], x.sum(axis=1), 6 * E32 * np.abs(x).sum(axis=1))
     np.testing.assert_array_equal(out[2], x.max(axis=0, keepdims=True))
     assert_close(out[3], np.asarray(x.mean()), np.asarray(30 * E32 * np.abs(x).mean()))
@@ -89,20 +108,31 @@ def test_array_functions(x):
     np.testing.assert_array_equal(jit(lambda t: np.split(t, [1, 3], axis=0))(x)[1], x[1:3])
     np.testing.assert_array_equal(jit(lambda t: np.reshape(t, (3, 8)))(x), x.reshape(3, 8))
     np.testing.assert_array_equal(jit(lambda t: np.transpose(t))(x), x.T)
-    np.testing.assert_array_equal(jit(lambda t: np.hstack([t[:, :2], t, t[:, 1:3]]))(x),
-                                  np.hstack([x[:, :2], x, x[:, 1:3]]))
-    np.testing.assert_array_equal(jit(lambda t: np.concatenate([t, 2 * t], axis=-1))(x),
-                                  np.concatenate([x, 2 * x], axis=-1))
-    np.testing.assert_array_equal(jit(lambda t: np.concatenate([t, t[:1]], axis=0))(x),
-                                  np.concatenate([x, x[:1]], axis=0))
-    np.testing.assert_array_equal(jit(lambda t: np.hstack([t[0], t[1]]))(x), np.hstack([x[0], x[1]]))
+    np.testing.assert_array_equal(
+        jit(lambda t: np.hstack([t[:, :2], t, t[:, 1:3]]))(x), np.hstack([x[:, :2], x, x[:, 1:3]])
+    )
+    np.testing.assert_array_equal(
+        jit(lambda t: np.concatenate([t, 2 * t], axis=-1))(x), np.concatenate([x, 2 * x], axis=-1)
+    )
+    np.testing.assert_array_equal(
+        jit(lambda t: np.concatenate([t, t[:1]], axis=0))(x), np.concatenate([x, x[:1]], axis=0)
+    )
+    np.testing.assert_array_equal(
+        jit(lambda t: np.hstack([t[0], t[1]]))(x), np.hstack([x[0], x[1]])
+    )
     np.testing.assert_array_equal(jit(lambda t: np.max(t, axis=1))(x), np.max(x, axis=1))
-    np.testing.assert_array_equal(jit(lambda t: np.amax(t, axis=0, keepdims=True))(x),
-                                  np.amax(x, axis=0, keepdims=True))
+    np.testing.assert_array_equal(
+        jit(lambda t: np.amax(t, axis=0, keepdims=True))(x), np.amax(x, axis=0, keepdims=True)
+    )
     assert_close(jit(lambda t: np.sum(t, axis=0))(x), np.sum(x, axis=0), 8 * E32 * np.abs(x).sum(0))
-    assert_close(jit(lambda t: np.mean(t, axis=-1, keepdims=True))(x),
-                 np.mean(x, axis=-1, keepdims=True), 10 * E32 * np.abs(x).mean(-1, keepdims=True))
-    assert_close(jit(lambda t: np.var(t, axis=-1))(x), np.var(x, axis=-1), 20 * E32 * (x * x).mean(-1))
+    assert_close(
+        jit(lambda t: np.mean(t, axis=-1, keepdims=True))(x),
+        np.mean(x, axis=-1, keepdims=True),
+        10 * E32 * np.abs(x).mean(-1, keepdims=True),
+    )
+    assert_close(
+        jit(lambda t: np.var(t, axis=-1))(x), np.var(x, axis=-1), 20 * E32 * (x * x).mean(-1)
+    )
     sq = x[:, :4].copy()
     np.testing.assert_array_equal(jit(lambda t: np.triu(t))(sq), np.triu(sq))
     np.testing.assert_array_equal(jit(lambda t: np.triu(t, k=1))(sq), np.triu(sq, k=1))
@@ -114,8 +144,13 @@ def test_constants_built_in_the_function(x):
 
     def masked(t):
         n = t.shape[0]
-        return (t + (1 - np.tri(n, dtype=t.dtype)) * -1e10 + np.ones((n, n), t.dtype)
-                + np.zeros_like(t) + np.triu(np.ones((n, n), t.dtype), k=1) * -np.inf)
+        return (
+            t
+            + (1 - np.tri(n, dtype=t.dtype)) * -1e10
+            + np.ones((n, n), t.dtype)
+            + np.zeros_like(t)
+            + np.triu(np.ones((n, n), t.dtype), k=1) * -np.inf
+        )
 
     got = jit(masked)(sq)
     with np.errstate(invalid="ignore"):
@@ -130,7 +165,9 @@ def test_indexing(x):
         np.testing.assert_array_equal(g, w)
     ids = np.array([3, 0, 2], dtype=np.int32)
     np.testing.assert_array_equal(jit(lambda t, i: t[i])(x, ids), x[ids])
-    with pytest.raises(IndexError, match=r"\[gather\] id 9 at position 1 is outside the table of 4 rows"):
+    with pytest.raises(
+        IndexError, match=r"\[gather\] id 9 at position 1 is outside the table of 4 rows"
+    ):
         jit(lambda t, i: t[i])(x, np.array([0, 9], dtype=np.int32))
 
 
@@ -139,11 +176,13 @@ def test_rows_by_an_id_argument_of_any_integer_dtype(x):
     # unsigned ints, negative ids counting from the end, tables of any rank,
     # and basic indices on the other axes. Exact: a selection.
     t = np.arange(24.0).reshape(2, 3, 4)
-    cases = [(lambda t, i: t[i], t, np.array([1, -1, 0])),
-             (lambda t, i: t[i, 1:, None], t, np.array([1, -2])),
-             (lambda t, i: t[i, ..., 2], t, np.array([0, 1, 1], np.uint8)),
-             (lambda v, i: v[i] * 2, x[0], np.array([4, -5, 2], np.int16)),
-             (lambda v, i: v[i], x[0], np.array([], np.int64))]
+    cases = [
+        (lambda t, i: t[i], t, np.array([1, -1, 0])),
+        (lambda t, i: t[i, 1:, None], t, np.array([1, -2])),
+        (lambda t, i: t[i, ..., 2], t, np.array([0, 1, 1], np.uint8)),
+        (lambda v, i: v[i] * 2, x[0], np.array([4, -5, 2], np.int16)),
+        (lambda v, i: v[i], x[0], np.array([], np.int64)),
+    ]
     for f, table, ids in cases:
         want, got = f(table, ids), jit(f)(table, ids)
         assert got.shape == want.shape and got.dtype == want.dtype
@@ -159,11 +198,21 @@ def test_negative_steps_and_flips_are_numpy_s():
     rng = np.random.default_rng(9)
     a = rng.standard_normal((5, 6, 7))
     a.flat[::11] = -0.0
-    fns = [lambda t: t[::-1], lambda t: t[:, ::-2], lambda t: t[3:0:-1, 1, ::-3],
-           lambda t: t[-1:-6:-2, :, 5:1:-1], lambda t: t[::-1, None, ::2],
-           lambda t: t[range(4, 0, -2)], lambda t: t[:, range(5, -1, -1)],
-           lambda t: np.flip(t), lambda t: np.flip(t, 1), lambda t: np.flip(t, (0, -1)),
-           lambda t: np.fliplr(t), lambda t: np.flipud(t), lambda t: t[::-1] + t]
+    fns = [
+        lambda t: t[::-1],
+        lambda t: t[:, ::-2],
+        lambda t: t[3:0:-1, 1, ::-3],
+        lambda t: t[-1:-6:-2, :, 5:1:-1],
+        lambda t: t[::-1, None, ::2],
+        lambda t: t[range(4, 0, -2)],
+        lambda t: t[:, range(5, -1, -1)],
+        lambda t: np.flip(t),
+        lambda t: np.flip(t, 1),
+        lambda t: np.flip(t, (0, -1)),
+        lambda t: np.fliplr(t),
+        lambda t: np.flipud(t),
+        lambda t: t[::-1] + t,
+    ]
     for arr in (a, a.astype(np.float32), (a * 10).astype(np.int32), a > 0):
         for fn in fns[:-1] + ([fns[-1]] if arr.dtype != np.bool_ else []):
             got, want = jit(fn)(arr), fn(arr)
@@ -180,9 +229,9 @@ def test_negative_steps_and_flips_are_numpy_s():
 def test_index_put_is_numpy_assignment():
     rng = np.random.default_rng(5)
     a = rng.standard_normal((3, 4, 5)).astype(np.float32)
-    i = np.array([2, 0, 2], dtype=np.int32)       # (2, 1) twice: the last row wins
+    i = np.array([2, 0, 2], dtype=np.int32)  # (2, 1) twice: the last row wins
     j = np.array([1, 3, 1], dtype=np.int32)
-    v = rng.standard_normal((3, 4))               # float64, cast as NumPy's assignment does
+    v = rng.standard_normal((3, 4))  # float64, cast as NumPy's assignment does
     want = a.copy()
     want[i, :, j] = v
     got = jit(lambda a, i, j, v: tinymlir.index_put(a, (i, None, j), v))(a, i, j, v)
@@ -194,16 +243,22 @@ def test_index_put_is_numpy_assignment():
     w = rng.standard_normal((2, 5)).astype(np.float32)
     want = a.copy()
     want[1][rows] = w
-    np.testing.assert_array_equal(jit(lambda a, w: tinymlir.index_put(a[1], rows, w))(a, w), want[1])
+    np.testing.assert_array_equal(
+        jit(lambda a, w: tinymlir.index_put(a[1], rows, w))(a, w), want[1]
+    )
     np.testing.assert_array_equal(tinymlir.index_put(a[1], (rows.astype(np.int32),), w), want[1])
-    with pytest.raises(IndexError, match=r"\[index_put\] index 5 at position 0 is outside axis 2 of size 5"):
+    with pytest.raises(
+        IndexError, match=r"\[index_put\] index 5 at position 0 is outside axis 2 of size 5"
+    ):
         jit(lambda a, i, j, v: tinymlir.index_put(a, (i, None, j), v))(
-            a, i, np.array([5, 0, 0], dtype=np.int32), v)
+            a, i, np.array([5, 0, 0], dtype=np.int32), v
+        )
     with pytest.raises(ValueError, match=r"\[index_put\] values of shape \(4, 3\) for 3 positions"):
         jit(lambda a, i, j, v: tinymlir.index_put(a, (i, None, j), v))(a, i, j, v.T)
 
 
 # --- Errors -----------------------------------------------------------------------
+
 
 def test_unsupported_numpy_function_is_named(x):
     with pytest.raises(TypeError, match=r"numpy\.polyfit"):
@@ -238,7 +293,9 @@ def test_bool_of_traced_value(x):
 def test_shape_errors_carry_the_cpp_message(x):
     with pytest.raises(ValueError, match=r"^\[add\] cannot broadcast shapes \(4, 6\) and \(5,\)$"):
         jit(lambda a, b: a + b)(x, np.ones(5, np.float32))
-    with pytest.raises(ValueError, match=r"^\[matmul\] inner dimensions differ: \(4, 6\) @ \(4, 7\)$"):
+    with pytest.raises(
+        ValueError, match=r"^\[matmul\] inner dimensions differ: \(4, 6\) @ \(4, 7\)$"
+    ):
         jit(lambda a, b: a @ b)(x, np.ones((4, 7), np.float32))
     with pytest.raises(ValueError, match=r"\[reshape\] cannot reshape \(4, 6\)"):
         jit(lambda a: a.reshape(5, 5))(x)
@@ -248,7 +305,10 @@ def test_shape_errors_carry_the_cpp_message(x):
 
 def test_dtype_errors(x):
     # int64 (NumPy's default integer) and int32 sums (int64, as NumPy's)
-    for fn, arg in ((lambda a: a * 2, np.arange(4)), (lambda a: a.sum(), np.arange(4, dtype=np.int32))):
+    for fn, arg in (
+        (lambda a: a * 2, np.arange(4)),
+        (lambda a: a.sum(), np.arange(4, dtype=np.int32)),
+    ):
         got, want = jit(fn)(arg), fn(arg)
         assert np.asarray(got).dtype == np.asarray(want).dtype
         np.testing.assert_array_equal(got, want)
@@ -256,7 +316,10 @@ def test_dtype_errors(x):
         jit(lambda p: p["w"] * 2)({"w": np.ones(3, "datetime64[s]")})
     compiled = jit(lambda a: a * 2).compile(x)
     # Calling a specialization directly with other types: the core's [call] checks.
-    with pytest.raises(TypeError, match=r"^\[call\] input 0 is float64 \(4, 6\) but this specialization was compiled for float32 \(4, 6\)$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^\[call\] input 0 is float64 \(4, 6\) but this specialization was compiled for float32 \(4, 6\)$",
+    ):
         compiled._compiled([x.astype(np.float64)])
     with pytest.raises(ValueError, match=r"^\[call\] input 0 is float32 \(4, 5\)"):
         compiled._compiled([x[:, :5]])
@@ -299,18 +362,25 @@ def test_log_abs_minimum_erf(x):
 
 
 # NumPy has no ufunc for these rows: the elementwise reference.
-_REFERENCE = {"erf": lambda x: np.vectorize(__import__("math").erf, otypes=[np.float64])(x),
-              "where": lambda c, x, y: np.where(c, x, y), "real": np.real, "imag": np.imag,
-              "angle": np.angle}
+_REFERENCE = {
+    "erf": lambda x: np.vectorize(__import__("math").erf, otypes=[np.float64])(x),
+    "where": lambda c, x, y: np.where(c, x, y),
+    "real": np.real,
+    "imag": np.imag,
+    "angle": np.angle,
+}
 
 
 # Where the operands are drawn from (inside the function's domain).
-_DOMAIN = {"arcsin": (0.05, 0.95), "arccos": (0.05, 0.95), "arccosh": (1.05, 3.0),
-           "arctanh": (0.05, 0.95)}
+_DOMAIN = {
+    "arcsin": (0.05, 0.95),
+    "arccos": (0.05, 0.95),
+    "arccosh": (1.05, 3.0),
+    "arctanh": (0.05, 0.95),
+}
 
 # Rows of integer operands only (NumPy's bitwise ufuncs): drawn as int32 and int64.
-_INTEGER_ROWS = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
-                 "invert"}
+_INTEGER_ROWS = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert"}
 
 
 @pytest.mark.parametrize("name,arity", tinymlir._tinymlir.ELEMENTWISE)
@@ -322,7 +392,7 @@ def test_every_elementwise_row_of_ops_def(name, arity, rng):
     assert name in tinymlir.__all__
     ufunc = getattr(np, name, None)
     reference = ufunc if isinstance(ufunc, np.ufunc) else _REFERENCE[name]
-    kinds = ((np.int32, np.int64) if name in _INTEGER_ROWS else (np.float32, np.float64))
+    kinds = (np.int32, np.int64) if name in _INTEGER_ROWS else (np.float32, np.float64)
     for dtypes in ((kinds[0],) * arity, (kinds[1],) * arity, kinds[:arity]):
         low, high = _DOMAIN.get(name, (0.25, 2.25))
         args = [(rng.random((3, 5)) * (high - low) + low).astype(dt) for dt in dtypes]
@@ -332,15 +402,16 @@ def test_every_elementwise_row_of_ops_def(name, arity, rng):
                 args[1] = rng.integers(0, 40, (3, 5)).astype(dtypes[1])
         if arity == 3:  # where: a bool condition, then the values
             dtypes = (np.float32, np.float64) if len(set(dtypes)) > 1 else dtypes[1:]
-            args = [rng.random((3, 5)) < 0.5] + [(rng.random((3, 5)) - 0.5).astype(dt)
-                                                  for dt in (dtypes * 2)[:2]]
+            args = [rng.random((3, 5)) < 0.5] + [
+                (rng.random((3, 5)) - 0.5).astype(dt) for dt in (dtypes * 2)[:2]
+            ]
         want = reference(*args)
         if not isinstance(ufunc, np.ufunc) and arity < 3:
             want = want.astype(np.result_type(*args))
         # Comparisons, selections and integer operations are exact.
         exact = want.dtype.kind in "biu" or arity == 3 or name in ("real", "imag")
         bound = 0.0 if exact else 2 * 4 * eps(want.dtype) * np.abs(want)
-        for fn in ([getattr(tinymlir, name)] + ([ufunc] if reference is ufunc else [])):
+        for fn in [getattr(tinymlir, name)] + ([ufunc] if reference is ufunc else []):
             got = jit(fn)(*args)
             assert got.dtype == want.dtype, (name, fn, dtypes)
             assert_close(got, want, bound, f"{name} {dtypes}")
@@ -354,12 +425,16 @@ def test_functions_dispatch_when_the_first_trace_imports_them(tmp_path):
     # own functions.
     import subprocess
     import sys
-    code = ("import numpy as np\nfrom tinymlir import jit\n"
-            "x = np.linspace(0, 1, 3)\n"
-            "r = jit(lambda x: (x ** 0, np.zeros_like(x) + x ** 1))(x)\n"
-            "assert r[0].tolist() == [1.0, 1.0, 1.0] and r[1].tolist() == x.tolist(), r\n"
-            "print('ok')\n")
+
+    code = (
+        "import numpy as np\nfrom tinymlir import jit\n"
+        "x = np.linspace(0, 1, 3)\n"
+        "r = jit(lambda x: (x ** 0, np.zeros_like(x) + x ** 1))(x)\n"
+        "assert r[0].tolist() == [1.0, 1.0, 1.0] and r[1].tolist() == x.tolist(), r\n"
+        "print('ok')\n"
+    )
     env = dict(os.environ, TINYMLIR_CACHE_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

@@ -26,11 +26,13 @@ def test_inverse_square_root_is_pow():
     for dtype, e in ((np.float32, E32), (np.float64, E64)):
         x = np.array([0.25, 4.0, 3.0, 1e-30, 0.0, -0.0, np.inf, -1.0, -np.inf], dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
-            want = x ** -0.5
-        got = jit(lambda a: a ** -0.5)(x)
+            want = x**-0.5
+        got = jit(lambda a: a**-0.5)(x)
         assert got.dtype == want.dtype
         assert_close(got, want, 3 * e * np.abs(np.nan_to_num(want, posinf=0)))
-        assert np.signbit(got[5]) == np.signbit(want[5]) and got[5] == np.inf  # pow(-0, -0.5) = +inf
+        assert (
+            np.signbit(got[5]) == np.signbit(want[5]) and got[5] == np.inf
+        )  # pow(-0, -0.5) = +inf
         assert got[8] == 0 and want[8] == 0  # pow(-inf, -0.5) = +0
     x = np.random.default_rng(3).random((3, 5), np.float32)
     fn = lambda a: (a.var(axis=-1, keepdims=True) + 1e-5) ** -0.5  # layer normalization's
@@ -41,9 +43,13 @@ def test_reductions_over_no_axes():
     x = np.array([[0, 1, 2], [3, np.inf, 5]], np.float32)
     i = np.arange(6, dtype=np.int32).reshape(2, 3)
     with np.errstate(invalid="ignore"):
-        for fn in (lambda a: np.sum(a, axis=()), lambda a: np.max(a, axis=()),
-                   lambda a: np.mean(a, axis=()), lambda a: np.var(a, axis=()),
-                   lambda a: a.var(axis=(), keepdims=True)):
+        for fn in (
+            lambda a: np.sum(a, axis=()),
+            lambda a: np.max(a, axis=()),
+            lambda a: np.mean(a, axis=()),
+            lambda a: np.var(a, axis=()),
+            lambda a: a.var(axis=(), keepdims=True),
+        ):
             same(fn, x)
         for fn in (lambda a: np.mean(a, axis=()), lambda a: np.var(a, axis=())):
             assert same(fn, i).dtype == np.float64
@@ -51,8 +57,11 @@ def test_reductions_over_no_axes():
 
 def test_axis_0_or_minus_1_of_a_scalar():
     s = np.array(1.5, np.float32)
-    for fn in (lambda a: np.exp(a - np.max(a, axis=-1, keepdims=True)),
-               lambda a: np.sum(a, axis=0), lambda a: a.sum(axis=-1)):
+    for fn in (
+        lambda a: np.exp(a - np.max(a, axis=-1, keepdims=True)),
+        lambda a: np.sum(a, axis=0),
+        lambda a: a.sum(axis=-1),
+    ):
         same(fn, s)
     for fn in (lambda a: np.sum(a, axis=1), lambda a: a.mean(axis=0), lambda a: a.var(axis=-1)):
         with pytest.raises(np.exceptions.AxisError):
@@ -72,8 +81,11 @@ def test_empty_index_and_ellipsis_of_a_scalar():
 def test_ranges_index_as_numpy_does_or_fail():
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     # One range and slices: the same elements as the slice.
-    for fn in (lambda a: a[range(0, 2)], lambda a: a[:, range(1, 3)],
-               lambda a: a[range(1, 2), :, 1:3]):
+    for fn in (
+        lambda a: a[range(0, 2)],
+        lambda a: a[:, range(1, 3)],
+        lambda a: a[range(1, 2), :, 1:3],
+    ):
         same(fn, x)
     # Two ranges pick pairs (advanced indexing); with an integer, the axes move:
     # not taken as slices, refused by name.
@@ -93,25 +105,33 @@ def test_ranges_index_as_numpy_does_or_fail():
 
 def test_bad_axes_are_errors():
     x = np.ones((2, 3), np.float32)
-    cases = [(lambda a: np.swapaxes(a, 0, 5), np.exceptions.AxisError),
-             (lambda a: np.expand_dims(a, 7), np.exceptions.AxisError),
-             (lambda a: np.expand_dims(a, (0, 0)), ValueError),
-             (lambda a: np.squeeze(a.reshape(1, 2, 1, 3), 4), np.exceptions.AxisError)]
+    cases = [
+        (lambda a: np.swapaxes(a, 0, 5), np.exceptions.AxisError),
+        (lambda a: np.expand_dims(a, 7), np.exceptions.AxisError),
+        (lambda a: np.expand_dims(a, (0, 0)), ValueError),
+        (lambda a: np.squeeze(a.reshape(1, 2, 1, 3), 4), np.exceptions.AxisError),
+    ]
     for fn, error in cases:
         with pytest.raises(error):
             fn(x)  # NumPy refuses them too
         with pytest.raises(error):
             jit(fn)(x)
-    for fn in (lambda a: np.swapaxes(a, -1, 0), lambda a: np.expand_dims(a, (-1, 0)),
-               lambda a: np.squeeze(a.reshape(1, 2, 1, 3), (-2, 0))):
+    for fn in (
+        lambda a: np.swapaxes(a, -1, 0),
+        lambda a: np.expand_dims(a, (-1, 0)),
+        lambda a: np.squeeze(a.reshape(1, 2, 1, 3), (-2, 0)),
+    ):
         same(fn, x)
 
 
 def test_python_integers_beyond_int32():
     x = np.ones(3, np.float32)
     assert same(lambda a: a * 2**40, x, bound=0).dtype == np.float32
-    with pytest.raises(OverflowError, match=r"\[mul\] Python integer 1099511627776 is out of "
-                                            r"bounds for int32"):
+    with pytest.raises(
+        OverflowError,
+        match=r"\[mul\] Python integer 1099511627776 is out of "
+        r"bounds for int32",
+    ):
         jit(lambda a: a * 2**40)(np.ones(3, np.int32))  # NumPy 2's OverflowError
 
 
@@ -154,6 +174,7 @@ def test_a_function_with_a_target_parameter():
     @jit
     def g(x, target=1.0):
         return x * target
+
     np.testing.assert_array_equal(g(np.ones(3, np.float32), target=3.0), np.full(3, 3, np.float32))
     with pytest.raises(TypeError, match=r"target= names the compile target"):
         jit(lambda x: x)(np.ones(3, np.float32), target=3.0)
@@ -177,17 +198,29 @@ def test_array_subclasses():
         jit(lambda a: a * 2)(masked)
     with pytest.raises(TypeError, match="MaskedArray"):
         jit(lambda a: a * masked)(np.ones(2))  # captured
+
     # Other subclasses (np.memmap of weights) are their values.
     class Tagged(np.ndarray):
         pass
+
     t = np.arange(3.0).view(Tagged)
     np.testing.assert_array_equal(jit(lambda a: a + 1)(t), np.arange(3.0) + 1)
 
 
-MATMUL_SHAPES = [((5,), (5,)), ((5,), (5, 3)), ((4, 5), (5,)), ((2, 4, 5), (5, 3)),
-                 ((2, 4, 5), (5,)), ((5,), (2, 5, 3)), ((4, 5), (2, 5, 3)), ((1, 4, 5), (3, 5, 2)),
-                 ((2, 1, 4, 5), (3, 5, 2)), ((2, 3, 4, 5), (2, 3, 5, 2)),
-                 ((3, 1, 4, 5), (1, 2, 5, 6)), ((2, 4, 5), (2, 5, 3))]
+MATMUL_SHAPES = [
+    ((5,), (5,)),
+    ((5,), (5, 3)),
+    ((4, 5), (5,)),
+    ((2, 4, 5), (5, 3)),
+    ((2, 4, 5), (5,)),
+    ((5,), (2, 5, 3)),
+    ((4, 5), (2, 5, 3)),
+    ((1, 4, 5), (3, 5, 2)),
+    ((2, 1, 4, 5), (3, 5, 2)),
+    ((2, 3, 4, 5), (2, 3, 5, 2)),
+    ((3, 1, 4, 5), (1, 2, 5, 6)),
+    ((2, 4, 5), (2, 5, 3)),
+]
 
 
 @pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
@@ -205,11 +238,16 @@ def test_matmul_of_every_rank(sa, sb, rng):
 
 def test_matmul_errors_name_both_shapes():
     f = jit(lambda x, y: x @ y)
-    for sa, sb, reason in (((2, 4, 5), (3, 5, 2), "batch dimensions differ"),
-                           ((4, 5), (4, 5), "inner dimensions differ"),
-                           ((5,), (4,), "inner dimensions differ")):
-        with pytest.raises(ValueError, match=rf"^\[matmul\] {reason}: "
-                                             rf"{re.escape(str(sa))} @ {re.escape(str(sb))}$"):
+    for sa, sb, reason in (
+        ((2, 4, 5), (3, 5, 2), "batch dimensions differ"),
+        ((4, 5), (4, 5), "inner dimensions differ"),
+        ((5,), (4,), "inner dimensions differ"),
+    ):
+        with pytest.raises(
+            ValueError,
+            match=rf"^\[matmul\] {reason}: "
+            rf"{re.escape(str(sa))} @ {re.escape(str(sb))}$",
+        ):
             f(np.ones(sa, np.float32), np.ones(sb, np.float32))
     with pytest.raises(ValueError, match=r"\[matmul\] operands must have at least one dimension"):
         f(np.ones((), np.float32), np.ones(3, np.float32))
@@ -219,8 +257,9 @@ def test_many_parts_and_outputs(rng):
     # Over 16 parts concatenate in groups (bufferizing one chain of 200 slice
     # insertions took minutes): the same values, order and promotion as NumPy's.
     dtypes = [np.float32, np.int32, np.float32, np.float64]
-    parts = [(rng.normal(size=(2, i % 3 + 1)) * 10).astype(dtypes[(i // 11) % 4])
-             for i in range(41)]
+    parts = [
+        (rng.normal(size=(2, i % 3 + 1)) * 10).astype(dtypes[(i // 11) % 4]) for i in range(41)
+    ]
     got = jit(lambda xs: np.concatenate(xs, axis=1))(parts)
     want = np.concatenate(parts, axis=1)
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -239,8 +278,13 @@ def test_min_as_numpy(rng):
     i = rng.integers(-100, 100, size=(3, 5)).astype(np.int32)
     i[2, 4] = np.iinfo(np.int32).min
     for a in (x, x.astype(np.float64), i):
-        for fn in (lambda t: np.min(t), lambda t: t.min(axis=0), lambda t: np.amin(t, axis=-1),
-                   lambda t: t.min(axis=(0, 1), keepdims=True), lambda t: tinymlir.min(t, 1)):
+        for fn in (
+            lambda t: np.min(t),
+            lambda t: t.min(axis=0),
+            lambda t: np.amin(t, axis=-1),
+            lambda t: t.min(axis=(0, 1), keepdims=True),
+            lambda t: tinymlir.min(t, 1),
+        ):
             got, want = jit(fn)(a), fn(a)
             assert got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_array_equal(got, want)
@@ -248,8 +292,13 @@ def test_min_as_numpy(rng):
 
 def test_means_of_int32_are_float64(rng):
     i = rng.integers(-1000, 1000, size=(4, 5)).astype(np.int32)
-    for fn in (lambda t: np.mean(t), lambda t: t.mean(axis=1), lambda t: np.var(t, axis=0),
-               lambda t: t.std(axis=(0, 1)), lambda t: tinymlir.mean(t, 1)):
+    for fn in (
+        lambda t: np.mean(t),
+        lambda t: t.mean(axis=1),
+        lambda t: np.var(t, axis=0),
+        lambda t: t.std(axis=(0, 1)),
+        lambda t: tinymlir.mean(t, 1),
+    ):
         got, want = jit(fn)(i), fn(i)
         assert got.dtype == want.dtype == np.float64 and got.shape == want.shape
         assert_close(got, want, 60 * E64 * (np.abs(want) + np.abs(i).max() ** 2))
@@ -259,15 +308,25 @@ def test_more_numpy_functions(rng):
     x = rng.normal(size=(3, 4)).astype(np.float32)
     y = rng.normal(size=(3, 4)).astype(np.float32)
     v = rng.normal(size=4)
-    for fn in (lambda a, b: np.clip(a, -0.5, 0.5), lambda a, b: np.clip(a, None, 0.1),
-               lambda a, b: np.clip(a, 1.0, -1.0),  # crossed bounds: NumPy gives the upper
-               lambda a, b: np.stack([a, b]), lambda a, b: np.stack((a, b), axis=-1),
-               lambda a, b: np.vstack([a, b]), lambda a, b: np.vstack([a[0], b[1]]),
-               lambda a, b: np.full_like(a, 7) + b, lambda a, b: a.flatten() * 2,
-               lambda a, b: a.ravel(), lambda a, b: a.copy() + 1, lambda a, b: a.swapaxes(0, 1),
-               lambda a, b: a[None].squeeze(0), lambda a, b: np.dot(a, 2.0),
-               lambda a, b: a.clip(-0.1, 0.2), lambda a, b: np.clip(a, None, None),
-               lambda a, b: np.ravel(a)):
+    for fn in (
+        lambda a, b: np.clip(a, -0.5, 0.5),
+        lambda a, b: np.clip(a, None, 0.1),
+        lambda a, b: np.clip(a, 1.0, -1.0),  # crossed bounds: NumPy gives the upper
+        lambda a, b: np.stack([a, b]),
+        lambda a, b: np.stack((a, b), axis=-1),
+        lambda a, b: np.vstack([a, b]),
+        lambda a, b: np.vstack([a[0], b[1]]),
+        lambda a, b: np.full_like(a, 7) + b,
+        lambda a, b: a.flatten() * 2,
+        lambda a, b: a.ravel(),
+        lambda a, b: a.copy() + 1,
+        lambda a, b: a.swapaxes(0, 1),
+        lambda a, b: a[None].squeeze(0),
+        lambda a, b: np.dot(a, 2.0),
+        lambda a, b: a.clip(-0.1, 0.2),
+        lambda a, b: np.clip(a, None, None),
+        lambda a, b: np.ravel(a),
+    ):
         got, want = jit(fn)(x, y), fn(x, y)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
@@ -304,12 +363,19 @@ def test_slices_with_steps(options, rng):
     x = rng.normal(size=(12, 10)).astype(np.float32)
     x3 = rng.normal(size=(6, 4, 9))
     w = rng.normal(size=(5, 7)).astype(np.float32)
-    exact = [(lambda a: a[::2], x), (lambda a: a[1::3, ::2], x), (lambda a: a[:, 1:8:2], x),
-             (lambda a: a[::2, 3], x), (lambda a: a[range(0, 12, 4)], x),
-             (lambda a: a[::2].reshape(3, 2, 10), x), (lambda a: a[::2].reshape(-1), x),
-             (lambda a: a[::2, :, ::4], x3), (lambda a: a[1::2, 1:3, 1:8:3] + 1, x3),
-             (lambda a: np.concatenate([a[::2], a[1::2]], axis=1), x),
-             (lambda a: tinymlir.slice(a, [0, 1], [12, 10], [5, 3]), x)]
+    exact = [
+        (lambda a: a[::2], x),
+        (lambda a: a[1::3, ::2], x),
+        (lambda a: a[:, 1:8:2], x),
+        (lambda a: a[::2, 3], x),
+        (lambda a: a[range(0, 12, 4)], x),
+        (lambda a: a[::2].reshape(3, 2, 10), x),
+        (lambda a: a[::2].reshape(-1), x),
+        (lambda a: a[::2, :, ::4], x3),
+        (lambda a: a[1::2, 1:3, 1:8:3] + 1, x3),
+        (lambda a: np.concatenate([a[::2], a[1::2]], axis=1), x),
+        (lambda a: tinymlir.slice(a, [0, 1], [12, 10], [5, 3]), x),
+    ]
     for k, (fn, a) in enumerate(exact):
         got = jit(fn, **options)(a)
         want = fn(a) if k < len(exact) - 1 else x[0:12:5, 1:10:3]
@@ -318,11 +384,15 @@ def test_slices_with_steps(options, rng):
     # Products of strided operands: within gamma_K (|A| @ |B|), K <= 10.
     # (The largest of a row's products is within the largest of their bounds.)
     aw = np.abs(w)
-    for fn, magnitude in ((lambda a: a[::2, ::2] @ w, lambda a: a[::2, ::2] @ aw),
-                          (lambda a: a[:5, ::2] @ w, lambda a: a[:5, ::2] @ aw),
-                          (lambda a: a[::2].T @ a[::2], lambda a: a[::2].T @ a[::2]),
-                          (lambda a: (a.astype(np.float64)[::2, :5] @ w).max(axis=1),
-                           lambda a: (a[::2, :5] @ aw).max(axis=1))):
+    for fn, magnitude in (
+        (lambda a: a[::2, ::2] @ w, lambda a: a[::2, ::2] @ aw),
+        (lambda a: a[:5, ::2] @ w, lambda a: a[:5, ::2] @ aw),
+        (lambda a: a[::2].T @ a[::2], lambda a: a[::2].T @ a[::2]),
+        (
+            lambda a: (a.astype(np.float64)[::2, :5] @ w).max(axis=1),
+            lambda a: (a[::2, :5] @ aw).max(axis=1),
+        ),
+    ):
         got, want = jit(fn, **options)(x), fn(x)
         assert got.dtype == want.dtype and got.shape == want.shape
         assert_close(got, want, 2 * 11 * eps(got.dtype) * magnitude(np.abs(x)))
@@ -356,8 +426,26 @@ def test_rounding_and_sign_match_numpy_exactly():
     # Selections and roundings: exact, -0 and nan included; int32 keeps its
     # dtype (NumPy 2's floor/ceil/trunc/sign of integers).
     for dtype in (np.float32, np.float64):
-        x = np.array([-2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, -1e-30, 7.0, 1e20, -1e20,
-                      np.inf, -np.inf, np.nan], dtype)
+        x = np.array(
+            [
+                -2.5,
+                -1.5,
+                -0.5,
+                -0.0,
+                0.0,
+                0.5,
+                1.5,
+                2.5,
+                -1e-30,
+                7.0,
+                1e20,
+                -1e20,
+                np.inf,
+                -np.inf,
+                np.nan,
+            ],
+            dtype,
+        )
         for fn in (np.floor, np.ceil, np.trunc, np.sign):
             got = jit(fn)(x)
             assert got.dtype == dtype, fn.__name__
@@ -381,8 +469,13 @@ def test_exp2_expm1_log2_log10_log1p_match_numpy():
         x = np.concatenate([small, np.linspace(-20, 20, 41, dtype=dtype)])
         positive = np.concatenate([np.abs(small), np.geomspace(1e-3, 1e6, 30, dtype=dtype)])
         with np.errstate(all="ignore"):
-            for fn, arg in ((np.exp2, x), (np.expm1, x), (np.log2, positive),
-                            (np.log10, positive), (np.log1p, np.concatenate([small, positive]))):
+            for fn, arg in (
+                (np.exp2, x),
+                (np.expm1, x),
+                (np.log2, positive),
+                (np.log10, positive),
+                (np.log1p, np.concatenate([small, positive])),
+            ):
                 want = fn(arg)
                 got = jit(fn)(arg)
                 assert got.dtype == dtype, fn.__name__
@@ -417,12 +510,23 @@ def test_outer_tensordot_and_einsum_match_numpy():
     m = rng.standard_normal((4, 6))
     n = rng.standard_normal((6, 3))
     batch1, batch2 = rng.standard_normal((2, 4, 6)), rng.standard_normal((2, 6, 3))
-    cases = [("ij,jk->ik", (m, n), 6), ("ij,kj->ik", (m, n.T), 6), ("ij,jk", (m, n), 6),
-             ("bij,bjk->bik", (batch1, batch2), 6), ("bij,bjk->bki", (batch1, batch2), 6),
-             ("ij->ji", (m,), 1), ("ij->i", (m,), 6), ("ij->", (m,), 24), ("i,i->", (v, v), 6),
-             ("i,j->ij", (v, v[:4]), 1), ("ij,ij->i", (m, m), 6), ("bij,bkj->bik", (batch1, batch1), 6),
-             ("ijk,kjl->il", (a, b), 20), ("ijk,k->ij", (a, b[:, 0, 0]), 5),
-             ("ijk,lk->", (a, b[:, :, 0].T), 60)]
+    cases = [
+        ("ij,jk->ik", (m, n), 6),
+        ("ij,kj->ik", (m, n.T), 6),
+        ("ij,jk", (m, n), 6),
+        ("bij,bjk->bik", (batch1, batch2), 6),
+        ("bij,bjk->bki", (batch1, batch2), 6),
+        ("ij->ji", (m,), 1),
+        ("ij->i", (m,), 6),
+        ("ij->", (m,), 24),
+        ("i,i->", (v, v), 6),
+        ("i,j->ij", (v, v[:4]), 1),
+        ("ij,ij->i", (m, m), 6),
+        ("bij,bkj->bik", (batch1, batch1), 6),
+        ("ijk,kjl->il", (a, b), 20),
+        ("ijk,k->ij", (a, b[:, 0, 0]), 5),
+        ("ijk,lk->", (a, b[:, :, 0].T), 60),
+    ]
     for spec, args, k in cases:
         got = jit(lambda *xs: np.einsum(spec, *xs))(*args)
         want = np.einsum(spec, *args)
@@ -430,8 +534,13 @@ def test_outer_tensordot_and_einsum_match_numpy():
     x32 = m.astype(np.float32)
     got = jit(lambda p: np.einsum("ij,kj->ik", p, p))(x32)
     assert got.dtype == np.float32
-    within(got, np.einsum("ij,kj->ik", x32, x32), np.einsum("ij,kj->ik", np.abs(x32), np.abs(x32)),
-           6, np.float32)
+    within(
+        got,
+        np.einsum("ij,kj->ik", x32, x32),
+        np.einsum("ij,kj->ik", np.abs(x32), np.abs(x32)),
+        6,
+        np.float32,
+    )
     with pytest.raises(tinymlir.TracingError, match="without '...'"):
         jit(lambda p: np.einsum("...ij->...ji", p))(m)
     with pytest.raises(tinymlir.TracingError, match="at most once per operand"):
@@ -444,8 +553,9 @@ def test_rint_round_reciprocal_and_arctan2_at_the_edges():
     # rint and round(0 decimals) take halves to even, keep -0 (exact);
     # arctan2's signed zeros and infinities as NumPy's (libm's, exact there).
     for dtype in (np.float32, np.float64):
-        x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.0, 1e20, np.inf, np.nan],
-                     dtype)
+        x = np.array(
+            [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.0, 1e20, np.inf, np.nan], dtype
+        )
         for fn in (np.rint, np.round, np.around, lambda a: a.round()):
             got = jit(fn)(x)
             assert got.dtype == dtype
@@ -478,9 +588,16 @@ def test_prod_ddof_norm_and_broadcast_to_match_numpy():
         for axis in (None, 0, -1, (0, 2), ()):
             for keepdims in (False, True):
                 want = np.prod(a, axis=axis, keepdims=keepdims)
-                k = a.size if axis is None else int(np.prod([a.shape[i] for i in np.atleast_1d(axis)]))
-                assert_close(jit(lambda p: np.prod(p, axis=axis, keepdims=keepdims))(a), want,
-                             2 * k * e * np.abs(want))
+                k = (
+                    a.size
+                    if axis is None
+                    else int(np.prod([a.shape[i] for i in np.atleast_1d(axis)]))
+                )
+                assert_close(
+                    jit(lambda p: np.prod(p, axis=axis, keepdims=keepdims))(a),
+                    want,
+                    2 * k * e * np.abs(want),
+                )
         assert_close(jit(lambda p: p.prod(1))(a), a.prod(1), 8 * e * np.abs(a.prod(1)))
     # var/std with ddof: sum((x - mean)^2) / (n - ddof), as NumPy's; the bound
     # of the ddof=0 case (centered sums) scaled by n / (n - ddof).
@@ -490,29 +607,50 @@ def test_prod_ddof_norm_and_broadcast_to_match_numpy():
             want = np.var(x, axis=axis, ddof=ddof)
             bound = 4 * (n + 2) * E64 * np.var(x, axis=axis) * n / (n - ddof) + 0 * want
             assert_close(jit(lambda p: np.var(p, axis=axis, ddof=ddof))(x), want, bound)
-            assert_close(jit(lambda p: p.std(axis=axis, ddof=ddof))(x), np.std(x, axis=axis, ddof=ddof),
-                         bound / np.sqrt(want) + 2 * E64 * np.sqrt(want))
+            assert_close(
+                jit(lambda p: p.std(axis=axis, ddof=ddof))(x),
+                np.std(x, axis=axis, ddof=ddof),
+                bound / np.sqrt(want) + 2 * E64 * np.sqrt(want),
+            )
     i = np.arange(6, dtype=np.int32)
     assert_close(jit(lambda p: np.var(p, ddof=1))(i), np.var(i, ddof=1), 64 * E64 * np.var(i))
     # Norms: sums of K squares (gamma_K relative), then a square root.
     v = rng.standard_normal((4, 6))
-    for ord, axis in ((None, None), (2, 1), (1, 0), (np.inf, 1), (-np.inf, -1), ("fro", None),
-                      (None, (0, 1)), ("fro", (0, 1)), (None, 1)):
+    for ord, axis in (
+        (None, None),
+        (2, 1),
+        (1, 0),
+        (np.inf, 1),
+        (-np.inf, -1),
+        ("fro", None),
+        (None, (0, 1)),
+        ("fro", (0, 1)),
+        (None, 1),
+    ):
         want = np.linalg.norm(v, ord=ord, axis=axis)
         got = jit(lambda p: np.linalg.norm(p, ord=ord, axis=axis))(v)
         assert_close(got, want, (v.size + 2) * E64 * np.abs(want))
     got = jit(lambda p: np.linalg.norm(p, axis=-1, keepdims=True))(v.astype(np.float32))
     assert got.dtype == np.float32 and got.shape == (4, 1)
     # the spectral norm of a matrix: its largest singular value (LAPACK), as NumPy's
-    np.testing.assert_allclose(jit(lambda p: np.linalg.norm(p, ord=2))(v), np.linalg.norm(v, 2),
-                               rtol=64 * v.shape[-1] * E64)
+    np.testing.assert_allclose(
+        jit(lambda p: np.linalg.norm(p, ord=2))(v),
+        np.linalg.norm(v, 2),
+        rtol=64 * v.shape[-1] * E64,
+    )
     # broadcast_to: a selection, exact for every dtype (-0, nan, int32, bool).
-    for a in (np.array([-0.0, np.nan, 1.5]), np.arange(3, dtype=np.int32), np.array([True, False, True])):
+    for a in (
+        np.array([-0.0, np.nan, 1.5]),
+        np.arange(3, dtype=np.int32),
+        np.array([True, False, True]),
+    ):
         got = jit(lambda p: np.broadcast_to(p, (2, 3)))(a)
         np.testing.assert_array_equal(got, np.broadcast_to(a, (2, 3)))
         assert got.dtype == a.dtype
-    np.testing.assert_array_equal(np.signbit(jit(lambda p: np.broadcast_to(p, (2, 3)))(
-        np.array([-0.0, 1.0, -1.0]))), [[True, False, True]] * 2)
+    np.testing.assert_array_equal(
+        np.signbit(jit(lambda p: np.broadcast_to(p, (2, 3)))(np.array([-0.0, 1.0, -1.0]))),
+        [[True, False, True]] * 2,
+    )
     with pytest.raises(ValueError, match="broadcast"):
         jit(lambda p: np.broadcast_to(p, (2, 4)))(np.ones(3))
     assert jit(np.prod)(i) == np.prod(i) and type(jit(np.prod)(i)) is np.int64  # int64, as NumPy's
@@ -523,14 +661,22 @@ def test_ufunc_reduce_and_outer():
     # first operand over the second's axes. Exact for max/min/any and the
     # outer products; sums and products within gamma_K.
     x = np.arange(12.0).reshape(3, 4) - 5.5
-    for fn in (lambda a: np.maximum.reduce(a), lambda a: np.minimum.reduce(a, axis=(0, 1), keepdims=True),
-               lambda a: np.logical_or.reduce(a > 3), lambda a: np.logical_and.reduce(a > -6, axis=1),
-               lambda a: np.subtract.outer(a[0], a[1]), lambda a: np.multiply.outer(a, a[0]),
-               lambda a: np.greater.outer(a[:, 0], a[0])):
+    for fn in (
+        lambda a: np.maximum.reduce(a),
+        lambda a: np.minimum.reduce(a, axis=(0, 1), keepdims=True),
+        lambda a: np.logical_or.reduce(a > 3),
+        lambda a: np.logical_and.reduce(a > -6, axis=1),
+        lambda a: np.subtract.outer(a[0], a[1]),
+        lambda a: np.multiply.outer(a, a[0]),
+        lambda a: np.greater.outer(a[:, 0], a[0]),
+    ):
         got, want = jit(fn)(x), fn(x)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
-    for fn, k in ((lambda a: np.add.reduce(a, axis=1), 4), (lambda a: np.multiply.reduce(a, axis=None), 12)):
+    for fn, k in (
+        (lambda a: np.add.reduce(a, axis=1), 4),
+        (lambda a: np.multiply.reduce(a, axis=None), 12),
+    ):
         want = fn(x)
         assert_close(jit(fn)(x), want, 2 * k * E64 * np.abs(fn(np.abs(x))))
     # (The refusal of other methods is not tested here: NumPy 2.4 keeps a
@@ -570,14 +716,16 @@ def test_diff_and_reductions_with_a_dtype():
         jit(lambda a: np.diff(a, 7))(x)
     # dtype=: the operand cast first (NumPy's accumulator of that dtype).
     k = x.shape[1]
-    for fn, dtype in ((lambda a: np.sum(a, axis=1, dtype=np.float64), np.float64),
-                      (lambda a: a.sum(1, dtype=np.float64), np.float64),
-                      (lambda a: np.mean(a, 1, dtype=np.float64), np.float64),
-                      (lambda a: np.var(a, 1, dtype=np.float64), np.float64),
-                      (lambda a: a.std(1, dtype=np.float64, ddof=1), np.float64),
-                      (lambda a: np.prod(a, 1, dtype=np.float64), np.float64),
-                      (lambda a: np.sum(a > 0, axis=1, dtype=np.float32), np.float32),
-                      (lambda a: np.mean(a.astype(np.float64), dtype=np.float32), np.float32)):
+    for fn, dtype in (
+        (lambda a: np.sum(a, axis=1, dtype=np.float64), np.float64),
+        (lambda a: a.sum(1, dtype=np.float64), np.float64),
+        (lambda a: np.mean(a, 1, dtype=np.float64), np.float64),
+        (lambda a: np.var(a, 1, dtype=np.float64), np.float64),
+        (lambda a: a.std(1, dtype=np.float64, ddof=1), np.float64),
+        (lambda a: np.prod(a, 1, dtype=np.float64), np.float64),
+        (lambda a: np.sum(a > 0, axis=1, dtype=np.float32), np.float32),
+        (lambda a: np.mean(a.astype(np.float64), dtype=np.float32), np.float32),
+    ):
         got, want = jit(fn)(x), fn(x)
         assert got.dtype == want.dtype == dtype
         e = eps(dtype)

@@ -1,5 +1,6 @@
 """Options: the environment supplies defaults, keywords override them, and
 every option that changes the code is part of the specialization key."""
+
 import numpy as np
 import pytest
 

@@ -50,8 +50,10 @@ def test_options_pickle_with_their_fields():
 
 
 def test_lambdas_travel_by_value_through_cloudpickle(rng):
-    cloudpickle = pytest.importorskip("cloudpickle", reason="cloudpickle is a test dependency "
-                                      "(scripts/install-python.sh installs it)")
+    cloudpickle = pytest.importorskip(
+        "cloudpickle",
+        reason="cloudpickle is a test dependency (scripts/install-python.sh installs it)",
+    )
     f = jit(lambda x: (np.tanh(x) * 2.0).sum(axis=0), opt_level=1, cache_limit=3)
     g = cloudpickle.loads(cloudpickle.dumps(f))
     assert g is not f and g.options.opt_level == 1 and g.cache_limit == 3
@@ -182,10 +184,10 @@ def test_functions_of_the_main_script_in_pools(tmp_path):
     # found again in the workers' __main__.
     import subprocess
     import sys
+
     script = tmp_path / "script.py"
     script.write_text(MAIN_SCRIPT)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
@@ -208,14 +210,16 @@ print(out.stdout.decode().strip() or out.stderr.decode())
 
 
 def test_functions_of_the_main_script_through_cloudpickle(tmp_path):
-    pytest.importorskip("cloudpickle", reason="cloudpickle is a test dependency "
-                        "(scripts/install-python.sh installs it)")
+    pytest.importorskip(
+        "cloudpickle",
+        reason="cloudpickle is a test dependency (scripts/install-python.sh installs it)",
+    )
     import subprocess
     import sys
+
     script = tmp_path / "script.py"
     script.write_text(CLOUDPICKLE_SCRIPT)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.stdout.strip() == "[1.0, 3.0, 5.0]", (out.stdout, out.stderr[-3000:])
 
 
@@ -224,14 +228,24 @@ def test_dask_blocks_on_a_local_cluster(rng):
     # (127.0.0.1 only): the module's function by reference, a lambda by value.
     # The parent compiled the blocks' specialization first: the workers load
     # it from the shared disk cache and compile nothing.
-    distributed = pytest.importorskip("distributed", reason="dask and distributed are test "
-                                      "dependencies (scripts/install-python.sh installs them)")
+    distributed = pytest.importorskip(
+        "distributed",
+        reason="dask and distributed are test "
+        "dependencies (scripts/install-python.sh installs them)",
+    )
     da = pytest.importorskip("dask.array")
     x = rng.normal(size=(400, 30))
     np.testing.assert_array_equal(helpers.jpoly(x[:100]), helpers.poly(x[:100]))
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         dx = da.from_array(x, chunks=(100, 30))
         y = dx.map_blocks(helpers.jpoly, dtype=x.dtype).compute()
         np.testing.assert_array_equal(y, helpers.poly(x))

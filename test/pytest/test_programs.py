@@ -70,6 +70,7 @@ def spd(n):
 
 # --- Stencils -----------------------------------------------------------------------
 
+
 def jacobi_1d(A, B, T):
     for _ in range(T):
         B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
@@ -78,10 +79,12 @@ def jacobi_1d(A, B, T):
 
 def jacobi_2d(A, B, T):
     for _ in range(T):
-        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1]
-                               + A[:-2, 1:-1])
-        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1]
-                               + B[:-2, 1:-1])
+        B[1:-1, 1:-1] = 0.2 * (
+            A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1]
+        )
+        A[1:-1, 1:-1] = 0.2 * (
+            B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1]
+        )
 
 
 def heat_3d(A, B, T):
@@ -90,20 +93,29 @@ def heat_3d(A, B, T):
             0.125 * (A[2:, 1:-1, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[:-2, 1:-1, 1:-1])
             + 0.125 * (A[1:-1, 2:, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, :-2, 1:-1])
             + 0.125 * (A[1:-1, 1:-1, 2:] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, 1:-1, :-2])
-            + A[1:-1, 1:-1, 1:-1])
+            + A[1:-1, 1:-1, 1:-1]
+        )
         A[1:-1, 1:-1, 1:-1] = (
             0.125 * (B[2:, 1:-1, 1:-1] - 2.0 * B[1:-1, 1:-1, 1:-1] + B[:-2, 1:-1, 1:-1])
             + 0.125 * (B[1:-1, 2:, 1:-1] - 2.0 * B[1:-1, 1:-1, 1:-1] + B[1:-1, :-2, 1:-1])
             + 0.125 * (B[1:-1, 1:-1, 2:] - 2.0 * B[1:-1, 1:-1, 1:-1] + B[1:-1, 1:-1, :-2])
-            + B[1:-1, 1:-1, 1:-1])
+            + B[1:-1, 1:-1, 1:-1]
+        )
 
 
 def seidel_2d(A, T):
     n = A.shape[0]
     for _ in range(T):
         for i in range(1, n - 1):
-            A[i, 1:-1] += (A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] + A[i, 2:]
-                           + A[i + 1, :-2] + A[i + 1, 1:-1] + A[i + 1, 2:])
+            A[i, 1:-1] += (
+                A[i - 1, :-2]
+                + A[i - 1, 1:-1]
+                + A[i - 1, 2:]
+                + A[i, 2:]
+                + A[i + 1, :-2]
+                + A[i + 1, 1:-1]
+                + A[i + 1, 2:]
+            )
             for j in range(1, n - 1):
                 A[i, j] += A[i, j - 1]
                 A[i, j] /= 9.0
@@ -140,6 +152,7 @@ def test_fdtd_2d():
 
 # --- Dense linear algebra with loops -------------------------------------------------------
 
+
 def lu(A):
     n = A.shape[0]
     for i in range(n):
@@ -172,22 +185,22 @@ def gemm(alpha, beta, C, A, B):
 
 def syrk(alpha, beta, C, A):
     for i in range(A.shape[0]):
-        C[i, :i + 1] *= beta
+        C[i, : i + 1] *= beta
         for k in range(A.shape[1]):
-            C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]
+            C[i, : i + 1] += alpha * A[i, k] * A[: i + 1, k]
 
 
 def syr2k(alpha, beta, C, A, B):
     for i in range(A.shape[0]):
-        C[i, :i + 1] *= beta
+        C[i, : i + 1] *= beta
         for k in range(A.shape[1]):
-            C[i, :i + 1] += (A[:i + 1, k] * alpha * B[i, k] + B[:i + 1, k] * alpha * A[i, k])
+            C[i, : i + 1] += A[: i + 1, k] * alpha * B[i, k] + B[: i + 1, k] * alpha * A[i, k]
 
 
 def trmm(alpha, A, B):
     for i in range(B.shape[0]):
         for j in range(B.shape[1]):
-            B[i, j] += np.dot(A[i + 1:, i], B[i + 1:, j])
+            B[i, j] += np.dot(A[i + 1 :, i], B[i + 1 :, j])
     B *= alpha
 
 
@@ -289,6 +302,7 @@ def test_gram_schmidt():
 
 # --- Graphs and statistics ---------------------------------------------------------------------
 
+
 def floyd_warshall(path):
     for k in range(path.shape[0]):
         path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))
@@ -311,7 +325,7 @@ def correlation(M, float_n, data):
     data /= np.sqrt(float_n) * stddev
     corr = np.eye(M, dtype=data.dtype)
     for i in range(M - 1):
-        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+        corr[i + 1 : M, i] = corr[i, i + 1 : M] = data[:, i] @ data[:, i + 1 : M]
     return corr
 
 
@@ -341,11 +355,12 @@ def test_histogram_by_traced_positions():
 
 # --- Particles and masks ---------------------------------------------------------------------
 
+
 def nbody_acc(pos_, mass, G, softening):
     x, y, z = pos_[:, 0:1], pos_[:, 1:2], pos_[:, 2:3]
     dx, dy, dz = x.T - x, y.T - y, z.T - z
     inv_r3 = dx**2 + dy**2 + dz**2 + softening**2
-    inv_r3[inv_r3 > 0] = inv_r3[inv_r3 > 0]**(-1.5)
+    inv_r3[inv_r3 > 0] = inv_r3[inv_r3 > 0] ** (-1.5)
     ax = G * (dx * inv_r3) @ mass
     ay = G * (dy * inv_r3) @ mass
     az = G * (dz * inv_r3) @ mass
@@ -396,13 +411,14 @@ def test_masked_clip():
 
 # --- Layers as loops over a window ------------------------------------------------------------
 
+
 def conv2d(x, w):
     H, W = x.shape
     K = w.shape[0]
     out = np.zeros((H - K + 1, W - K + 1))
     for i in range(K):
         for j in range(K):
-            out += w[i, j] * x[i:i + H - K + 1, j:j + W - K + 1]
+            out += w[i, j] * x[i : i + H - K + 1, j : j + W - K + 1]
     return out
 
 
@@ -411,7 +427,7 @@ def max_pool(x, size):
     out = np.full((H // size, W // size), -np.inf)
     for i in range(size):
         for j in range(size):
-            out = np.maximum(out, x[i:H - H % size:size, j:W - W % size:size])
+            out = np.maximum(out, x[i : H - H % size : size, j : W - W % size : size])
     return out
 
 
@@ -436,28 +452,35 @@ def test_conv_and_pool_by_window_loops():
 
 def test_softmax_inplace_and_relu():
     program(softmax_inplace, rng.standard_normal((4, 7)), k=7 + 8)
-    program(relu_layer, rng.standard_normal((4, 5)), rng.standard_normal((5, 3)),
-            rng.standard_normal(3), k=40)
+    program(
+        relu_layer,
+        rng.standard_normal((4, 5)),
+        rng.standard_normal((5, 3)),
+        rng.standard_normal(3),
+        k=40,
+    )
 
 
 # --- A small 2-D fluid step (cavity flow) ------------------------------------------------------
 
+
 def build_up_b(b, rho, dt, u, v, dx, dy):
-    b[1:-1, 1:-1] = (rho * (1 / dt * ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx)
-                                      + (v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy))
-                            - ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx))**2
-                            - 2 * ((u[2:, 1:-1] - u[0:-2, 1:-1]) / (2 * dy)
-                                   * (v[1:-1, 2:] - v[1:-1, 0:-2]) / (2 * dx))
-                            - ((v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy))**2))
+    b[1:-1, 1:-1] = rho * (
+        1
+        / dt
+        * ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx) + (v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy))
+        - ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx)) ** 2
+        - 2 * ((u[2:, 1:-1] - u[0:-2, 1:-1]) / (2 * dy) * (v[1:-1, 2:] - v[1:-1, 0:-2]) / (2 * dx))
+        - ((v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy)) ** 2
+    )
 
 
 def pressure_poisson(nit, p, dx, dy, b):
     for _ in range(nit):
         pn = p.copy()
-        p[1:-1, 1:-1] = (((pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy**2
-                          + (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2)
-                         / (2 * (dx**2 + dy**2))
-                         - dx**2 * dy**2 / (2 * (dx**2 + dy**2)) * b[1:-1, 1:-1])
+        p[1:-1, 1:-1] = (
+            (pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy**2 + (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2
+        ) / (2 * (dx**2 + dy**2)) - dx**2 * dy**2 / (2 * (dx**2 + dy**2)) * b[1:-1, 1:-1]
         p[:, -1] = p[:, -2]
         p[0, :] = p[1, :]
         p[:, 0] = p[:, 1]
@@ -471,16 +494,28 @@ def cavity_flow(nt, nit, u, v, dt, dx, dy, p, rho, nu):
         vn = v.copy()
         build_up_b(b, rho, dt, u, v, dx, dy)
         pressure_poisson(nit, p, dx, dy, b)
-        u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
-                         - vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1])
-                         - dt / (2 * rho * dx) * (p[1:-1, 2:] - p[1:-1, 0:-2])
-                         + nu * (dt / dx**2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
-                                 + dt / dy**2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1])))
-        v[1:-1, 1:-1] = (vn[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
-                         - vn[1:-1, 1:-1] * dt / dy * (vn[1:-1, 1:-1] - vn[0:-2, 1:-1])
-                         - dt / (2 * rho * dy) * (p[2:, 1:-1] - p[0:-2, 1:-1])
-                         + nu * (dt / dx**2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2])
-                                 + dt / dy**2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])))
+        u[1:-1, 1:-1] = (
+            un[1:-1, 1:-1]
+            - un[1:-1, 1:-1] * dt / dx * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
+            - vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1])
+            - dt / (2 * rho * dx) * (p[1:-1, 2:] - p[1:-1, 0:-2])
+            + nu
+            * (
+                dt / dx**2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
+                + dt / dy**2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1])
+            )
+        )
+        v[1:-1, 1:-1] = (
+            vn[1:-1, 1:-1]
+            - un[1:-1, 1:-1] * dt / dx * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
+            - vn[1:-1, 1:-1] * dt / dy * (vn[1:-1, 1:-1] - vn[0:-2, 1:-1])
+            - dt / (2 * rho * dy) * (p[2:, 1:-1] - p[0:-2, 1:-1])
+            + nu
+            * (
+                dt / dx**2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2])
+                + dt / dy**2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])
+            )
+        )
         u[0, :] = 0
         u[:, 0] = 0
         u[:, -1] = 0
@@ -496,5 +531,17 @@ def test_cavity_flow():
     dx = dy = 2 / (n - 1)
     # differences of nearby values amplify rounding: the bound is relative to
     # each field's largest value, over 2 steps of 3 pressure iterations
-    program(cavity_flow, 2, 3, np.zeros((n, n)), np.zeros((n, n)), 0.001, dx, dy,
-            np.zeros((n, n)), 1.0, 0.1, k=4000)
+    program(
+        cavity_flow,
+        2,
+        3,
+        np.zeros((n, n)),
+        np.zeros((n, n)),
+        0.001,
+        dx,
+        dy,
+        np.zeros((n, n)),
+        1.0,
+        0.1,
+        k=4000,
+    )

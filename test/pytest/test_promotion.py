@@ -93,5 +93,5 @@ def test_unary_dtypes_match_numpy():
         np.testing.assert_allclose(got, want, rtol=8 * np.finfo(np.float64).eps, atol=0)
     got = jit(lambda a, b: a / b)(i, i[::-1].copy())
     assert got.dtype == np.float64 and np.array_equal(got, i / i[::-1])
-    got = jit(lambda a: a ** 2)(i)  # integer powers, exact, as NumPy's
-    assert got.dtype == np.int32 and np.array_equal(got, i ** 2)
+    got = jit(lambda a: a**2)(i)  # integer powers, exact, as NumPy's
+    assert got.dtype == np.int32 and np.array_equal(got, i**2)

@@ -16,8 +16,9 @@ def build(rng, depth, n_inputs, shapes):
     """A random expression: a nested tuple (op, children...) over input indices."""
     if depth == 0:
         return ("in", int(rng.integers(n_inputs)))
-    op = rng.choice(["add", "sub", "mul", "max", "tanh", "exp_tanh", "scale", "sum", "mean",
-                     "T", "reshape"])
+    op = rng.choice(
+        ["add", "sub", "mul", "max", "tanh", "exp_tanh", "scale", "sum", "mean", "T", "reshape"]
+    )
     a = build(rng, depth - 1, n_inputs, shapes)
     if op in ("add", "sub", "mul", "max"):
         return (op, a, build(rng, depth - 1, n_inputs, shapes))
@@ -25,8 +26,9 @@ def build(rng, depth, n_inputs, shapes):
 
 
 def evaluate(node, inputs, xp_ops):
-    return xp_ops(node, [evaluate(c, inputs, xp_ops) for c in node[1:]] if node[0] != "in" else [],
-                  inputs)
+    return xp_ops(
+        node, [evaluate(c, inputs, xp_ops) for c in node[1:]] if node[0] != "in" else [], inputs
+    )
 
 
 def numpy_op(node, args, inputs):

@@ -10,6 +10,7 @@ E32, E64 = eps(np.float32), eps(np.float64)
 
 # --- Part 9: a function to compile, composition, NumPy calls ---------------------
 
+
 def test_scale_bias():
     @jit
     def scale_bias(x, bias):
@@ -64,7 +65,8 @@ def test_normalize(rng):
     x = rng.normal(size=(6, 33)).astype(np.float32) * 3 + 1
     y = normalize(x)
     expected = (x - np.mean(x, axis=-1, keepdims=True)) / np.sqrt(
-        np.var(x, axis=-1, keepdims=True) + 1e-5)
+        np.var(x, axis=-1, keepdims=True) + 1e-5
+    )
     n = x.shape[-1]
     # mean and var: sums of n terms (different order than NumPy's pairwise sums):
     # relative error (n + 4) eps on the scale; the centered value is off by
@@ -78,6 +80,7 @@ def test_normalize(rng):
 
 # --- Part 10: GELU, softmax, layer norm ------------------------------------------
 
+
 def gelu(x):
     return 0.5 * x * (1 + tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
 
@@ -86,9 +89,7 @@ def test_gelu_as_in_the_seed():
     compiled_gelu = jit(gelu)
     x = np.linspace(-5, 5, 31, dtype=np.float32)
     y = compiled_gelu(x)
-    expected = 0.5 * x * (
-        1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))
-    )
+    expected = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
     np.testing.assert_allclose(y, expected, rtol=2e-6, atol=2e-6)
     # The float64 NumPy scalar promotes: the output is float64, as in NumPy 2.
     assert y.dtype == expected.dtype == np.float64
@@ -108,11 +109,14 @@ def softmax(x):
 
 
 def test_softmax_as_in_the_seed():
-    x = np.array([
-        [10000, 9999, -10000],
-        [-10000, -9999, -10001],
-        [0, -np.inf, -np.inf],
-    ], dtype=np.float32)
+    x = np.array(
+        [
+            [10000, 9999, -10000],
+            [-10000, -9999, -10001],
+            [0, -np.inf, -np.inf],
+        ],
+        dtype=np.float32,
+    )
     probabilities = jit(softmax)(x)
     np.testing.assert_allclose(probabilities.sum(axis=-1), 1, atol=1e-6)
     assert probabilities[2, 0] == 1
@@ -137,7 +141,7 @@ def layer_norm(x, gain, bias):
 
 def test_layer_norm_constant_and_random_rows(rng):
     x = rng.normal(size=(5, 48)).astype(np.float32) * 2
-    x[1] = 3.5   # constant rows: variance 0, the output is the bias
+    x[1] = 3.5  # constant rows: variance 0, the output is the bias
     x[3] = -7.0
     gain = (1 + 0.1 * rng.normal(size=48)).astype(np.float32)
     bias = (0.1 * rng.normal(size=48)).astype(np.float32)
@@ -148,13 +152,17 @@ def test_layer_norm_constant_and_random_rows(rng):
     s = np.sqrt((centered * centered).mean(axis=-1, keepdims=True) + 1e-5)
     expected = gain * centered / s + bias
     n = x.shape[-1]
-    dc = E32 * (np.abs(x) + np.abs(x.mean(-1, keepdims=True))) + n * E32 * np.abs(x).max(-1, keepdims=True)
-    bound = np.abs(gain) * (dc + np.abs(centered) * (n + 6) * E32) / s + \
-        3 * E32 * (np.abs(gain * centered / s) + np.abs(bias))
+    dc = E32 * (np.abs(x) + np.abs(x.mean(-1, keepdims=True))) + n * E32 * np.abs(x).max(
+        -1, keepdims=True
+    )
+    bound = np.abs(gain) * (dc + np.abs(centered) * (n + 6) * E32) / s + 3 * E32 * (
+        np.abs(gain * centered / s) + np.abs(bias)
+    )
     assert_close(y, expected, bound)
 
 
 # --- Part 11: matmul, attention, residual blocks -----------------------------------
+
 
 @jit
 def multiply(a, b):
@@ -184,9 +192,7 @@ def attention(x, qkv_weight, qkv_bias, out_weight, out_bias, heads):
     length, width = x.shape
     depth = width // heads
     q, k, v = [
-        packed[:, i*width:(i+1)*width]
-        .reshape((length, heads, depth))
-        .transpose((1, 0, 2))
+        packed[:, i * width : (i + 1) * width].reshape((length, heads, depth)).transpose((1, 0, 2))
         for i in range(3)
     ]
     scores = (q @ k.transpose((0, 2, 1))) / np.sqrt(depth)
@@ -213,9 +219,7 @@ def gelu_np(x):
 @jit
 def attend(x, gain, bias, qkv_weight, qkv_bias, out_weight, out_bias, *, heads):
     normalized = layer_norm_np(x, gain, bias)
-    return x + attention(
-        normalized, qkv_weight, qkv_bias, out_weight, out_bias, heads
-    )
+    return x + attention(normalized, qkv_weight, qkv_bias, out_weight, out_bias, heads)
 
 
 @jit
@@ -227,8 +231,15 @@ def feedforward(x, gain, bias, up_weight, up_bias, down_weight, down_bias):
 
 def block_params(rng, C):
     f = lambda *s, scale=0.2: (rng.normal(size=s) * scale).astype(np.float32)
-    return dict(x=f(5, C, scale=1.0), gain=1 + f(C, scale=0.05), bias=f(C, scale=0.05),
-                qkv_weight=f(C, 3 * C), qkv_bias=f(3 * C), out_weight=f(C, C), out_bias=f(C))
+    return dict(
+        x=f(5, C, scale=1.0),
+        gain=1 + f(C, scale=0.05),
+        bias=f(C, scale=0.05),
+        qkv_weight=f(C, 3 * C),
+        qkv_bias=f(3 * C),
+        out_weight=f(C, C),
+        out_bias=f(C),
+    )
 
 
 def attention_error_bound(p, heads):
@@ -237,13 +248,13 @@ def attention_error_bound(p, heads):
     x, C = p["x"], p["x"].shape[1]
     T, D = x.shape[0], C // heads
     n = layer_norm_np(x, p["gain"], p["bias"])
-    dn = (C + 8) * 4 * E32 * (np.abs(n) + 1)           # layer-norm output error
+    dn = (C + 8) * 4 * E32 * (np.abs(n) + 1)  # layer-norm output error
     packed = n @ p["qkv_weight"] + p["qkv_bias"]
     mag = np.abs(n) @ np.abs(p["qkv_weight"]) + np.abs(p["qkv_bias"])
     dpacked = (C + 2) * E32 * mag + dn @ np.abs(p["qkv_weight"])
     heads_of = lambda t: t.reshape(T, heads, D).transpose(1, 0, 2)
-    q, k, v = (heads_of(packed[:, i * C:(i + 1) * C]) for i in range(3))
-    dq, dk, dv = (heads_of(dpacked[:, i * C:(i + 1) * C]) for i in range(3))
+    q, k, v = (heads_of(packed[:, i * C : (i + 1) * C]) for i in range(3))
+    dq, dk, dv = (heads_of(dpacked[:, i * C : (i + 1) * C]) for i in range(3))
     dscore = (dq @ np.abs(k).transpose(0, 2, 1) + np.abs(q) @ dk.transpose(0, 2, 1)) / np.sqrt(D)
     dscore += (D + 2) * E64 * (np.abs(q) @ np.abs(k).transpose(0, 2, 1)) / np.sqrt(D)
     scores = q.astype(np.float64) @ k.transpose(0, 2, 1) / np.sqrt(D) + causal_mask(T, np.float32)
@@ -252,16 +263,23 @@ def attention_error_bound(p, heads):
     dctx = dprob @ np.abs(v) + prob @ dv
     dctx = dctx.transpose(1, 0, 2).reshape(T, C)
     ctx = (prob @ v).transpose(1, 0, 2).reshape(T, C)
-    return dctx @ np.abs(p["out_weight"]) + (C + 4) * E64 * (np.abs(ctx) @ np.abs(p["out_weight"]) + np.abs(p["out_bias"]) + np.abs(x))
+    return dctx @ np.abs(p["out_weight"]) + (C + 4) * E64 * (
+        np.abs(ctx) @ np.abs(p["out_weight"]) + np.abs(p["out_bias"]) + np.abs(x)
+    )
 
 
 def test_attend_and_feedforward(rng):
     C, heads = 16, 4
     p = block_params(rng, C)
     y = attend(*p.values(), heads=heads)
-    expected = p["x"] + attention(layer_norm_np(p["x"], p["gain"], p["bias"]),
-                                  p["qkv_weight"], p["qkv_bias"], p["out_weight"],
-                                  p["out_bias"], heads)
+    expected = p["x"] + attention(
+        layer_norm_np(p["x"], p["gain"], p["bias"]),
+        p["qkv_weight"],
+        p["qkv_bias"],
+        p["out_weight"],
+        p["out_bias"],
+        heads,
+    )
     assert y.dtype == expected.dtype == np.float64  # np.sqrt(depth) promotes
     assert_close(y, expected, attention_error_bound(p, heads))
     # heads is static: another value is another specialization.
@@ -280,8 +298,10 @@ def test_attend_and_feedforward(rng):
     assert y.dtype == expected.dtype == np.float64
     dn = (C + 8) * 4 * E32 * (np.abs(n) + 1)
     du = (C + 2) * E32 * (np.abs(n) @ np.abs(up_w) + np.abs(up_b)) + dn @ np.abs(up_w)
-    dh = 1.2 * du + 8 * E32 * np.abs(h)     # |gelu'| <= 1.13
-    bound = dh @ np.abs(down_w) + (4 * C + 4) * E64 * (np.abs(h) @ np.abs(down_w) + np.abs(down_b) + np.abs(x))
+    dh = 1.2 * du + 8 * E32 * np.abs(h)  # |gelu'| <= 1.13
+    bound = dh @ np.abs(down_w) + (4 * C + 4) * E64 * (
+        np.abs(h) @ np.abs(down_w) + np.abs(down_b) + np.abs(x)
+    )
     assert_close(y, expected, bound)
 
 

@@ -37,20 +37,33 @@ def same(got, want, what=""):
 
 
 CASES = {
-    "sort": lambda a: np.sort(a), "sort axis 0": lambda a: np.sort(a, axis=0),
+    "sort": lambda a: np.sort(a),
+    "sort axis 0": lambda a: np.sort(a, axis=0),
     "sort flat": lambda a: np.sort(a, axis=None, kind="stable"),
     "argsort": lambda a: np.argsort(a, kind="stable"),
     "argsort axis 0": lambda a: np.argsort(a, axis=0, stable=True),
-    "cumsum": np.cumsum, "cumsum axis 1": lambda a: np.cumsum(a, axis=1),
+    "cumsum": np.cumsum,
+    "cumsum axis 1": lambda a: np.cumsum(a, axis=1),
     "cumprod axis 0": lambda a: np.cumprod(a, axis=0),
-    "cumsum dtype": lambda a: (np.cumsum(a, axis=1, dtype=np.float32), np.cumsum(a, dtype=np.int16)),
-    "argmax": np.argmax, "argmax axis 1": lambda a: np.argmax(a, axis=1),
+    "cumsum dtype": lambda a: (
+        np.cumsum(a, axis=1, dtype=np.float32),
+        np.cumsum(a, dtype=np.int16),
+    ),
+    "argmax": np.argmax,
+    "argmax axis 1": lambda a: np.argmax(a, axis=1),
     "argmin keepdims": lambda a: np.argmin(a, axis=0, keepdims=True),
-    "methods": lambda a: (a.cumsum(axis=0), a.argmax(axis=0), a.argsort(axis=1, kind="stable"),
-                          a.cumprod(), a.argmin()),
-    "searchsorted": lambda a: (np.searchsorted(np.sort(a[0]), a[1:3]),
-                               np.searchsorted(np.sort(a[0]), a[2], side="right"),
-                               np.sort(a[0]).searchsorted(a[3, 0])),
+    "methods": lambda a: (
+        a.cumsum(axis=0),
+        a.argmax(axis=0),
+        a.argsort(axis=1, kind="stable"),
+        a.cumprod(),
+        a.argmin(),
+    ),
+    "searchsorted": lambda a: (
+        np.searchsorted(np.sort(a[0]), a[1:3]),
+        np.searchsorted(np.sort(a[0]), a[2], side="right"),
+        np.sort(a[0]).searchsorted(a[3, 0]),
+    ),
     "sorter": lambda a: np.searchsorted(a[0], a[1], sorter=np.argsort(a[0], kind="stable")),
 }
 
@@ -76,10 +89,15 @@ def test_nanargmax_median_and_quantiles(rng):
         warnings.simplefilter("ignore", RuntimeWarning)
         for dtype in ("float64", "float32", "int16"):
             a = (x * 10).astype(dtype) if dtype == "int16" else x.astype(dtype)
-            for fn in (np.median, lambda v: np.median(v, axis=1), lambda v: np.median(v[:, :8], axis=0),
-                       lambda v: np.percentile(v, [10, 50, 90], axis=0),
-                       lambda v: np.quantile(v, 0.3, axis=1, keepdims=True),
-                       lambda v: np.percentile(v, 37.5), lambda v: np.quantile(v[:, :4], np.float64(0.25))):
+            for fn in (
+                np.median,
+                lambda v: np.median(v, axis=1),
+                lambda v: np.median(v[:, :8], axis=0),
+                lambda v: np.percentile(v, [10, 50, 90], axis=0),
+                lambda v: np.quantile(v, 0.3, axis=1, keepdims=True),
+                lambda v: np.percentile(v, 37.5),
+                lambda v: np.quantile(v[:, :4], np.float64(0.25)),
+            ):
                 same(jit(fn)(a), fn(a), f"{dtype} {fn}")
     with pytest.raises(ValueError, match="Quantiles must be in the range"):
         jit(lambda v: np.quantile(v, 1.5))(x)
@@ -117,6 +135,7 @@ def test_errors_name_the_function(rng):
 def test_programs_with_sorts_and_scans(rng):
     """A k-nearest-neighbour vote with argsort, a moving average from a
     cumulative sum, and a rank transform."""
+
     def knn_vote(train, labels, query, k):
         d = ((query[:, None, :] - train[None, :, :]) ** 2).sum(axis=-1)
         nearest = np.argsort(d, axis=1, kind="stable")[:, :k]
@@ -179,22 +198,28 @@ def test_computed_positions_are_checked_when_the_kernel_runs(rng):
 def test_computed_positions_write_along_any_axis(rng):
     def scatter_columns(a, order):
         a[:, order] = a[:, ::-1] * 10  # column order[j] takes reversed column j
-        a[order[::2]] += 1             # rows, a repeated index once each (NumPy's buffering)
+        a[order[::2]] += 1  # rows, a repeated index once each (NumPy's buffering)
         return a[0] * 1.0
 
     x = rng.standard_normal((5, 5))
     order = rng.permutation(5)
     mine = x.copy()
-    same(jit(lambda a, o: scatter_columns(a, np.argsort(np.argsort(o))))(mine, order),
-         scatter_columns(x, np.argsort(np.argsort(order))))
+    same(
+        jit(lambda a, o: scatter_columns(a, np.argsort(np.argsort(o))))(mine, order),
+        scatter_columns(x, np.argsort(np.argsort(order))),
+    )
     same(mine, x)
 
 
 def test_bincount_with_minlength_as_the_bound(rng):
     ids = rng.integers(0, 6, 50)
     w = rng.standard_normal(50)
-    for fn in (lambda i: np.bincount(i, minlength=8), lambda i: np.bincount(i.astype(np.uint8), minlength=6),
-               lambda i: np.bincount(i, weights=w, minlength=6), lambda i: np.bincount(i > 2, minlength=2)):
+    for fn in (
+        lambda i: np.bincount(i, minlength=8),
+        lambda i: np.bincount(i.astype(np.uint8), minlength=6),
+        lambda i: np.bincount(i, weights=w, minlength=6),
+        lambda i: np.bincount(i > 2, minlength=2),
+    ):
         want = fn(ids)
         got = jit(fn)(ids)
         assert got.dtype == want.dtype

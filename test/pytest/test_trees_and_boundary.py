@@ -24,7 +24,7 @@ class Block:
 class ModelParams:
     blocks: list
     scale: np.ndarray
-    heads: int = 2   # a static field: part of the key, passed as is
+    heads: int = 2  # a static field: part of the key, passed as is
 
 
 Pair = collections.namedtuple("Pair", "first second")
@@ -94,23 +94,34 @@ def test_tree_outputs_from_one_compiled_function(rng):
 
     @jit
     def stats(x):
-        return {"mean": x.mean(axis=0), "pair": (x * 2, (x > 0) if False else x.astype(np.int32)),
-                "wide": x.astype(np.float64) + 1}
+        return {
+            "mean": x.mean(axis=0),
+            "pair": (x * 2, (x > 0) if False else x.astype(np.int32)),
+            "wide": x.astype(np.float64) + 1,
+        }
 
     out = stats(x)
     np.testing.assert_array_equal(out["pair"][0], x * 2)
     np.testing.assert_array_equal(out["pair"][1], x.astype(np.int32))
     np.testing.assert_array_equal(out["wide"], x.astype(np.float64) + 1)
     assert_close(out["mean"], x.mean(axis=0), 4 * E32 * np.abs(x).mean(axis=0))
-    assert [a.dtype for a in (out["mean"], out["pair"][0], out["pair"][1], out["wide"])] == \
-        [np.float32, np.float32, np.int32, np.float64]
+    assert [a.dtype for a in (out["mean"], out["pair"][0], out["pair"][1], out["wide"])] == [
+        np.float32,
+        np.float32,
+        np.int32,
+        np.float64,
+    ]
     spec = stats.compile(x)
     assert spec.module.count("func.func") == 1 and spec.module.count("@kernel") == 1
     # A multi-result kernel: one output per array, each in its own dtype (no
     # packing into one array), and each result its own buffer.
     assert "tinymlir.results = 4" in spec.module
-    assert [(s, d.name) for s, d in spec.output_types] == \
-        [((4,), "float32"), ((3, 4), "float32"), ((3, 4), "int32"), ((3, 4), "float64")]
+    assert [(s, d.name) for s, d in spec.output_types] == [
+        ((4,), "float32"),
+        ((3, 4), "float32"),
+        ((3, 4), "int32"),
+        ((3, 4), "float64"),
+    ]
     assert "insert_slice" not in spec.module and "bitcast" not in spec.module
     two = jit(lambda x: (x + 1, x * 3))(x)
     assert not np.shares_memory(two[0], two[1])
@@ -204,8 +215,13 @@ def test_gil_is_released_while_running_and_compiling(rng):
 
 def test_concurrent_calls_from_threads(rng):
     f = jit(lambda a, b: a @ b + 1)
-    inputs = [(rng.normal(size=(8, 5)).astype(np.float32), rng.normal(size=(5, 3 + i % 3)).astype(np.float32))
-              for i in range(24)]
+    inputs = [
+        (
+            rng.normal(size=(8, 5)).astype(np.float32),
+            rng.normal(size=(5, 3 + i % 3)).astype(np.float32),
+        )
+        for i in range(24)
+    ]
     results = [None] * len(inputs)
 
     def work(k):

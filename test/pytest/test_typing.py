@@ -17,9 +17,22 @@ PACKAGE = os.path.dirname(tinymlir.__file__)
 def mypy(path, tmp_path):
     pytest.importorskip("mypy", reason="mypy is a test dependency (pip install .[test])")
     env = dict(os.environ, MYPY_CACHE_DIR=str(tmp_path / "mypy-cache"))
-    return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-                           "--python-version", "3.11", str(path)],
-                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--python-version",
+            "3.11",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 def test_the_package_ships_its_types():
@@ -29,6 +42,7 @@ def test_the_package_ships_its_types():
     assert "class PrefixCache" in open(os.path.join(PACKAGE, "_tinymlir", "gpt2.pyi")).read()
     # Every elementwise function of the op table is exported by name.
     from tinymlir import _tinymlir
+
     for name, _ in _tinymlir.ELEMENTWISE:
         assert name in tinymlir.__all__ and callable(getattr(tinymlir, name)), name
 
@@ -46,7 +60,8 @@ def test_mypy_strict_finds_misuse(tmp_path):
         "tinymlir.set_threads('all')\n"
         "limit: str = tinymlir.jit(lambda x: x).cache_limit\n"
         "tinymlir.gpt2.load('/m').generate_ids([1], max_new_tokens='4')\n"
-        "tinymlir.Options().blas = 3\n")
+        "tinymlir.Options().blas = 3\n"
+    )
     run = mypy(bad, tmp_path)
     out = run.stdout
     assert run.returncode == 1, out + run.stderr

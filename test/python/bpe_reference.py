@@ -27,8 +27,10 @@ import sys
 try:
     import regex as re
 except ImportError:  # pragma: no cover - reported to the caller
-    sys.stderr.write("bpe_reference.py: the Python 'regex' module is not installed "
-                     "(apt-get install python3-regex, or pip install regex)\n")
+    sys.stderr.write(
+        "bpe_reference.py: the Python 'regex' module is not installed "
+        "(apt-get install python3-regex, or pip install regex)\n"
+    )
     sys.exit(3)
 
 PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -36,14 +38,17 @@ PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?
 
 def bytes_to_unicode():
     """Reversible map from utf-8 bytes to printable unicode characters."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) +
-          list(range(ord("®"), ord("ÿ") + 1)))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
-    for b in range(2 ** 8):
+    for b in range(2**8):
         if b not in bs:
             bs.append(b)
-            cs.append(2 ** 8 + n)
+            cs.append(2**8 + n)
             n += 1
     cs = [chr(n) for n in cs]
     return dict(zip(bs, cs))
@@ -137,8 +142,12 @@ def read_input(path):
 
 
 def main(argv):
-    default_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "gpt2")
-    ap = argparse.ArgumentParser(description="Reference GPT-2 byte-level BPE (OpenAI encoder.py logic).")
+    default_dir = os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "gpt2"
+    )
+    ap = argparse.ArgumentParser(
+        description="Reference GPT-2 byte-level BPE (OpenAI encoder.py logic)."
+    )
     ap.add_argument("--data", default=default_dir, help="directory with encoder.json and vocab.bpe")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--decode", action="store_true", help="decode a JSON list of ids to bytes")
@@ -158,7 +167,9 @@ def main(argv):
     if args.decode:
         try:
             ids = json.loads(data.decode("utf-8"))
-            if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            if not isinstance(ids, list) or not all(
+                isinstance(i, int) and not isinstance(i, bool) for i in ids
+            ):
                 raise ValueError("expected a JSON list of integers")
             out = enc.decode_bytes(ids)
         except KeyError as e:
@@ -174,7 +185,9 @@ def main(argv):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        sys.stderr.write("bpe_reference.py: invalid UTF-8 at byte offset %d: %s\n" % (e.start, e.reason))
+        sys.stderr.write(
+            "bpe_reference.py: invalid UTF-8 at byte offset %d: %s\n" % (e.start, e.reason)
+        )
         return 1
 
     if args.batch:

@@ -19,6 +19,7 @@ blocks by 1e-3, beyond verify_gpt2.py's 3e-4.)
 
 Exits 77 (CTest's skip) when TMPDIR has too little free space, saying so.
 """
+
 import argparse
 import json
 import os
@@ -50,8 +51,13 @@ def main():
     ap.add_argument("--tokens", type=int, default=3)
     ap.add_argument("names", nargs="+")
     a = ap.parse_args()
-    sizes = {"distilgpt2": (6, 768), "gpt2-medium": (24, 1024), "gpt2-large": (36, 1280),
-             "gpt2-xl": (48, 1600), "gpt2": (12, 768)}
+    sizes = {
+        "distilgpt2": (6, 768),
+        "gpt2-medium": (24, 1024),
+        "gpt2-large": (36, 1280),
+        "gpt2-xl": (48, 1600),
+        "gpt2": (12, 768),
+    }
     work = tempfile.mkdtemp(prefix="tinymlir-sizes-")
     env = dict(os.environ, TINYMLIR_CACHE_DIR=os.path.join(work, "kernels"))
     failures = []
@@ -60,13 +66,16 @@ def main():
         need = max(4 * (12 * sizes[n][0] * sizes[n][1] ** 2 + 51281 * sizes[n][1]) for n in a.names)
         free = shutil.disk_usage(work).free
         if free < 1.2 * need:
-            print(f"SKIPPED: {a.names} need {need / 1e9:.1f} GB free in {os.path.dirname(work)}, "
-                  f"it has {free / 1e9:.1f} GB")
+            print(
+                f"SKIPPED: {a.names} need {need / 1e9:.1f} GB free in {os.path.dirname(work)}, "
+                f"it has {free / 1e9:.1f} GB"
+            )
             return SKIP
         run = [a.binary, "--prompt", PROMPT, "--tokens", str(a.tokens), "--ignore-eos"]
         tiny = os.path.join(work, "tiny")
-        subprocess.run([a.maker, "--preset", "tiny", "--out", tiny], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [a.maker, "--preset", "tiny", "--out", tiny], check=True, stdout=subprocess.DEVNULL
+        )
         base = peak_rss_kib(run + ["--model", tiny], env)
         base -= os.path.getsize(os.path.join(tiny, "model.safetensors")) // 1024
         print(f"tinymlir-gpt2 without its weights: {base / 1024:.0f} MiB peak (a tiny model)")
@@ -74,15 +83,33 @@ def main():
             layers, width = sizes[name]
             scale = round(0.1 * (768 / width) ** 0.5, 4)
             model = os.path.join(work, name)
-            subprocess.run([a.maker, "--preset", name, "--scale", str(scale), "--seed", "1",
-                            "--out", model], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [a.maker, "--preset", name, "--scale", str(scale), "--seed", "1", "--out", model],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             with open(os.path.join(model, "config.json")) as f:
                 config = json.load(f)
             assert (config["n_layer"], config["n_embd"]) == (layers, width), config
-            verify = subprocess.run([sys.executable, os.path.join(HERE, "verify_gpt2.py"),
-                                     "--binary", a.binary, "--model", model, "--prompt", PROMPT,
-                                     "--tokens", str(a.tokens), "--min-distinct", "2"],
-                                    capture_output=True, text=True, env=env)
+            verify = subprocess.run(
+                [
+                    sys.executable,
+                    os.path.join(HERE, "verify_gpt2.py"),
+                    "--binary",
+                    a.binary,
+                    "--model",
+                    model,
+                    "--prompt",
+                    PROMPT,
+                    "--tokens",
+                    str(a.tokens),
+                    "--min-distinct",
+                    "2",
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             summary = verify.stdout.strip().splitlines()
             print(f"{name}: {summary[-2] if len(summary) > 1 else verify.stdout + verify.stderr}")
             if verify.returncode != 0:
@@ -90,19 +117,25 @@ def main():
             weights = os.path.getsize(os.path.join(model, "model.safetensors")) // 1024
             peak = peak_rss_kib(run + ["--model", model], env)
             over = peak - base - weights
-            print(f"{name}: {layers} layers x {width}, weights {weights / 1024:.0f} MiB, peak RSS "
-                  f"{peak / 1024:.0f} MiB: {over / 1024:+.0f} MiB beyond weights + runtime "
-                  f"({over / weights:+.1%} of the weights)")
+            print(
+                f"{name}: {layers} layers x {width}, weights {weights / 1024:.0f} MiB, peak RSS "
+                f"{peak / 1024:.0f} MiB: {over / 1024:+.0f} MiB beyond weights + runtime "
+                f"({over / weights:+.1%} of the weights)"
+            )
             if over > 0.10 * weights:
-                failures.append(f"{name}: peak RSS {peak} KiB is more than the weights ({weights} "
-                                f"KiB) + the runtime ({base} KiB) + 10%")
+                failures.append(
+                    f"{name}: peak RSS {peak} KiB is more than the weights ({weights} "
+                    f"KiB) + the runtime ({base} KiB) + 10%"
+                )
             shutil.rmtree(model, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:
         print("\n".join("FAIL " + f for f in failures))
         return 1
-    print(f"OK: {', '.join(a.names)} match the reference; peak memory within weights + runtime + 10%")
+    print(
+        f"OK: {', '.join(a.names)} match the reference; peak memory within weights + runtime + 10%"
+    )
     return 0
 
 

@@ -23,6 +23,7 @@ prompt plus the s tokens generated so far):
   output_ids.json           {"prompt_ids": [...], "output_ids": [...]}
 (output_ids are the generated ids only.)
 """
+
 import os
 
 os.environ.setdefault("NPY_PROMOTION_STATE", "weak")
@@ -154,7 +155,7 @@ def load_params(model_dir, hparams=None):
     t = {}
     for k, v in raw.items():
         if k.startswith("transformer."):
-            k = k[len("transformer."):]
+            k = k[len("transformer.") :]
         if k.endswith(".attn.bias") or k.endswith(".attn.masked_bias"):
             continue
         t[k] = v
@@ -173,24 +174,32 @@ def load_params(model_dir, hparams=None):
     blocks = []
     for i in range(hp["n_layer"]):
         h = f"h.{i}."
-        blocks.append({
-            "ln_1": {"g": get(h + "ln_1.weight", (C,)),
-                     "b": get(h + "ln_1.bias", (C,))},
-            "attn": {
-                "c_attn": {"w": get(h + "attn.c_attn.weight", (C, 3 * C)),
-                           "b": get(h + "attn.c_attn.bias", (3 * C,))},
-                "c_proj": {"w": get(h + "attn.c_proj.weight", (C, C)),
-                           "b": get(h + "attn.c_proj.bias", (C,))},
-            },
-            "ln_2": {"g": get(h + "ln_2.weight", (C,)),
-                     "b": get(h + "ln_2.bias", (C,))},
-            "mlp": {
-                "c_fc": {"w": get(h + "mlp.c_fc.weight", (C, 4 * C)),
-                         "b": get(h + "mlp.c_fc.bias", (4 * C,))},
-                "c_proj": {"w": get(h + "mlp.c_proj.weight", (4 * C, C)),
-                           "b": get(h + "mlp.c_proj.bias", (C,))},
-            },
-        })
+        blocks.append(
+            {
+                "ln_1": {"g": get(h + "ln_1.weight", (C,)), "b": get(h + "ln_1.bias", (C,))},
+                "attn": {
+                    "c_attn": {
+                        "w": get(h + "attn.c_attn.weight", (C, 3 * C)),
+                        "b": get(h + "attn.c_attn.bias", (3 * C,)),
+                    },
+                    "c_proj": {
+                        "w": get(h + "attn.c_proj.weight", (C, C)),
+                        "b": get(h + "attn.c_proj.bias", (C,)),
+                    },
+                },
+                "ln_2": {"g": get(h + "ln_2.weight", (C,)), "b": get(h + "ln_2.bias", (C,))},
+                "mlp": {
+                    "c_fc": {
+                        "w": get(h + "mlp.c_fc.weight", (C, 4 * C)),
+                        "b": get(h + "mlp.c_fc.bias", (4 * C,)),
+                    },
+                    "c_proj": {
+                        "w": get(h + "mlp.c_proj.weight", (4 * C, C)),
+                        "b": get(h + "mlp.c_proj.bias", (C,)),
+                    },
+                },
+            }
+        )
     return {
         "wte": get("wte.weight", (V, C)),
         "wpe": get("wpe.weight", (P, C)),
@@ -203,11 +212,11 @@ def load_params(model_dir, hparams=None):
 def default_tokenizer_dir(model_dir):
     """encoder.json + vocab.bpe next to the model if present, else the
     repository's data/gpt2."""
-    if all(os.path.exists(os.path.join(model_dir, f))
-           for f in ("encoder.json", "vocab.bpe")):
+    if all(os.path.exists(os.path.join(model_dir, f)) for f in ("encoder.json", "vocab.bpe")):
         return model_dir
-    return os.path.normpath(os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "gpt2"))
+    return os.path.normpath(
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "gpt2")
+    )
 
 
 def encode_text(text, data_dir):
@@ -229,32 +238,40 @@ def parse_ids(s):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True,
-                    help="dir with model.safetensors + config.json")
+    ap.add_argument("--model", required=True, help="dir with model.safetensors + config.json")
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--prompt-ids", help="comma-separated token ids")
     g.add_argument("--prompt", help="prompt text (uses bpe_reference.encode)")
-    ap.add_argument("--tokenizer-data",
-                    help="dir with encoder.json + vocab.bpe for --prompt "
-                    "(default: the model dir if it has them, else data/gpt2)")
-    ap.add_argument("--tokens", type=int, required=True,
-                    help="number of tokens to generate")
+    ap.add_argument(
+        "--tokenizer-data",
+        help="dir with encoder.json + vocab.bpe for --prompt "
+        "(default: the model dir if it has them, else data/gpt2)",
+    )
+    ap.add_argument("--tokens", type=int, required=True, help="number of tokens to generate")
     ap.add_argument("--dump", help="dir for per-step .npy dumps")
-    ap.add_argument("--json", action="store_true",
-                    help="print {prompt_ids, output_ids} JSON on stdout")
-    ap.add_argument("--time", action="store_true",
-                    help="print per-step wall time and tokens/s on stderr")
-    ap.add_argument("--precision", choices=("reference", "float32"), default="reference",
-                    help="float32: float32 scalar constants, so float32 throughout")
+    ap.add_argument(
+        "--json", action="store_true", help="print {prompt_ids, output_ids} JSON on stdout"
+    )
+    ap.add_argument(
+        "--time", action="store_true", help="print per-step wall time and tokens/s on stderr"
+    )
+    ap.add_argument(
+        "--precision",
+        choices=("reference", "float32"),
+        default="reference",
+        help="float32: float32 scalar constants, so float32 throughout",
+    )
     a = ap.parse_args(argv)
     global CONSTANT
     CONSTANT = np.float32 if a.precision == "float32" else np.float64
 
     hp = load_hparams(a.model)
     params = load_params(a.model, hp)
-    prompt_ids = parse_ids(a.prompt_ids) if a.prompt_ids is not None \
-        else encode_text(
-        a.prompt, a.tokenizer_data or default_tokenizer_dir(a.model))
+    prompt_ids = (
+        parse_ids(a.prompt_ids)
+        if a.prompt_ids is not None
+        else encode_text(a.prompt, a.tokenizer_data or default_tokenizer_dir(a.model))
+    )
     if not prompt_ids:
         raise SystemExit("empty prompt")
     if any(i < 0 or i >= hp["n_vocab"] for i in prompt_ids):
@@ -262,8 +279,9 @@ def main(argv=None):
     if a.tokens < 0:
         raise SystemExit("--tokens must be >= 0")
     if len(prompt_ids) + a.tokens > hp["n_ctx"]:
-        raise SystemExit(f"prompt ({len(prompt_ids)}) + tokens ({a.tokens}) "
-                         f"exceeds n_positions ({hp['n_ctx']})")
+        raise SystemExit(
+            f"prompt ({len(prompt_ids)}) + tokens ({a.tokens}) exceeds n_positions ({hp['n_ctx']})"
+        )
 
     if a.dump:
         os.makedirs(a.dump, exist_ok=True)
@@ -272,8 +290,7 @@ def main(argv=None):
     def on_step(step, ids_in, trace, dt):
         step_times.append(dt)
         if a.time:
-            print(f"step {step}: T={len(ids_in)} {dt * 1e3:.1f} ms",
-                  file=sys.stderr)
+            print(f"step {step}: T={len(ids_in)} {dt * 1e3:.1f} ms", file=sys.stderr)
         if a.dump:
             block = 0
             for kind, arr in trace:
@@ -289,8 +306,7 @@ def main(argv=None):
 
     need_cb = bool(a.dump) or a.time
     t0 = time.perf_counter()
-    out_ids = generate(prompt_ids, params, hp["n_head"], a.tokens,
-                       on_step if need_cb else None)
+    out_ids = generate(prompt_ids, params, hp["n_head"], a.tokens, on_step if need_cb else None)
     total = time.perf_counter() - t0
 
     result = {"prompt_ids": prompt_ids, "output_ids": out_ids}
@@ -301,9 +317,11 @@ def main(argv=None):
     if a.time:
         n = len(out_ids)
         tps = n / total if total > 0 else float("inf")
-        print(f"total: {n} tokens in {total:.3f} s, {tps:.2f} tokens/s "
-              f"(prompt {len(prompt_ids)} tokens, full-prefix recompute)",
-              file=sys.stderr)
+        print(
+            f"total: {n} tokens in {total:.3f} s, {tps:.2f} tokens/s "
+            f"(prompt {len(prompt_ids)} tokens, full-prefix recompute)",
+            file=sys.stderr,
+        )
     if a.json:
         print(json.dumps(result))
     elif not a.dump:

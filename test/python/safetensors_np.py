@@ -11,6 +11,7 @@ Format (https://github.com/huggingface/safetensors):
 Also provides make_random_checkpoint(), which writes a random GPT-2 model
 (model.safetensors + config.json) in the Hugging Face GPT-2 layout.
 """
+
 import os
 
 os.environ.setdefault("NPY_PROMOTION_STATE", "weak")
@@ -54,8 +55,8 @@ def load(path, with_metadata=False):
     (n,) = struct.unpack("<Q", blob[:8])
     if 8 + n > len(blob):
         raise ValueError(f"{path}: header length {n} exceeds file size")
-    header = json.loads(blob[8:8 + n].decode("utf-8"))
-    data = memoryview(blob)[8 + n:]
+    header = json.loads(blob[8 : 8 + n].decode("utf-8"))
+    data = memoryview(blob)[8 + n :]
     metadata = header.pop("__metadata__", None)
     out = {}
     for name, info in header.items():
@@ -94,8 +95,11 @@ def save(path, tensors, metadata=None):
         if le not in _NAMES:
             raise ValueError(f"unsupported dtype {arr.dtype} for {name!r}")
         buf = np.ascontiguousarray(arr, dtype=le).tobytes()
-        header[name] = {"dtype": _NAMES[le], "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(buf)]}
+        header[name] = {
+            "dtype": _NAMES[le],
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + len(buf)],
+        }
         chunks.append(buf)
         offset += len(buf)
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -107,9 +111,18 @@ def save(path, tensors, metadata=None):
             f.write(c)
 
 
-def make_random_checkpoint(dir, n_layer, n_head, n_embd, vocab, positions,
-                           seed=0, prefix="", include_mask_buffers=False,
-                           std=0.02):
+def make_random_checkpoint(
+    dir,
+    n_layer,
+    n_head,
+    n_embd,
+    vocab,
+    positions,
+    seed=0,
+    prefix="",
+    include_mask_buffers=False,
+    std=0.02,
+):
     """Write dir/model.safetensors + dir/config.json: a random GPT-2 with
     Hugging Face tensor names (Conv1D weights stored (in, out)).
 
@@ -122,8 +135,7 @@ def make_random_checkpoint(dir, n_layer, n_head, n_embd, vocab, positions,
     C = n_embd
 
     def normal(*shape, scale=std):
-        return (rng.standard_normal(shape, dtype=np.float32)
-                * np.float32(scale)).astype(np.float32)
+        return (rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)).astype(np.float32)
 
     t = {}
     t["wte.weight"] = normal(vocab, C)
@@ -143,8 +155,7 @@ def make_random_checkpoint(dir, n_layer, n_head, n_embd, vocab, positions,
         t[h + "mlp.c_proj.weight"] = normal(4 * C, C)
         t[h + "mlp.c_proj.bias"] = normal(C)
         if include_mask_buffers:
-            t[h + "attn.bias"] = np.tril(np.ones((positions, positions),
-                                                 np.float32))[None, None]
+            t[h + "attn.bias"] = np.tril(np.ones((positions, positions), np.float32))[None, None]
             t[h + "attn.masked_bias"] = np.array(-1e4, np.float32)
     t["ln_f.weight"] = 1 + normal(C, scale=0.1)
     t["ln_f.bias"] = normal(C, scale=0.1)
@@ -175,8 +186,9 @@ def make_random_checkpoint(dir, n_layer, n_head, n_embd, vocab, positions,
 if __name__ == "__main__":
     import argparse
 
-    ap = argparse.ArgumentParser(description="make a random GPT-2 checkpoint "
-                                 "(model.safetensors + config.json)")
+    ap = argparse.ArgumentParser(
+        description="make a random GPT-2 checkpoint (model.safetensors + config.json)"
+    )
     ap.add_argument("dir")
     ap.add_argument("--n-layer", type=int, default=2)
     ap.add_argument("--n-head", type=int, default=2)
@@ -187,6 +199,7 @@ if __name__ == "__main__":
     ap.add_argument("--prefix", default="")
     ap.add_argument("--mask-buffers", action="store_true")
     a = ap.parse_args()
-    p = make_random_checkpoint(a.dir, a.n_layer, a.n_head, a.n_embd, a.vocab,
-                               a.positions, a.seed, a.prefix, a.mask_buffers)
+    p = make_random_checkpoint(
+        a.dir, a.n_layer, a.n_head, a.n_embd, a.vocab, a.positions, a.seed, a.prefix, a.mask_buffers
+    )
     print(p)

@@ -4,6 +4,7 @@ corrupted cache is recovered from (same tokens, entries rebuilt).
 
   test_disk_cache_processes.py BINARY MAKER
 """
+
 import json
 import os
 import re
@@ -15,15 +16,47 @@ import tempfile
 binary, maker = sys.argv[1], sys.argv[2]
 work = tempfile.mkdtemp(prefix="tinymlir-cache-processes-")
 model, cache = os.path.join(work, "model"), os.path.join(work, "cache")
-subprocess.run([maker, "--out", model, "--layers", "2", "--heads", "2", "--embd", "32",
-                "--vocab", "300", "--positions", "64", "--seed", "9"], check=True,
-               capture_output=True)
+subprocess.run(
+    [
+        maker,
+        "--out",
+        model,
+        "--layers",
+        "2",
+        "--heads",
+        "2",
+        "--embd",
+        "32",
+        "--vocab",
+        "300",
+        "--positions",
+        "64",
+        "--seed",
+        "9",
+    ],
+    check=True,
+    capture_output=True,
+)
 passed = failed = 0
 
 
 def generate():
-    r = subprocess.run([binary, "--model", model, "--prompt-ids", "1,2,3", "--tokens", "6",
-                        "--json", "--cache-dir", cache], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            binary,
+            "--model",
+            model,
+            "--prompt-ids",
+            "1,2,3",
+            "--tokens",
+            "6",
+            "--json",
+            "--cache-dir",
+            cache,
+        ],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         sys.exit(f"tinymlir-gpt2 failed:\n{r.stderr}")
     m = re.search(r"(\d+) specializations compiled, (\d+) loaded from the disk cache", r.stderr)
@@ -57,8 +90,10 @@ for i, name in enumerate(entries):  # damage every entry in a different way
         data = b"garbage"
     open(path, "wb").write(data)
 tokens3, compiled3, loaded3 = generate()
-check(compiled3 == compiled and loaded3 == 0,
-      f"corrupt cache: {compiled3} recompiled, {loaded3} loaded")
+check(
+    compiled3 == compiled and loaded3 == 0,
+    f"corrupt cache: {compiled3} recompiled, {loaded3} loaded",
+)
 check(tokens3 == tokens, "same tokens after recovering")
 tokens4, compiled4, loaded4 = generate()
 check(compiled4 == 0 and loaded4 == compiled, "entries rebuilt: the next process loads them all")

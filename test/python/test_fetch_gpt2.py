@@ -13,6 +13,7 @@ transfer resumes from where it stopped (a Range request from that offset), the
 destination never holds a partial or unverified file, a mismatch leaves nothing
 behind, errors say what failed; and tinymlir-gpt2 runs on the fetched directory.
 """
+
 import argparse
 import hashlib
 import http.server
@@ -45,7 +46,12 @@ class Hub(http.server.ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
     def reset(self, cut_at=None, cuts=0, ignore_range=False, wrong_sha=False):
-        self.cut_at, self.cuts, self.ignore_range, self.wrong_sha = cut_at, cuts, ignore_range, wrong_sha
+        self.cut_at, self.cuts, self.ignore_range, self.wrong_sha = (
+            cut_at,
+            cuts,
+            ignore_range,
+            wrong_sha,
+        )
         self.ranges = []  # Range headers the storage saw, in order
         self.gets = 0
 
@@ -65,12 +71,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         prefix = f"/{REPO}/resolve/{REV}/"
         if self.path.startswith("/storage/"):
             return self._storage(self.path.removeprefix("/storage/"), head)
-        if not self.path.startswith(prefix) or self.path[len(prefix):] not in hub.files:
+        if not self.path.startswith(prefix) or self.path[len(prefix) :] not in hub.files:
             self.send_response(404)
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        name = self.path[len(prefix):]
+        name = self.path[len(prefix) :]
         data = hub.files[name]
         if name.endswith(".safetensors"):  # LFS: a redirect to storage
             sha = hashlib.sha256(data).hexdigest()
@@ -112,7 +118,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = data[start:]
         if hub.cuts > 0:  # send cut_at bytes, then cut the connection
             hub.cuts -= 1
-            self.wfile.write(body[:hub.cut_at])
+            self.wfile.write(body[: hub.cut_at])
             self.wfile.flush()
             self.connection.shutdown(socket.SHUT_RDWR)  # the connection cut mid-file
             self.close_connection = True
@@ -129,8 +135,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def fetch(endpoint, out, *flags):
     env = dict(os.environ, HF_ENDPOINT=endpoint)
     env.pop("HF_TOKEN", None)
-    run = subprocess.run([sys.executable, SCRIPT, "gpt2", out, *flags], env=env,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, SCRIPT, "gpt2", out, *flags],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return run.returncode, run.stderr
 
 
@@ -145,11 +156,31 @@ def main():
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="tinymlir-fetch-")
     source = os.path.join(tmp, "served")
-    subprocess.run([args.maker, "--out", source, "--layers", "1", "--heads", "2", "--embd", "32",
-                    "--vocab", "300", "--positions", "32", "--seed", "5"], check=True,
-                   stdout=subprocess.DEVNULL)
-    files = {name: open(os.path.join(source, name), "rb").read()
-             for name in ("config.json", "model.safetensors")}
+    subprocess.run(
+        [
+            args.maker,
+            "--out",
+            source,
+            "--layers",
+            "1",
+            "--heads",
+            "2",
+            "--embd",
+            "32",
+            "--vocab",
+            "300",
+            "--positions",
+            "32",
+            "--seed",
+            "5",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    files = {
+        name: open(os.path.join(source, name), "rb").read()
+        for name in ("config.json", "model.safetensors")
+    }
     size = len(files["model.safetensors"])
     hub = Hub(files)
 
@@ -160,56 +191,100 @@ def main():
     out = os.path.join(tmp, "clean")
     rc, err = fetch(hub.url, out)
     check(rc == 0 and identical(out), f"clean download is byte-identical (rc {rc}) {err[-300:]}")
-    check(files_in(out) == ["config.json", "model.safetensors"], f"only the two files: {files_in(out)}")
+    check(
+        files_in(out) == ["config.json", "model.safetensors"],
+        f"only the two files: {files_in(out)}",
+    )
     check("sha256" in err and "git-sha1" in err, "both checksums verified")
     hub.reset()
     rc, err = fetch(hub.url, out)
-    check(rc == 0 and hub.gets == 0 and "already there" in err,
-          f"a second run downloads nothing (gets {hub.gets})")
+    check(
+        rc == 0 and hub.gets == 0 and "already there" in err,
+        f"a second run downloads nothing (gets {hub.gets})",
+    )
 
     # tinymlir-gpt2 runs on what was fetched.
-    run = subprocess.run([args.binary, "--model", out, "--prompt-ids", "1,2,3", "--tokens", "3",
-                          "--no-disk-cache", "--json"], capture_output=True, text=True, timeout=300)
-    check(run.returncode == 0 and "output_ids" in run.stdout,
-          f"tinymlir-gpt2 runs on the fetched checkpoint: {run.stderr[-300:]}")
+    run = subprocess.run(
+        [
+            args.binary,
+            "--model",
+            out,
+            "--prompt-ids",
+            "1,2,3",
+            "--tokens",
+            "3",
+            "--no-disk-cache",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    check(
+        run.returncode == 0 and "output_ids" in run.stdout,
+        f"tinymlir-gpt2 runs on the fetched checkpoint: {run.stderr[-300:]}",
+    )
 
     # 2. A connection cut mid-file, resumed in the same run from the offset it reached.
     out = os.path.join(tmp, "cut")
     hub.reset(cut_at=size // 3, cuts=2)
     rc, err = fetch(hub.url, out)
-    check(rc == 0 and identical(out), f"cut twice, resumed twice, byte-identical (rc {rc}) {err[-300:]}")
-    check(hub.ranges == [None, f"bytes={size // 3}-", f"bytes={2 * (size // 3)}-"],
-          f"the resumption asks for the rest only: {hub.ranges}")
-    check(files_in(out) == ["config.json", "model.safetensors"], f"no partial file left: {files_in(out)}")
+    check(
+        rc == 0 and identical(out),
+        f"cut twice, resumed twice, byte-identical (rc {rc}) {err[-300:]}",
+    )
+    check(
+        hub.ranges == [None, f"bytes={size // 3}-", f"bytes={2 * (size // 3)}-"],
+        f"the resumption asks for the rest only: {hub.ranges}",
+    )
+    check(
+        files_in(out) == ["config.json", "model.safetensors"],
+        f"no partial file left: {files_in(out)}",
+    )
 
     # 3. Cut with no retries: a clear error, the partial kept aside, a second run resumes it.
     out = os.path.join(tmp, "cut-later")
     hub.reset(cut_at=size // 2, cuts=1)
     rc, err = fetch(hub.url, out, "--retries", "0")
-    check(rc == 1 and f"cut after {size // 2} of {size} bytes" in err and "resumes" in err,
-          f"a cut without retries fails naming the bytes: {err.strip().splitlines()[-1:]}")
-    check("model.safetensors" not in files_in(out) and "model.safetensors.incomplete" in files_in(out),
-          f"no model.safetensors, the partial kept for resuming: {files_in(out)}")
+    check(
+        rc == 1 and f"cut after {size // 2} of {size} bytes" in err and "resumes" in err,
+        f"a cut without retries fails naming the bytes: {err.strip().splitlines()[-1:]}",
+    )
+    check(
+        "model.safetensors" not in files_in(out)
+        and "model.safetensors.incomplete" in files_in(out),
+        f"no model.safetensors, the partial kept for resuming: {files_in(out)}",
+    )
     hub.ranges = []
     rc, err = fetch(hub.url, out)
-    check(rc == 0 and identical(out) and hub.ranges == [f"bytes={size // 2}-"],
-          f"the next run resumes at {size // 2}: {hub.ranges}")
+    check(
+        rc == 0 and identical(out) and hub.ranges == [f"bytes={size // 2}-"],
+        f"the next run resumes at {size // 2}: {hub.ranges}",
+    )
 
     # 4. A server that ignores Range: the download starts over, still correct.
     out = os.path.join(tmp, "no-range")
     hub.reset(cut_at=size // 4, cuts=1, ignore_range=True)
     rc, err = fetch(hub.url, out)
-    check(rc == 0 and identical(out) and len(hub.ranges) == 2,
-          f"a server ignoring Range: restarted, byte-identical (rc {rc}, {hub.ranges})")
+    check(
+        rc == 0 and identical(out) and len(hub.ranges) == 2,
+        f"a server ignoring Range: restarted, byte-identical (rc {rc}, {hub.ranges})",
+    )
 
     # 5. A wrong advertised SHA-256: an error with both sums, nothing left behind.
     out = os.path.join(tmp, "wrong")
     hub.reset(wrong_sha=True)
     rc, err = fetch(hub.url, out)
-    check(rc == 1 and "sha256 mismatch" in err and hashlib.sha256(files["model.safetensors"]).hexdigest() in err,
-          f"a mismatch is an error naming the sums: {err.strip().splitlines()[-1:]}")
-    check(not any(n.startswith("model.safetensors") for n in files_in(out)),
-          f"a mismatch leaves no model file: {files_in(out)}")
+    check(
+        rc == 1
+        and "sha256 mismatch" in err
+        and hashlib.sha256(files["model.safetensors"]).hexdigest() in err,
+        f"a mismatch is an error naming the sums: {err.strip().splitlines()[-1:]}",
+    )
+    check(
+        not any(n.startswith("model.safetensors") for n in files_in(out)),
+        f"a mismatch leaves no model file: {files_in(out)}",
+    )
     # A stale file in the destination that fails the check is replaced, not trusted.
     hub.reset()
     with open(os.path.join(out, "model.safetensors"), "wb") as f:
@@ -223,14 +298,18 @@ def main():
         closed = f"http://127.0.0.1:{s.getsockname()[1]}"
     out = os.path.join(tmp, "offline")
     rc, err = fetch(closed, out)
-    check(rc == 1 and "cannot reach" in err and files_in(out) == [],
-          f"offline: a clear error and no file: {err.strip().splitlines()[-1:]} {files_in(out)}")
+    check(
+        rc == 1 and "cannot reach" in err and files_in(out) == [],
+        f"offline: a clear error and no file: {err.strip().splitlines()[-1:]} {files_in(out)}",
+    )
 
     # 7. An unknown revision.
     out = os.path.join(tmp, "unknown")
     rc, err = fetch(hub.url, out, "--revision", "0" * 40)
-    check(rc == 1 and "HTTP 404" in err and files_in(out) == [],
-          f"an unknown revision: {err.strip().splitlines()[-1:]}")
+    check(
+        rc == 1 and "HTTP 404" in err and files_in(out) == [],
+        f"an unknown revision: {err.strip().splitlines()[-1:]}",
+    )
 
     hub.shutdown()
     if failures:

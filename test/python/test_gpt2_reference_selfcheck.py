@@ -3,6 +3,7 @@
 
 Run: /usr/bin/python3 test/python/test_gpt2_reference_selfcheck.py
 """
+
 import os
 
 os.environ.setdefault("NPY_PROMOTION_STATE", "weak")
@@ -23,8 +24,7 @@ import safetensors_np as st  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="gpt2ref_selfcheck_")
 MODEL = os.path.join(TMP, "tiny")
-st.make_random_checkpoint(MODEL, n_layer=2, n_head=2, n_embd=16, vocab=50,
-                          positions=32, seed=1)
+st.make_random_checkpoint(MODEL, n_layer=2, n_head=2, n_embd=16, vocab=50, positions=32, seed=1)
 HP = ref.load_hparams(MODEL)
 PARAMS = ref.load_params(MODEL, HP)
 PROMPT = [3, 14, 15, 9, 26, 5]
@@ -69,7 +69,7 @@ def test_prefix_consistency():
     # relative to magnitudes below 4; both runs err (factor 2) and two blocks
     # and the unembedding amplify by less than 8. A leak from a future
     # position changes these rows by far more (see test_causality).
-    K, u32 = 4 * 16, 2.0 ** -24
+    K, u32 = 4 * 16, 2.0**-24
     tol = 2 * 8 * 4 * K * u32
     np.testing.assert_allclose(a[:3], b, rtol=tol, atol=tol)
 
@@ -82,8 +82,11 @@ def test_formulas():
     s = ref.softmax(np.array([[1.0, 2.0, 3.0]], np.float32))
     assert s.dtype == np.float32
     np.testing.assert_allclose(s.sum(-1), 1.0, rtol=1e-6)
-    y = ref.layer_norm(np.arange(8, dtype=np.float32).reshape(2, 4),
-                       np.ones(4, np.float32), np.zeros(4, np.float32))
+    y = ref.layer_norm(
+        np.arange(8, dtype=np.float32).reshape(2, 4),
+        np.ones(4, np.float32),
+        np.zeros(4, np.float32),
+    )
     assert y.dtype == np.float32
     np.testing.assert_allclose(y.mean(-1), 0, atol=1e-6)
 
@@ -122,13 +125,13 @@ def test_safetensors_roundtrip():
 
 def test_safetensors_bf16():
     # hand-build a BF16 tensor: 1.0 = 0x3F80, -2.0 = 0xC000
-    header = json.dumps({"x": {"dtype": "BF16", "shape": [2],
-                               "data_offsets": [0, 4]}}).encode()
+    header = json.dumps({"x": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}).encode()
     header += b" " * ((-len(header)) % 8)
     p = os.path.join(TMP, "bf16.safetensors")
     with open(p, "wb") as f:
-        f.write(len(header).to_bytes(8, "little") + header
-                + np.array([0x3F80, 0xC000], "<u2").tobytes())
+        f.write(
+            len(header).to_bytes(8, "little") + header + np.array([0x3F80, 0xC000], "<u2").tobytes()
+        )
     x = st.load(p)["x"]
     assert x.dtype == np.float32 and x.tolist() == [1.0, -2.0]
 
@@ -147,8 +150,9 @@ def test_checkpoint_layout():
 
 def test_prefix_and_mask_buffers_ignored():
     d = os.path.join(TMP, "prefixed")
-    st.make_random_checkpoint(d, 2, 2, 16, 50, 32, seed=1,
-                              prefix="transformer.", include_mask_buffers=True)
+    st.make_random_checkpoint(
+        d, 2, 2, 16, 50, 32, seed=1, prefix="transformer.", include_mask_buffers=True
+    )
     p2 = ref.load_params(d)
     a = ref.gpt2(PROMPT, **PARAMS, n_head=2)
     b = ref.gpt2(PROMPT, **p2, n_head=2)
@@ -158,10 +162,23 @@ def test_prefix_and_mask_buffers_ignored():
 def test_cli_dump():
     dump = os.path.join(TMP, "dump")
     r = subprocess.run(
-        [sys.executable, os.path.join(HERE, "gpt2_reference.py"),
-         "--model", MODEL, "--prompt-ids", ",".join(map(str, PROMPT)),
-         "--tokens", "3", "--dump", dump, "--json"],
-        capture_output=True, text=True, check=True)
+        [
+            sys.executable,
+            os.path.join(HERE, "gpt2_reference.py"),
+            "--model",
+            MODEL,
+            "--prompt-ids",
+            ",".join(map(str, PROMPT)),
+            "--tokens",
+            "3",
+            "--dump",
+            dump,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     res = json.loads(r.stdout)
     assert res["prompt_ids"] == PROMPT and len(res["output_ids"]) == 3
     with open(os.path.join(dump, "output_ids.json")) as f:
@@ -189,13 +206,13 @@ def test_prompt_tokenizer_hookup():
     assert os.path.exists(os.path.join(HERE, "bpe_reference.py"))
     assert os.path.exists(os.path.join(data, "encoder.json")), data
     import regex  # noqa: F401
+
     ids = ref.encode_text("The quick brown fox jumps over the lazy dog.", data)
     assert ids == [464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13], ids
 
 
 def main():
-    tests = [(k, v) for k, v in globals().items()
-             if k.startswith("test_") and callable(v)]
+    tests = [(k, v) for k, v in globals().items() if k.startswith("test_") and callable(v)]
     passed = failed = 0
     for name, fn in tests:
         try:

@@ -15,6 +15,7 @@
 Then SIGTERM stops everything (exit 0, no process left). Skipped (exit 77) when
 nginx is not installed.
 """
+
 import argparse
 import http.client
 import json
@@ -56,8 +57,12 @@ def free_ports(n):
 class Replicas:
     def __init__(self, script, env, port, model):
         self.port = port
-        self.proc = subprocess.Popen([script, "2", str(port), "--model", model, "--slots", "8"],
-                                     stderr=subprocess.PIPE, text=True, env=env)
+        self.proc = subprocess.Popen(
+            [script, "2", str(port), "--model", model, "--slots", "8"],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         self.log = []
         self.changed = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
@@ -75,12 +80,14 @@ class Replicas:
             while not any(text in line for line in self.log[after:]):
                 left = deadline - time.time()
                 assert left > 0 and self.proc.poll() is None, (
-                    f"no {text!r} from serve-replicas.sh: {''.join(self.log)[-3000:]}")
+                    f"no {text!r} from serve-replicas.sh: {''.join(self.log)[-3000:]}"
+                )
                 self.changed.wait(left)
 
     def pids(self, replica):
-        return [int(m.group(1)) for line in self.log
-                if (m := re.search(rf"{replica}: pid (\d+)", line))]
+        return [
+            int(m.group(1)) for line in self.log if (m := re.search(rf"{replica}: pid (\d+)", line))
+        ]
 
 
 def request(port, body, headers=None):
@@ -107,8 +114,12 @@ def load(port, prompts, expected, clients, requests=None, until=None, seed=0, mo
                 return None
             count[0] += 1
             p, s = rng.randrange(len(prompts)), rng.randrange(len(SETTINGS))
-            body = {"prompt": prompts[p], "max_tokens": rng.randint(1, most),
-                    "stream": rng.random() < 0.5, **SETTINGS[s]}
+            body = {
+                "prompt": prompts[p],
+                "max_tokens": rng.randint(1, most),
+                "stream": rng.random() < 0.5,
+                **SETTINGS[s],
+            }
             cancel = None
             if rng.random() < 0.1:
                 cancel = rng.randint(1, 3) if body["stream"] else rng.uniform(0.01, 0.2)
@@ -117,15 +128,15 @@ def load(port, prompts, expected, clients, requests=None, until=None, seed=0, mo
     def client():
         while (item := plan()) is not None:
             p, s, body, cancel = item
-            want = expected[p, s][:body["max_tokens"]]
+            want = expected[p, s][: body["max_tokens"]]
             try:
                 status, ids, finish, _ = one_request(port, body, cancel)
                 if status == "cancelled":
-                    outcome = "cancelled" if ids == want[:len(ids)] else f"cancelled at {ids}"
+                    outcome = "cancelled" if ids == want[: len(ids)] else f"cancelled at {ids}"
                 elif status != 200:
                     outcome = f"status {status}: {ids}"
                 elif body["stream"] and finish is None:
-                    outcome = "cut" if ids == want[:len(ids)] else f"cut at wrong ids {ids}"
+                    outcome = "cut" if ids == want[: len(ids)] else f"cut at wrong ids {ids}"
                 else:
                     outcome = "ok" if ids == want else f"got {ids}, alone {want}"
             except (ConnectionError, http.client.HTTPException) as e:
@@ -160,17 +171,29 @@ def main():
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--requests", type=int, default=200)
     a = ap.parse_args()
-    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    nginx = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None
+    )
     if not nginx:
         print("SKIP: nginx is not installed (scripts/install-deps.sh installs nginx-light)")
         sys.exit(77)
     with tempfile.TemporaryDirectory(prefix="tinymlir-replicas-") as tmp:
-        env = dict(os.environ, HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, "cache"),
-                   TINYMLIR_CACHE_DIR=os.path.join(tmp, "kernels"), TINYMLIR_GPT2=a.binary,
-                   NGINX=nginx, RUN_DIR=os.path.join(tmp, "run"))
+        env = dict(
+            os.environ,
+            HOME=tmp,
+            XDG_CACHE_HOME=os.path.join(tmp, "cache"),
+            TINYMLIR_CACHE_DIR=os.path.join(tmp, "kernels"),
+            TINYMLIR_GPT2=a.binary,
+            NGINX=nginx,
+            RUN_DIR=os.path.join(tmp, "run"),
+        )
         model = os.path.join(tmp, "model")
-        subprocess.run([a.maker, "--preset", "tiny", "--out", model, "--seed", "3"], check=True,
-                       capture_output=True, env=env)
+        subprocess.run(
+            [a.maker, "--preset", "tiny", "--out", model, "--seed", "3"],
+            check=True,
+            capture_output=True,
+            env=env,
+        )
         rng = random.Random(1)
         prompts = [[rng.randrange(50257) for _ in range(n)] for n in (1, 3, 7, 12, 20, 33, 60, 80)]
         expected = expected_ids(a.binary, model, env, prompts, 40)
@@ -187,15 +210,22 @@ def main():
             seen = {request(port, {"prompt": prompts[1], "max_tokens": 2})[1] for _ in range(8)}
             assert seen == {"replica1", "replica2"}, seen
             for session in ("alice", "bob", "carol"):
-                served = {request(port, {"prompt": prompts[2], "max_tokens": 2},
-                                  {"X-Session-Id": session})[1] for _ in range(6)}
+                served = {
+                    request(
+                        port, {"prompt": prompts[2], "max_tokens": 2}, {"X-Session-Id": session}
+                    )[1]
+                    for _ in range(6)
+                }
                 assert len(served) == 1, (session, served)
             # 2. kill -9 of replica1 in the middle of a load.
             victim = replicas.pids("replica1")[-1]
             stop = threading.Event()
             result = []
-            worker = threading.Thread(target=lambda: result.append(
-                load(port, prompts, expected, a.clients, until=stop, seed=1)))
+            worker = threading.Thread(
+                target=lambda: result.append(
+                    load(port, prompts, expected, a.clients, until=stop, seed=1)
+                )
+            )
             worker.start()
             time.sleep(2)
             os.kill(victim, signal.SIGKILL)
@@ -205,11 +235,15 @@ def main():
             assert not worker.is_alive(), "the load under a kill hangs"
             done = result[0]
             counts = summary(done)
-            plain_failed = [d for d in done if not d[0]["stream"] and d[1] not in ("ok", "cancelled")]
+            plain_failed = [
+                d for d in done if not d[0]["stream"] and d[1] not in ("ok", "cancelled")
+            ]
             wrong = [d for d in done if d[1] not in ("ok", "cancelled", "cut")]
             assert not plain_failed and not wrong, (plain_failed + wrong)[:5]
-            print(f"kill -9 of replica1 under load: {len(done)} requests: {counts} "
-                  f"(cut: streams that replica1 was sending)")
+            print(
+                f"kill -9 of replica1 under load: {len(done)} requests: {counts} "
+                f"(cut: streams that replica1 was sending)"
+            )
             # The script starts it again, and it takes traffic again.
             deadline = time.time() + 120
             while len(replicas.pids("replica1")) < 2:
@@ -226,8 +260,11 @@ def main():
             mark = len(replicas.log)
             stop = threading.Event()
             result = []
-            worker = threading.Thread(target=lambda: result.append(
-                load(port, prompts, expected, a.clients, until=stop, seed=2)))
+            worker = threading.Thread(
+                target=lambda: result.append(
+                    load(port, prompts, expected, a.clients, until=stop, seed=2)
+                )
+            )
             worker.start()
             time.sleep(1)
             replicas.proc.send_signal(signal.SIGHUP)
@@ -249,9 +286,12 @@ def main():
                 replicas.proc.kill()
                 raise AssertionError("serve-replicas.sh did not stop within 120 s of SIGTERM")
         assert code == 0, f"serve-replicas.sh exited {code}: {''.join(replicas.log)[-3000:]}"
-        left = [pid for r in ("replica1", "replica2") for pid in replicas.pids(r)
-                if os.path.exists(f"/proc/{pid}") and
-                open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+        left = [
+            pid
+            for r in ("replica1", "replica2")
+            for pid in replicas.pids(r)
+            if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+        ]
         assert not left, f"processes left running: {left}"
     print("OK")
 

@@ -14,6 +14,7 @@
 
 Run by CTest; bench/server_bench.py reuses load() on a larger model.
 """
+
 import argparse
 import http.client
 import json
@@ -32,8 +33,12 @@ class Server:
     """tinymlir-gpt2 --serve --port 0, its port read from its first line on stderr."""
 
     def __init__(self, binary, model, env, *flags):
-        self.proc = subprocess.Popen([binary, "--model", model, "--serve", "--port", "0", *flags],
-                                     stderr=subprocess.PIPE, text=True, env=env)
+        self.proc = subprocess.Popen(
+            [binary, "--model", model, "--serve", "--port", "0", *flags],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         line = self.proc.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
         if not match:
@@ -45,8 +50,13 @@ class Server:
 
     def request(self, method, path, body=None, timeout=120, headers=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        conn.request(method, path, body=None if body is None else
-                     (body if isinstance(body, (str, bytes)) else json.dumps(body)))
+        conn.request(
+            method,
+            path,
+            body=None
+            if body is None
+            else (body if isinstance(body, (str, bytes)) else json.dumps(body)),
+        )
         response = conn.getresponse()
         data = response.read()
         conn.close()
@@ -163,8 +173,13 @@ SETTINGS = [
 
 def cli_flags(settings):
     flags = []
-    for key, flag in (("temperature", "--temperature"), ("top_k", "--top-k"), ("top_p", "--top-p"),
-                      ("seed", "--seed"), ("repeat_penalty", "--repeat-penalty")):
+    for key, flag in (
+        ("temperature", "--temperature"),
+        ("top_k", "--top-k"),
+        ("top_p", "--top-p"),
+        ("seed", "--seed"),
+        ("repeat_penalty", "--repeat-penalty"),
+    ):
         if key in settings:
             flags += [flag, str(settings[key])]
     return flags
@@ -175,9 +190,23 @@ def expected_ids(binary, model, env, prompts, most):
     out = {}
     for p, prompt in enumerate(prompts):
         for s, settings in enumerate(SETTINGS):
-            run = subprocess.run([binary, "--model", model, "--prompt-ids", ",".join(map(str, prompt)),
-                                  "--tokens", str(most), "--json", *cli_flags(settings)],
-                                 capture_output=True, text=True, env=env, check=True)
+            run = subprocess.run(
+                [
+                    binary,
+                    "--model",
+                    model,
+                    "--prompt-ids",
+                    ",".join(map(str, prompt)),
+                    "--tokens",
+                    str(most),
+                    "--json",
+                    *cli_flags(settings),
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
             out[p, s] = json.loads(run.stdout)["output_ids"]
     return out
 
@@ -188,8 +217,12 @@ def load(server, prompts, expected, clients, requests, most, seed=0, cancel_shar
     plan = []
     for i in range(requests):
         p, s = rng.randrange(len(prompts)), rng.randrange(len(SETTINGS))
-        body = {"prompt": prompts[p], "max_tokens": rng.randint(1, most),
-                "stream": rng.random() < 0.5, **SETTINGS[s]}
+        body = {
+            "prompt": prompts[p],
+            "max_tokens": rng.randint(1, most),
+            "stream": rng.random() < 0.5,
+            **SETTINGS[s],
+        }
         cancel = None
         if rng.random() < cancel_share:
             cancel = rng.randint(1, 3) if body["stream"] else rng.uniform(0.01, 0.2)
@@ -222,10 +255,10 @@ def load(server, prompts, expected, clients, requests, most, seed=0, cancel_shar
     gaps = []
     for i, (p, s, body, cancel) in enumerate(plan):
         status, ids, finish, times = results[i]
-        want = expected[p, s][:body["max_tokens"]]
+        want = expected[p, s][: body["max_tokens"]]
         if status == "cancelled":
             cancelled += 1
-            assert ids == want[:len(ids)], f"request {i}: cancelled after {ids}, alone {want}"
+            assert ids == want[: len(ids)], f"request {i}: cancelled after {ids}, alone {want}"
             continue
         if status == 503:
             rejected += 1
@@ -276,7 +309,10 @@ def check_bad_requests(server, context):
     state = json.loads(data)
     if state["warming_up"]:
         assert status == 503 and state["status"] == "warming_up" and "retry-after" in headers, (
-            status, data, headers)
+            status,
+            data,
+            headers,
+        )
     else:
         assert status == 200 and state["status"] == "ok", (status, data)
     assert headers["x-replica"] == f"127.0.0.1:{server.port}", headers
@@ -298,8 +334,10 @@ def check_backlog(server, burst=64):
             try:
                 s = socket.create_connection(("127.0.0.1", server.port), timeout=2)
             except OSError as e:
-                raise AssertionError(f"connection {i + 1} of a burst of {burst} was not accepted "
-                                     f"into the listen backlog within 2 s: {e}") from None
+                raise AssertionError(
+                    f"connection {i + 1} of a burst of {burst} was not accepted "
+                    f"into the listen backlog within 2 s: {e}"
+                ) from None
             socks.append(s)
             s.sendall(b"GET /live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     finally:
@@ -314,8 +352,12 @@ def check_backlog(server, burst=64):
 
 
 def check_port_in_use(binary, model, env, port):
-    proc = subprocess.Popen([binary, "--model", model, "--serve", "--port", str(port)],
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [binary, "--model", model, "--serve", "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         err = proc.stderr.readline()  # the error, or "serving ..." if it bound the port too
     finally:
@@ -323,7 +365,8 @@ def check_port_in_use(binary, model, env, port):
         err += proc.communicate()[1]
     want = f"cannot listen on 127.0.0.1:{port} (in use"
     assert want in err and proc.returncode != 0, (
-        f"a second server on port {port} in use: exit {proc.returncode}, {err[-1000:]!r}")
+        f"a second server on port {port} in use: exit {proc.returncode}, {err[-1000:]!r}"
+    )
 
 
 def check_answers_come_whole(server, prompt):
@@ -332,8 +375,11 @@ def check_answers_come_whole(server, prompt):
     time to the headers is nearly all of the time to the end of the body."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
     t0 = time.perf_counter()
-    conn.request("POST", "/v1/completions",
-                 json.dumps({"prompt": prompt, "max_tokens": 100, "ignore_eos": True}))
+    conn.request(
+        "POST",
+        "/v1/completions",
+        json.dumps({"prompt": prompt, "max_tokens": 100, "ignore_eos": True}),
+    )
     response = conn.getresponse()
     t1 = time.perf_counter()
     answer = json.loads(response.read())
@@ -342,7 +388,8 @@ def check_answers_come_whole(server, prompt):
     assert response.status == 200 and len(answer["choices"][0]["token_ids"]) == 100, answer
     assert t1 - t0 >= 0.8 * (t2 - t0), (
         f"headers after {t1 - t0:.3f} s, the body's end after {t2 - t0:.3f} s: the headers "
-        f"were sent before the answer was done")
+        f"were sent before the answer was done"
+    )
 
 
 def check_drain(binary, model, env, prompt, want):
@@ -355,8 +402,14 @@ def check_drain(binary, model, env, prompt, want):
     server.wait_warm()
     body = {"prompt": prompt, "max_tokens": 100, "ignore_eos": True}
     results = []
-    threads = [threading.Thread(target=lambda s=stream: results.append(
-        one_request(server.port, {**body, "stream": s}, None))) for stream in (False, True) * 2]
+    threads = [
+        threading.Thread(
+            target=lambda s=stream: results.append(
+                one_request(server.port, {**body, "stream": s}, None)
+            )
+        )
+        for stream in (False, True) * 2
+    ]
     for t in threads:
         t.start()
     deadline = time.time() + 60
@@ -393,18 +446,29 @@ def main():
     ap.add_argument("--maker", required=True)
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--requests", type=int, default=200)
-    ap.add_argument("--no-rss-check", action="store_true",
-                    help="sanitized builds: AddressSanitizer's quarantine keeps freed memory "
-                         "resident, so RSS does not return; LeakSanitizer checks leaks at exit "
-                         "instead (the server must exit 0)")
+    ap.add_argument(
+        "--no-rss-check",
+        action="store_true",
+        help="sanitized builds: AddressSanitizer's quarantine keeps freed memory "
+        "resident, so RSS does not return; LeakSanitizer checks leaks at exit "
+        "instead (the server must exit 0)",
+    )
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tinymlir-server-") as tmp:
-        env = dict(os.environ, HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, "cache"),
-                   TINYMLIR_CACHE_DIR=os.path.join(tmp, "kernels"))
+        env = dict(
+            os.environ,
+            HOME=tmp,
+            XDG_CACHE_HOME=os.path.join(tmp, "cache"),
+            TINYMLIR_CACHE_DIR=os.path.join(tmp, "kernels"),
+        )
         model = os.path.join(tmp, "model")
         # The real vocabulary (so that end-of-text exists), 2 layers, 128 positions.
-        subprocess.run([a.maker, "--preset", "tiny", "--out", model, "--seed", "3"], check=True,
-                       capture_output=True, env=env)
+        subprocess.run(
+            [a.maker, "--preset", "tiny", "--out", model, "--seed", "3"],
+            check=True,
+            capture_output=True,
+            env=env,
+        )
         context, most = 128, 40
         rng = random.Random(1)
         prompts = [[rng.randrange(50257) for _ in range(n)] for n in (1, 3, 7, 12, 20, 33, 60, 80)]
@@ -428,19 +492,24 @@ def main():
             time.sleep(0.3)
             baseline = server.rss_kib()
             t0 = time.time()
-            completed, cancelled, rejected, gaps = load(server, prompts, expected, a.clients,
-                                                        a.requests, most)
+            completed, cancelled, rejected, gaps = load(
+                server, prompts, expected, a.clients, a.requests, most
+            )
             seconds = time.time() - t0
             m = server.wait_idle()
             time.sleep(0.3)
             after = server.rss_kib()
-            finished = sum(m[f'tinymlir_requests_total{{finish_reason="{r}"}}']
-                           for r in ("length", "stop", "cancelled", "error"))
-            print(f"load: {a.requests} requests from {a.clients} clients in {seconds:.1f} s: "
-                  f"{completed} completed, {cancelled} cancelled by their client, {rejected} "
-                  f"rejected (503); per token p50 {percentile(gaps, 50) * 1e3:.1f} ms, "
-                  f"p99 {percentile(gaps, 99) * 1e3:.1f} ms; RSS {baseline} KiB before, "
-                  f"{after} KiB after")
+            finished = sum(
+                m[f'tinymlir_requests_total{{finish_reason="{r}"}}']
+                for r in ("length", "stop", "cancelled", "error")
+            )
+            print(
+                f"load: {a.requests} requests from {a.clients} clients in {seconds:.1f} s: "
+                f"{completed} completed, {cancelled} cancelled by their client, {rejected} "
+                f"rejected (503); per token p50 {percentile(gaps, 50) * 1e3:.1f} ms, "
+                f"p99 {percentile(gaps, 99) * 1e3:.1f} ms; RSS {baseline} KiB before, "
+                f"{after} KiB after"
+            )
             assert rejected == 0, "the queue holds 64, more than the 32 clients"
             assert completed + cancelled == a.requests
             assert m['tinymlir_requests_total{finish_reason="error"}'] == 0, m
@@ -450,22 +519,30 @@ def main():
             # Repeated prompts started from the prefix cache (their tokens checked
             # above), and every request admitted has its time to first token.
             assert m["tinymlir_prefix_cache_hits_total"] >= 1, m
-            assert m["tinymlir_prefix_cache_tokens_saved_total"] >= m["tinymlir_prefix_cache_hits_total"]
+            assert (
+                m["tinymlir_prefix_cache_tokens_saved_total"]
+                >= m["tinymlir_prefix_cache_hits_total"]
+            )
             first = m["tinymlir_time_to_first_token_seconds_count"]
             assert m['tinymlir_time_to_first_token_seconds_bucket{le="+Inf"}'] == first
             assert 0 < first <= 24 + a.requests, m
             assert m["tinymlir_kernels_total"] == kernels, (
                 f"requests waited for {m['tinymlir_kernels_total'] - kernels:.0f} compilations "
-                f"the warm-up at start did not make")
+                f"the warm-up at start did not make"
+            )
             # Memory back to the baseline: the caches go when idle; a leak of
             # a request's state (or a thread) would show over 200 requests.
             if a.no_rss_check:
-                print("RSS check skipped (--no-rss-check: a sanitized build; LeakSanitizer "
-                      "checks for leaks when the server exits)")
+                print(
+                    "RSS check skipped (--no-rss-check: a sanitized build; LeakSanitizer "
+                    "checks for leaks when the server exits)"
+                )
             else:
                 assert after <= baseline + 16 * 1024, f"RSS grew from {baseline} to {after} KiB"
             status, answer = server.complete({"prompt": prompts[2], "max_tokens": 10})
-            assert status == 200 and answer["choices"][0]["token_ids"] == expected[2, 0][:10], answer
+            assert status == 200 and answer["choices"][0]["token_ids"] == expected[2, 0][:10], (
+                answer
+            )
             check_answers_come_whole(server, prompts[3])
         finally:
             server.stop()
@@ -490,36 +567,58 @@ def main():
             statuses = sorted(s for s, _ in results)
             busy = [answer for s, answer in results if s == 503]
             assert len(results) == 16 and set(statuses) == {200, 503}, statuses
-            assert all("the queue is full (1 requests waiting)" in b["error"]["message"] for b in busy)
+            assert all(
+                "the queue is full (1 requests waiting)" in b["error"]["message"] for b in busy
+            )
             ok = [answer for s, answer in results if s == 200]
             assert all(len(o["choices"][0]["token_ids"]) == 100 for o in ok)
             assert len({tuple(o["choices"][0]["token_ids"]) for o in ok}) == 1
             status, _ = server.complete({"prompt": prompts[1], "max_tokens": 3})
             assert status == 200
-            print(f"full queue: {statuses.count(503)} of 16 got 503, {statuses.count(200)} completed")
+            print(
+                f"full queue: {statuses.count(503)} of 16 got 503, {statuses.count(200)} completed"
+            )
         finally:
             server.stop()
         # A model of fewer positions than the decoder's first capacity (128) serves, with
         # and without the warm-up (its caches made 128 positions long: a 500, and before
         # that the request left hanging).
         short = os.path.join(tmp, "short")
-        subprocess.run([a.maker, "--preset", "tiny", "--positions", "64", "--out", short,
-                        "--seed", "4"], check=True, capture_output=True, env=env)
+        subprocess.run(
+            [a.maker, "--preset", "tiny", "--positions", "64", "--out", short, "--seed", "4"],
+            check=True,
+            capture_output=True,
+            env=env,
+        )
         want = expected_ids(a.binary, short, env, [prompts[3]], 20)[0, 0]
         for flags in ((), ("--no-warm-up",)):
             server = Server(a.binary, short, env, "--slots", "2", *flags)
             try:
                 server.wait_warm()
-                status, answer = server.complete({"prompt": prompts[3], "max_tokens": 20,
-                                                  **SETTINGS[0]}, timeout=60)
+                status, answer = server.complete(
+                    {"prompt": prompts[3], "max_tokens": 20, **SETTINGS[0]}, timeout=60
+                )
                 assert status == 200 and answer["choices"][0]["token_ids"] == want, (flags, answer)
             finally:
                 server.stop()
         print("a 64-position model serves")
-        want = subprocess.run([a.binary, "--model", model, "--prompt-ids",
-                               ",".join(map(str, prompts[4])), "--tokens", "100", "--json",
-                               "--ignore-eos"], capture_output=True, text=True, env=env,
-                              check=True)
+        want = subprocess.run(
+            [
+                a.binary,
+                "--model",
+                model,
+                "--prompt-ids",
+                ",".join(map(str, prompts[4])),
+                "--tokens",
+                "100",
+                "--json",
+                "--ignore-eos",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         check_drain(a.binary, model, env, prompts[4], json.loads(want.stdout)["output_ids"])
         # Stopped while the warm-up compiles on its threads: a clean exit (under
         # AddressSanitizer the first compile thread to write the disk cache

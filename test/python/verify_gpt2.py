@@ -15,6 +15,7 @@ derived from float32 rounding (float32_tolerance).
   verify_gpt2.py --binary ... --maker build/tools/tinymlir-make-gpt2 \
       --make "--layers 2 --heads 2 --embd 32 --vocab 100 --positions 64 --seed 1" ...
 """
+
 import argparse
 import json
 import os
@@ -39,7 +40,7 @@ def float32_tolerance(config):
     6 products per layer (qkv, scores, weights @ v, out, fc, fc_proj) and the
     head, each of inner length at most max(4 C, n_positions); elementwise ops
     add a few u each, which the bound's K u dwarfs."""
-    u = 2.0 ** -24
+    u = 2.0**-24
     k = max(4 * config["n_embd"], config["n_positions"])
     gamma = k * u / (1 - k * u)
     return (6 * config["n_layer"] + 1) * 2 * gamma
@@ -65,10 +66,14 @@ def main():
     ap.add_argument("--expect", help="expected generated ids, comma-separated")
     ap.add_argument("--keep", action="store_true", help="keep the dumps")
     ap.add_argument("--precision", choices=("reference", "float32"), default="reference")
-    ap.add_argument("--min-distinct", type=int, default=0,
-                    help="fail unless the reference generates at least this many distinct "
-                         "tokens (a checkpoint whose greedy output repeats one token tells "
-                         "little apart)")
+    ap.add_argument(
+        "--min-distinct",
+        type=int,
+        default=0,
+        help="fail unless the reference generates at least this many distinct "
+        "tokens (a checkpoint whose greedy output repeats one token tells "
+        "little apart)",
+    )
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="tinymlir-verify-")
@@ -89,13 +94,51 @@ def main():
     cache = ["--cache-dir", os.path.join(work, "kernels")]
     # Greedy decoding of exactly --tokens tokens, as the reference: --ignore-eos,
     # since a random checkpoint with GPT-2's vocabulary may choose <|endoftext|>.
-    run([a.binary, "--model", model, *prompt, "--tokens", str(a.tokens), "--dump", ours,
-         "--json", "--ignore-eos", *cache])
-    incremental = json.loads(run([a.binary, "--model", model, *prompt, "--tokens",
-                                  str(a.tokens), "--json", "--ignore-eos", *cache, "--logits",
-                                  os.path.join(work, "incremental_logits.npy")]).stdout)
-    run([sys.executable, os.path.join(HERE, "gpt2_reference.py"), "--model", model, *prompt,
-         "--tokens", str(a.tokens), "--dump", ref])
+    run(
+        [
+            a.binary,
+            "--model",
+            model,
+            *prompt,
+            "--tokens",
+            str(a.tokens),
+            "--dump",
+            ours,
+            "--json",
+            "--ignore-eos",
+            *cache,
+        ]
+    )
+    incremental = json.loads(
+        run(
+            [
+                a.binary,
+                "--model",
+                model,
+                *prompt,
+                "--tokens",
+                str(a.tokens),
+                "--json",
+                "--ignore-eos",
+                *cache,
+                "--logits",
+                os.path.join(work, "incremental_logits.npy"),
+            ]
+        ).stdout
+    )
+    run(
+        [
+            sys.executable,
+            os.path.join(HERE, "gpt2_reference.py"),
+            "--model",
+            model,
+            *prompt,
+            "--tokens",
+            str(a.tokens),
+            "--dump",
+            ref,
+        ]
+    )
 
     failures = []
     names = sorted(f for f in os.listdir(ref) if f.endswith(".npy"))
@@ -125,11 +168,15 @@ def main():
     # Incremental decoding (the default mode): the same tokens, and each step's
     # last-position logits within tolerance of the reference's.
     if incremental["output_ids"] != want["output_ids"]:
-        failures.append(f"incremental tokens {incremental['output_ids']} vs reference "
-                        f"{want['output_ids']}")
+        failures.append(
+            f"incremental tokens {incremental['output_ids']} vs reference {want['output_ids']}"
+        )
     inc = np.load(os.path.join(work, "incremental_logits.npy"))
-    last = np.stack([np.load(os.path.join(ref, f"step{s}_logits.npy"))[-1]
-                     for s in range(a.tokens)]) if a.tokens else inc
+    last = (
+        np.stack([np.load(os.path.join(ref, f"step{s}_logits.npy"))[-1] for s in range(a.tokens)])
+        if a.tokens
+        else inc
+    )
     if inc.dtype != last.dtype or inc.shape != last.shape:
         failures.append(f"incremental logits {inc.dtype} {inc.shape} vs {last.dtype} {last.shape}")
     elif not np.allclose(inc, last, rtol=rtol, atol=atol):
@@ -137,16 +184,20 @@ def main():
     else:
         worst = max(worst, float(np.abs(inc - last).max()) if inc.size else 0.0)
     if len(set(want["output_ids"])) < a.min_distinct:
-        failures.append(f"the reference generated only {len(set(want['output_ids']))} distinct "
-                        f"tokens {want['output_ids']}, fewer than --min-distinct "
-                        f"{a.min_distinct}: choose another checkpoint or prompt")
+        failures.append(
+            f"the reference generated only {len(set(want['output_ids']))} distinct "
+            f"tokens {want['output_ids']}, fewer than --min-distinct "
+            f"{a.min_distinct}: choose another checkpoint or prompt"
+        )
     if a.expect is not None:
         expected = [int(t) for t in a.expect.split(",")]
         if got["output_ids"] != expected:
             failures.append(f"tokens {got['output_ids']} vs expected {expected}")
 
-    print(f"compared {len(names)} arrays over {a.tokens} steps ({a.precision}); max abs "
-          f"difference {worst:.3g}; tolerance {rtol:.3g}; tokens {got['output_ids']}")
+    print(
+        f"compared {len(names)} arrays over {a.tokens} steps ({a.precision}); max abs "
+        f"difference {worst:.3g}; tolerance {rtol:.3g}; tokens {got['output_ids']}"
+    )
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     else:
@@ -154,8 +205,10 @@ def main():
     if failures:
         print("\n".join("MISMATCH " + f for f in failures))
         sys.exit(1)
-    print("OK: identical tokens (full-prefix and incremental), all intermediates and logits "
-          f"within rtol = atol = {rtol:.3g}, equal dtypes")
+    print(
+        "OK: identical tokens (full-prefix and incremental), all intermediates and logits "
+        f"within rtol = atol = {rtol:.3g}, equal dtypes"
+    )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,6 @@ private:
   fs::path path_;
 };
 
-
 bool hasNumpy() {
   static const bool ok = std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;
   return ok;
@@ -185,7 +184,8 @@ TEST(Array, TransposeSliceReshapeViews) {
   std::vector<double> expected;
   for (int k = 0; k < 4; ++k)
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 3; ++j) expected.push_back(i * 12 + j * 4 + k);
+      for (int j = 0; j < 3; ++j)
+        expected.push_back(i * 12 + j * 4 + k);
   EXPECT_EQ(t.toDoubles(), expected);
 }
 
@@ -248,7 +248,9 @@ TEST(Memory, LargeFreedBlocksAreReusedSmallOnesAreNot) {
   freeMemory(huge);
   EXPECT_EQ(releaseMemory(), 0u);
   // Arrays' storage is that memory.
-  { Array a = Array::zeros({512, 512}, DType::f32); }
+  {
+    Array a = Array::zeros({512, 512}, DType::f32);
+  }
   EXPECT_EQ(releaseMemory(), size_t{1} << 20);
 }
 
@@ -274,7 +276,8 @@ TEST(Array, Overlaps) {
 }
 
 TEST(Array, ToString) {
-  EXPECT_EQ(Array::fromVector<float>({1, 2.5f}, {2}).toString(), "array([1. , 2.5], dtype=float32)");
+  EXPECT_EQ(Array::fromVector<float>({1, 2.5f}, {2}).toString(),
+            "array([1. , 2.5], dtype=float32)");
   EXPECT_EQ(Array::arange(4, DType::i32).reshaped({2, 2}).toString(),
             "array([[0, 1],\n       [2, 3]], dtype=int32)");
   EXPECT_EQ(Array::scalar(3, DType::f64).toString(), "array(3., dtype=float64)");
@@ -314,29 +317,42 @@ TEST(Npy, AgainstNumpy) {
   runPython("import numpy as np; x = np.load('" + dir.file("a.npy") +
             "'); assert x.dtype == np.float32 and x.shape == (5, 7), (x.dtype, x.shape); "
             "assert np.array_equal(x, np.linspace(-3, 3, 35).astype(np.float32).reshape(5, 7)); "
-            "np.save('" + dir.file("b.npy") + "', x.astype(np.float64) * 2); "
-            "np.save('" + dir.file("f.npy") + "', np.asfortranarray(x.T[1:4] + 1)); "
-            "np.save('" + dir.file("s.npy") + "', np.array(np.int32(-42))); "
-            "np.save('" + dir.file("i.npy") + "', np.arange(6, dtype=np.int32)); "
-            "np.save('" + dir.file("f3.npy") + "', np.asfortranarray(np.arange(24, dtype=np.float64).reshape(2, 3, 4)))");
+            "np.save('" +
+            dir.file("b.npy") +
+            "', x.astype(np.float64) * 2); "
+            "np.save('" +
+            dir.file("f.npy") +
+            "', np.asfortranarray(x.T[1:4] + 1)); "
+            "np.save('" +
+            dir.file("s.npy") +
+            "', np.array(np.int32(-42))); "
+            "np.save('" +
+            dir.file("i.npy") +
+            "', np.arange(6, dtype=np.int32)); "
+            "np.save('" +
+            dir.file("f3.npy") +
+            "', np.asfortranarray(np.arange(24, dtype=np.float64).reshape(2, 3, 4)))");
   Array b = Array::loadNpy(dir.file("b.npy"));
   ASSERT_EQ(b.dtype(), DType::f64);
   ASSERT_EQ(b.shape(), (Shape{5, 7}));
   for (int64_t r = 0; r < 5; ++r)
-    for (int64_t c = 0; c < 7; ++c) EXPECT_EQ(b.at({r, c}), 2.0 * static_cast<float>(a.at({r, c})));
+    for (int64_t c = 0; c < 7; ++c)
+      EXPECT_EQ(b.at({r, c}), 2.0 * static_cast<float>(a.at({r, c})));
 
   Array f = Array::loadNpy(dir.file("f.npy"));
   ASSERT_EQ(f.shape(), (Shape{3, 5}));
   ASSERT_EQ(f.dtype(), DType::f32);
   for (int64_t r = 0; r < 3; ++r)
-    for (int64_t c = 0; c < 5; ++c) EXPECT_EQ(f.at({r, c}), static_cast<float>(a.at({c, r + 1}) + 1.0f));
+    for (int64_t c = 0; c < 5; ++c)
+      EXPECT_EQ(f.at({r, c}), static_cast<float>(a.at({c, r + 1}) + 1.0f));
 
   Array s = Array::loadNpy(dir.file("s.npy"));
   EXPECT_EQ(s.rank(), 0);
   EXPECT_EQ(s.dtype(), DType::i32);
   EXPECT_EQ(s.at({}), -42);
 
-  EXPECT_EQ(Array::loadNpy(dir.file("i.npy")).toVector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(Array::loadNpy(dir.file("i.npy")).toVector<int32_t>(),
+            (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
   Array f3 = Array::loadNpy(dir.file("f3.npy"));
   EXPECT_EQ(f3.shape(), (Shape{2, 3, 4}));
   EXPECT_EQ(f3.toDoubles(), Array::arange(24, DType::f64).toDoubles());
@@ -352,7 +368,8 @@ TEST(Npy, FormatVersions2And3) {
   TempDir dir;
   runPython("import numpy as np; from numpy.lib import format as f; "
             "x = np.arange(10, dtype=np.float32).reshape(2, 5); "
-            "[f.write_array(open('" + dir.file("v") + "%d.npy' % v, 'wb'), x, version=(v, 0)) for v in (1, 2, 3)]");
+            "[f.write_array(open('" +
+            dir.file("v") + "%d.npy' % v, 'wb'), x, version=(v, 0)) for v in (1, 2, 3)]");
   for (int v = 1; v <= 3; ++v) {
     Array a = Array::loadNpy(dir.file("v" + std::to_string(v) + ".npy"));
     EXPECT_EQ(a.shape(), (Shape{2, 5}));
@@ -368,7 +385,8 @@ TEST(Npy, MalformedFiles) {
   std::string bytes = readBytes(good);
   size_t dataStart = bytes.size() - 24;
 
-  auto expectError = [&](const std::string &name, const std::string &content, const std::string &reason) {
+  auto expectError = [&](const std::string &name, const std::string &content,
+                         const std::string &reason) {
     std::string p = dir.file(name);
     writeBytes(p, content);
     std::string msg = errorOf([&] { Array::loadNpy(p); });
@@ -414,7 +432,8 @@ TEST(Npy, MalformedFiles) {
   std::string overflow = bytes;
   overflow.replace(overflow.find("(2, 3), }"), 9, "(4294967296, 4294967296, 8)}");
   expectError("overflow.npy", overflow, "too many elements");
-  std::string unterminated = bytes.substr(0, 10) + std::string(bytes.begin() + 10, bytes.begin() + dataStart);
+  std::string unterminated =
+      bytes.substr(0, 10) + std::string(bytes.begin() + 10, bytes.begin() + dataStart);
   unterminated.replace(unterminated.find("}"), 1, " ");
   expectError("unterminated.npy", unterminated + bytes.substr(dataStart), "malformed header");
 
@@ -437,8 +456,10 @@ TEST(Npy, FuzzedHeadersNeverCrash) {
   for (int iter = 0; iter < 300; ++iter) {
     std::string b = bytes;
     int edits = 1 + static_cast<int>(rng() % 4);
-    for (int k = 0; k < edits; ++k) b[rng() % 128] = static_cast<char>(rng() % 256);
-    if (rng() % 3 == 0) b.resize(rng() % b.size());
+    for (int k = 0; k < edits; ++k)
+      b[rng() % 128] = static_cast<char>(rng() % 256);
+    if (rng() % 3 == 0)
+      b.resize(rng() % b.size());
     writeBytes(p, b);
     try {
       Array r = Array::loadNpy(p);

@@ -16,9 +16,9 @@
 using namespace tinymlir;
 namespace fs = std::filesystem;
 using tinymlir::test::allClose;
-using tinymlir::test::randomArray;
-using tinymlir::test::matchesNumPy;
 using tinymlir::test::kMathUlps;
+using tinymlir::test::matchesNumPy;
+using tinymlir::test::randomArray;
 
 namespace {
 
@@ -100,9 +100,9 @@ TEST_F(DiskCache, CorruptEntriesAreIgnoredAndReplaced) {
     byte = static_cast<char>(byte ^ 0x5a);
     file.write(&byte, 1);
   });
-  corrupt([&] { fs::resize_file(entry, size / 3); });      // truncated
+  corrupt([&] { fs::resize_file(entry, size / 3); });       // truncated
   corrupt([&] { std::ofstream(entry) << "not a kernel"; }); // garbage
-  corrupt([&] {                                              // a valid entry of another program
+  corrupt([&] {                                             // a valid entry of another program
     JitOptions elsewhere;
     elsewhere.cacheDir = (dir_ / "other").string();
     jit(other, elsewhere)(x_, w_);
@@ -152,9 +152,9 @@ Array numberedW() { return randomArray({40, 36}, DType::f32, 51); }
 /// Checks program k's result: the product (gamma_40 of |x| @ |w|, scaled by
 /// k / 32 < 1 and tanh's slope <= 1), tanh kMathUlps, the scaling and the sum.
 ::testing::AssertionResult numberedMatches(const Array &got, int k) {
-  return matchesNumPy(got, "np.tanh(x @ w * int(k) / 32) + int(k)", {{"x", numberedX()}, {"w", numberedW()},
-                      {"k", Array::scalar(k, i32)}}, 2 * (40 + kMathUlps + 4),
-                      "np.abs(x) @ np.abs(w) + 1 + int(k)");
+  return matchesNumPy(got, "np.tanh(x @ w * int(k) / 32) + int(k)",
+                      {{"x", numberedX()}, {"w", numberedW()}, {"k", Array::scalar(k, i32)}},
+                      2 * (40 + kMathUlps + 4), "np.abs(x) @ np.abs(w) + 1 + int(k)");
 }
 
 TEST_F(DiskCache, ThreadsCompilingAtOnceStoreEachKernelUnderItsOwnKey) {

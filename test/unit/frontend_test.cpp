@@ -11,7 +11,6 @@ namespace {
 
 Tensor input(const Shape &shape, DType dtype) { return detail::placeholder(0, shape, dtype); }
 
-
 TEST(Frontend, BroadcastShapes) {
   EXPECT_EQ((input({3, 7}, f32) + input({7}, f32)).shape(), (Shape{3, 7}));
   EXPECT_EQ((input({3, 1}, f32) * input({1, 7}, f32)).shape(), (Shape{3, 7}));
@@ -51,7 +50,7 @@ TEST(Frontend, IntegerArithmeticWhereFloatsAreRequired) {
   EXPECT_EQ(tanh(n).dtype(), DType::f64);
   EXPECT_EQ((n / n).dtype(), DType::f64);
   EXPECT_EQ((n / 2).dtype(), DType::f64);
-  EXPECT_EQ(pow(n, 2).dtype(), DType::i32); // integer powers, as NumPy's
+  EXPECT_EQ(pow(n, 2).dtype(), DType::i32);                  // integer powers, as NumPy's
   EXPECT_EQ(exp(input({4}, DType::i8)).dtype(), DType::f16); // the float that holds int8
   EXPECT_EQ(sum(n).dtype(), DType::i64); // as NumPy's: int32 sums accumulate in int64
   EXPECT_EQ(prod(n, 0).dtype(), DType::i64);
@@ -79,8 +78,9 @@ TEST(Frontend, LayoutOpsCheckTheirArguments) {
   EXPECT_EQ(errorOf([&] { matmul(input({2, 3, 5}, f32), input({3, 5, 7}, f32)); }),
             "[matmul] batch dimensions differ: (2, 3, 5) @ (3, 5, 7)");
   EXPECT_EQ(matmul(input({3, 5}, f32), input({5, 7}, f64)).dtype(), DType::f64);
-  EXPECT_NE(errorOf([&] { gather(input({10, 4}, f32), input({3}, f32)); })
-                .find("[gather] ids must be integers"),
+  EXPECT_NE(errorOf([&] {
+              gather(input({10, 4}, f32), input({3}, f32));
+            }).find("[gather] ids must be integers"),
             std::string::npos);
 }
 

@@ -17,7 +17,6 @@
 
 #include <unistd.h>
 
-
 #include <tinymlir/tinymlir.h>
 
 #include <gtest/gtest.h>
@@ -31,11 +30,11 @@
 #include <sstream>
 
 using namespace tinymlir;
-using tinymlir::test::errorOf;
-using tinymlir::test::count;
 using tinymlir::test::allClose;
-using tinymlir::test::randomArray;
+using tinymlir::test::count;
+using tinymlir::test::errorOf;
 using tinymlir::test::gamma;
+using tinymlir::test::randomArray;
 
 namespace {
 
@@ -66,7 +65,6 @@ JitOptions gpuOptions(bool emulate = false, const char *chips = "sm_90,sm_75") {
   return o;
 }
 
-
 /// The tolerance (rtol = atol) between two targets for a program whose
 /// arithmetic is in `computeType` (the first input's dtype here: float32
 /// programs may return float64, as gelu and attention promote, but their
@@ -95,14 +93,13 @@ Split split(const std::string &gpuStage) {
   return s;
 }
 
-
 /// A program: compiled for a target from its example inputs.
 struct Program {
   std::string name;
   std::function<Compiled(const JitOptions &)> compile;
   std::vector<Array> inputs;
-  int products = 0;     // matmul / batch_matmul ops
-  bool emulate = true;  // small enough for the emulator
+  int products = 0;    // matmul / batch_matmul ops
+  bool emulate = true; // small enough for the emulator
 };
 
 Tensor elementwise(const Tensor &x, const Tensor &g) { return gelu(x * g + 1); }
@@ -161,8 +158,8 @@ std::vector<Program> programs() {
   add("matmul_f64", &product,
       {randomArray({17, 40}, DType::f64, 18), randomArray({40, 23}, DType::f64, 19)}, 1);
   // float64 rows against float32 weights: one product, the weights widened as loaded.
-  add("matmul_mixed", &product,
-      {randomArray({5, 40}, DType::f64, 36), f32({40, 23}, 37)}, 1, "1x2");
+  add("matmul_mixed", &product, {randomArray({5, 40}, DType::f64, 36), f32({40, 23}, 37)}, 1,
+      "1x2");
   add("batch_matmul", &product, {f32({3, 17, 9}, 20), f32({3, 9, 21}, 21)}, 1);
   add("batch_matmul_2x2", &product, {f32({2, 40, 9}, 22), f32({2, 9, 50}, 23)}, 1, "2x2");
   add("attention", &attentionOf,
@@ -351,8 +348,8 @@ TEST(GpuDevice, ResidentWeightsAreUploadedOnce) {
   for (int step = 0; step < 3; ++step) {
     Array x = randomArray({5, 64}, DType::f32, 31 + step);
     Array got = f(x, w), want = cpu(x, w);
-    EXPECT_TRUE(allClose(got, want, crossTargetTolerance(DType::f32),
-                         crossTargetTolerance(DType::f32)));
+    EXPECT_TRUE(
+        allClose(got, want, crossTargetTolerance(DType::f32), crossTargetTolerance(DType::f32)));
   }
   GpuTransferStats after = gpuTransferStats();
   EXPECT_EQ(after.residentUploads - before.residentUploads, 1u);

@@ -18,19 +18,18 @@
 #include <thread>
 
 using namespace tinymlir;
-using tinymlir::test::errorOf;
-using tinymlir::test::count;
 using tinymlir::test::allClose;
-using tinymlir::test::numpy;
-using tinymlir::test::randomArray;
+using tinymlir::test::count;
+using tinymlir::test::errorOf;
 using tinymlir::test::kMathUlps;
 using tinymlir::test::matchesNumPy;
+using tinymlir::test::numpy;
+using tinymlir::test::randomArray;
 using tinymlir::test::unitRoundoff;
 using tinymlir::test::unitsBound;
 using tinymlir::test::withinBound;
 
 namespace {
-
 
 Tensor mixed(const Tensor &x, const Tensor &y) { return x * y + x / (y * y + 3) - y; }
 
@@ -67,7 +66,8 @@ TEST_P(Elementwise, UnaryFunctionsMatchNumPy) {
   EXPECT_TRUE(matchesNumPy(
       f(x), "np.exp(-x) + np.tanh(x) * np.sqrt(x * x + 1) - (x * x + 0.5) ** 1.5 + x**3",
       {{"x", x}}, units,
-      "np.exp(-x) + np.abs(np.tanh(x)) * np.sqrt(x * x + 1) + (x * x + 0.5) ** 1.5 + np.abs(x)**3"));
+      "np.exp(-x) + np.abs(np.tanh(x)) * np.sqrt(x * x + 1) + (x * x + 0.5) ** 1.5 + "
+      "np.abs(x)**3"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Elementwise, ::testing::Values(DType::f32, DType::f64),
@@ -92,9 +92,8 @@ TEST(Promotion, MixedDtypesFollowNumPy2) {
   EXPECT_TRUE(allClose(floatLiteral(a32), numpy("x * 0.5", {{"x", a32}}), 0, 0));
   EXPECT_TRUE(allClose(typed(a32), numpy("x * np.float64(0.1)", {{"x", a32}}), 0, 0));
   auto casts = jit([](const Tensor &x) { return cast(x, DType::f32) + x.astype(DType::f64); });
-  EXPECT_TRUE(allClose(casts(n32), numpy("x.astype(np.float32) + x.astype(np.float64)",
-                                         {{"x", n32}}),
-                       0, 0));
+  EXPECT_TRUE(allClose(casts(n32),
+                       numpy("x.astype(np.float32) + x.astype(np.float64)", {{"x", n32}}), 0, 0));
 }
 
 // --- Reductions ------------------------------------------------------------------
@@ -110,9 +109,9 @@ class Reductions : public ::testing::TestWithParam<DType> {};
 TEST_P(Reductions, EveryAxisWithAndWithoutKeepdims) {
   DType dtype = GetParam();
   Array x = randomArray({2, 3, 5}, dtype, 7);
-  for (std::optional<int64_t> axis : {std::optional<int64_t>{}, std::optional<int64_t>{0},
-                                      std::optional<int64_t>{1}, std::optional<int64_t>{2},
-                                      std::optional<int64_t>{-1}, std::optional<int64_t>{-3}}) {
+  for (std::optional<int64_t> axis :
+       {std::optional<int64_t>{}, std::optional<int64_t>{0}, std::optional<int64_t>{1},
+        std::optional<int64_t>{2}, std::optional<int64_t>{-1}, std::optional<int64_t>{-3}}) {
     for (bool keepdims : {false, true}) {
       std::string args = std::string("axis=") + (axis ? std::to_string(*axis) : "None") +
                          ", keepdims=" + (keepdims ? "True" : "False");
@@ -185,8 +184,8 @@ TEST(Kernels, GeluPromotesFloat32ToFloat64LikeTheReference) {
 
 TEST(Kernels, SoftmaxIsStableAndMatchesNumPy) {
   float inf = std::numeric_limits<float>::infinity();
-  Array x = Array::fromVector<float>({10000, 9999, -10000, -10000, -9999, -10001, 0, -inf, -inf},
-                                     {3, 3});
+  Array x =
+      Array::fromVector<float>({10000, 9999, -10000, -10000, -9999, -10001, 0, -inf, -inf}, {3, 3});
   auto compiled = jit(softmax);
   Array p = compiled(x);
   const char *reference = "e = np.exp(x - np.max(x, axis=-1, keepdims=True))\n";
@@ -225,8 +224,7 @@ TEST(Kernels, ExpAroundTheUnderflowThreshold) {
   // NaN as NaN, infinities and 0 exactly, the rest within kMathUlps ulp a
   // side: relative to the value, or of the smallest subnormal below the
   // normal range (where an ulp is fixed).
-  auto expectSame = [](const Array &got, const Array &want, const Array &x, double u,
-                       double tiny) {
+  auto expectSame = [](const Array &got, const Array &want, const Array &x, double u, double tiny) {
     for (int64_t i = 0; i < x.shape()[0]; ++i) {
       double g = got.at({i}), w = want.at({i});
       if (std::isnan(w))
@@ -239,10 +237,10 @@ TEST(Kernels, ExpAroundTheUnderflowThreshold) {
   };
   expectSame(ex(x64), numpy("np.exp(x)", {{"x", x64}}), x64, unitRoundoff(DType::f64),
              std::numeric_limits<double>::denorm_min());
-  Array x32 = Array::fromVector<float>({-1e10f, -104.5f, -104.0f, -103.9f, -103.0f, -87.5f, 0.0f,
-                                        88.0f, 89.0f, -1e30f, 1.0f, -50.0f, -105.0f, -200.0f,
-                                        -103.97f, 2.0f},
-                                       {16});
+  Array x32 =
+      Array::fromVector<float>({-1e10f, -104.5f, -104.0f, -103.9f, -103.0f, -87.5f, 0.0f, 88.0f,
+                                89.0f, -1e30f, 1.0f, -50.0f, -105.0f, -200.0f, -103.97f, 2.0f},
+                               {16});
   expectSame(ex(x32), numpy("np.exp(x)", {{"x", x32}}), x32, unitRoundoff(DType::f32),
              std::numeric_limits<float>::denorm_min());
 }
@@ -250,25 +248,23 @@ TEST(Kernels, ExpAroundTheUnderflowThreshold) {
 TEST(Kernels, LayerNormWithConstantAndRandomRows) {
   Array x = randomArray({6, 32}, DType::f32, 10, 3.0);
   for (int64_t j = 0; j < 32; ++j) {
-    x.set({0, j}, 7.25);   // a constant row: variance 0, output = bias
+    x.set({0, j}, 7.25); // a constant row: variance 0, output = bias
     x.set({3, j}, -1e3);
   }
   Array g = randomArray({32}, DType::f32, 11), b = randomArray({32}, DType::f32, 12);
-  auto compiled = jit([](const Tensor &x, const Tensor &g, const Tensor &b) {
-    return layerNorm(x, g, b);
-  });
+  auto compiled =
+      jit([](const Tensor &x, const Tensor &g, const Tensor &b) { return layerNorm(x, g, b); });
   Array y = compiled(x, g, b);
   // Per side: the mean errs by (n + 1) u mean|x| (n = 32), the variance by
   // n + 4 roundings plus the mean's error; x - mean, sqrt, the division, the
   // gain and the bias add 5. Relative to |g| (mean|x| + |x - mean|) / s + |b|.
-  EXPECT_TRUE(matchesNumPy(
-      y,
-      "g * (x - np.mean(x, axis=-1, keepdims=True)) / "
-      "np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) + b",
-      {{"x", x}, {"g", g}, {"b", b}}, 2 * (32 + 4 + 5),
-      "np.abs(g) * (np.mean(np.abs(x), axis=-1, keepdims=True) + "
-      "np.abs(x - np.mean(x, axis=-1, keepdims=True))) / "
-      "np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) + np.abs(b)"));
+  EXPECT_TRUE(matchesNumPy(y,
+                           "g * (x - np.mean(x, axis=-1, keepdims=True)) / "
+                           "np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) + b",
+                           {{"x", x}, {"g", g}, {"b", b}}, 2 * (32 + 4 + 5),
+                           "np.abs(g) * (np.mean(np.abs(x), axis=-1, keepdims=True) + "
+                           "np.abs(x - np.mean(x, axis=-1, keepdims=True))) / "
+                           "np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) + np.abs(b)"));
   for (int64_t j = 0; j < 32; ++j)
     EXPECT_FLOAT_EQ(static_cast<float>(y.at({0, j})), static_cast<float>(b.at({j})));
 }
@@ -412,7 +408,8 @@ TEST(Jit, NestedJitInlinesWhileTracing) {
   Array x = randomArray({8}, DType::f64, 17);
   // tanh kMathUlps each (x * 3 rounds once, tanh's condition is below 1), one sum.
   EXPECT_TRUE(matchesNumPy(outer(x), "np.tanh(x) * 2 + np.tanh(x * 3) * 2", {{"x", x}},
-                           2 * (kMathUlps + 2), "2 * np.abs(np.tanh(x)) + 2 * np.abs(np.tanh(x * 3))"));
+                           2 * (kMathUlps + 2),
+                           "2 * np.abs(np.tanh(x)) + 2 * np.abs(np.tanh(x * 3))"));
   EXPECT_EQ(inner.stats().compilations, 0u) << "the inner function was inlined, not compiled";
   std::string module = outer.compile(x).module();
   EXPECT_EQ(count(module, "func.func"), 1);
@@ -482,7 +479,6 @@ TEST(Module, BoundaryFollowsTheContract) {
 }
 
 // --- Errors ---------------------------------------------------------------------------
-
 
 TEST(Errors, CallTimeShapeAndDtypeMismatchesNameTheInput) {
   auto f = jit([](const Tensor &x) { return x + 1; });
@@ -604,8 +600,8 @@ TEST(Cache, MemoryStaysFlatOverAStreamOfShapes) {
             << " KiB after 80\n";
   EXPECT_EQ(f.stats().size, 4u);
   EXPECT_EQ(f.stats().compilations, 80u);
-  EXPECT_LT(after - before, 16 * 1024) << "resident memory grew by " << (after - before)
-                                       << " KiB over 60 evicted specializations";
+  EXPECT_LT(after - before, 16 * 1024)
+      << "resident memory grew by " << (after - before) << " KiB over 60 evicted specializations";
 }
 
 TEST(Evaluate, EagerTensorsCompileOnDemand) {
@@ -648,7 +644,8 @@ TEST(Jit, CompiledSaysWhetherACallWouldCompile) {
   EXPECT_FALSE(f.compiled(x, 2));
   f.compile(x, 2);
   EXPECT_TRUE(f.compiled(x, 2));
-  EXPECT_TRUE(f.compiled(randomArray({4, 3}, DType::f32, 42), 2)) << "values are not part of the key";
+  EXPECT_TRUE(f.compiled(randomArray({4, 3}, DType::f32, 42), 2))
+      << "values are not part of the key";
   EXPECT_FALSE(f.compiled(x, 3)) << "another static";
   EXPECT_FALSE(f.compiled(randomArray({4, 4}, DType::f32, 41), 2)) << "another shape";
   EXPECT_FALSE(f.compiled(x.astype(DType::f64), 2)) << "another dtype";
@@ -727,10 +724,14 @@ private:
 
 TEST(Options, TheEnvironmentSuppliesDefaultsThatCodeOverrides) {
   {
-    ScopedEnv env({{"TINYMLIR_BLAS", "0"}, {"TINYMLIR_OPT_LEVEL", "1"},
-                   {"TINYMLIR_VECTOR_MATH", "off"}, {"TINYMLIR_GPU_EMULATE", "1"},
-                   {"TINYMLIR_GPU_CHIPS", "sm_80"}, {"TINYMLIR_GPU_MATMUL_TILE", "2x4"},
-                   {"TINYMLIR_CACHE", "0"}, {"TINYMLIR_CACHE_DIR", "/nonexistent"},
+    ScopedEnv env({{"TINYMLIR_BLAS", "0"},
+                   {"TINYMLIR_OPT_LEVEL", "1"},
+                   {"TINYMLIR_VECTOR_MATH", "off"},
+                   {"TINYMLIR_GPU_EMULATE", "1"},
+                   {"TINYMLIR_GPU_CHIPS", "sm_80"},
+                   {"TINYMLIR_GPU_MATMUL_TILE", "2x4"},
+                   {"TINYMLIR_CACHE", "0"},
+                   {"TINYMLIR_CACHE_DIR", "/nonexistent"},
                    {"TINYMLIR_TIMING", "1"}});
     JitOptions o;
     EXPECT_FALSE(o.blas);
@@ -750,7 +751,8 @@ TEST(Options, TheEnvironmentSuppliesDefaultsThatCodeOverrides) {
     EXPECT_EQ(jit(product, o).compile(a, b).blasCalls(), 1);
   }
   { // The libdevice under $CUDA_HOME is the default, and it is what the GPU pipeline links.
-    auto home = std::filesystem::temp_directory_path() / ("tinymlir-cuda-" + std::to_string(getpid()));
+    auto home =
+        std::filesystem::temp_directory_path() / ("tinymlir-cuda-" + std::to_string(getpid()));
     std::filesystem::create_directories(home / "nvvm" / "libdevice");
     std::ofstream(home / "nvvm" / "libdevice" / "libdevice.10.bc") << "bitcode";
     ScopedEnv env({{"CUDA_HOME", home.c_str()}});
@@ -774,14 +776,15 @@ TEST(Options, TheEnvironmentSuppliesDefaultsThatCodeOverrides) {
            {"TINYMLIR_OPT_LEVEL", "9"}, {"TINYMLIR_BLAS", "maybe"}}) {
     ScopedEnv env({{name, value}});
     std::string error = errorOf([] { JitOptions bad; });
-    EXPECT_NE(error.find(std::string("[options] ") + name + "='" + value + "'"),
-              std::string::npos)
+    EXPECT_NE(error.find(std::string("[options] ") + name + "='" + value + "'"), std::string::npos)
         << error;
   }
 }
 
 TEST(Jit, CodeForANamedCpu) {
-  auto f = [](const Tensor &x, const Tensor &w) { return exp(matmul(x, w) * 0.1) + x.sum(1, true); };
+  auto f = [](const Tensor &x, const Tensor &w) {
+    return exp(matmul(x, w) * 0.1) + x.sum(1, true);
+  };
   Array x = randomArray({40, 64}, DType::f32, 41), w = randomArray({64, 48}, DType::f32, 42);
   JitOptions baseline;
   baseline.cpu = "x86-64-v3"; // AVX2 + FMA: every x86-64 machine this project runs on
@@ -823,14 +826,15 @@ TEST(SpecialValues, NanAndInfinitiesFollowNumPy) {
   const float inf = std::numeric_limits<float>::infinity(),
               nan = std::numeric_limits<float>::quiet_NaN();
   // Rows: a NaN, +inf, -inf, all -inf (a fully masked row), mixed infinities, finite.
-  Array x = Array::fromVector<float>({1, nan, 2, 0,      //
-                                      1, inf, 2, 0,      //
-                                      1, -inf, 2, 0,     //
+  Array x = Array::fromVector<float>({1,    nan,  2,    0,    //
+                                      1,    inf,  2,    0,    //
+                                      1,    -inf, 2,    0,    //
                                       -inf, -inf, -inf, -inf, //
-                                      inf, -inf, 1, 0,   //
-                                      0.5, -1, 2, 0.25},
+                                      inf,  -inf, 1,    0,    //
+                                      0.5,  -1,   2,    0.25},
                                      {6, 4});
-  Array g = Array::fromVector<float>({1, 2, 0.5, -1}, {4}), b = Array::fromVector<float>({0, 1, -1, 2}, {4});
+  Array g = Array::fromVector<float>({1, 2, 0.5, -1}, {4}),
+        b = Array::fromVector<float>({0, 1, -1, 2}, {4});
   auto rowMax = jit([](const Tensor &t) { return max(t, -1); });
   EXPECT_TRUE(allClose(rowMax(x), numpy("np.max(x, axis=-1)", {{"x", x}}), 0, 0));
   auto sm = jit(softmax);
@@ -842,11 +846,13 @@ TEST(SpecialValues, NanAndInfinitiesFollowNumPy) {
   // the softmax bound of 2 * (kMathUlps + 2 + 1.4 n) units of p (1 + |x - max|),
   // |x - max| <= 3 here.
   EXPECT_TRUE(allClose(p, want, 2 * (kMathUlps + 2 + 1.4 * 4) * 4 * unitRoundoff(DType::f32), 0));
-  auto ln = jit([](const Tensor &x, const Tensor &g, const Tensor &b) { return layerNorm(x, g, b); });
+  auto ln =
+      jit([](const Tensor &x, const Tensor &g, const Tensor &b) { return layerNorm(x, g, b); });
   Array y = ln(x, g, b);
-  Array wantLn = numpy("g * (x - np.mean(x, axis=-1, keepdims=True)) / "
-                       "np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) + b",
-                       {{"x", x}, {"g", g}, {"b", b}}, "import warnings\nwarnings.simplefilter('ignore')");
+  Array wantLn =
+      numpy("g * (x - np.mean(x, axis=-1, keepdims=True)) / "
+            "np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) + b",
+            {{"x", x}, {"g", g}, {"b", b}}, "import warnings\nwarnings.simplefilter('ignore')");
   // Rows with a NaN or an infinity are NaN throughout, as in NumPy; the
   // finite row within the layer-norm bound (2 (n + 9) units, magnitudes below 8).
   EXPECT_TRUE(allClose(y, wantLn, 0, 2 * (4 + 9) * 8 * unitRoundoff(DType::f32)));
@@ -865,8 +871,9 @@ TEST(Shapes, ZeroSizeArraysAreNumPys) {
   // An empty slice inside the function is NumPy's (3, 0) array (x[:, 2:2]).
   auto empty = jit([](const Tensor &x) { return slice(x, {0, 2}, {3, 2}); });
   EXPECT_EQ(empty(Array::zeros({3, 4}, f32)).shape(), (Shape{3, 0}));
-  EXPECT_NE(errorOf([&] { slice(Tensor(Array::zeros({3, 4}, f32)), {0, 3}, {3, 2}); })
-                .find("[slice] range [3, 2) on axis 1 is outside shape (3, 4)"),
+  EXPECT_NE(errorOf([&] {
+              slice(Tensor(Array::zeros({3, 4}, f32)), {0, 3}, {3, 2});
+            }).find("[slice] range [3, 2) on axis 1 is outside shape (3, 4)"),
             std::string::npos);
 }
 
@@ -896,7 +903,8 @@ TEST(Broadcasting, MaximumAndTwoSidedRankThree) {
   EXPECT_TRUE(matchesNumPy(got, "np.maximum(a, b) * (a - b)", {{"a", a}, {"b", b}}, 2 * 2,
                            "np.abs(np.maximum(a, b) * (a - b))"));
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  Array p = Array::fromVector<float>({1, nan, -2, 0}, {4}), q = Array::fromVector<float>({nan, 3, -1, -0.0f}, {4});
+  Array p = Array::fromVector<float>({1, nan, -2, 0}, {4}),
+        q = Array::fromVector<float>({nan, 3, -1, -0.0f}, {4});
   auto m = jit([](const Tensor &x, const Tensor &y) { return maximum(x, y); });
   EXPECT_TRUE(allClose(m(p, q), numpy("np.maximum(p, q)", {{"p", p}, {"q", q}}), 0, 0))
       << "np.maximum propagates NaN";
@@ -919,8 +927,8 @@ TEST_P(TableOps, LogAbsMinimumErfMatchNumPy) {
   // Positive operands for log, made by NumPy: the log's own error only.
   Array z = numpy("np.abs(x) + 0.25", {{"x", x}});
   // One libm/libmvec call a side: kMathUlps of the result each.
-  EXPECT_TRUE(matchesNumPy(jit([](const Tensor &t) { return log(t); })(z), "np.log(z)",
-                           {{"z", z}}, 2 * kMathUlps, "np.abs(np.log(z))"));
+  EXPECT_TRUE(matchesNumPy(jit([](const Tensor &t) { return log(t); })(z), "np.log(z)", {{"z", z}},
+                           2 * kMathUlps, "np.abs(np.log(z))"));
   std::string erf = std::string(kErf) + "(x).astype(x.dtype)";
   EXPECT_TRUE(matchesNumPy(jit([](const Tensor &t) { return tinymlir::erf(t); })(x), erf,
                            {{"x", x}}, 2 * kMathUlps, "np.abs(" + erf + ")"));
@@ -930,8 +938,8 @@ TEST_P(TableOps, LogAbsMinimumErfMatchNumPy) {
     EXPECT_TRUE(matchesNumPy(fn(x), want, {{"x", x}}, 2 * kMathUlps, "np.abs(" + want + ")")) << f;
   }
   // abs and minimum round nothing: equal to NumPy, broadcasting included.
-  EXPECT_TRUE(allClose(jit([](const Tensor &t) { return abs(t); })(x), numpy("np.abs(x)", {{"x", x}}),
-                       0, 0));
+  EXPECT_TRUE(allClose(jit([](const Tensor &t) { return abs(t); })(x),
+                       numpy("np.abs(x)", {{"x", x}}), 0, 0));
   auto lower = jit([](const Tensor &a, const Tensor &b) { return minimum(a, b); });
   EXPECT_TRUE(allClose(lower(x, y), numpy("np.minimum(x, y)", {{"x", x}, {"y", y}}), 0, 0));
   EXPECT_TRUE(allClose(lower(y, x), numpy("np.minimum(y, x)", {{"x", x}, {"y", y}}), 0, 0));
@@ -950,29 +958,26 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, TableOps, ::testing::Values(DType::f32, DType::
 TEST(TableOps, SpecialValuesAsNumPy) {
   const float nan = std::numeric_limits<float>::quiet_NaN(),
               inf = std::numeric_limits<float>::infinity();
-  Array p = Array::fromVector<float>({1, nan, -2, 0, -0.0f, inf, -inf, 3},
-                                     {8}),
+  Array p = Array::fromVector<float>({1, nan, -2, 0, -0.0f, inf, -inf, 3}, {8}),
         q = Array::fromVector<float>({nan, 3, -1, -0.0f, 0, -inf, 2, inf}, {8});
   const std::string quiet = "import warnings\nwarnings.simplefilter('ignore')";
   auto m = jit([](const Tensor &a, const Tensor &b) { return minimum(a, b); });
   EXPECT_TRUE(allClose(m(p, q), numpy("np.minimum(p, q)", {{"p", p}, {"q", q}}), 0, 0))
       << "np.minimum propagates NaN";
   EXPECT_TRUE(allClose(m(q, p), numpy("np.minimum(q, p)", {{"p", p}, {"q", q}}), 0, 0));
-  EXPECT_TRUE(allClose(jit([](const Tensor &a) { return abs(a); })(p), numpy("np.abs(p)", {{"p", p}}),
-                       0, 0));
+  EXPECT_TRUE(allClose(jit([](const Tensor &a) { return abs(a); })(p),
+                       numpy("np.abs(p)", {{"p", p}}), 0, 0));
   // log: 1 -> 0, NaN, negative -> NaN, +-0 -> -inf, inf -> inf, -inf -> NaN;
   // 3 within kMathUlps a side.
-  EXPECT_TRUE(withinBound(jit([](const Tensor &a) { return log(a); })(p),
-                          numpy("np.log(p)", {{"p", p}}, quiet),
-                          unitsBound(2 * kMathUlps, DType::f32,
-                                     "np.nan_to_num(np.abs(np.log(np.abs(p))), posinf=0)",
-                                     {{"p", p}})));
+  EXPECT_TRUE(withinBound(
+      jit([](const Tensor &a) { return log(a); })(p), numpy("np.log(p)", {{"p", p}}, quiet),
+      unitsBound(2 * kMathUlps, DType::f32, "np.nan_to_num(np.abs(np.log(np.abs(p))), posinf=0)",
+                 {{"p", p}})));
   // erf: +-0 -> +-0, +-inf -> +-1, NaN -> NaN.
   std::string erf = std::string(kErf) + "(p).astype(np.float32)";
-  EXPECT_TRUE(withinBound(jit([](const Tensor &a) { return tinymlir::erf(a); })(p),
-                          numpy(erf, {{"p", p}}), unitsBound(2 * kMathUlps, DType::f32,
-                                                             "np.nan_to_num(np.abs(" + erf + "))",
-                                                             {{"p", p}})));
+  EXPECT_TRUE(withinBound(
+      jit([](const Tensor &a) { return tinymlir::erf(a); })(p), numpy(erf, {{"p", p}}),
+      unitsBound(2 * kMathUlps, DType::f32, "np.nan_to_num(np.abs(" + erf + "))", {{"p", p}})));
 }
 
 TEST(TableOps, ComparisonsWhereAndLogicalAsNumPy) {
@@ -984,16 +989,21 @@ TEST(TableOps, ComparisonsWhereAndLogicalAsNumPy) {
         q = Array::fromVector<float>({nan, 3, -1, -0.0f, 0, -inf, 2, 3}, {8}),
         n = Array::fromVector<int32_t>({1, 0, -2, 7, 0, 16777217, -3, 3}, {8});
   using Fn = Tensor (*)(const Tensor &, const Tensor &);
-  const std::pair<const char *, Fn> comparisons[] = {
-      {"less", less}, {"less_equal", less_equal}, {"greater", greater},
-      {"greater_equal", greater_equal}, {"equal", equal}, {"not_equal", not_equal},
-      {"logical_and", logical_and}, {"logical_or", logical_or}, {"logical_xor", logical_xor}};
+  const std::pair<const char *, Fn> comparisons[] = {{"less", less},
+                                                     {"less_equal", less_equal},
+                                                     {"greater", greater},
+                                                     {"greater_equal", greater_equal},
+                                                     {"equal", equal},
+                                                     {"not_equal", not_equal},
+                                                     {"logical_and", logical_and},
+                                                     {"logical_or", logical_or},
+                                                     {"logical_xor", logical_xor}};
   for (auto [name, fn] : comparisons) {
     for (const Array *b : {&q, &n}) {
       Array got = jit([fn](const Tensor &x, const Tensor &y) { return fn(x, y); })(p, *b);
       EXPECT_EQ(got.dtype(), DType::b8) << name;
-      EXPECT_TRUE(allClose(got, numpy(std::string("np.") + name + "(p, b)", {{"p", p}, {"b", *b}}),
-                           0, 0))
+      EXPECT_TRUE(
+          allClose(got, numpy(std::string("np.") + name + "(p, b)", {{"p", p}, {"b", *b}}), 0, 0))
           << name;
     }
   }
@@ -1005,10 +1015,11 @@ TEST(TableOps, ComparisonsWhereAndLogicalAsNumPy) {
     return cast(any(greater(x, 2)), DType::i32) + cast(all(x), DType::i32) * 10 +
            cast(logical_not(any(less(x, -10))), DType::i32) * 100;
   });
-  EXPECT_TRUE(allClose(reduced(p), numpy("(np.any(p > 2).astype(np.int32) + np.all(p).astype("
-                                         "np.int32) * 10 + np.logical_not(np.any(p < -10)).astype("
-                                         "np.int32) * 100)",
-                                         {{"p", p}}),
+  EXPECT_TRUE(allClose(reduced(p),
+                       numpy("(np.any(p > 2).astype(np.int32) + np.all(p).astype("
+                             "np.int32) * 10 + np.logical_not(np.any(p < -10)).astype("
+                             "np.int32) * 100)",
+                             {{"p", p}}),
                        0, 0));
   // NumPy's bool loops: bool + bool is logical or (bool), exp(bool) float16,
   // bool - bool an error; a bool with a Python int, and a sum of bools, int64.
@@ -1035,8 +1046,8 @@ TEST(TableOps, Int32AsNumPy) {
   Array logN = jit([](const Tensor &a) { return log(a); })(positive);
   EXPECT_EQ(logN.dtype(), DType::f64);
   // Exact conversion to float64, then one call a side.
-  EXPECT_TRUE(matchesNumPy(logN, "np.log(n)", {{"n", positive}}, 2 * kMathUlps,
-                           "np.abs(np.log(n))"));
+  EXPECT_TRUE(
+      matchesNumPy(logN, "np.log(n)", {{"n", positive}}, 2 * kMathUlps, "np.abs(np.log(n))"));
   Array erfN = jit([](const Tensor &a) { return tinymlir::erf(a); })(n);
   EXPECT_EQ(erfN.dtype(), DType::f64);
   std::string erf = std::string(kErf) + "(n)";
@@ -1057,13 +1068,14 @@ TEST(TableOps, LowerForTheGpuTarget) {
   // Per side: erf and log kMathUlps of their results; log's argument one
   // rounding (absolute u, its condition being 1/z); two sums relative to the
   // terms; minimum exact.
-  const char *want = "np.vectorize(__import__('math').erf, otypes=[np.float64])(x).astype(np.float32)"
-                     " + np.log(np.abs(x) + 1) - np.minimum(x, y)";
+  const char *want =
+      "np.vectorize(__import__('math').erf, otypes=[np.float64])(x).astype(np.float32)"
+      " + np.log(np.abs(x) + 1) - np.minimum(x, y)";
   const char *magnitude =
       "np.abs(np.vectorize(__import__('math').erf)(x)) + np.log(np.abs(x) + 1) + "
       "np.abs(np.minimum(x, y)) + 1";
-  EXPECT_TRUE(matchesNumPy(jit(f)(x, y), want, {{"x", x}, {"y", y}}, 2 * (kMathUlps + 3),
-                           magnitude));
+  EXPECT_TRUE(
+      matchesNumPy(jit(f)(x, y), want, {{"x", x}, {"y", y}}, 2 * (kMathUlps + 3), magnitude));
   // The GPU kernels, emulated on the CPU (scalar libm calls).
   gpu.gpuEmulate = true;
   Array emulated = jit(f, gpu)(x, y);
@@ -1113,9 +1125,10 @@ TEST(Assignment, EmptySlicesProductsAndReductions) {
     return matmul(row, column) + sum(slice(a, {0}, {0}), 0).sum() +
            prod(slice(a, {0, 0}, {3, 0}), 1).sum();
   });
-  EXPECT_TRUE(allClose(f(x), numpy("x[0, :0] @ x[:0, 1] + x[:0].sum(axis=0).sum() + "
-                                   "x[:, :0].prod(axis=1).sum()",
-                                   {{"x", x}}),
+  EXPECT_TRUE(allClose(f(x),
+                       numpy("x[0, :0] @ x[:0, 1] + x[:0].sum(axis=0).sum() + "
+                             "x[:, :0].prod(axis=1).sum()",
+                             {{"x", x}}),
                        0, 0));
   EXPECT_THROW(max(slice(Tensor(x), {0}, {0}), 0), Error); // no identity: NumPy's ValueError
 }
@@ -1140,9 +1153,9 @@ TEST(MultiResult, OneKernelWithAnOutputPerResultInItsOwnDtype) {
   });
   auto [s, twice, wide] = stats(x);
   // A sum of 3 terms: within 2 gamma_3 sum|x| of NumPy's.
-  EXPECT_TRUE(withinBound(s.array(), numpy("x.sum(axis=0)", {{"x", x}}),
-                          numpy("2 * 3 * 2.0**-24 * np.abs(x).sum(axis=0, dtype=np.float64)",
-                                {{"x", x}})));
+  EXPECT_TRUE(
+      withinBound(s.array(), numpy("x.sum(axis=0)", {{"x", x}}),
+                  numpy("2 * 3 * 2.0**-24 * np.abs(x).sum(axis=0, dtype=np.float64)", {{"x", x}})));
   EXPECT_TRUE(allClose(twice.array(), numpy("x * 2.0", {{"x", x}}), 0, 0));
   EXPECT_EQ(wide.dtype(), DType::i64);
   Array expected = numpy("np.full(2, 2**62 + 1) + x.argmax(axis=1)[0]", {{"x", x}});
@@ -1159,8 +1172,7 @@ TEST(MultiResult, OneKernelWithAnOutputPerResultInItsOwnDtype) {
   Array one = Array::empty({4}, DType::f32), two = Array::empty({3, 4}, DType::f32);
   std::vector<Array> overlapping{one, Array::view(two.data(), {3, 4}, DType::f32),
                                  Array::view(two.data(), {2}, DType::i64)};
-  EXPECT_NE(errorOf([&] { c.callInto({x}, overlapping); }).find("share memory"),
-            std::string::npos);
+  EXPECT_NE(errorOf([&] { c.callInto({x}, overlapping); }).find("share memory"), std::string::npos);
 }
 
 TEST(MultiResult, SeveralInputsUpdatedInPlaceByOneKernel) {
@@ -1174,11 +1186,12 @@ TEST(MultiResult, SeveralInputsUpdatedInPlaceByOneKernel) {
   Tensor total = sum(newA);
   Compiled c = compileGraph({total, newA, newB}, {pa, pb}, JitOptions(), {-1, 0, 1});
   EXPECT_EQ(c.donations(), (std::vector<int>{-1, 0, 1}));
-  Array expectA = numpy("(lambda y: (y.__setitem__((slice(1, 3), slice(None, None, 2)), b[0]), y)[1])"
-                        "(a.copy())",
-                        {{"a", a}, {"b", b}});
-  Array expectB = numpy("(lambda y: (y.__setitem__(2, a[0, :2] * 3), y)[1])(b.copy())",
-                        {{"a", a}, {"b", b}});
+  Array expectA =
+      numpy("(lambda y: (y.__setitem__((slice(1, 3), slice(None, None, 2)), b[0]), y)[1])"
+            "(a.copy())",
+            {{"a", a}, {"b", b}});
+  Array expectB =
+      numpy("(lambda y: (y.__setitem__(2, a[0, :2] * 3), y)[1])(b.copy())", {{"a", a}, {"b", b}});
   Array expectTotal = numpy("t.sum()", {{"t", expectA}});
   Array s = Array::empty({}, DType::f64);
   std::vector<Array> outputs{s, a, b};
@@ -1186,11 +1199,10 @@ TEST(MultiResult, SeveralInputsUpdatedInPlaceByOneKernel) {
   EXPECT_TRUE(allClose(a, expectA, 0, 0));
   EXPECT_TRUE(allClose(b, expectB, 0, 0));
   // A sum of 16 terms: within 2 gamma_16 sum|t| of NumPy's.
-  EXPECT_TRUE(withinBound(s, expectTotal, numpy("2 * 16 * 2.0**-53 * np.abs(t).sum()",
-                                                {{"t", expectA}})));
+  EXPECT_TRUE(
+      withinBound(s, expectTotal, numpy("2 * 16 * 2.0**-53 * np.abs(t).sum()", {{"t", expectA}})));
   // A donated input must be its output's array.
-  std::vector<Array> fresh{Array::empty({}, DType::f64), Array::empty({4, 4}, DType::f64),
-                           b};
+  std::vector<Array> fresh{Array::empty({}, DType::f64), Array::empty({4, 4}, DType::f64), b};
   EXPECT_NE(errorOf([&] { c.callInto({a, b}, fresh); }).find("updated in place"),
             std::string::npos);
   // Without donation the inputs are left as they were.
@@ -1214,13 +1226,13 @@ TEST(Int64, ArithmeticPromotionAndIntegerReductionsAsNumPy) {
   });
   Array got = f(big, small, mask);
   EXPECT_EQ(got.dtype(), DType::i64);
-  EXPECT_TRUE(allClose(got, numpy("a * 3 - b + b.sum() + m.sum(axis=1, keepdims=True) + m * 2 + "
-                                  "a.max(axis=0) - a.min()",
-                                  {{"a", big}, {"b", small}, {"m", mask}}),
+  EXPECT_TRUE(allClose(got,
+                       numpy("a * 3 - b + b.sum() + m.sum(axis=1, keepdims=True) + m * 2 + "
+                             "a.max(axis=0) - a.min()",
+                             {{"a", big}, {"b", small}, {"m", mask}}),
                        0, 0));
   // int64 with a float is float64; int64 to int32 wraps, as NumPy's astype.
   auto g = jit([](const Tensor &a) { return a * 0.5 + cast(cast(a, DType::i32), DType::f64); });
-  EXPECT_TRUE(allClose(g(big), numpy("a * 0.5 + a.astype(np.int32).astype(np.float64)",
-                                     {{"a", big}}),
-                       0, 0));
+  EXPECT_TRUE(allClose(
+      g(big), numpy("a * 0.5 + a.astype(np.int32).astype(np.float64)", {{"a", big}}), 0, 0));
 }

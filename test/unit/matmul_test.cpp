@@ -10,19 +10,17 @@
 #include <cstdlib>
 
 using namespace tinymlir;
-using tinymlir::test::errorOf;
-using tinymlir::test::count;
 using tinymlir::test::allClose;
-using tinymlir::test::numpy;
-using tinymlir::test::randomArray;
+using tinymlir::test::count;
+using tinymlir::test::errorOf;
 using tinymlir::test::gamma;
 using tinymlir::test::matchesNumPy;
+using tinymlir::test::numpy;
 using tinymlir::test::productBound;
+using tinymlir::test::randomArray;
 using tinymlir::test::withinBound;
 
 namespace {
-
-
 
 Tensor product(const Tensor &a, const Tensor &b) { return matmul(a, b); }
 
@@ -66,10 +64,10 @@ TEST(Matmul, LargeProductsSplitOverThreadsMatchNumPy) {
     Shape a, b;
     DType dtype;
   };
-  for (const Case &c : {Case{{100, 300}, {300, 517}, DType::f64},
-                        Case{{130, 256}, {256, 100}, DType::f32},
-                        Case{{3, 64, 128}, {3, 128, 200}, DType::f32},
-                        Case{{2, 70, 128}, {2, 128, 301}, DType::f64}}) {
+  for (const Case &c :
+       {Case{{100, 300}, {300, 517}, DType::f64}, Case{{130, 256}, {256, 100}, DType::f32},
+        Case{{3, 64, 128}, {3, 128, 200}, DType::f32},
+        Case{{2, 70, 128}, {2, 128, 301}, DType::f64}}) {
     Array a = randomArray(c.a, c.dtype, 5), b = randomArray(c.b, c.dtype, 6);
     Array want = numpy("a @ b", {{"a", a}, {"b", b}});
     EXPECT_TRUE(withinBound(blas(a, b), want, productBound(a, b)))
@@ -85,14 +83,15 @@ TEST(Matmul, EnvironmentVariableSwitchesBlasOff) {
   unsetenv("TINYMLIR_BLAS");
   EXPECT_EQ(c.blasCalls(), 0);
   EXPECT_EQ(c.lowered().find("tinymlir_sgemm"), std::string::npos);
-  EXPECT_TRUE(withinBound(c.call({a, b}), numpy("a @ b", {{"a", a}, {"b", b}}), productBound(a, b)));
+  EXPECT_TRUE(
+      withinBound(c.call({a, b}), numpy("a @ b", {{"a", a}, {"b", b}}), productBound(a, b)));
 }
 
 TEST(Layout, SliceReshapeTransposeViewsAtOffsets) {
   auto f = jit([](const Tensor &x, const Tensor &y) {
-    Tensor s = slice(x, {1, 4}, {5, 16});    // (4, 12) at a non-trivial offset
-    Tensor r = reshape(s, {6, 8});           // needs the slice's data contiguous
-    Tensor t = r.T();                        // (8, 6)
+    Tensor s = slice(x, {1, 4}, {5, 16}); // (4, 12) at a non-trivial offset
+    Tensor r = reshape(s, {6, 8});        // needs the slice's data contiguous
+    Tensor t = r.T();                     // (8, 6)
     return matmul(t, y) + slice(x, {0, 0}, {8, 5}).sum(0, true);
   });
   Array x = randomArray({8, 16}, DType::f32, 5), y = randomArray({6, 5}, DType::f32, 6);
@@ -162,7 +161,8 @@ TEST(IndexPut, MatchesNumPyAssignment) {
     return indexPut(a, Index{i, std::nullopt, std::nullopt, j}, v);
   });
   Array v = randomArray({5, 4, 5}, DType::f32, 22);
-  EXPECT_TRUE(allClose(apart(a, i, j, v), numpyPut(a, "i, :, :, j", {{"i", i}, {"j", j}, {"v", v}}), 0, 0));
+  EXPECT_TRUE(
+      allClose(apart(a, i, j, v), numpyPut(a, "i, :, :, j", {{"i", i}, {"j", j}, {"v", v}}), 0, 0));
   // Axes 1 and 2, adjacent: R in their place, values (3, R, 6); the float64
   // values are cast to float32, as NumPy's assignment does.
   auto adjacent = jit([](const Tensor &a, const Tensor &i, const Tensor &j, const Tensor &v) {
@@ -171,10 +171,12 @@ TEST(IndexPut, MatchesNumPyAssignment) {
   Array w = randomArray({3, 5, 6}, DType::f64, 23);
   Array k = Array::fromVector<int32_t>({3, 0, 1, 3, 2}, {5});
   Array m = Array::fromVector<int32_t>({4, 0, 4, 1, 2}, {5});
-  EXPECT_TRUE(allClose(adjacent(a, k, m, w), numpyPut(a, ":, i, j", {{"i", k}, {"j", m}, {"v", w}}), 0, 0));
+  EXPECT_TRUE(
+      allClose(adjacent(a, k, m, w), numpyPut(a, ":, i, j", {{"i", k}, {"j", m}, {"v", w}}), 0, 0));
   // Rows of a matrix, and single elements (every axis indexed).
   Array table = randomArray({6, 3}, DType::f64, 24);
-  auto rows = jit([](const Tensor &a, const Tensor &i, const Tensor &v) { return indexPut(a, Index{i}, v); });
+  auto rows = jit(
+      [](const Tensor &a, const Tensor &i, const Tensor &v) { return indexPut(a, Index{i}, v); });
   Array r = randomArray({2, 3}, DType::f64, 25), ri = Array::fromVector<int32_t>({4, 1}, {2});
   EXPECT_TRUE(allClose(rows(table, ri, r), numpyPut(table, "i", {{"i", ri}, {"v", r}}), 0, 0));
   auto cells = jit([](const Tensor &a, const Tensor &i, const Tensor &j, const Tensor &v) {
@@ -182,15 +184,17 @@ TEST(IndexPut, MatchesNumPyAssignment) {
   });
   Array c = randomArray({3}, DType::f64, 26), ci = Array::fromVector<int32_t>({5, 0, 2}, {3}),
         cj = Array::fromVector<int32_t>({2, 1, 0}, {3});
-  EXPECT_TRUE(allClose(cells(table, ci, cj, c), numpyPut(table, "i, j", {{"i", ci}, {"j", cj}, {"v", c}}), 0, 0));
+  EXPECT_TRUE(allClose(cells(table, ci, cj, c),
+                       numpyPut(table, "i, j", {{"i", ci}, {"j", cj}, {"v", c}}), 0, 0));
 
   // Positions are checked before the call; shapes and dtypes when tracing.
   EXPECT_EQ(errorOf([&] { apart(a, i, Array::fromVector<int32_t>({5, 0, 6, 3, 5}, {5}), v); }),
             "[index_put] index 6 at position 2 is outside axis 3 of size 6");
   EXPECT_EQ(errorOf([&] { apart(a, Array::fromVector<int32_t>({0, -1, 0, 0, 0}, {5}), j, v); }),
             "[index_put] index -1 at position 1 is outside axis 0 of size 3");
-  EXPECT_EQ(errorOf([&] { apart(a, i, j, randomArray({5, 5, 4}, DType::f32, 1)); }),
-            "[index_put] values of shape (5, 5, 4) for 5 positions of (3, 4, 5, 6): expected (5, 4, 5)");
+  EXPECT_EQ(
+      errorOf([&] { apart(a, i, j, randomArray({5, 5, 4}, DType::f32, 1)); }),
+      "[index_put] values of shape (5, 5, 4) for 5 positions of (3, 4, 5, 6): expected (5, 4, 5)");
   EXPECT_EQ(errorOf([&] { apart(a, i, Array::fromVector<int32_t>({1, 2}, {2}), v); }),
             "[index_put] indices of different lengths: 5 and 2 (axis 3)");
   EXPECT_EQ(errorOf([&] { rows(table, randomArray({2}, DType::f32, 2), r); }),
@@ -211,7 +215,8 @@ TEST(IndexPut, IntoAnArgumentUpdatesItInPlace) {
   };
   auto f = jit(store);
   Array cache = randomArray({4, 8, 16}, DType::f64, 31);
-  Array slots = Array::fromVector<int32_t>({3, 1, 0}, {3}), positions = Array::fromVector<int32_t>({7, 15, 0}, {3});
+  Array slots = Array::fromVector<int32_t>({3, 1, 0}, {3}),
+        positions = Array::fromVector<int32_t>({7, 15, 0}, {3});
   Array rows = randomArray({3, 8}, DType::f64, 32);
   Array want = numpyPut(cache, "s, :, p", {{"s", slots}, {"p", positions}, {"v", rows}});
   const void *data = cache.data();
@@ -322,17 +327,16 @@ const std::string kReference = "import sys\nsys.path.insert(0, '" TINYMLIR_SOURC
                                "/test/python')\nfrom gpt2_reference import mha, ffn, layer_norm\n";
 
 auto attendFn = [](const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
-                   const LinearParams &out, int64_t heads) {
-  return attend(x, ln, qkv, out, heads);
-};
+                   const LinearParams &out,
+                   int64_t heads) { return attend(x, ln, qkv, out, heads); };
 auto feedforwardFn = [](const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
                         const LinearParams &down) { return feedforward(x, ln, up, down); };
 
 TEST(Attention, AttendAndFeedforwardMatchTheReference) {
   Block k = randomBlock(7, 16, 40);
-  std::map<std::string, Array> in{{"x", k.x},     {"g", k.g},     {"b", k.b},
-                                  {"wqkv", k.wqkv}, {"bqkv", k.bqkv}, {"wo", k.wo},
-                                  {"bo", k.bo},   {"wup", k.wup}, {"bup", k.bup},
+  std::map<std::string, Array> in{{"x", k.x},         {"g", k.g},        {"b", k.b},
+                                  {"wqkv", k.wqkv},   {"bqkv", k.bqkv},  {"wo", k.wo},
+                                  {"bo", k.bo},       {"wup", k.wup},    {"bup", k.bup},
                                   {"wdown", k.wdown}, {"bdown", k.bdown}};
   auto a = jit(attendFn);
   Array got = a(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
@@ -342,8 +346,8 @@ TEST(Attention, AttendAndFeedforwardMatchTheReference) {
   EXPECT_EQ(got.dtype(), DType::f64);
   EXPECT_TRUE(allClose(got, want, blockTolerance(16), blockTolerance(16)));
   auto f = jit(feedforwardFn);
-  Array ff = f(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wup, k.bup},
-               LinearParams{k.wdown, k.bdown});
+  Array ff =
+      f(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wup, k.bup}, LinearParams{k.wdown, k.bdown});
   Array wantFf = numpy("x + ffn(layer_norm(x, g, b), dict(w=wup, b=bup), dict(w=wdown, b=bdown))",
                        in, kReference);
   EXPECT_EQ(ff.dtype(), DType::f64);
@@ -392,8 +396,9 @@ TEST(Attention, MatmulsSurviveFusionAndBecomeBlasCalls) {
   auto args = std::make_tuple(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
                               LinearParams{k.wo, k.bo}, int64_t{4});
   Array viaBlas = std::apply(a, args), viaLoops = std::apply(loops, args);
-  EXPECT_EQ(count(loops.compile(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
-                                LinearParams{k.wo, k.bo}, int64_t{4})
+  EXPECT_EQ(count(loops
+                      .compile(k.x, LayerNormParams{k.g, k.b}, LinearParams{k.wqkv, k.bqkv},
+                               LinearParams{k.wo, k.bo}, int64_t{4})
                       .lowered(),
                   "tinymlir_sgemm"),
             0);
@@ -409,7 +414,8 @@ TEST(MixedPrecision, FewRowsReadFloat32WeightsWithoutConverting) {
   auto tied = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w.T()); });
   Array x = randomArray({2, 64}, DType::f64, 90), w = randomArray({64, 300}, DType::f32, 91);
   Array x13 = randomArray({13, 64}, DType::f64, 94);
-  EXPECT_TRUE(withinBound(plain(x13, w), numpy("x @ w", {{"x", x13}, {"w", w}}), productBound(x13, w)));
+  EXPECT_TRUE(
+      withinBound(plain(x13, w), numpy("x @ w", {{"x", x13}, {"w", w}}), productBound(x13, w)));
   EXPECT_EQ(plain.compile(x13, w).blasCalls(), 0);
   Array wt = randomArray({50, 64}, DType::f32, 92);
   EXPECT_TRUE(withinBound(plain(x, w), numpy("x @ w", {{"x", x}, {"w", w}}), productBound(x, w)));
@@ -426,7 +432,8 @@ TEST(MixedPrecision, FewRowsReadFloat32WeightsWithoutConverting) {
   // Many rows: convert once, then BLAS (dgemm).
   Array rows = randomArray({40, 64}, DType::f64, 93);
   EXPECT_EQ(plain.compile(rows, w).blasCalls(), 1);
-  EXPECT_TRUE(withinBound(plain(rows, w), numpy("x @ w", {{"x", rows}, {"w", w}}), productBound(rows, w)));
+  EXPECT_TRUE(
+      withinBound(plain(rows, w), numpy("x @ w", {{"x", rows}, {"w", w}}), productBound(rows, w)));
 }
 
 TEST(StreamedProducts, EachRowIsItsOneRowProduct) {
@@ -444,10 +451,11 @@ TEST(StreamedProducts, EachRowIsItsOneRowProduct) {
     DType dx;
   };
   uint64_t seed = 200;
-  for (const Case &c : {Case{3, 64, 50, DType::f32}, Case{8, 64, 67, DType::f64},
-                        Case{5, 96, 64, DType::f32}, Case{16, 32, 33, DType::f64},
-                        Case{4, 12, 13, DType::f32}, Case{7, 6, 64, DType::f64}}) {
-    Array x = randomArray({c.rows, c.k}, c.dx, ++seed), wt = randomArray({c.n, c.k}, DType::f32, ++seed),
+  for (const Case &c :
+       {Case{3, 64, 50, DType::f32}, Case{8, 64, 67, DType::f64}, Case{5, 96, 64, DType::f32},
+        Case{16, 32, 33, DType::f64}, Case{4, 12, 13, DType::f32}, Case{7, 6, 64, DType::f64}}) {
+    Array x = randomArray({c.rows, c.k}, c.dx, ++seed),
+          wt = randomArray({c.n, c.k}, DType::f32, ++seed),
           w = randomArray({c.k, c.n}, DType::f32, ++seed);
     const std::string shape = std::to_string(c.rows) + "x" + std::to_string(c.k) + " " +
                               dtypeName(c.dx) + ", n " + std::to_string(c.n);
@@ -484,8 +492,8 @@ TEST(Mask, CausalMaskWithRuntimeStart) {
 TEST(Mask, CausalMaskWithAPositionPerRow) {
   auto f = jit([](const Tensor &positions) { return causalMask(3, 8, positions, DType::f64); });
   Array positions = Array::fromVector<int32_t>({4, 0, 7}, {3});
-  Array want = numpy("np.where(np.arange(8)[None, :] > p[:, None], -1e10, 0.0)",
-                     {{"p", positions}});
+  Array want =
+      numpy("np.where(np.arange(8)[None, :] > p[:, None], -1e10, 0.0)", {{"p", positions}});
   EXPECT_TRUE(allClose(f(positions), want, 0, 0));
   std::string message = errorOf([] {
     jit([](const Tensor &p) { return causalMask(3, 8, p, DType::f32); })(

@@ -35,12 +35,15 @@ TEST(Dtypes, SmallIntegersWrapAndDivideAsNumPy) {
   });
   Array got = f(a, b);
   EXPECT_EQ(got.dtype(), DType::i8);
-  EXPECT_TRUE(allClose(got, numpy("np.concatenate([a * b, a // b, a % b, a + np.int8(100), a << 1, "
-                                  "a >> 9, a ^ b])",
-                                  {{"a", a}, {"b", b}}, "import warnings; warnings.simplefilter('ignore')"),
-                       0, 0));
+  EXPECT_TRUE(
+      allClose(got,
+               numpy("np.concatenate([a * b, a // b, a % b, a + np.int8(100), a << 1, "
+                     "a >> 9, a ^ b])",
+                     {{"a", a}, {"b", b}}, "import warnings; warnings.simplefilter('ignore')"),
+               0, 0));
   Array u = Array::fromVector<uint8_t>({0, 1, 200, 255}, {4});
-  Array mixed = jit([](const Tensor &x, const Tensor &y) { return x + y; })(u, Array::fromVector<int8_t>({-1, 2, 3, -4}, {4}));
+  Array mixed = jit([](const Tensor &x, const Tensor &y) { return x + y; })(
+      u, Array::fromVector<int8_t>({-1, 2, 3, -4}, {4}));
   EXPECT_EQ(mixed.dtype(), DType::i16); // uint8 + int8: int16, as NumPy's
   EXPECT_EQ(errorOf([&] { jit([](const Tensor &x) { return x + 300; })(u); }),
             "[add] Python integer 300 is out of bounds for uint8");
@@ -68,7 +71,8 @@ TEST(Dtypes, Float16AndComplexAsNumPy) {
   Array h = randomArray({16}, DType::f16, 11, 3.0);
   Array sum = jit([](const Tensor &x) { return x * x + 1.5; })(h);
   EXPECT_EQ(sum.dtype(), DType::f16);
-  EXPECT_TRUE(allClose(sum, numpy("h * h + np.float16(1.5)", {{"h", h}}), 0, 0)); // float32, rounded once
+  EXPECT_TRUE(
+      allClose(sum, numpy("h * h + np.float16(1.5)", {{"h", h}}), 0, 0)); // float32, rounded once
   Array z = randomArray({8}, DType::c128, 12);
   Array w = jit([](const Tensor &x) { return exp(x * x) + abs(x); })(z);
   EXPECT_EQ(w.dtype(), DType::c128);
@@ -83,10 +87,12 @@ TEST(RowKernels, SortsScansAndIndicesAsNumPy) {
                         cast(argmax(a, 1, true), DType::f64) * full(a.shape(), 1.0, DType::f64)},
                        1);
   });
-  EXPECT_TRUE(allClose(f(x), numpy("np.concatenate([np.sort(x, 0), np.argsort(x, kind='stable'), "
-                                   "np.cumsum(x, 1), np.argmax(x, 1, keepdims=True) * np.ones_like(x)], 1)",
-                                   {{"x", x}}),
-                       0, 0));
+  EXPECT_TRUE(
+      allClose(f(x),
+               numpy("np.concatenate([np.sort(x, 0), np.argsort(x, kind='stable'), "
+                     "np.cumsum(x, 1), np.argmax(x, 1, keepdims=True) * np.ones_like(x)], 1)",
+                     {{"x", x}}),
+               0, 0));
   Array ids = Array::fromVector<int64_t>({3, 0, 3, 1, 4}, {5});
   Array counts = jit([](const Tensor &i) { return bincount(i, 6); })(ids);
   EXPECT_TRUE(allClose(counts, numpy("np.bincount(i, minlength=6)", {{"i", ids}}), 0, 0));
@@ -96,13 +102,15 @@ TEST(RowKernels, SortsScansAndIndicesAsNumPy) {
                        numpy("t[np.argsort(i, kind='stable')]", {{"t", table}, {"i", ids}}), 0, 0));
   // A computed position out of range: NumPy's IndexError when the kernel runs.
   auto outside = jit([](const Tensor &t, const Tensor &i) { return take(t, i + 2); });
-  EXPECT_EQ(errorOf([&] { outside(table, ids); }), "index 5 is out of bounds for axis 0 with size 5");
+  EXPECT_EQ(errorOf([&] { outside(table, ids); }),
+            "index 5 is out of bounds for axis 0 with size 5");
   auto written = jit([](const Tensor &t, const Tensor &i) { return put(t, argsort(i), t * 2.0f); });
-  EXPECT_TRUE(allClose(written(table, ids),
-                       numpy("put(t, i)", {{"t", table}, {"i", ids}},
-                             "def put(t, i):\n  r = t.copy()\n  r[np.argsort(i, kind='stable')] = t * 2\n"
-                             "  return r"),
-                       0, 0));
+  EXPECT_TRUE(
+      allClose(written(table, ids),
+               numpy("put(t, i)", {{"t", table}, {"i", ids}},
+                     "def put(t, i):\n  r = t.copy()\n  r[np.argsort(i, kind='stable')] = t * 2\n"
+                     "  return r"),
+               0, 0));
 }
 
 TEST(Linalg, LapackKernelsAndLinAlgErrors) {
@@ -110,11 +118,12 @@ TEST(Linalg, LapackKernelsAndLinAlgErrors) {
   auto spd = [](const Tensor &a) { return matmul(a, transpose(a, {1, 0})) + identity(5) * 5.0; };
   Array l = jit([&](const Tensor &a) { return la::cholesky(spd(a)); })(m);
   // ||L - L_numpy|| within n eps cond: both factor the same matrix stably.
-  EXPECT_TRUE(allClose(l, numpy("np.linalg.cholesky(a @ a.T + 5 * np.eye(5))", {{"a", m}}), 1e-12, 1e-12));
+  EXPECT_TRUE(
+      allClose(l, numpy("np.linalg.cholesky(a @ a.T + 5 * np.eye(5))", {{"a", m}}), 1e-12, 1e-12));
   Array b = randomArray({5, 2}, DType::f64, 32);
   Array x = jit([&](const Tensor &a, const Tensor &r) { return la::solve(spd(a), r); })(m, b);
-  EXPECT_TRUE(allClose(x, numpy("np.linalg.solve(a @ a.T + 5 * np.eye(5), b)", {{"a", m}, {"b", b}}),
-                       1e-12, 1e-12));
+  EXPECT_TRUE(allClose(
+      x, numpy("np.linalg.solve(a @ a.T + 5 * np.eye(5), b)", {{"a", m}, {"b", b}}), 1e-12, 1e-12));
   Array det = jit([&](const Tensor &a) { return la::det(spd(a)); })(m);
   EXPECT_TRUE(allClose(det, numpy("np.linalg.det(a @ a.T + 5 * np.eye(5))", {{"a", m}}), 1e-12, 0));
   auto notDefinite = jit([](const Tensor &a) { return la::cholesky(a * -1.0); });
@@ -125,6 +134,8 @@ TEST(Linalg, LapackKernelsAndLinAlgErrors) {
     EXPECT_EQ(e.kind(), ErrorKind::LinAlg);
     EXPECT_STREQ(e.what(), "Matrix is not positive definite");
   }
-  EXPECT_EQ(errorOf([] { jit([](const Tensor &a) { return la::inv(a); })(Array::zeros({2, 2}, DType::f64)); }),
+  EXPECT_EQ(errorOf([] {
+              jit([](const Tensor &a) { return la::inv(a); })(Array::zeros({2, 2}, DType::f64));
+            }),
             "Singular matrix");
 }

@@ -134,8 +134,7 @@ double gamma(int64_t n, DType dtype) {
                                          << " != expected " << shapeString(expected.shape());
   std::vector<double> a = actual.toDoubles(), e = expected.toDoubles(), b = bound.toDoubles();
   if (b.size() != 1 && b.size() != a.size())
-    return ::testing::AssertionFailure() << "bound of " << b.size() << " elements for "
-                                         << a.size();
+    return ::testing::AssertionFailure() << "bound of " << b.size() << " elements for " << a.size();
   int64_t bad = 0, first = -1;
   double worstRatio = 0;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -185,8 +184,8 @@ Array unitsBound(double units, DType dtype, const std::string &magnitude,
 }
 
 ::testing::AssertionResult matchesNumPy(const Array &actual, const std::string &expression,
-                                        const std::map<std::string, Array> &inputs,
-                                        double units, const std::string &magnitude) {
+                                        const std::map<std::string, Array> &inputs, double units,
+                                        const std::string &magnitude) {
   Array want = numpy(expression, inputs);
   return withinBound(actual, want, unitsBound(units, want.dtype(), magnitude, inputs));
 }

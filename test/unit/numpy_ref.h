@@ -72,7 +72,7 @@ Array unitsBound(double units, DType dtype, const std::string &magnitude,
 
 /// Checks `actual` against NumPy's `expression` within units * u * magnitude.
 ::testing::AssertionResult matchesNumPy(const Array &actual, const std::string &expression,
-                                        const std::map<std::string, Array> &inputs,
-                                        double units, const std::string &magnitude);
+                                        const std::map<std::string, Array> &inputs, double units,
+                                        const std::string &magnitude);
 
 } // namespace tinymlir::test

@@ -21,7 +21,9 @@ namespace {
 [[noreturn]] void fail(const std::string &path, const std::string &reason) {
   throw Error("[checkpoint] " + path + ": " + reason);
 }
-std::string joinPath(const std::string &dir, const std::string &file) { return (fs::path(dir) / file).string(); }
+std::string joinPath(const std::string &dir, const std::string &file) {
+  return (fs::path(dir) / file).string();
+}
 } // namespace
 
 // The generator must give identical bits everywhere: only +, -, *, / and sqrt
@@ -82,7 +84,8 @@ public:
     for (;;) {
       double u = uniform(), v = uniform();
       double s = u * u + v * v;
-      if (s >= 1 || s == 0) continue;
+      if (s >= 1 || s == 0)
+        continue;
       double f = std::sqrt(-2 * portableLog(s) / s);
       spare_ = v * f;
       hasSpare_ = true;
@@ -116,7 +119,8 @@ void fillTensor(std::vector<float> &buf, const std::string &name, const Config &
   } else if (endsWith("c_proj.weight")) {
     scale = weightScale / std::sqrt(2.0 * static_cast<double>(c.n_layer));
   }
-  for (float &x : buf) x = static_cast<float>(offset + scale * gen.next());
+  for (float &x : buf)
+    x = static_cast<float>(offset + scale * gen.next());
 }
 
 } // namespace
@@ -133,7 +137,8 @@ void writeRandomCheckpoint(const std::string &dir, const Config &config, uint64_
     fail(path, "weight scale must be in (0, 10], got " + std::to_string(weightScale));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) fail(dir, "cannot create directory: " + ec.message());
+  if (ec)
+    fail(dir, "cannot create directory: " + ec.message());
 
   // Name order, as safetensors' Python writer (for equal dtypes) does.
   std::vector<std::string> names = tensorNames(config);
@@ -152,7 +157,8 @@ void writeRandomCheckpoint(const std::string &dir, const Config &config, uint64_
 
   std::string tmp = path + ".tmp" + std::to_string(::getpid());
   FILE *f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail(tmp, std::string("cannot open for writing: ") + std::strerror(errno));
+  if (!f)
+    fail(tmp, std::string("cannot open for writing: ") + std::strerror(errno));
   auto writeOrFail = [&](const void *p, size_t n) {
     if (n && std::fwrite(p, 1, n, f) != n) {
       int err = errno;
@@ -162,7 +168,8 @@ void writeRandomCheckpoint(const std::string &dir, const Config &config, uint64_
     }
   };
   uint8_t len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(headerText.size()) >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    len[i] = static_cast<uint8_t>(static_cast<uint64_t>(headerText.size()) >> (8 * i));
   writeOrFail(len, 8);
   writeOrFail(headerText.data(), headerText.size());
   std::vector<float> buf;

@@ -85,10 +85,9 @@ int connectionOf(const httplib::Request &req) {
         ::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &localSize) != 0)
       continue;
     auto port = [](const sockaddr_storage &a) {
-      return a.ss_family == AF_INET ? ntohs(reinterpret_cast<const sockaddr_in &>(a).sin_port)
-             : a.ss_family == AF_INET6
-                 ? ntohs(reinterpret_cast<const sockaddr_in6 &>(a).sin6_port)
-                 : -1;
+      return a.ss_family == AF_INET    ? ntohs(reinterpret_cast<const sockaddr_in &>(a).sin_port)
+             : a.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6 &>(a).sin6_port)
+                                       : -1;
     };
     if (port(peer) == req.remote_port && port(local) == req.local_port)
       return fd;
@@ -118,10 +117,11 @@ struct Server::Impl {
     if (this->options.maxTokens <= 0 || this->options.maxTokens > context)
       this->options.maxTokens = context;
     if (this->options.slots < 1 || this->options.slots > Decoder::kMaxSlots)
-      throw Error("[server] --slots must be 1 to " + std::to_string(Decoder::kMaxSlots) +
-                  ", not " + std::to_string(this->options.slots));
+      throw Error("[server] --slots must be 1 to " + std::to_string(Decoder::kMaxSlots) + ", not " +
+                  std::to_string(this->options.slots));
     if (this->options.queue < 1)
-      throw Error("[server] --queue must be at least 1, not " + std::to_string(this->options.queue));
+      throw Error("[server] --queue must be at least 1, not " +
+                  std::to_string(this->options.queue));
     if (this->options.prefixCache < 0)
       throw Error("[server] --prefix-cache must be at least 0 positions, not " +
                   std::to_string(this->options.prefixCache));
@@ -144,7 +144,7 @@ struct Server::Impl {
   bool stopping = false;
   int64_t active = 0;
   std::deque<std::pair<Clock::time_point, int64_t>> recent; ///< tokens per step, last 10 s
-  std::map<std::string, int64_t> finished;                ///< requests by finish reason
+  std::map<std::string, int64_t> finished;                  ///< requests by finish reason
   int64_t tokensTotal = 0, rejectedFull = 0, rejectedBad = 0, rejectedDraining = 0,
           rejectedWarming = 0;
   int64_t inFlight = 0; ///< admitted requests not yet answered
@@ -257,7 +257,8 @@ struct Server::Impl {
         // wait for it (a prompt costs up to a few steps' time): one joins per
         // step, so that a running sequence's next token waits for at most one
         // prompt. Requests cancelled while waiting do not take that turn.
-        while (!pending.empty() && !joining && static_cast<int64_t>(running.size()) < options.slots) {
+        while (!pending.empty() && !joining &&
+               static_cast<int64_t>(running.size()) < options.slots) {
           std::shared_ptr<Job> job = pending.front();
           pending.pop_front();
           if (job->cancelled)
@@ -345,10 +346,11 @@ struct Server::Impl {
       throw Error(std::string("[completions] the body is not valid JSON: ") + e.what());
     }
     if (!j.is_object())
-      throw Error("[completions] the body must be a JSON object, not " + std::string(j.type_name()));
-    static const std::set<std::string> known{"model", "prompt", "max_tokens", "temperature",
-                                             "top_p", "top_k", "seed", "repeat_penalty", "stream",
-                                             "ignore_eos", "n", "echo", "user"};
+      throw Error("[completions] the body must be a JSON object, not " +
+                  std::string(j.type_name()));
+    static const std::set<std::string> known{
+        "model",          "prompt", "max_tokens", "temperature", "top_p", "top_k", "seed",
+        "repeat_penalty", "stream", "ignore_eos", "n",           "echo",  "user"};
     for (const auto &[key, value] : j.items())
       if (!known.contains(key)) {
         std::string list;
@@ -390,7 +392,8 @@ struct Server::Impl {
     s.topK = field("top_k", int64_t{0}, isInt);
     s.repeatPenalty = field("repeat_penalty", 1.0, isNumber);
     const bool seeded = j.contains("seed") && !j["seed"].is_null();
-    if (seeded && !(j["seed"].is_number_unsigned() || (j["seed"].is_number_integer() && j["seed"].get<int64_t>() >= 0)))
+    if (seeded && !(j["seed"].is_number_unsigned() ||
+                    (j["seed"].is_number_integer() && j["seed"].get<int64_t>() >= 0)))
       throw Error("[completions] 'seed' must be a non-negative integer, not " + j["seed"].dump());
     s.seed = seeded ? j["seed"].get<uint64_t>() : randomSeed();
     try {
@@ -405,7 +408,8 @@ struct Server::Impl {
       job->prompt = tokenizer.encode(p[0].get<std::string>());
     } else if (p.is_string()) {
       job->prompt = tokenizer.encode(p.get<std::string>());
-    } else if (p.is_array() && std::ranges::all_of(p, [](const json &v) { return v.is_number_integer(); })) {
+    } else if (p.is_array() &&
+               std::ranges::all_of(p, [](const json &v) { return v.is_number_integer(); })) {
       for (const json &v : p) {
         const auto id = v.get<int64_t>();
         if (id < 0 || id >= model.config().vocab_size)
@@ -415,7 +419,8 @@ struct Server::Impl {
       }
     } else {
       throw Error("[completions] 'prompt' must be a string, a list of one string or a list of "
-                  "token ids, not " + p.dump().substr(0, 80));
+                  "token ids, not " +
+                  p.dump().substr(0, 80));
     }
     if (job->maxTokens < 1 || job->maxTokens > options.maxTokens)
       throw Error("[completions] 'max_tokens' must be 1 to " + std::to_string(options.maxTokens) +
@@ -428,8 +433,11 @@ struct Server::Impl {
   /// the text of a token ending inside a UTF-8 character waits for the next).
   json completion(const std::string &id, const std::string &text, const char *finish,
                   const std::vector<int32_t> &ids, const json &usage = nullptr) const {
-    json choice = {{"text", text}, {"index", 0}, {"logprobs", nullptr},
-                   {"finish_reason", finish ? json(finish) : json(nullptr)}, {"token_ids", ids}};
+    json choice = {{"text", text},
+                   {"index", 0},
+                   {"logprobs", nullptr},
+                   {"finish_reason", finish ? json(finish) : json(nullptr)},
+                   {"token_ids", ids}};
     json out = {{"id", id},
                 {"object", "text_completion"},
                 {"created", std::time(nullptr)},
@@ -493,7 +501,8 @@ struct Server::Impl {
       std::lock_guard lock(mutex);
       if (draining) {
         ++rejectedDraining;
-        unavailable(res, "[server] this replica is shutting down: try another", "server_draining", 1);
+        unavailable(res, "[server] this replica is shutting down: try another", "server_draining",
+                    1);
         return;
       }
       if (warming && !options.serveWhileWarming) {
@@ -504,8 +513,9 @@ struct Server::Impl {
       }
       if (static_cast<int64_t>(pending.size()) >= options.queue) {
         ++rejectedFull;
-        unavailable(res, "[server] the queue is full (" + std::to_string(options.queue) +
-                             " requests waiting): try again later",
+        unavailable(res,
+                    "[server] the queue is full (" + std::to_string(options.queue) +
+                        " requests waiting): try again later",
                     "server_busy", 1);
         return;
       }
@@ -562,7 +572,8 @@ struct Server::Impl {
         }
         if (tokens.size() > *sent) {
           *held += text(tokens, *sent, tokens.size());
-          std::vector<int32_t> fresh(tokens.begin() + static_cast<std::ptrdiff_t>(*sent), tokens.end());
+          std::vector<int32_t> fresh(tokens.begin() + static_cast<std::ptrdiff_t>(*sent),
+                                     tokens.end());
           *sent = tokens.size();
           const size_t ready = finish.empty() ? completeUtf8(*held) : held->size();
           std::string piece = held->substr(0, ready);
@@ -660,7 +671,8 @@ struct Server::Impl {
     for (size_t b = 0; b < kFirstTokenBuckets.size(); ++b) {
       std::ostringstream le;
       le << kFirstTokenBuckets[b];
-      out += ttft + "_bucket{le=\"" + le.str() + "\"} " + std::to_string(firstTokenCounts[b]) + "\n";
+      out +=
+          ttft + "_bucket{le=\"" + le.str() + "\"} " + std::to_string(firstTokenCounts[b]) + "\n";
     }
     out += ttft + "_bucket{le=\"+Inf\"} " + std::to_string(firstTokenCount) + "\n";
     out += ttft + "_sum " + std::to_string(firstTokenSeconds) + "\n";
@@ -690,8 +702,9 @@ struct Server::Impl {
     });
     http.new_task_queue = [n = options.connections] { return new httplib::ThreadPool(n); };
     http.set_payload_max_length(1 << 20);
-    http.Post("/v1/completions",
-              [this](const httplib::Request &req, httplib::Response &res) { completions(req, res); });
+    http.Post("/v1/completions", [this](const httplib::Request &req, httplib::Response &res) {
+      completions(req, res);
+    });
     // Readiness: 503 (Retry-After) while compiling at start or draining.
     http.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
       std::lock_guard lock(mutex);
@@ -732,15 +745,15 @@ Server::~Server() {
 
 int Server::bind() {
   Impl &s = *impl_;
-  const int port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host)
-                                       : (s.http.bind_to_port(s.options.host, s.options.port)
-                                              ? s.options.port
-                                              : -1);
+  const int port =
+      s.options.port == 0
+          ? s.http.bind_to_any_port(s.options.host)
+          : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
   if (port < 0)
     throw Error("[server] cannot listen on " + s.options.host + ":" +
                 std::to_string(s.options.port) + " (in use, or not an address of this machine)");
-  s.replica = s.options.replica.empty() ? s.options.host + ":" + std::to_string(port)
-                                        : s.options.replica;
+  s.replica =
+      s.options.replica.empty() ? s.options.host + ":" + std::to_string(port) : s.options.replica;
   if (::listen(s.listening, Impl::kListenBacklog) != 0)
     throw Error("[server] cannot listen on " + s.options.host + ":" + std::to_string(port) +
                 " with a backlog of " + std::to_string(Impl::kListenBacklog) + ": " +
@@ -760,9 +773,7 @@ void Server::run() {
     s.warmUp.join();
 }
 
-void Server::drain() {
-  impl_->draining = true;
-}
+void Server::drain() { impl_->draining = true; }
 
 bool Server::idle() const {
   std::lock_guard lock(impl_->mutex);

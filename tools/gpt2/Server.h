@@ -32,11 +32,11 @@ namespace tinymlir::gpt2 {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080; ///< 0: any free port (printed, and returned by bind)
-  int64_t slots = 8;      ///< sequences decoded together
-  int64_t queue = 64;     ///< requests waiting for a slot; more get 503
-  int64_t maxTokens = 0;  ///< most max_tokens a request may ask (0: the context)
-  int connections = 64;   ///< HTTP worker threads (open connections served at once)
+  int port = 8080;       ///< 0: any free port (printed, and returned by bind)
+  int64_t slots = 8;     ///< sequences decoded together
+  int64_t queue = 64;    ///< requests waiting for a slot; more get 503
+  int64_t maxTokens = 0; ///< most max_tokens a request may ask (0: the context)
+  int connections = 64;  ///< HTTP worker threads (open connections served at once)
   /// Compiles every step and prompt of the first capacity in the background
   /// at start (lowest priority), so that no request waits for a compilation.
   bool warmUp = true;

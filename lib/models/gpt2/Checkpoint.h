@@ -74,9 +74,9 @@ void writeConfig(const std::string &dir, const Config &config);
 
 /// One entry of a safetensors header.
 struct TensorInfo {
-  std::string dtype;   ///< safetensors spelling: "F32", "F16", "BF16", "I64", ...
-  Shape shape;         ///< non-negative dimensions
-  uint64_t begin = 0;  ///< byte offsets into the data section, begin <= end
+  std::string dtype;  ///< safetensors spelling: "F32", "F16", "BF16", "I64", ...
+  Shape shape;        ///< non-negative dimensions
+  uint64_t begin = 0; ///< byte offsets into the data section, begin <= end
   uint64_t end = 0;
 };
 
@@ -112,8 +112,8 @@ struct LayerWeights {
 /// the file are copied.
 struct Weights {
   Config config;
-  Array wte;  ///< (V, C)
-  Array wpe;  ///< (P, C)
+  Array wte; ///< (V, C)
+  Array wpe; ///< (P, C)
   std::vector<LayerWeights> layers;
   Array ln_f_w, ln_f_b; ///< (C)
 };

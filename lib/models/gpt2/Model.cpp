@@ -21,7 +21,7 @@ namespace tinymlir::gpt2 {
 
 Tensor embed(const Tensor &wte, const Tensor &wpe, const Tensor &ids) {
   const int64_t T = ids.dim(0);
-  return gather(wte, ids) + slice(wpe, {0}, {T});         // (T, C)
+  return gather(wte, ids) + slice(wpe, {0}, {T}); // (T, C)
 }
 
 Tensor head(const Tensor &x, const LayerNormParams &ln, const Tensor &wte) {
@@ -29,7 +29,7 @@ Tensor head(const Tensor &x, const LayerNormParams &ln, const Tensor &wte) {
 }
 
 Tensor embedAt(const Tensor &wte, const Tensor &wpe, const Tensor &ids, const Tensor &positions) {
-  return gather(wte, ids) + gather(wpe, positions);       // (T, C)
+  return gather(wte, ids) + gather(wpe, positions); // (T, C)
 }
 
 Tensor qkvProjection(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv) {
@@ -41,10 +41,10 @@ Tensor blockFromCache(const Tensor &x, const Tensor &qkv, const Tensor &keys, co
                       const LinearParams &up, const LinearParams &down, int64_t heads,
                       int64_t columns, DType constants) {
   const int64_t T = x.dim(0), C = x.dim(1), D = C / heads, P = columns;
-  Tensor q = splitHeads(slice(qkv, {0, 0}, {T, C}), heads);         // (H, T, D)
-  Tensor k = slice(keys, {0, 0, 0}, {heads, D, P});                 // (H, D, P)
-  Tensor v = slice(values, {0, 0, 0}, {heads, P, D});               // (H, P, D)
-  Tensor mask = causalMask(T, P, start, qkv.dtype());               // (T, P)
+  Tensor q = splitHeads(slice(qkv, {0, 0}, {T, C}), heads); // (H, T, D)
+  Tensor k = slice(keys, {0, 0, 0}, {heads, D, P});         // (H, D, P)
+  Tensor v = slice(values, {0, 0, 0}, {heads, P, D});       // (H, P, D)
+  Tensor mask = causalMask(T, P, start, qkv.dtype());       // (T, P)
   Tensor attended = x + linear(attentionHeads(q, k, v, mask, constants), out.w, out.b);
   return feedforward(attended, ln2, up, down, constants);
 }
@@ -60,21 +60,21 @@ Tensor rowsOf(const Tensor &qkv, int part, int64_t heads) {
 Tensor storeKeys(const Tensor &keys, const Tensor &qkv, const Tensor &slots,
                  const Tensor &positions) {
   return indexPut(keys, {slots, std::nullopt, std::nullopt, positions},
-                  rowsOf(qkv, 1, keys.dim(1)));     // keys[s, :, :, p] = k: (R, H, D)
+                  rowsOf(qkv, 1, keys.dim(1))); // keys[s, :, :, p] = k: (R, H, D)
 }
 
 Tensor storeValues(const Tensor &values, const Tensor &qkv, const Tensor &slots,
                    const Tensor &positions) {
   return indexPut(values, {slots, std::nullopt, positions},
-                  rowsOf(qkv, 2, values.dim(1)));   // values[s, :, p] = v: (R, H, D)
+                  rowsOf(qkv, 2, values.dim(1))); // values[s, :, p] = v: (R, H, D)
 }
 
 Tensor decodeBlock(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
-                   const Tensor &rowPositions, const LinearParams &out,
-                   const LayerNormParams &ln2, const LinearParams &up, const LinearParams &down,
-                   int64_t heads, int64_t columns, DType constants) {
-  const int64_t B = x.dim(0), C = x.dim(1), H = heads, D = C / H, S = keys.dim(0),
-                P = keys.dim(3), W = columns;
+                   const Tensor &rowPositions, const LinearParams &out, const LayerNormParams &ln2,
+                   const LinearParams &up, const LinearParams &down, int64_t heads, int64_t columns,
+                   DType constants) {
+  const int64_t B = x.dim(0), C = x.dim(1), H = heads, D = C / H, S = keys.dim(0), P = keys.dim(3),
+                W = columns;
   // Sequences and heads as one batch dimension: (B * H) one-row attentions
   // over the first W positions (sliced after the reshape, which is then of
   // whole arrays and copies nothing).
@@ -82,8 +82,8 @@ Tensor decodeBlock(const Tensor &x, const Tensor &qkv, const Tensor &keys, const
   Tensor k = slice(reshape(keys, {S * H, D, P}), {0, 0, 0}, {B * H, D, W});   // (BH, D, W)
   Tensor v = slice(reshape(values, {S * H, P, D}), {0, 0, 0}, {B * H, W, D}); // (BH, W, D)
   Tensor mask = reshape(causalMask(B * H, W, rowPositions, qkv.dtype()), {B * H, 1, W});
-  Tensor heads1 = attentionHeads(q, k, v, mask, constants);                   // (1, BH * D)
-  Tensor attended = x + linear(reshape(heads1, {B, C}), out.w, out.b);        // (B, C)
+  Tensor heads1 = attentionHeads(q, k, v, mask, constants);            // (1, BH * D)
+  Tensor attended = x + linear(reshape(heads1, {B, C}), out.w, out.b); // (B, C)
   return feedforward(attended, ln2, up, down, constants);
 }
 
@@ -114,12 +114,14 @@ JitOptions storeOptions(JitOptions options) {
 
 Model::Model(Weights weights, JitOptions options, Precision precision)
     : weights_(std::move(weights)), precision_(precision),
-      constants_(precision == Precision::Float32 ? DType::f32 : DType::f64), embed_(&gpt2::embed, options), attend_(&tinymlir::attend, options),
+      constants_(precision == Precision::Float32 ? DType::f32 : DType::f64),
+      embed_(&gpt2::embed, options), attend_(&tinymlir::attend, options),
       feedforward_(&tinymlir::feedforward, options), head_(&gpt2::head, options),
       embedAt_(&gpt2::embedAt, options), qkv_(&gpt2::qkvProjection, options),
       block_(&gpt2::blockFromCache, options), stepQkv_(&gpt2::qkvProjection, stepOptions(options)),
       stepBlock_(&gpt2::decodeBlock, stepOptions(options)),
-      stepHead_(&gpt2::head, stepOptions(options)), storeKeys_(&gpt2::storeKeys, storeOptions(options)),
+      stepHead_(&gpt2::head, stepOptions(options)),
+      storeKeys_(&gpt2::storeKeys, storeOptions(options)),
       storeValues_(&gpt2::storeValues, storeOptions(options)) {
   resident_ = options.target == Target::GPU;
   if (resident_)
@@ -197,16 +199,16 @@ Array Model::forward(const std::vector<int32_t> &ids, Trace *trace, bool lastRow
   std::vector<int32_t> padded(ids);
   padded.resize(bucket(T, 16, w.config.n_positions), 0);
   Array tokens = Array::fromVector<int32_t>(padded, {static_cast<int64_t>(padded.size())});
-  Array x = embed_(w.wte, w.wpe, tokens);                                   // (T, C) float32
+  Array x = embed_(w.wte, w.wpe, tokens); // (T, C) float32
   if (trace)
     *trace = Trace{firstRows(x, T), {}, {}, {}};
   for (const LayerWeights &l : w.layers) {
     x = attend_(x, LayerNormParams{l.ln_1_w, l.ln_1_b}, LinearParams{l.attn_w, l.attn_b},
-                LinearParams{l.proj_w, l.proj_b}, heads, constants_);      // (T, C)
+                LinearParams{l.proj_w, l.proj_b}, heads, constants_); // (T, C)
     if (trace)
       trace->attn.push_back(firstRows(x, T));
     x = feedforward_(x, LayerNormParams{l.ln_2_w, l.ln_2_b}, LinearParams{l.fc_w, l.fc_b},
-                     LinearParams{l.fc_proj_w, l.fc_proj_b}, constants_);  // (T, C)
+                     LinearParams{l.fc_proj_w, l.fc_proj_b}, constants_); // (T, C)
     if (trace)
       trace->ffn.push_back(firstRows(x, T));
   }
@@ -292,13 +294,16 @@ void Decoder::reserve(int64_t capacity) {
   const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim();
   for (Layer &l : layers_) {
     const size_t e = dtypeSize(l.keys.dtype());
-    Layer grown{Array::zeros({S, H, D, P}, l.keys.dtype()), Array::zeros({S, H, P, D}, l.keys.dtype())};
-    auto *keys = static_cast<char *>(grown.keys.data()), *values = static_cast<char *>(grown.values.data());
+    Layer grown{Array::zeros({S, H, D, P}, l.keys.dtype()),
+                Array::zeros({S, H, P, D}, l.keys.dtype())};
+    auto *keys = static_cast<char *>(grown.keys.data()),
+         *values = static_cast<char *>(grown.values.data());
     for (int64_t row = 0; row < S * H * D; ++row) // keys: a (row, P) matrix, P grows
-      std::memcpy(keys + row * P * e, static_cast<const char *>(l.keys.data()) + row * old * e, old * e);
-    for (int64_t row = 0; row < S * H; ++row)     // values: (P, D) per slot and head
-      std::memcpy(values + row * P * D * e, static_cast<const char *>(l.values.data()) + row * old * D * e,
-                  old * D * e);
+      std::memcpy(keys + row * P * e, static_cast<const char *>(l.keys.data()) + row * old * e,
+                  old * e);
+    for (int64_t row = 0; row < S * H; ++row) // values: (P, D) per slot and head
+      std::memcpy(values + row * P * D * e,
+                  static_cast<const char *>(l.values.data()) + row * old * D * e, old * D * e);
     l = std::move(grown);
   }
   capacity_ = P;
@@ -337,7 +342,7 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
     perHead.insert(perHead.end(), H, static_cast<int32_t>(std::max<int64_t>(positions[r], 0)));
   Array rowPositions = Array::fromVector<int32_t>(perHead, {static_cast<int64_t>(perHead.size())});
   Array start = Array::scalar(static_cast<double>(promptStart), DType::i32);
-  const int64_t columns = !prompt          ? columnsFor(*std::ranges::max_element(positions) + 1)
+  const int64_t columns = !prompt           ? columnsFor(*std::ranges::max_element(positions) + 1)
                           : promptStart > 0 ? P
                                             : rows;
   // Where each row's key and value go: the prompt's to its slot, padding rows
@@ -348,11 +353,12 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
   for (size_t l = 0; l < w_.layers.size(); ++l) {
     const LayerWeights &lw = w_.layers[l];
     const LayerNormParams ln1{lw.ln_1_w, lw.ln_1_b}, ln2{lw.ln_2_w, lw.ln_2_b};
-    const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b},
-        fc{lw.fc_w, lw.fc_b}, fcProj{lw.fc_proj_w, lw.fc_proj_b};
+    const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b}, fc{lw.fc_w, lw.fc_b},
+        fcProj{lw.fc_proj_w, lw.fc_proj_b};
     Array qkv = timed("qkv", [&] { return (prompt ? m_.qkv_ : m_.stepQkv_)(x, ln1, attn); });
     if (layers_.size() <= l)
-      layers_.push_back({Array::zeros({S, H, D, P}, qkv.dtype()), Array::zeros({S, H, P, D}, qkv.dtype())});
+      layers_.push_back(
+          {Array::zeros({S, H, D, P}, qkv.dtype()), Array::zeros({S, H, P, D}, qkv.dtype())});
     Layer &cache = layers_[l];
     timed("cache", [&] {
       m_.storeKeys_.into(cache.keys, cache.keys, qkv, slots, cachePositions);
@@ -373,8 +379,8 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
       // capacity grows: a server compiles one width before answering, as
       // many as its sequences need while it does.
       auto ready = [&](int64_t w) {
-        return m_.stepBlock_.compiled(x, qkv, cache.keys, cache.values, rowPositions, proj, ln2,
-                                      fc, fcProj, H, w, m_.constants_);
+        return m_.stepBlock_.compiled(x, qkv, cache.keys, cache.values, rowPositions, proj, ln2, fc,
+                                      fcProj, H, w, m_.constants_);
       };
       int64_t width = columns;
       if (!ready(width)) {
@@ -390,20 +396,19 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
           width = wider;
         }
       }
-      return m_.stepBlock_(x, qkv, cache.keys, cache.values, rowPositions, proj, ln2, fc, fcProj,
-                           H, width, m_.constants_);
+      return m_.stepBlock_(x, qkv, cache.keys, cache.values, rowPositions, proj, ln2, fc, fcProj, H,
+                           width, m_.constants_);
     });
   }
   return x;
 }
 
 std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids,
-                                                PrefixCache *cache) {
+                                                 PrefixCache *cache) {
   m_.checkIds(ids);
   auto free = std::ranges::find_if(slot_, [](const Slot &s) { return s.sequence < 0; });
   if (free == slot_.end())
-    throw Error("[gpt2] every one of the decoder's " + std::to_string(slots()) +
-                " slots is taken");
+    throw Error("[gpt2] every one of the decoder's " + std::to_string(slots()) + " slots is taken");
   const int64_t slot = free - slot_.begin(), T = static_cast<int64_t>(ids.size());
   reserve(T);
   // A cached prefix (all but the last position at most: its logits are
@@ -433,7 +438,8 @@ std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids
   Array x = m_.embedAt_(w_.wte, w_.wpe, Array::fromVector<int32_t>(paddedIds, {padded}),
                         Array::fromVector<int32_t>(positionIds, {padded}));
   x = layers(x, padded, {}, slot, start).sliced(0, rest - 1, rest).contiguous();
-  Array logits = timed("head", [&] { return m_.stepHead_(x, LayerNormParams{w_.ln_f_w, w_.ln_f_b}, w_.wte); });
+  Array logits =
+      timed("head", [&] { return m_.stepHead_(x, LayerNormParams{w_.ln_f_w, w_.ln_f_b}, w_.wte); });
   *free = Slot{next_, T};
   active_.clear();
   for (const Slot &s : slot_)
@@ -455,15 +461,17 @@ void Decoder::restore(int64_t slot, const PrefixCache::Entry &entry, int64_t len
     auto *k = static_cast<char *>(cache.keys.data()) + slot * H * D * P * e;
     auto *v = static_cast<char *>(cache.values.data()) + slot * H * P * D * e;
     for (int64_t row = 0; row < H * D; ++row) // (H * D, L) into (H * D, P)
-      std::memcpy(k + row * P * e, static_cast<const char *>(keys.data()) + row * L * e, length * e);
-    for (int64_t h = 0; h < H; ++h)           // (H, L, D) into (H, P, D)
+      std::memcpy(k + row * P * e, static_cast<const char *>(keys.data()) + row * L * e,
+                  length * e);
+    for (int64_t h = 0; h < H; ++h) // (H, L, D) into (H, P, D)
       std::memcpy(v + h * P * D * e, static_cast<const char *>(values.data()) + h * L * D * e,
                   length * D * e);
   }
 }
 
 void Decoder::save(Sequence sequence, const std::vector<int32_t> &ids, PrefixCache &cache) const {
-  const int64_t slot = slotOf(sequence), L = std::min<int64_t>(slot_[slot].length, static_cast<int64_t>(ids.size()));
+  const int64_t slot = slotOf(sequence),
+                L = std::min<int64_t>(slot_[slot].length, static_cast<int64_t>(ids.size()));
   if (L <= 0 || L > cache.limit() || layers_.empty())
     return;
   const int64_t H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
@@ -505,8 +513,8 @@ PrefixCache::longest(const std::vector<int32_t> &ids, int64_t most) {
   int64_t length = 0;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     const std::vector<int32_t> &held = (*it)->ids;
-    const int64_t n = std::min<int64_t>({most, static_cast<int64_t>(held.size()),
-                                         static_cast<int64_t>(ids.size())});
+    const int64_t n = std::min<int64_t>(
+        {most, static_cast<int64_t>(held.size()), static_cast<int64_t>(ids.size())});
     int64_t shared = 0;
     while (shared < n && held[shared] == ids[shared])
       ++shared;
@@ -620,9 +628,7 @@ Array Decoder::step(const std::vector<int32_t> &tokens) {
   return out;
 }
 
-int64_t Decoder::columnsFor(int64_t positions) const {
-  return bucket(positions, 64, capacity_);
-}
+int64_t Decoder::columnsFor(int64_t positions) const { return bucket(positions, 64, capacity_); }
 
 /// The compilations a prompt padded to `rows` rows, or a step of `rows` rows,
 /// needs, with their argument types found by tracing (layers whose input type
@@ -659,21 +665,23 @@ std::vector<Decoder::Job> Decoder::jobs(int64_t rows, bool step,
           m.stepBlock_.compile(x, qkv, keys, values, perHead, proj, ln2, fc, fcProj, H, n,
                                m.constants_);
         });
-      std::tie(shape, dtype) = m.stepBlock_.resultType(x, qkv, keys, values, perHead, proj, ln2,
-                                                       fc, fcProj, H, columns.at(0), m.constants_);
+      std::tie(shape, dtype) = m.stepBlock_.resultType(x, qkv, keys, values, perHead, proj, ln2, fc,
+                                                       fcProj, H, columns.at(0), m.constants_);
     } else { // one slot's caches; from position 0 (rows wide), or after a cached prefix
-      Array key = keys.sliced(0, 0, 1).reshaped({H, D, P}), value = values.sliced(0, 0, 1).reshaped({H, P, D});
+      Array key = keys.sliced(0, 0, 1).reshaped({H, D, P}),
+            value = values.sliced(0, 0, 1).reshaped({H, P, D});
       for (int64_t n : columns.empty() ? std::vector<int64_t>{rows} : columns)
         jobs.push_back([=, &m] {
           m.block_.compile(x, qkv, key, value, start, proj, ln2, fc, fcProj, H, n, m.constants_);
         });
-      std::tie(shape, dtype) = m.block_.resultType(x, qkv, key, value, start, proj, ln2, fc,
-                                                   fcProj, H, rows, m.constants_);
+      std::tie(shape, dtype) = m.block_.resultType(x, qkv, key, value, start, proj, ln2, fc, fcProj,
+                                                   H, rows, m.constants_);
     }
   }
   if (!step || rows > 1) {
     Array last = Array::empty({step ? rows : 1, shape[1]}, dtype);
-    jobs.push_back([=, &m, &w] { m.stepHead_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
+    jobs.push_back(
+        [=, &m, &w] { m.stepHead_.compile(last, LayerNormParams{w.ln_f_w, w.ln_f_b}, w.wte); });
   }
   return jobs;
 }
@@ -740,7 +748,9 @@ void Decoder::compileAll(std::stop_token stop) const {
   }
   for (int64_t rows = promptBucket(1, capacity_);; rows = promptBucket(rows + 1, capacity_)) {
     // From position 0, and the rest of a prompt after a cached prefix.
-    add(jobs(rows, false, rows < capacity_ ? std::vector<int64_t>{rows, capacity_} : std::vector<int64_t>{rows}, nullptr));
+    add(jobs(rows, false,
+             rows < capacity_ ? std::vector<int64_t>{rows, capacity_} : std::vector<int64_t>{rows},
+             nullptr));
     if (rows == capacity_)
       break;
   }
@@ -763,14 +773,13 @@ void Model::compileAhead(int64_t promptLength, int64_t tokens) const {
   decoder.compileAhead(promptLength, tokens > 1 ? 1 : 0, promptLength + tokens - 1);
 }
 
-std::vector<std::vector<int32_t>>
-Model::generateBatch(const std::vector<std::vector<int32_t>> &prompts, int64_t tokens,
-                     const GenerateOptions &options,
-                     const std::function<void(size_t, int64_t, int32_t, const Array &)> &onToken)
-    const {
+std::vector<std::vector<int32_t>> Model::generateBatch(
+    const std::vector<std::vector<int32_t>> &prompts, int64_t tokens,
+    const GenerateOptions &options,
+    const std::function<void(size_t, int64_t, int32_t, const Array &)> &onToken) const {
   if (prompts.empty() || static_cast<int64_t>(prompts.size()) > Decoder::kMaxSlots)
-    throw Error("[gpt2] a batch has 1 to " + std::to_string(Decoder::kMaxSlots) +
-                " prompts, not " + std::to_string(prompts.size()));
+    throw Error("[gpt2] a batch has 1 to " + std::to_string(Decoder::kMaxSlots) + " prompts, not " +
+                std::to_string(prompts.size()));
   size_t longest = 0;
   for (const std::vector<int32_t> &ids : prompts) {
     checkIds(ids, tokens);
@@ -785,8 +794,8 @@ Model::generateBatch(const std::vector<std::vector<int32_t>> &prompts, int64_t t
   }
   const SamplingOptions &s = options.sampling;
   const bool plainGreedy = s.greedy() && s.repeatPenalty == 1;
-  const bool stopAtEnd = options.stopAtEndOfText && options.endOfText >= 0 &&
-                         options.endOfText < config().vocab_size;
+  const bool stopAtEnd =
+      options.stopAtEndOfText && options.endOfText >= 0 && options.endOfText < config().vocab_size;
   std::vector<std::vector<int32_t>> out(n), ids(prompts);
   if (tokens <= 0)
     return out;
@@ -843,8 +852,8 @@ std::vector<int32_t> Model::generate(std::vector<int32_t> ids, int64_t tokens,
   Sampler sampler(options.sampling); // validates the options
   const SamplingOptions &s = options.sampling;
   const bool plainGreedy = s.greedy() && s.repeatPenalty == 1;
-  const bool stopAtEnd = options.stopAtEndOfText && options.endOfText >= 0 &&
-                         options.endOfText < config().vocab_size;
+  const bool stopAtEnd =
+      options.stopAtEndOfText && options.endOfText >= 0 && options.endOfText < config().vocab_size;
   std::vector<int32_t> out;
   for (int64_t step = 0; step < tokens; ++step) {
     // The whole prefix again, as the reference does.

@@ -27,10 +27,10 @@ namespace tinymlir::gpt2 {
 
 /// Intermediate values of one forward pass (for verification).
 struct Trace {
-  Array embed;              ///< (T, C) float32
-  std::vector<Array> attn;  ///< per block: residual after the attention sublayer
-  std::vector<Array> ffn;   ///< per block: residual after the feed-forward sublayer
-  Array logits;             ///< (T, V) float64
+  Array embed;             ///< (T, C) float32
+  std::vector<Array> attn; ///< per block: residual after the attention sublayer
+  std::vector<Array> ffn;  ///< per block: residual after the feed-forward sublayer
+  Array logits;            ///< (T, V) float64
 };
 
 /// wte[ids] + wpe[:T]: (T, C).
@@ -72,9 +72,9 @@ Tensor storeValues(const Tensor &values, const Tensor &qkv, const Tensor &slots,
 /// (sequence, head) row's position. (B, C). Every weight read serves all B
 /// rows; each row's numbers are those of the same step decoded alone (B = 1).
 Tensor decodeBlock(const Tensor &x, const Tensor &qkv, const Tensor &keys, const Tensor &values,
-                   const Tensor &rowPositions, const LinearParams &out,
-                   const LayerNormParams &ln2, const LinearParams &up, const LinearParams &down,
-                   int64_t heads, int64_t columns, DType constants);
+                   const Tensor &rowPositions, const LinearParams &out, const LayerNormParams &ln2,
+                   const LinearParams &up, const LinearParams &down, int64_t heads, int64_t columns,
+                   DType constants);
 
 /// The model's arithmetic. reference: the NumPy reference's dtypes (float32
 /// weights; its float64 scalar constants make scores, GELU, the residual
@@ -141,7 +141,8 @@ public:
   /// to a length bucket (16, 32, 64...: a few specializations for any length).
   /// lastRow: the last position's logits alone, (1, V): forward's last row
   /// within rounding (a one-row head product may take another path).
-  Array forward(const std::vector<int32_t> &ids, Trace *trace = nullptr, bool lastRow = false) const;
+  Array forward(const std::vector<int32_t> &ids, Trace *trace = nullptr,
+                bool lastRow = false) const;
   /// Decoding of `tokens` new tokens after `ids` (checked as by checkIds),
   /// greedy unless options.sampling says otherwise; fewer if it stops at
   /// end-of-text. `onToken(step, id, logits)` is called as each token is
@@ -154,11 +155,10 @@ public:
   /// them all. Sequence i's tokens (and logits) are those generate(prompts[i])
   /// gives alone; each sequence samples with its own generator, seeded with
   /// options.sampling.seed + i. `onToken(sequence, step, id, logits)`.
-  std::vector<std::vector<int32_t>>
-  generateBatch(const std::vector<std::vector<int32_t>> &prompts, int64_t tokens,
-                const GenerateOptions &options = {},
-                const std::function<void(size_t, int64_t, int32_t, const Array &)> &onToken = {})
-      const;
+  std::vector<std::vector<int32_t>> generateBatch(
+      const std::vector<std::vector<int32_t>> &prompts, int64_t tokens,
+      const GenerateOptions &options = {},
+      const std::function<void(size_t, int64_t, int32_t, const Array &)> &onToken = {}) const;
 
   /// Compiles, in parallel, what incremental decoding of `tokens` tokens
   /// after a prompt of `promptLength` needs (generate does it itself).
@@ -194,9 +194,9 @@ private:
   using Store = Tensor (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
   /// Sum of a statistic over every compiled function.
   template <class Get> auto total(Get get) const {
-    return get(embed_) + get(attend_) + get(feedforward_) + get(head_) + get(embedAt_) +
-           get(qkv_) + get(block_) + get(stepQkv_) + get(stepBlock_) + get(stepHead_) +
-           get(storeKeys_) + get(storeValues_);
+    return get(embed_) + get(attend_) + get(feedforward_) + get(head_) + get(embedAt_) + get(qkv_) +
+           get(block_) + get(stepQkv_) + get(stepBlock_) + get(stepHead_) + get(storeKeys_) +
+           get(storeValues_);
   }
 
   /// Every weight array (for device residency).
@@ -240,7 +240,7 @@ public:
     int64_t tokensSaved = 0; ///< prompt positions not computed, in all
     int64_t positions = 0;   ///< held now
     int64_t entries = 0;
-    int64_t evicted = 0;     ///< entries dropped for room
+    int64_t evicted = 0; ///< entries dropped for room
   };
   Stats stats() const;
   int64_t limit() const { return limit_; }
@@ -250,8 +250,8 @@ public:
 private:
   friend class Decoder;
   struct Entry {
-    std::vector<int32_t> ids; ///< the positions held
-    std::vector<Array> keys;  ///< per layer: (H, D, L)
+    std::vector<int32_t> ids;  ///< the positions held
+    std::vector<Array> keys;   ///< per layer: (H, D, L)
     std::vector<Array> values; ///< per layer: (H, L, D)
   };
   /// The entry sharing the longest prefix with `ids` (at most `most`
@@ -330,9 +330,9 @@ public:
   void compileAhead(int64_t promptLength, int64_t rows, int64_t positions);
   /// Compiles everything this decoder's steps (1, 2, 4, ... slots rows, at
   /// each attention width of its capacity) and prompts (each bucket up to the
-  /// capacity, from position 0 or after a cached prefix) call, on every core at the calling thread's priority, until
-  /// `stop` is requested: a server's warm-up, after which no request waits for
-  /// a compilation while the capacity holds. Allocates no caches.
+  /// capacity, from position 0 or after a cached prefix) call, on every core at the calling
+  /// thread's priority, until `stop` is requested: a server's warm-up, after which no request waits
+  /// for a compilation while the capacity holds. Allocates no caches.
   void compileAll(std::stop_token stop = {}) const;
   /// Waits for the background compilation of the first steps.
   void wait();
@@ -379,8 +379,8 @@ private:
   Sequence next_ = 0;
   int64_t steps_ = 0;
   std::thread background_;
-  std::future<void> firstSteps_; ///< background_'s first steps compiled
-  bool planned_ = false;         ///< compileAhead planned the steps' widths
+  std::future<void> firstSteps_;   ///< background_'s first steps compiled
+  bool planned_ = false;           ///< compileAhead planned the steps' widths
   std::vector<std::thread> later_; ///< compileLater's
   std::set<std::array<int64_t, 3>> compiling_;
   const bool profile_;

@@ -129,8 +129,9 @@ size_t decodeUtf8(std::string_view s, size_t i, uint32_t &cp, const char *&why) 
     unsigned char l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
     if (b < l || b > h) {
       if (k == 1 && b >= 0x80 && b <= 0xBF)
-        why = b0 == 0xED ? "surrogate code point" : b0 == 0xF4 ? "code point above U+10FFFF"
-                                                                : "overlong encoding";
+        why = b0 == 0xED   ? "surrogate code point"
+              : b0 == 0xF4 ? "code point above U+10FFFF"
+                           : "overlong encoding";
       else
         why = "truncated multi-byte sequence";
       return 0;
@@ -167,7 +168,8 @@ struct ByteLevel {
     cpToByte.fill(-1);
     uint32_t next = 256;
     for (int b = 0; b < 256; ++b) {
-      bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
       uint32_t cp = printable ? static_cast<uint32_t>(b) : next++;
       byteToCp[b] = cp;
       cpToByte[cp] = static_cast<int16_t>(b);
@@ -209,7 +211,9 @@ const ByteLevel &byteLevel() {
 
 // GPT-2's pattern with \s spelled out as Unicode's White_Space set, which is
 // what Python's `regex` module matches (PCRE2 10.42 also counts U+180E).
-#define TM_WS "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+#define TM_WS                                                                                      \
+  "\\t\\n\\x{0B}\\f\\r "                                                                           \
+  "\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
 constexpr const char *kPattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" TM_WS
                                  "\\p{L}\\p{N}]+|[" TM_WS "]+(?![^" TM_WS "])|[" TM_WS "]+";
 #undef TM_WS
@@ -369,10 +373,10 @@ struct Tokenizer::Impl {
     int32_t line; // in vocab.bpe, for error messages
   };
 
-  std::vector<std::string> tokenBytes;                  // id -> raw bytes
-  TokenIndex bytesToId{tokenBytes};                     // raw bytes -> id
-  std::array<int32_t, 256> byteId{};                    // single-byte tokens
-  std::unordered_map<uint64_t, Merge> merges;           // (left id, right id) -> merge
+  std::vector<std::string> tokenBytes;        // id -> raw bytes
+  TokenIndex bytesToId{tokenBytes};           // raw bytes -> id
+  std::array<int32_t, 256> byteId{};          // single-byte tokens
+  std::unordered_map<uint64_t, Merge> merges; // (left id, right id) -> merge
   std::unique_ptr<pcre2_code, CodeDeleter> regex;
   int32_t endOfText = -1;
   bool decodeOnly = false; // loaded without vocab.bpe (loadForDecoding)
@@ -415,16 +419,16 @@ void Tokenizer::Impl::loadEncoder(const std::string &path) {
     if (key.empty())
       failFile(path, "empty token string (id " + std::to_string(id) + ")");
     if (id < 0 || id >= n)
-      failFile(path, "ids must be 0.." + std::to_string(n - 1) + " (one per token), but " + quote(key) +
-                         " has id " + std::to_string(id));
+      failFile(path, "ids must be 0.." + std::to_string(n - 1) + " (one per token), but " +
+                         quote(key) + " has id " + std::to_string(id));
     if (!bl.toBytes(key, bytes, why))
       failFile(path, "token " + quote(key) + " " + why);
     // The byte-level map is one to one: equal bytes mean the same key twice.
     if (!bytesToId.insert(bytes, static_cast<int32_t>(id)))
       failFile(path, "duplicate token " + quote(key));
     if (owner[id] >= 0)
-      failFile(path, "duplicate id " + std::to_string(id) + " (" + quote(sax.entries[owner[id]].first) +
-                         " and " + quote(key) + ")");
+      failFile(path, "duplicate id " + std::to_string(id) + " (" +
+                         quote(sax.entries[owner[id]].first) + " and " + quote(key) + ")");
     owner[id] = static_cast<int32_t>(e);
     tokenBytes[id] = bytes;
     if (key == "<|endoftext|>")
@@ -499,7 +503,8 @@ void Tokenizer::Impl::loadMerges(const std::string &path) {
            " is not in the vocabulary");
     auto [it, inserted] = merges.emplace(pairKey(ids[0], ids[1]), Merge{rank, merged, lineNo});
     if (!inserted)
-      fail("duplicate merge " + quote(line) + " (also on line " + std::to_string(it->second.line) + ")");
+      fail("duplicate merge " + quote(line) + " (also on line " + std::to_string(it->second.line) +
+           ")");
     ++rank;
   }
   if (lineNo == 0)
@@ -512,8 +517,8 @@ void Tokenizer::Impl::compileRegex() {
   pcre2_code *code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kPattern), PCRE2_ZERO_TERMINATED,
                                    PCRE2_UTF | PCRE2_UCP, &errorCode, &errorOffset, nullptr);
   if (!code)
-    fail("cannot compile the pre-tokenizer pattern at offset " + std::to_string(errorOffset) + ": " +
-         pcre2Message(errorCode) + " (PCRE2 needs Unicode support)");
+    fail("cannot compile the pre-tokenizer pattern at offset " + std::to_string(errorOffset) +
+         ": " + pcre2Message(errorCode) + " (PCRE2 needs Unicode support)");
   regex.reset(code);
   // JIT when available; pcre2_match falls back to the interpreter otherwise.
   (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
@@ -538,8 +543,8 @@ template <class F> void Tokenizer::Impl::forEachPiece(std::string_view text, F &
                          mctx.get());
     if (rc == PCRE2_ERROR_NOMATCH)
       break; // as re.findall: the rest matches nothing (cannot happen for this pattern)
-    if (rc == PCRE2_ERROR_JIT_STACKLIMIT || rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_MATCHLIMIT ||
-        rc == PCRE2_ERROR_DEPTHLIMIT) {
+    if (rc == PCRE2_ERROR_JIT_STACKLIMIT || rc == PCRE2_ERROR_HEAPLIMIT ||
+        rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT) {
       if (!mctx) { // retry once with generous limits
         mctx.reset(pcre2_match_context_create(nullptr));
         jitStack.reset(pcre2_jit_stack_create(32 * 1024, 512 * 1024 * 1024, nullptr));
@@ -553,7 +558,8 @@ template <class F> void Tokenizer::Impl::forEachPiece(std::string_view text, F &
       }
     }
     if (rc < 0)
-      fail("pre-tokenizer failed at byte offset " + std::to_string(offset) + ": " + pcre2Message(rc));
+      fail("pre-tokenizer failed at byte offset " + std::to_string(offset) + ": " +
+           pcre2Message(rc));
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md.get());
     size_t start = ov[0], end = ov[1];
     if (end <= start) { // empty match (impossible here): step over one character
@@ -628,8 +634,8 @@ Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::load(const std::string &dir, bool merges) {
   std::error_code ec;
-  const char *expected = merges ? " (expected encoder.json and vocab.bpe in it)"
-                                : " (expected encoder.json in it)";
+  const char *expected =
+      merges ? " (expected encoder.json and vocab.bpe in it)" : " (expected encoder.json in it)";
   if (!std::filesystem::exists(dir, ec))
     fail(dir + ": missing directory" + expected);
   if (!std::filesystem::is_directory(dir, ec))
@@ -655,7 +661,8 @@ std::string Tokenizer::defaultDataDir() {
   std::vector<std::string> tried;
   const auto has = [](const std::string &d) {
     std::error_code ec;
-    return std::filesystem::exists(d + "/encoder.json", ec) && std::filesystem::exists(d + "/vocab.bpe", ec);
+    return std::filesystem::exists(d + "/encoder.json", ec) &&
+           std::filesystem::exists(d + "/vocab.bpe", ec);
   };
   if (const char *env = std::getenv("TINYMLIR_GPT2_DATA"); env && *env)
     return env; // explicit choice: load() reports what is wrong with it
@@ -670,7 +677,8 @@ std::string Tokenizer::defaultDataDir() {
     if (!ec) {
       const std::filesystem::path up = self.parent_path().parent_path();
       // <prefix>/share/tinymlir/gpt2, or the Python package's data/gpt2.
-      for (const std::filesystem::path &d : {up / "share" / "tinymlir" / "gpt2", up / "data" / "gpt2"}) {
+      for (const std::filesystem::path &d :
+           {up / "share" / "tinymlir" / "gpt2", up / "data" / "gpt2"}) {
         tried.push_back(d.string());
         if (has(tried.back()))
           return tried.back();
@@ -718,7 +726,8 @@ std::vector<std::string> Tokenizer::pretokenize(std::string_view utf8) const {
 
 namespace {
 [[noreturn]] void badId(int32_t id, size_t vocab, const char *where) {
-  fail("token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(vocab) + where);
+  fail("token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(vocab) +
+       where);
 }
 } // namespace
 

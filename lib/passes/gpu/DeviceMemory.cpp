@@ -6,9 +6,9 @@
 // buffer through tinymlirGpuInput (resident weights come from the device
 // cache, everything else is uploaded), each output a device buffer from
 // tinymlirGpuOutput; every use of the argument is replaced by the device
-// memref. Before returning, the results are copied back (tinymlirGpuCopyOut) and the call's buffers are freed
-// (tinymlirGpuCallEnd). Temporaries become gpu.alloc / gpu.dealloc; constant
-// globals read by kernels are uploaded like inputs.
+// memref. Before returning, the results are copied back (tinymlirGpuCopyOut) and the call's buffers
+// are freed (tinymlirGpuCallEnd). Temporaries become gpu.alloc / gpu.dealloc; constant globals read
+// by kernels are uploaded like inputs.
 //
 // The runtime returns a device address (int64). The device memref is built
 // from it as an LLVM memref descriptor {allocated, aligned, offset, sizes,
@@ -73,8 +73,8 @@ public:
                     " is not a static contiguous memref");
       bool isOutput = i + results >= n;
       Value bytes = i64(byteSize(type));
-      Value address = isOutput ? call(kGpuOutputFn, {bytes})
-                               : call(kGpuInputFn, {hostAddress(host), bytes});
+      Value address =
+          isOutput ? call(kGpuOutputFn, {bytes}) : call(kGpuInputFn, {hostAddress(host), bytes});
       Value device = deviceMemref(address, type);
       // Scalars the host function reads itself (a start position, say) keep
       // reading the host argument; everything else uses the device copy.
@@ -97,9 +97,7 @@ public:
   }
 
 private:
-  Value i64(int64_t v) {
-    return track(arith::ConstantIntOp::create(b_, loc_, b_.getI64Type(), v));
-  }
+  Value i64(int64_t v) { return track(arith::ConstantIntOp::create(b_, loc_, b_.getI64Type(), v)); }
   Value track(Operation *op) {
     created_.insert(op);
     return op->getNumResults() ? op->getResult(0) : Value();
@@ -188,9 +186,8 @@ private:
       b_.setInsertionPointAfter(g);
       Value address = call(kGpuInputFn, {hostAddress(g.getResult()), i64(byteSize(type))});
       Value device = deviceMemref(address, type);
-      g.getResult().replaceUsesWithIf(device, [&](OpOperand &use) {
-        return !created_.contains(use.getOwner());
-      });
+      g.getResult().replaceUsesWithIf(
+          device, [&](OpOperand &use) { return !created_.contains(use.getOwner()); });
     }
   }
 
@@ -209,8 +206,8 @@ private:
       if (!type.hasStaticShape())
         throw Error("[gpu] dynamic allocations are not supported");
       b_.setInsertionPoint(op);
-      auto alloc = gpu::AllocOp::create(b_, op->getLoc(), type, /*asyncToken=*/Type(),
-                                        ValueRange{}, ValueRange{}, ValueRange{});
+      auto alloc = gpu::AllocOp::create(b_, op->getLoc(), type, /*asyncToken=*/Type(), ValueRange{},
+                                        ValueRange{}, ValueRange{});
       op->getResult(0).replaceAllUsesWith(alloc.getMemref());
       bool stack = isa<memref::AllocaOp>(op);
       op->erase();
@@ -233,7 +230,9 @@ private:
   llvm::SmallPtrSet<Operation *, 32> created_;
 };
 
-bool isHostFunction(func::FuncOp f) { return !f.isDeclaration() && !f->getParentOfType<gpu::GPUModuleOp>(); }
+bool isHostFunction(func::FuncOp f) {
+  return !f.isDeclaration() && !f->getParentOfType<gpu::GPUModuleOp>();
+}
 
 /// tinymlir-gpu-move-data-to-device: in every host function, arguments ->
 /// device buffers through the runtime, memref.alloc -> gpu.alloc, copy-out of

@@ -82,8 +82,8 @@ void emulateLaunch(ModuleOp module, gpu::LaunchFuncOp launch) {
         SmallVector<Value> shared;
         for (BlockArgument a : kernel.getWorkgroupAttributions()) {
           auto t = cast<MemRefType>(a.getType());
-          shared.push_back(memref::AllocOp::create(
-              bb, loc, MemRefType::get(t.getShape(), t.getElementType())));
+          shared.push_back(
+              memref::AllocOp::create(bb, loc, MemRefType::get(t.getShape(), t.getElementType())));
         }
         // Threads that meet at barriers run as an OpenMP team; the others one
         // after the other (much cheaper on a CPU).

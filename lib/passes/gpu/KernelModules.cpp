@@ -43,8 +43,8 @@ void GpuMergeKernelModulesPass::runOnOperation() {
   for (gpu::GPUModuleOp m : modules) {
     SmallVector<gpu::GPUFuncOp> functions(m.getOps<gpu::GPUFuncOp>());
     for (gpu::GPUFuncOp f : functions) {
-      std::string name = functions.size() == 1 ? m.getName().str()
-                                               : m.getName().str() + "_" + f.getName().str();
+      std::string name =
+          functions.size() == 1 ? m.getName().str() : m.getName().str() + "_" + f.getName().str();
       auto old = SymbolRefAttr::get(m.getNameAttr(), {FlatSymbolRefAttr::get(f.getNameAttr())});
       f.setName(name);
       f->moveBefore(merged.getBody(), merged.getBody()->end());
@@ -99,9 +99,9 @@ struct GpuPackPtxBundlePass : impl::GpuPackPtxBundlePassBase<GpuPackPtxBundlePas
       }
       auto first = cast<gpu::ObjectAttr>(objects[0]);
       MLIRContext *ctx = module.getContext();
-      auto packed =
-          gpu::ObjectAttr::get(ctx, first.getTarget(), gpu::CompilationTarget::Assembly,
-                               StringAttr::get(ctx, bundle), first.getProperties(), first.getKernels());
+      auto packed = gpu::ObjectAttr::get(ctx, first.getTarget(), gpu::CompilationTarget::Assembly,
+                                         StringAttr::get(ctx, bundle), first.getProperties(),
+                                         first.getKernels());
       binary.setObjectsAttr(ArrayAttr::get(ctx, {packed}));
     }
   }

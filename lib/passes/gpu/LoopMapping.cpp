@@ -107,8 +107,8 @@ void shapeLinalgOps(ModuleOp module) {
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
       if (failed(g))
-        throw Error(std::string("[gpu] cannot generalize ") +
-                    op->getName().getStringRef().str() + " for the GPU");
+        throw Error(std::string("[gpu] cannot generalize ") + op->getName().getStringRef().str() +
+                    " for the GPU");
       generic = *g;
     }
     SmallVector<unsigned> order;
@@ -135,8 +135,8 @@ void shapeLinalgOps(ModuleOp module) {
       Location loc = generic.getLoc();
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      auto wrapper = scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{one},
-                                             ValueRange{one});
+      auto wrapper =
+          scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{one}, ValueRange{one});
       generic->moveBefore(wrapper.getBody()->getTerminator());
     }
     if (parallel < iterators.size())

@@ -46,8 +46,8 @@ namespace {
 
 using namespace mlir;
 
-constexpr int64_t kThreads = 16;  // threads per block along x and y
-constexpr int64_t kTileK = 16;    // K slice staged per iteration
+constexpr int64_t kThreads = 16;    // threads per block along x and y
+constexpr int64_t kTileK = 16;      // K slice staged per iteration
 constexpr int64_t kMinBlocks = 264; // about two blocks per SM on an H200 (132 SMs)
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -72,9 +72,7 @@ std::pair<int64_t, int64_t> chooseTiling(const Shape3 &s, const std::string &for
     tm /= 2;
   while (tn > 1 && kThreads * tn / 2 >= s.n)
     tn /= 2;
-  auto blocks = [&] {
-    return s.batch * ceilDiv(s.m, kThreads * tm) * ceilDiv(s.n, kThreads * tn);
-  };
+  auto blocks = [&] { return s.batch * ceilDiv(s.m, kThreads * tm) * ceilDiv(s.n, kThreads * tn); };
   while (blocks() < kMinBlocks && (tm > 1 || tn > 1)) {
     if (tm >= tn && tm > 1)
       tm /= 2;
@@ -141,9 +139,8 @@ bool mayWrite(Operation *op, Value root) {
     return viewRoot(copy.getTarget()) == root;
   if (auto launch = dyn_cast<gpu::LaunchOp>(op)) { // an earlier product's kernel
     bool writes = false;
-    launch.getBody().walk([&](memref::StoreOp store) {
-      writes = writes || viewRoot(store.getMemRef()) == root;
-    });
+    launch.getBody().walk(
+        [&](memref::StoreOp store) { writes = writes || viewRoot(store.getMemRef()) == root; });
     return writes;
   }
   if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
@@ -309,7 +306,8 @@ void buildKernel(linalg::LinalgOp op, const std::string &tile) {
         for (int64_t i = 0; i < tm; ++i) {
           Value r = l.add(along, l.index(kThreads * i));
           Value row = l.add(rowBase, r);
-          Value v = l.guardedLoad(l.both(l.lessThan(row, s.m), l.lessThan(ka, s.k)), a, at(row, ka));
+          Value v =
+              l.guardedLoad(l.both(l.lessThan(row, s.m), l.lessThan(ka, s.k)), a, at(row, ka));
           memref::StoreOp::create(lb, loc, v, tileA, ValueRange{r, across});
         }
         along = bByRows ? ty : tx;
@@ -318,8 +316,8 @@ void buildKernel(linalg::LinalgOp op, const std::string &tile) {
         for (int64_t j = 0; j < tn; ++j) {
           Value cl = l.add(along, l.index(kThreads * j));
           Value col = l.add(colBase, cl);
-          Value v =
-              l.guardedLoad(l.both(l.lessThan(kbRow, s.k), l.lessThan(col, s.n)), bm, at(kbRow, col));
+          Value v = l.guardedLoad(l.both(l.lessThan(kbRow, s.k), l.lessThan(col, s.n)), bm,
+                                  at(kbRow, col));
           memref::StoreOp::create(lb, loc, v, tileB, ValueRange{across, cl});
         }
         gpu::BarrierOp::create(lb, loc);
@@ -328,11 +326,11 @@ void buildKernel(linalg::LinalgOp op, const std::string &tile) {
           Value kkv = l.index(kk);
           SmallVector<Value> av, bv;
           for (int64_t i = 0; i < tm; ++i)
-            av.push_back(memref::LoadOp::create(
-                lb, loc, tileA, ValueRange{l.add(ty, l.index(kThreads * i)), kkv}));
+            av.push_back(memref::LoadOp::create(lb, loc, tileA,
+                                                ValueRange{l.add(ty, l.index(kThreads * i)), kkv}));
           for (int64_t j = 0; j < tn; ++j)
-            bv.push_back(memref::LoadOp::create(
-                lb, loc, tileB, ValueRange{kkv, l.add(tx, l.index(kThreads * j))}));
+            bv.push_back(memref::LoadOp::create(lb, loc, tileB,
+                                                ValueRange{kkv, l.add(tx, l.index(kThreads * j))}));
           for (int64_t i = 0; i < tm; ++i)
             for (int64_t j = 0; j < tn; ++j)
               sums[i * tn + j] = l.multiplyAdd(sums[i * tn + j], av[i], bv[j]);

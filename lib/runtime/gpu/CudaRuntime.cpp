@@ -99,9 +99,8 @@ PtxChoice choosePtx(const char *text, int computeCapability) {
     pos = lineEnd + bytes;
   }
   if (best < 0)
-    return {"", "[gpu] the kernels were compiled for " + available +
-                    " but the device is sm_" + std::to_string(computeCapability) +
-                    " (set TINYMLIR_GPU_CHIPS to include it)"};
+    return {"", "[gpu] the kernels were compiled for " + available + " but the device is sm_" +
+                    std::to_string(computeCapability) + " (set TINYMLIR_GPU_CHIPS to include it)"};
   return {std::string(bestPtx), ""};
 }
 
@@ -229,8 +228,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t g
       check(d->api.cuEventCreate(&timed.end, 0), "cuEventCreate"))
     check(d->api.cuEventRecord(timed.start, s), "cuEventRecord");
   check(d->api.cuLaunchKernel(static_cast<CUfunction>(function), unsigned(gridX), unsigned(gridY),
-                              unsigned(gridZ), unsigned(blockX), unsigned(blockY),
-                              unsigned(blockZ), unsigned(sharedBytes), s, params, extra),
+                              unsigned(gridZ), unsigned(blockX), unsigned(blockY), unsigned(blockZ),
+                              unsigned(sharedBytes), s, params, extra),
         "cuLaunchKernel");
   ++counters().launches;
   if (timed.end) {
@@ -290,7 +289,9 @@ void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/, bool hostShared) {
   return reinterpret_cast<void *>(allocate(bytes));
 }
 
-void mgpuMemFree(void *pointer, void * /*stream*/) { release(reinterpret_cast<CUdeviceptr>(pointer)); }
+void mgpuMemFree(void *pointer, void * /*stream*/) {
+  release(reinterpret_cast<CUdeviceptr>(pointer));
+}
 
 void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
   if (const Device *d = current(); d && bytes)

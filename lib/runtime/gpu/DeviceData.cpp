@@ -232,8 +232,7 @@ extern "C" int64_t tinymlirGpuInput(int64_t host, int64_t bytes) {
   if (!p)
     return 0;
   call.buffers.push_back(p);
-  check(d->api.cuMemcpyHtoDAsync(p, reinterpret_cast<const void *>(address), size,
-                                 threadStream()),
+  check(d->api.cuMemcpyHtoDAsync(p, reinterpret_cast<const void *>(address), size, threadStream()),
         "cuMemcpyHtoDAsync");
   ++counters().transientUploads;
   counters().bytesUploaded += size;
@@ -259,8 +258,8 @@ extern "C" void tinymlirGpuCopyOut(int64_t host, int64_t device, int64_t bytes) 
   CUstream s = threadStream();
   if (!d || !s || !device || bytes <= 0)
     return;
-  check(d->api.cuMemcpyDtoHAsync(reinterpret_cast<void *>(host),
-                                 static_cast<CUdeviceptr>(device), static_cast<size_t>(bytes), s),
+  check(d->api.cuMemcpyDtoHAsync(reinterpret_cast<void *>(host), static_cast<CUdeviceptr>(device),
+                                 static_cast<size_t>(bytes), s),
         "cuMemcpyDtoHAsync");
   check(d->api.cuStreamSynchronize(s), "cuStreamSynchronize");
   counters().bytesDownloaded += static_cast<size_t>(bytes);

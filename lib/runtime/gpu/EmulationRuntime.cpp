@@ -65,7 +65,7 @@ int64_t emuThread(int64_t expected) {
 } // namespace
 
 RuntimeSymbols gpuEmulationSymbols() {
-  return {symbol(kGpuInputFn, &emuInput),   symbol(kGpuOutputFn, &emuOutput),
+  return {symbol(kGpuInputFn, &emuInput), symbol(kGpuOutputFn, &emuOutput),
           symbol(kGpuCopyOutFn, &emuCopyOut), symbol(kGpuCallEndFn, &emuCallEnd),
           symbol(kEmuThreadFn, &emuThread)};
 }

@@ -1,5 +1,6 @@
 """The public API as the README shows it, annotated: `mypy --strict` checks it
 against the package's annotations and the generated stubs (test_typing.py)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,7 +20,9 @@ def gelu(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
 
 
 @jit(blas=False, cache_limit=8)
-def scale_bias(x: npt.NDArray[np.float32], bias: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def scale_bias(
+    x: npt.NDArray[np.float32], bias: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
     return x * 2.0 + bias
 
 
