@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that lib/ is layered as docs/architecture.md says: a file includes
-only headers of its own layer or of lower ones, and core and runtime include
-no MLIR or LLVM header.
+only headers of its own layer or of lower ones, core and runtime include no
+MLIR or LLVM header, and models include only the public API and models.
 
   test/check_layers.py [SOURCE_DIR]
 
@@ -55,6 +55,13 @@ def main():
             if layer in NO_MLIR and header.split("/")[0] in ("mlir", "llvm"):
                 problems.append(f"{rel}: includes <{header}>, but the {layer} layer has no MLIR")
             target = layer_of_header(header)
+            if layer == "models" and target not in (None, "models") and not header.startswith(
+                "tinymlir/"
+            ):
+                problems.append(
+                    f"{rel} (models) includes {header}: a model uses the public API "
+                    f"(include/tinymlir) only, so the compiler builds and tests without it"
+                )
             if target and LAYERS.index(target) > LAYERS.index(layer):
                 problems.append(f"{rel} ({layer}) includes {header} ({target}, a higher layer)")
     for p in problems:

@@ -15,7 +15,7 @@
 //
 // Without --model it makes (once) a small random checkpoint under the user's
 // cache directory and uses it.
-#include "gpt2/RandomCheckpoint.h"
+#include "models/gpt2/RandomCheckpoint.h"
 #include "gpt2/Server.h"
 #include "models/gpt2/Model.h"
 #include "models/gpt2/Tokenizer.h"

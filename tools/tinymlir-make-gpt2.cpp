@@ -9,7 +9,7 @@
 // positions, 50257 tokens; 124M: GPT-2 small; the others: the shapes of the
 // Hugging Face checkpoints of those names); explicit flags override it. The
 // same seed gives the same bytes on every machine.
-#include "gpt2/RandomCheckpoint.h"
+#include "models/gpt2/RandomCheckpoint.h"
 
 #include <CLI/CLI.hpp>
 

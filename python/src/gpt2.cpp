@@ -1,7 +1,7 @@
 // tinymlir._tinymlir.gpt2: the C++ GPT-2 (incremental decoder) and its tokenizer.
 #include "binding.h"
 
-#include "gpt2/RandomCheckpoint.h"
+#include "models/gpt2/RandomCheckpoint.h"
 #include "models/gpt2/Checkpoint.h"
 #include "models/gpt2/Model.h"
 #include "models/gpt2/Tokenizer.h"

@@ -4,7 +4,7 @@
 // product of a step streams its weights with each row computed as a one-row
 // product is (JitOptions::streamRows) and each row attends to its own slot.
 #include "test_util.h"
-#include "gpt2/RandomCheckpoint.h"
+#include "models/gpt2/RandomCheckpoint.h"
 #include "models/gpt2/Model.h"
 
 #include <gtest/gtest.h>

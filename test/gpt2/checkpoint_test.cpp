@@ -1,7 +1,7 @@
 // Tests for GPT-2 checkpoint loading (config.json + model.safetensors) and the
 // random checkpoint writer, checked against an independent NumPy parse.
 #include "test_util.h"
-#include "gpt2/RandomCheckpoint.h"
+#include "models/gpt2/RandomCheckpoint.h"
 #include "models/gpt2/Checkpoint.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The GPT-2 model's input checks (numerics are checked against the NumPy
 // reference by test/python/verify_gpt2.py, run from CTest).
 #include "test_util.h"
-#include "gpt2/RandomCheckpoint.h"
+#include "models/gpt2/RandomCheckpoint.h"
 #include "models/gpt2/Model.h"
 
 #include <gtest/gtest.h>

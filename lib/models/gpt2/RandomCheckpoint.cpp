@@ -1,5 +1,5 @@
 // Random-weight GPT-2 checkpoints (see RandomCheckpoint.h).
-#include "gpt2/RandomCheckpoint.h"
+#include "models/gpt2/RandomCheckpoint.h"
 
 #include <nlohmann/json.hpp>
 
