@@ -55,8 +55,10 @@ def main():
             if layer in NO_MLIR and header.split("/")[0] in ("mlir", "llvm"):
                 problems.append(f"{rel}: includes <{header}>, but the {layer} layer has no MLIR")
             target = layer_of_header(header)
-            if layer == "models" and target not in (None, "models") and not header.startswith(
-                "tinymlir/"
+            if (
+                layer == "models"
+                and target not in (None, "models")
+                and not header.startswith("tinymlir/")
             ):
                 problems.append(
                     f"{rel} (models) includes {header}: a model uses the public API "

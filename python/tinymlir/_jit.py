@@ -19,6 +19,7 @@ import inspect
 import os
 import sys
 import threading
+import types
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, overload
@@ -516,7 +517,8 @@ class JitFunction:
     def __call__(self, *args: Any, target: str | None = None, **kwargs: Any) -> Any:
         target = self._target(target, kwargs)
         if tracing():
-            return self.fn(*args, **kwargs)  # inlined into the function being traced
+            # inlined into the function being traced
+            return _with_traceable_captures(self.fn)(*args, **kwargs)
         treedef, leaves = _flatten_call(args, kwargs)
         entry = self._specialization(treedef, leaves, target)
         return entry.run(leaves)
@@ -620,7 +622,7 @@ class JitFunction:
             traced.append(Traced(placeholders[i]) if j == i else traced[j])
         with TraceContext(n, self.fn) as ctx:
             args, kwargs = _unflatten_call(treedef, iter(traced))
-            result = self.fn(*args, **kwargs)
+            result = _with_traceable_captures(self.fn)(*args, **kwargs)
             outs = []
             out_tree = _flatten_result(result, outs)
             written = [
@@ -686,6 +688,101 @@ def _options_from_state(state):
     for name, value in state.items():
         setattr(options, name, value)
     return options
+
+
+class _Captured(np.ndarray):
+    """A NumPy array the traced function captured (a global or a closure
+    variable), while it is traced: NumPy's indexing and functions whose
+    dispatch does not look at every argument (``table[i]``, ``np.take(table, i)``)
+    reach tracing when a traced value is among their arguments. Everything
+    else is the array itself, read at every call as captured arrays are."""
+
+    def _traced(self):
+        return Traced(to_tensor(self.view(np.ndarray), "a captured array"))
+
+    def __getitem__(self, index):
+        if _holds_traced(index):
+            return self._traced()[index]
+        return super().__getitem__(index)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if _holds_traced(args) or _holds_traced(kwargs):
+            # A function that writes into its array argument keeps the captured
+            # array itself (NumPy would write into it: refused by name).
+            writes = func in _WRITING_FUNCTIONS
+
+            def lift(x):
+                if isinstance(x, _Captured):
+                    return x.view(np.ndarray) if writes else x._traced()
+                if isinstance(x, (tuple, list)):
+                    return type(x)(lift(v) for v in x)
+                return x
+
+            return func(*lift(args), **{k: lift(v) for k, v in kwargs.items()})
+        return super().__array_function__(func, types, args, kwargs)
+
+
+#: NumPy functions that write into their first argument.
+_WRITING_FUNCTIONS = frozenset(
+    [np.put, np.put_along_axis, np.putmask, np.place, np.copyto, np.fill_diagonal]
+)
+
+
+def _holds_traced(x) -> bool:
+    if isinstance(x, Traced):
+        return True
+    if isinstance(x, (tuple, list)):
+        return any(_holds_traced(v) for v in x)
+    if isinstance(x, dict):
+        return any(_holds_traced(v) for v in x.values())
+    return False
+
+
+def _capturable(v) -> bool:
+    return type(v) is _NDARRAY or (
+        isinstance(v, np.ndarray)
+        and type(v).__module__ == "numpy"
+        and not isinstance(v, (np.matrix, np.ma.MaskedArray))
+    )
+
+
+def _with_traceable_captures(fn):
+    """`fn` with the NumPy arrays it captures by name (the globals its code
+    reads, its closure's cells) seen as _Captured while it is traced. Only
+    a plain Python function is changed; its globals are a copy in which those
+    names are views, so the module's own arrays are untouched."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    code = fn.__code__
+    names = set(code.co_names)
+    for const in code.co_consts:  # comprehensions and nested functions
+        if isinstance(const, types.CodeType):
+            names.update(const.co_names)
+    glob = fn.__globals__
+    swapped = {n: glob[n].view(_Captured) for n in names if n in glob and _capturable(glob[n])}
+    closure = fn.__closure__
+    cells = None
+    if closure:
+        contents = []
+        for cell in closure:
+            try:
+                contents.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                contents.append(None)
+        if any(_capturable(v) for v in contents):
+            cells = tuple(
+                types.CellType(v.view(_Captured)) if _capturable(v) else c
+                for v, c in zip(contents, closure)
+            )
+    if not swapped and cells is None:
+        return fn
+    new_globals = dict(glob, **swapped) if swapped else glob
+    new = types.FunctionType(
+        code, new_globals, fn.__name__, fn.__defaults__, cells if cells is not None else closure
+    )
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    return new
 
 
 def _rebuild_jit(fn, state, limit):

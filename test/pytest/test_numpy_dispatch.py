@@ -438,3 +438,71 @@ def test_functions_dispatch_when_the_first_trace_imports_them(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+# --- Captured arrays indexed by traced values ------------------------------------
+
+TABLE = np.arange(12.0).reshape(4, 3)
+WEIGHTS = np.array([0.5, -1.0, 2.0, 4.0])
+
+
+def lookup_rows(ids):
+    return TABLE[ids] * 2  # a global ndarray indexed by a traced int array
+
+
+def lookup_one(ids):
+    return TABLE[ids[1], 2] + WEIGHTS[ids].sum()  # a traced scalar index, and a vector
+
+
+def take_rows(ids):
+    return np.take(TABLE, ids, axis=0).sum(axis=1)  # np.take's dispatch sees only TABLE
+
+
+def test_a_captured_array_indexed_by_traced_values_is_a_gather():
+    """NumPy's ndarray.__getitem__ and np.take's dispatch do not look at a traced
+    index; a captured array is seen as one that does while it is traced, and is
+    still read at every call, as captured arrays are."""
+    ids = np.array([3, 0, -1, 2], dtype=np.int64)
+    for fn in (lookup_rows, lookup_one, take_rows):
+        got, want = jit(fn)(ids), fn(ids)
+        assert got.dtype == want.dtype and got.shape == want.shape, fn.__name__
+        np.testing.assert_array_equal(got, want)
+    assert type(TABLE) is np.ndarray  # the module's array itself is untouched
+    f = jit(lookup_rows)
+    f(ids)
+    saved = TABLE.copy()
+    try:
+        TABLE[0] = 100.0  # read at every call
+        np.testing.assert_array_equal(f(ids), lookup_rows(ids))
+        assert f.stats().size == 1 and f.stats().hits == 1  # the same specialization
+    finally:
+        TABLE[:] = saved
+    with pytest.raises(IndexError, match="id 4 .* outside the table of 4 rows"):
+        jit(lookup_rows)(np.array([4], dtype=np.int64))
+
+
+def test_a_closure_array_indexed_by_a_traced_value():
+    table = np.linspace(0, 1, 10, dtype=np.float32)
+
+    def interpolate(x):
+        i = (x * 9).astype(np.int64)  # traced ids into a captured closure array
+        return table[i] + np.take(table, i) * 0
+
+    x = np.array([0.0, 0.5, 0.99], dtype=np.float32)
+    got, want = jit(interpolate)(x), interpolate(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_functions_that_write_a_captured_array_stay_refused():
+    """np.put_along_axis(captured, ..., traced) would write into the captured
+    array under NumPy: it is refused by name, not applied to a copy."""
+    outside = np.zeros(5)
+    for write in (
+        lambda t: np.put(outside, [0], t[0]),
+        lambda t: np.copyto(outside, t),
+        lambda t: np.putmask(outside, outside == 0, t),
+    ):
+        with pytest.raises((tinymlir.TracingError, TypeError, ValueError)):
+            jit(write)(np.ones(5))
+    assert not outside.any()
