@@ -396,7 +396,7 @@ def check_drain(binary, model, env, prompt, want):
     """SIGTERM drains: new requests and /health get 503 with Retry-After, the
     requests in flight (decoding and waiting) all finish with their tokens, then
     the server exits 0. The signal is sent while the server is stopped
-    (SIGSTOP), with 4 requests of 100 tokens admitted to its one slot, so it
+    (SIGSTOP), with at least 3 of 4 requests of 100 tokens admitted to its one slot, so it
     finds them in flight."""
     server = Server(binary, model, env, "--slots", "1", "--drain-timeout", "120")
     server.wait_warm()
@@ -412,9 +412,11 @@ def check_drain(binary, model, env, prompt, want):
     ]
     for t in threads:
         t.start()
+    # At least 3 in flight (the first may already be done on a slow machine:
+    # the others wait for the one slot, 100 tokens each).
     deadline = time.time() + 60
-    while server.metrics()["tinymlir_requests_in_flight"] < 4:
-        assert time.time() < deadline, "the 4 requests were not admitted"
+    while server.metrics()["tinymlir_requests_in_flight"] < 3:
+        assert time.time() < deadline, "the requests were not admitted"
         time.sleep(0.005)
     os.kill(server.proc.pid, signal.SIGSTOP)
     os.kill(server.proc.pid, signal.SIGTERM)
