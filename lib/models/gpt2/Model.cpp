@@ -283,6 +283,30 @@ int64_t Decoder::slotOf(Sequence sequence) const {
 
 int64_t Decoder::length(Sequence sequence) const { return slot_[slotOf(sequence)].length; }
 
+namespace {
+/// Copies positions [0, n) of `slots` slots' keys (slots, H, D, P) and values
+/// (slots, H, P, D), `e` bytes an element, from caches of `fromP` positions to
+/// caches of `toP` (growing caches, and the prefix cache's entries of one slot).
+void copyPositions(char *keysTo, char *valuesTo, int64_t toP, const void *keysFrom,
+                   const void *valuesFrom, int64_t fromP, int64_t slots, int64_t H, int64_t D,
+                   int64_t n, size_t e) {
+  const auto *keys = static_cast<const char *>(keysFrom);
+  const auto *values = static_cast<const char *>(valuesFrom);
+  for (int64_t row = 0; row < slots * H * D; ++row) // keys: (rows, P), positions contiguous
+    std::memcpy(keysTo + row * toP * e, keys + row * fromP * e, n * e);
+  for (int64_t row = 0; row < slots * H; ++row) // values: (P, D) per slot and head
+    std::memcpy(valuesTo + row * toP * D * e, values + row * fromP * D * e, n * D * e);
+}
+} // namespace
+
+Decoder::Layer &Decoder::layer(size_t l, DType dtype) {
+  if (layers_.size() <= l) {
+    const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
+    layers_.push_back({Array::zeros({S, H, D, P}, dtype), Array::zeros({S, H, P, D}, dtype)});
+  }
+  return layers_[l];
+}
+
 void Decoder::reserve(int64_t capacity) {
   const int64_t context = w_.config.n_positions;
   if (capacity > context)
@@ -296,14 +320,8 @@ void Decoder::reserve(int64_t capacity) {
     const size_t e = dtypeSize(l.keys.dtype());
     Layer grown{Array::zeros({S, H, D, P}, l.keys.dtype()),
                 Array::zeros({S, H, P, D}, l.keys.dtype())};
-    auto *keys = static_cast<char *>(grown.keys.data()),
-         *values = static_cast<char *>(grown.values.data());
-    for (int64_t row = 0; row < S * H * D; ++row) // keys: a (row, P) matrix, P grows
-      std::memcpy(keys + row * P * e, static_cast<const char *>(l.keys.data()) + row * old * e,
-                  old * e);
-    for (int64_t row = 0; row < S * H; ++row) // values: (P, D) per slot and head
-      std::memcpy(values + row * P * D * e,
-                  static_cast<const char *>(l.values.data()) + row * old * D * e, old * D * e);
+    copyPositions(static_cast<char *>(grown.keys.data()), static_cast<char *>(grown.values.data()),
+                  P, l.keys.data(), l.values.data(), old, S, H, D, old, e);
     l = std::move(grown);
   }
   capacity_ = P;
@@ -336,7 +354,7 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
   // The prompt (from position 0, in one slot) attends to its own rows; a
   // step's rows, each to its own slot's cache.
   const bool prompt = promptSlot >= 0;
-  const int64_t S = slots(), H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
+  const int64_t H = w_.config.n_head, D = w_.config.headDim(), P = capacity_;
   std::vector<int32_t> perHead;
   for (int64_t r = 0; r < (prompt ? 0 : rows); ++r)
     perHead.insert(perHead.end(), H, static_cast<int32_t>(std::max<int64_t>(positions[r], 0)));
@@ -356,10 +374,7 @@ Array Decoder::layers(Array x, int64_t rows, const std::vector<int64_t> &positio
     const LinearParams attn{lw.attn_w, lw.attn_b}, proj{lw.proj_w, lw.proj_b}, fc{lw.fc_w, lw.fc_b},
         fcProj{lw.fc_proj_w, lw.fc_proj_b};
     Array qkv = timed("qkv", [&] { return (prompt ? m_.qkv_ : m_.stepQkv_)(x, ln1, attn); });
-    if (layers_.size() <= l)
-      layers_.push_back(
-          {Array::zeros({S, H, D, P}, qkv.dtype()), Array::zeros({S, H, P, D}, qkv.dtype())});
-    Layer &cache = layers_[l];
+    Layer &cache = layer(l, qkv.dtype());
     timed("cache", [&] {
       m_.storeKeys_.into(cache.keys, cache.keys, qkv, slots, cachePositions);
       m_.storeValues_.into(cache.values, cache.values, qkv, slots, cachePositions);
@@ -422,9 +437,7 @@ std::pair<Decoder::Sequence, Array> Decoder::add(const std::vector<int32_t> &ids
       --start;
     if (start > 0)
       restore(slot, *entry, start);
-    std::lock_guard lock(cache->mutex_);
-    ++(start > 0 ? cache->stats_.hits : cache->stats_.misses);
-    cache->stats_.tokensSaved += start;
+    cache->count(start);
   }
   // The prompt (or its rest) padded to a bucket: rows past it are ignored
   // (causal attention keeps them out of the prompt's rows); their keys and
@@ -452,20 +465,11 @@ void Decoder::restore(int64_t slot, const PrefixCache::Entry &entry, int64_t len
   const int64_t H = w_.config.n_head, D = w_.config.headDim(), P = capacity_,
                 L = static_cast<int64_t>(entry.ids.size());
   for (size_t l = 0; l < entry.keys.size(); ++l) {
-    const Array &keys = entry.keys[l], &values = entry.values[l];
-    if (layers_.size() <= l)
-      layers_.push_back({Array::zeros({slots(), H, D, P}, keys.dtype()),
-                         Array::zeros({slots(), H, P, D}, keys.dtype())});
-    Layer &cache = layers_[l];
-    const size_t e = dtypeSize(keys.dtype());
-    auto *k = static_cast<char *>(cache.keys.data()) + slot * H * D * P * e;
-    auto *v = static_cast<char *>(cache.values.data()) + slot * H * P * D * e;
-    for (int64_t row = 0; row < H * D; ++row) // (H * D, L) into (H * D, P)
-      std::memcpy(k + row * P * e, static_cast<const char *>(keys.data()) + row * L * e,
-                  length * e);
-    for (int64_t h = 0; h < H; ++h) // (H, L, D) into (H, P, D)
-      std::memcpy(v + h * P * D * e, static_cast<const char *>(values.data()) + h * L * D * e,
-                  length * D * e);
+    Layer &cache = layer(l, entry.keys[l].dtype());
+    const size_t e = dtypeSize(cache.keys.dtype());
+    copyPositions(static_cast<char *>(cache.keys.data()) + slot * H * D * P * e,
+                  static_cast<char *>(cache.values.data()) + slot * H * P * D * e, P,
+                  entry.keys[l].data(), entry.values[l].data(), L, 1, H, D, length, e);
   }
 }
 
@@ -481,12 +485,10 @@ void Decoder::save(Sequence sequence, const std::vector<int32_t> &ids, PrefixCac
     const DType dtype = layer.keys.dtype();
     const size_t e = dtypeSize(dtype);
     Array keys = Array::empty({H, D, L}, dtype), values = Array::empty({H, L, D}, dtype);
-    const auto *k = static_cast<const char *>(layer.keys.data()) + slot * H * D * P * e;
-    const auto *v = static_cast<const char *>(layer.values.data()) + slot * H * P * D * e;
-    for (int64_t row = 0; row < H * D; ++row)
-      std::memcpy(static_cast<char *>(keys.data()) + row * L * e, k + row * P * e, L * e);
-    for (int64_t h = 0; h < H; ++h)
-      std::memcpy(static_cast<char *>(values.data()) + h * L * D * e, v + h * P * D * e, L * D * e);
+    copyPositions(static_cast<char *>(keys.data()), static_cast<char *>(values.data()), L,
+                  static_cast<const char *>(layer.keys.data()) + slot * H * D * P * e,
+                  static_cast<const char *>(layer.values.data()) + slot * H * P * D * e, P, 1, H, D,
+                  L, e);
     entry->keys.push_back(std::move(keys));
     entry->values.push_back(std::move(values));
   }
@@ -497,13 +499,21 @@ PrefixCache::PrefixCache(int64_t positions) : limit_(std::max<int64_t>(positions
 
 PrefixCache::Stats PrefixCache::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  Stats out = stats_;
+  out.entries = static_cast<int64_t>(entries_.size());
+  return out;
 }
 
 void PrefixCache::clear() {
   std::lock_guard lock(mutex_);
   entries_.clear();
-  stats_.positions = stats_.entries = 0;
+  stats_.positions = 0;
+}
+
+void PrefixCache::count(int64_t saved) {
+  std::lock_guard lock(mutex_);
+  ++(saved > 0 ? stats_.hits : stats_.misses);
+  stats_.tokensSaved += saved;
 }
 
 std::pair<std::shared_ptr<const PrefixCache::Entry>, int64_t>
@@ -538,7 +548,6 @@ void PrefixCache::insert(std::shared_ptr<const Entry> entry) {
     const std::vector<int32_t> &held = (*it)->ids;
     if (held.size() <= ids.size() && std::equal(held.begin(), held.end(), ids.begin())) {
       stats_.positions -= static_cast<int64_t>(held.size());
-      --stats_.entries;
       it = entries_.erase(it);
     } else if (held.size() > ids.size() && std::equal(ids.begin(), ids.end(), held.begin())) {
       entries_.splice(entries_.begin(), entries_, it);
@@ -548,11 +557,9 @@ void PrefixCache::insert(std::shared_ptr<const Entry> entry) {
     }
   }
   stats_.positions += static_cast<int64_t>(ids.size());
-  ++stats_.entries;
   entries_.push_front(std::move(entry));
   while (stats_.positions > limit_) {
     stats_.positions -= static_cast<int64_t>(entries_.back()->ids.size());
-    --stats_.entries;
     ++stats_.evicted;
     entries_.pop_back();
   }

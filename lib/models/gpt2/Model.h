@@ -259,11 +259,13 @@ private:
   std::pair<std::shared_ptr<const Entry>, int64_t> longest(const std::vector<int32_t> &ids,
                                                            int64_t most);
   void insert(std::shared_ptr<const Entry> entry);
+  /// A prompt looked up: `saved` positions came from an entry (0: a miss).
+  void count(int64_t saved);
 
   const int64_t limit_;
   mutable std::mutex mutex_;
   std::list<std::shared_ptr<const Entry>> entries_; ///< most recently used first
-  Stats stats_;
+  Stats stats_;                                     ///< but entries: entries_.size()
 };
 
 /// Incremental decoding of up to `slots` sequences together, continuous
@@ -361,6 +363,8 @@ private:
   static void runOnAllCores(const std::vector<Job> &jobs, std::stop_token stop = {});
   template <class Call> auto timed(const char *part, Call &&call);
   int64_t slotOf(Sequence sequence) const;
+  /// Layer l's caches, made (zeros of `dtype`) on first use.
+  Layer &layer(size_t l, DType dtype);
   /// Copies an entry's first `length` positions into a slot's caches.
   void restore(int64_t slot, const PrefixCache::Entry &entry, int64_t length);
   /// The layers over x at rows of the slots [0, rows) (a step, row r at
