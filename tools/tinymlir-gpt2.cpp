@@ -19,6 +19,8 @@
 #include "gpt2/Server.h"
 #include "models/gpt2/Model.h"
 #include "models/gpt2/Tokenizer.h"
+#include "OptionFlags.h"
+#include "runtime/Settings.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -50,11 +52,8 @@ double since(Clock::time_point start) {
 }
 
 fs::path cacheDir() {
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return fs::path(xdg) / "tinymlir";
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return fs::path(home) / ".cache" / "tinymlir";
-  return fs::temp_directory_path() / "tinymlir";
+  const std::string home = settings::userCacheHome();
+  return home.empty() ? fs::temp_directory_path() / "tinymlir" : fs::path(home) / "tinymlir";
 }
 
 /// The default model: a small random checkpoint with the real vocabulary.
@@ -206,7 +205,7 @@ int main(int argc, char **argv) {
   int64_t tokens = 10;
   int64_t repeat = 1;
   int threads = 0;
-  bool json = false, noBlas = false, recompute = false;
+  bool json = false, recompute = false;
   std::string precision = "reference";
   app.add_option("--model", model, "directory with model.safetensors and config.json");
   auto *textOpt = app.add_option("--prompt", prompt, "prompt text");
@@ -268,17 +267,23 @@ int main(int argc, char **argv) {
                "decoding incrementally with a key/value cache");
   app.add_option("--dump", dumpDir,
                  "write every step's intermediates as .npy (verification; implies --recompute)");
-  app.add_flag("--no-blas", noBlas, "compile matmuls to loops instead of BLAS calls");
   app.add_option("--precision", precision,
                  "reference: the NumPy reference's dtypes and tokens (float64 where its scalars "
                  "promote); float32: float32 throughout, faster")
       ->check(CLI::IsMember({"reference", "float32"}));
-  bool noDiskCache = false, gpu = false;
+  bool gpu = false;
   app.add_flag("--gpu", gpu, "run on the NVIDIA GPU (weights stay resident on the device)");
-  std::string cacheDir;
-  app.add_flag("--no-disk-cache", noDiskCache, "do not read or write the persistent compile cache");
-  app.add_option("--cache-dir", cacheDir,
-                 "compile cache directory (default ~/.cache/tinymlir/kernels)");
+  // The compiler's options: the environment's defaults, then the flags given
+  // (tools/OptionFlags.h: --no-blas, --no-disk-cache, --cache-dir DIR...).
+  std::optional<JitOptions> defaults;
+  try {
+    defaults.emplace();
+  } catch (const std::exception &e) {
+    std::cerr << "tinymlir-gpt2: " << e.what() << "\n";
+    return 2;
+  }
+  JitOptions &options = *defaults;
+  tools::addOptionFlags(app, options);
   gpt2::SamplingOptions sampling;
   bool ignoreEos = false;
   app.add_option("--temperature", sampling.temperature,
@@ -337,13 +342,6 @@ int main(int argc, char **argv) {
     if (!json && promptIds.empty() && weights.config.vocab_size > tokenizer().vocabSize())
       std::cerr << "tinymlir-gpt2: note: the model's vocabulary is larger than the tokenizer's\n";
     double loadSeconds = since(start);
-    JitOptions options; // the environment's defaults, then the flags given
-    if (noBlas)
-      options.blas = false;
-    if (noDiskCache)
-      options.diskCache = false;
-    if (!cacheDir.empty())
-      options.cacheDir = cacheDir;
     if (gpu)
       options.target = Target::GPU;
     gpt2::Model gpt(std::move(weights), options, gpt2::parsePrecision(precision));

@@ -1,5 +1,6 @@
 #include "jit/DiskCache.h"
 #include "jit/BuildFingerprint.h"
+#include "runtime/Settings.h"
 #include "targets/Target.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -153,11 +154,8 @@ std::string cacheDirectory(const JitOptions &options) {
     return options.cacheDir;
   if (!options.diskCache)
     return "";
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return (fs::path(xdg) / "tinymlir" / "kernels").string();
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return (fs::path(home) / ".cache" / "tinymlir" / "kernels").string();
-  return "";
+  const std::string home = settings::userCacheHome();
+  return home.empty() ? "" : (fs::path(home) / "tinymlir" / "kernels").string();
 }
 
 std::string cacheKey(const std::string &module, const JitOptions &options,

@@ -1,5 +1,6 @@
 // The call boundary (Call.h).
 #include "runtime/Call.h"
+#include "runtime/Settings.h"
 
 #include <cblas.h>
 
@@ -175,7 +176,7 @@ void prepareThreads() {
   // its 0.16 s on 2 cores.
   static std::once_flag once;
   std::call_once(once, [] {
-    if (!std::getenv("KMP_BLOCKTIME"))
+    if (!settings::blocktimeGiven())
       kmp_set_defaults("KMP_BLOCKTIME=1");
     openblas_set_num_threads(1);
     blas_thread_shutdown_();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <type_traits>
 
 namespace tinymlir {
 namespace {
@@ -15,8 +16,12 @@ const char *variable(const char *name) {
   return value && *value ? value : nullptr;
 }
 
+[[noreturn]] void malformed(const char *name, const char *value, const std::string &expected) {
+  throw Error(std::string("[options] ") + name + "='" + value + "': expected " + expected);
+}
+
 /// A flag: 1/on/true or 0/off/false.
-void readFlag(const char *name, bool &field) {
+void read(const char *name, bool &field, int, int) {
   const char *value = variable(name);
   if (!value)
     return;
@@ -26,42 +31,62 @@ void readFlag(const char *name, bool &field) {
   for (const char *off : {"0", "off", "false"})
     if (std::strcmp(value, off) == 0)
       return void(field = false);
-  throw Error(std::string("[options] ") + name + "='" + value + "': expected 1 or 0");
+  malformed(name, value, "1 or 0");
 }
 
-void readText(const char *name, std::string &field) {
+/// A decimal number; an int in [min, max].
+template <typename T> void read(const char *name, T &field, int min, int max) {
+  const char *value = variable(name);
+  if (!value)
+    return;
+  const bool isInt = std::is_same_v<T, int>;
+  const std::string expected = isInt ? std::to_string(min) + " to " + std::to_string(max)
+                                     : std::string("a number (0: no bound)");
+  char *end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(value, &end, 10);
+  if (*value == '-' || *end != '\0' || errno == ERANGE ||
+      (isInt &&
+       (n < static_cast<unsigned long long>(min) || n > static_cast<unsigned long long>(max))))
+    malformed(name, value, expected);
+  field = static_cast<T>(n);
+}
+
+void read(const char *name, std::string &field, int, int) {
   if (const char *value = variable(name))
     field = value;
+}
+
+/// Appends " name=value" where a row of this key kind counts.
+template <typename T> void addToKey(std::string &key, const char *name, const T &value) {
+  key += ' ';
+  key += name;
+  key += '=';
+  if constexpr (std::is_same_v<T, std::string>)
+    key += value;
+  else
+    key += std::to_string(value);
 }
 
 } // namespace
 
 JitOptions::JitOptions() {
-  readFlag("TINYMLIR_BLAS", blas);
-  if (const char *level = variable("TINYMLIR_OPT_LEVEL")) {
-    if (std::strlen(level) != 1 || level[0] < '0' || level[0] > '3')
-      throw Error(std::string("[options] TINYMLIR_OPT_LEVEL='") + level + "': expected 0 to 3");
-    optLevel = level[0] - '0';
-  }
-  readFlag("TINYMLIR_VECTOR_MATH", vectorMath);
-  readText("TINYMLIR_CPU", cpu);
-  readFlag("TINYMLIR_CACHE", diskCache);
-  if (diskCache)
-    readText("TINYMLIR_CACHE_DIR", cacheDir);
-  if (const char *bytes = variable("TINYMLIR_CACHE_BYTES")) {
-    char *end = nullptr;
-    errno = 0;
-    const unsigned long long n = std::strtoull(bytes, &end, 10);
-    if (*bytes == '\0' || *bytes == '-' || *end != '\0' || errno == ERANGE)
-      throw Error(std::string("[options] TINYMLIR_CACHE_BYTES='") + bytes +
-                  "': expected a number of bytes (0: no bound)");
-    cacheBytes = n;
-  }
-  readFlag("TINYMLIR_GPU_EMULATE", gpuEmulate);
-  readText("TINYMLIR_GPU_CHIPS", gpuChips);
-  readText("TINYMLIR_GPU_MATMUL_TILE", gpuMatmulTile);
-  readFlag("TINYMLIR_TIMING", timing);
-  readFlag("TINYMLIR_PERF", perf);
+#define TINYMLIR_OPTION(Type, field, name, variable, value, key, min, max, help)                   \
+  if (*variable)                                                                                   \
+    read(variable, field, min, max);
+#include <tinymlir/options.def>
+  // TINYMLIR_CACHE=0 wins over a directory given by TINYMLIR_CACHE_DIR.
+  if (!diskCache)
+    cacheDir.clear();
+}
+
+const std::vector<OptionInfo> &optionTable() {
+  static const std::vector<OptionInfo> table = {
+#define TINYMLIR_OPTION(Type, field, name, variable, value, key, min, max, help)                   \
+  {name, variable, help},
+#include <tinymlir/options.def>
+  };
+  return table;
 }
 
 const char *targetName(Target target) { return target == Target::CPU ? "cpu" : "gpu"; }
@@ -87,15 +112,13 @@ std::string libdevice(const JitOptions &options) {
 }
 
 std::string optionsKey(const JitOptions &o) {
-  std::string key = std::string("target=") + targetName(o.target) +
-                    " blas=" + std::to_string(o.blas) + " optimize=" + std::to_string(o.optimize) +
-                    " O" + std::to_string(o.optLevel) +
-                    " vector-math=" + std::to_string(o.vectorMath) + " cpu=" + o.cpu;
-  if (o.streamRows != 1)
-    key += " stream-rows=" + std::to_string(o.streamRows);
-  if (o.target == Target::GPU)
-    key += " emulate=" + std::to_string(o.gpuEmulate) + " chips=" + o.gpuChips +
-           " tile=" + o.gpuMatmulTile + " libdevice=" + o.gpuLibdevice;
+  std::string key = std::string("target=") + targetName(o.target);
+  const bool gpu = o.target == Target::GPU;
+  enum Kind { Code, Gpu, None };
+#define TINYMLIR_OPTION(Type, field, name, variable, value, kind, min, max, help)                  \
+  if (kind == Code || (kind == Gpu && gpu))                                                        \
+    addToKey(key, name, o.field);
+#include <tinymlir/options.def>
   return key;
 }
 

@@ -417,31 +417,28 @@ NB_MODULE(_tinymlir, m) {
           "Runs into `outputs`, one per result (C-contiguous, aligned, writable, not "
           "overlapping): for a donated input, that input's own array.");
 
-  // JitOptions: constructed with the defaults and TINYMLIR_* variables applied.
-  nb::class_<JitOptions>(m, "Options")
-      .def(nb::init<>())
+  // JitOptions: constructed with the defaults and TINYMLIR_* variables applied;
+  // one attribute per row of options.def.
+  nb::class_<JitOptions> options(m, "Options");
+  options.def(nb::init<>())
       .def(nb::init<const JitOptions &>())
       .def_prop_rw(
           "target", [](const JitOptions &o) { return std::string(targetName(o.target)); },
-          [](JitOptions &o, const std::string &t) { o.target = parseTarget(t); })
-      .def_rw("blas", &JitOptions::blas)
-      .def_rw("optimize", &JitOptions::optimize)
-      .def_rw("opt_level", &JitOptions::optLevel)
-      .def_rw("stream_rows", &JitOptions::streamRows)
-      .def_rw("vector_math", &JitOptions::vectorMath)
-      .def_rw("cpu", &JitOptions::cpu)
-      .def_rw("disk_cache", &JitOptions::diskCache)
-      .def_rw("cache_dir", &JitOptions::cacheDir)
-      .def_rw("cache_bytes", &JitOptions::cacheBytes)
-      .def_rw("gpu_emulate", &JitOptions::gpuEmulate)
-      .def_rw("gpu_chips", &JitOptions::gpuChips)
-      .def_rw("gpu_libdevice", &JitOptions::gpuLibdevice)
-      .def_rw("gpu_matmul_tile", &JitOptions::gpuMatmulTile)
-      .def_rw("timing", &JitOptions::timing)
-      .def_rw("perf", &JitOptions::perf)
-      .def("key", &detail::optionsKey)
-      .def("__repr__",
-           [](const JitOptions &o) { return "<tinymlir.Options " + detail::optionsKey(o) + ">"; });
+          [](JitOptions &o, const std::string &t) { o.target = parseTarget(t); }, "cpu or gpu.");
+#define TINYMLIR_OPTION(Type, field, name, variable, value, key, min, max, help)                   \
+  options.def_rw(name, &JitOptions::field, help);
+#include <tinymlir/options.def>
+  options.def("key", &detail::optionsKey).def("__repr__", [](const JitOptions &o) {
+    return "<tinymlir.Options " + detail::optionsKey(o) + ">";
+  });
+  // The rows' names, in order (tinymlir.OPTIONS), and their variables.
+  nb::list names, variables;
+  for (const OptionInfo &row : optionTable()) {
+    names.append(row.name);
+    variables.append(row.variable);
+  }
+  m.attr("OPTION_NAMES") = nb::tuple(names);
+  m.attr("OPTION_VARIABLES") = nb::tuple(variables);
 
   m.def(
       "compile_graph",

@@ -63,6 +63,9 @@ from ._elementwise import *  # noqa: F401,F403 -- its __all__
 #: How a function is compiled (C++ JitOptions): Options() holds the defaults
 #: with TINYMLIR_* environment variables applied; jit(f, blas=False, ...) sets fields.
 Options = _tinymlir.Options
+#: The keywords of jit and tinymlir.gpt2.Model besides target: the rows of
+#: include/tinymlir/options.def, in order (docs/options.md).
+OPTIONS: tuple[str, ...] = tuple(_tinymlir.OPTION_NAMES)
 
 __version__ = "0.1.0"
 
@@ -70,6 +73,7 @@ __all__ = [
     "jit",
     "JitFunction",
     "Options",
+    "OPTIONS",
     "Specialization",
     "CacheStats",
     "Traced",

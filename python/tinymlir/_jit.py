@@ -405,24 +405,8 @@ def _scalar(a):
 
 # --- jit --------------------------------------------------------------------------
 
-# The fields of tinymlir.Options a jitted function takes as keywords (C++: JitOptions).
-OPTIONS = (
-    "blas",
-    "optimize",
-    "opt_level",
-    "stream_rows",
-    "vector_math",
-    "cpu",
-    "disk_cache",
-    "cache_dir",
-    "cache_bytes",
-    "gpu_emulate",
-    "gpu_chips",
-    "gpu_matmul_tile",
-    "gpu_libdevice",
-    "timing",
-    "perf",
-)
+# The options' keywords: the rows of include/tinymlir/options.def, in order.
+OPTIONS: tuple[str, ...] = tuple(_core.OPTION_NAMES)
 
 
 def _options(target, given, where):
@@ -789,8 +773,8 @@ def _rebuild_jit(fn, state, limit):
     return JitFunction(
         fn,
         target=state["target"],
+        **{k: v for k, v in state.items() if k not in ("target", "cache_limit")},
         cache_limit=limit,
-        **{k: v for k, v in state.items() if k != "target"},
     )
 
 

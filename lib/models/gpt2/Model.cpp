@@ -1,4 +1,5 @@
 #include "models/gpt2/Model.h"
+#include "models/gpt2/Settings.h"
 
 #include <tinymlir/gpu.h>
 
@@ -239,9 +240,7 @@ struct Decoder::Layer {
 };
 
 Decoder::Decoder(const Model &model, int64_t slots, int64_t capacity)
-    : m_(model), w_(model.weights_), capacity_(0),
-      profile_(std::getenv("TINYMLIR_PROFILE") &&
-               std::string_view(std::getenv("TINYMLIR_PROFILE")) != "0") {
+    : m_(model), w_(model.weights_), capacity_(0), profile_(settings::profile()) {
   if (slots < 1 || slots > kMaxSlots)
     throw Error("[gpt2] a decoder has 1 to " + std::to_string(kMaxSlots) + " slots, not " +
                 std::to_string(slots));

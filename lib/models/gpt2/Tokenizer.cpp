@@ -1,5 +1,6 @@
 // GPT-2 byte-level BPE: see Tokenizer.h.
 #include "models/gpt2/Tokenizer.h"
+#include "models/gpt2/Settings.h"
 
 #include "tinymlir/array.h"
 
@@ -664,7 +665,7 @@ std::string Tokenizer::defaultDataDir() {
     return std::filesystem::exists(d + "/encoder.json", ec) &&
            std::filesystem::exists(d + "/vocab.bpe", ec);
   };
-  if (const char *env = std::getenv("TINYMLIR_GPT2_DATA"); env && *env)
+  if (std::string env = settings::dataDir(); !env.empty())
     return env; // explicit choice: load() reports what is wrong with it
   // Installed: <prefix>/share/tinymlir/gpt2, found from where this code was
   // loaded from (<prefix>/bin/tinymlir-gpt2 or <prefix>/lib/libtinymlir...),

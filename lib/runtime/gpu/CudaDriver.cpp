@@ -1,5 +1,6 @@
 // Loading the CUDA driver with dlopen, the device and its primary context,
 // per-thread streams and the per-thread pending error.
+#include "runtime/Settings.h"
 #include "runtime/gpu/CudaDriver.h"
 
 #include <dlfcn.h>
@@ -103,9 +104,7 @@ void initialize(State &s) {
               (r ? describe(a, r) : std::string("0 devices")) + ")";
     return;
   }
-  int ordinal = 0;
-  if (const char *env = std::getenv("TINYMLIR_GPU_DEVICE"); env && *env)
-    ordinal = std::atoi(env);
+  const int ordinal = settings::gpuDevice();
   if (ordinal < 0 || ordinal >= count) {
     s.error = "[gpu] TINYMLIR_GPU_DEVICE=" + std::to_string(ordinal) + " but there are " +
               std::to_string(count) + " CUDA devices";

@@ -32,6 +32,7 @@
 //    recorded for the thread and raised by checkGpuErrors after the call; later
 //    steps of a failed call are skipped where their inputs are missing.
 #include "runtime/Call.h"
+#include "runtime/Settings.h"
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/GpuRuntime.h"
 #include "runtime/gpu/RuntimeAbi.h"
@@ -154,10 +155,7 @@ Profile &profile() {
 }
 
 bool profiling() {
-  static const bool on = [] {
-    const char *env = std::getenv("TINYMLIR_GPU_PROFILE");
-    return env && *env && std::strcmp(env, "0") != 0;
-  }();
+  static const bool on = settings::gpuProfile();
   return on;
 }
 

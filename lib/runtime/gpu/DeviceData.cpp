@@ -9,6 +9,7 @@
 // not used by the current call of this thread, after a device-wide
 // synchronization (another thread's kernels might still read them). When
 // nothing can be evicted the input is uploaded for this call only.
+#include "runtime/Settings.h"
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/GpuRuntime.h"
 #include "runtime/gpu/RuntimeAbi.h"
@@ -74,9 +75,7 @@ bool isResident(const Cache &c, uintptr_t host, size_t bytes) {
 }
 
 size_t cacheLimit(const Device &d) {
-  if (const char *env = std::getenv("TINYMLIR_GPU_CACHE_MB"); env && *env)
-    return static_cast<size_t>(std::atoll(env)) << 20;
-  return d.freeMemory / 4 * 3;
+  return settings::gpuCacheBytes().value_or(d.freeMemory / 4 * 3);
 }
 
 /// Frees device copies (caller holds the lock).
