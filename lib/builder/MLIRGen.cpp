@@ -1108,8 +1108,7 @@ private:
       memref::StoreOp::create(b_, loc_, value, buffer, boxOrigin(u));
     } else {
       // The box written from the value's buffer (of a static identity layout).
-      Value source = bufferization::ToBufferOp::create(b_, loc_, bufferType(*u.args[1]), value,
-                                                       /*read_only=*/true);
+      Value source = readBuffer(bufferType(*u.args[1]), value);
       memref::CopyOp::create(b_, loc_, source, subview(buffer, u, u.args[1]->shape));
     }
     chainOf_[&u] = buffer;
@@ -1270,6 +1269,18 @@ private:
     throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");
   }
 
+  /// A read of `tensor`'s buffer by the memref op that follows (a call, a
+  /// copy). Bufferization sees the read at this to_buffer, so it must stay
+  /// where it is made: each carries its own number, which keeps CSE from
+  /// merging it with an earlier one of the same tensor (whose buffer may be
+  /// reused in place between the two; found by a weighted histogram whose
+  /// second bincount read weights overwritten by a cast).
+  Value readBuffer(MemRefType type, Value tensor) {
+    auto read = bufferization::ToBufferOp::create(b_, loc_, type, tensor, /*read_only=*/true);
+    read->setAttr("tinymlir.read", b_.getI64IntegerAttr(reads_++));
+    return read;
+  }
+
   /// A row kernel: tinymlir_<op>_<dtype>(operands..., result, flag) of
   /// lib/runtime/Rows.cpp, on 2-D memrefs of any strides (each passed as
   /// MLIR's expanded descriptor: allocated and aligned pointers, offset, two
@@ -1292,7 +1303,7 @@ private:
     SmallVector<Value> operands;
     SmallVector<Type> types;
     for (auto [a, t] : llvm::zip(n.args, tensors)) {
-      Value m = bufferization::ToBufferOp::create(b_, loc_, strided(*a), t, /*read_only=*/true);
+      Value m = readBuffer(strided(*a), t);
       operands.push_back(memref::CastOp::create(b_, loc_, dynamic(*a), m));
       types.push_back(dynamic(*a));
     }
@@ -1656,6 +1667,7 @@ private:
   std::unordered_map<const Node *, const Node *> successor_;
   std::unordered_map<const Node *, std::vector<const Node *>> consumers_;
   std::unordered_map<const Node *, uint64_t> liveEnd_; // the last seq that reads a value
+  int64_t reads_ = 0;                                  // readBuffer's numbers
 };
 
 } // namespace

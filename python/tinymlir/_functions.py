@@ -815,12 +815,33 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     # tmp_a.astype(bin_edges.dtype)); the edges path compares them as
     # searchsorted does, promoted.
     xe = x.astype(edges.dtype) if uniform else x
-    if w is None and uniform and edge is not None:
-        # NumPy's own way for equal bins: the bin from the value's offset,
-        # then one step down or up where the edges say otherwise (so the
-        # counts are the edges' comparisons exactly). Elementwise, fused and
-        # parallel; nan, and values left out by `range`, count in an extra
-        # bin n, dropped.
+    if w is not None and w.dtype.kind not in "f":
+        # Integer and bool weights: exact sums, each value compared with every edge.
+        hist = _weighted_counts(xe, edges, n, keep, w, given_edges=np.ndim(bins) == 1)
+    else:
+        # Each value's bin, or n for values left out (and nan), then counts (or
+        # float weights summed in float64, as NumPy's bincount sums them).
+        ids = _bin_ids(xe, edges, n, keep, edge if uniform else None)
+        if w is None:
+            hist = np.bincount(ids, minlength=n + 1)[:n]  # int64 counts, as NumPy's intp
+        else:
+            sums = np.bincount(ids, weights=w.astype(np.float64), minlength=n + 1)[:n]
+            hist = sums.astype(w.dtype)
+    if density:
+        db = (edges[1:] - edges[:-1]).astype(np.float64)
+        return hist / db / hist.sum(), edges
+    return hist, edges
+
+
+def _bin_ids(xe, edges, n, keep, edge):
+    """Each value's bin in [0, n), or n for values outside the edges (and nan).
+    With `edge` (equal bins: edges[i] computed without a gather), NumPy's own
+    way: the bin from the value's offset, then one step down or up where the
+    edges say otherwise, so the bins are the edges' comparisons exactly
+    (elementwise, fused and parallel). Otherwise binary search among the edges
+    (O(n log bins)): r = #edges <= x, so edges[r-1] <= x < edges[r], and the
+    last edge closes the last bin."""
+    if edge is not None:
         first, last = edge(np.zeros((), np.int64)), edge(np.full((), n, np.int64))
         ok = (xe >= first) & (xe <= last)  # False for nan
         if keep is not None:
@@ -829,31 +850,19 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
         i = np.clip(np.where(ok, f, 0).astype(np.int64), 0, n - 1)
         i = np.where(xe < edge(i), i - 1, i)
         i = np.where((xe >= edge(i + 1)) & (i != n - 1), i + 1, i)
-        hist = np.bincount(np.where(ok, np.clip(i, 0, n - 1), n), minlength=n + 1)[:n]
-    elif w is None:
-        # Each value's bin by binary search (O(n log bins)), then counts:
-        # r = #edges <= x, so edges[r-1] <= x < edges[r]; the last edge
-        # closes the last bin; values outside the edges (and nan) count in
-        # an extra bin n, dropped.
-        r = np.searchsorted(edges, xe, side="right")
-        last = xe == edges[-1]
-        inside = ((r >= 1) & (r <= n)) | last
-        if keep is not None:
-            inside = inside & keep
-        ids = np.where(inside, np.where(last, n - 1, r - 1), n)
-        hist = np.bincount(ids, minlength=n + 1)[:n]  # int64 counts, as NumPy's intp
-    else:
-        hist = _weighted_counts(xe, edges, n, keep, w, given_edges=np.ndim(bins) == 1)
-    if density:
-        db = (edges[1:] - edges[:-1]).astype(np.float64)
-        return hist / db / hist.sum(), edges
-    return hist, edges
+        return np.where(ok, np.clip(i, 0, n - 1), n)
+    r = np.searchsorted(edges, xe, side="right")
+    last = xe == edges[-1]
+    inside = ((r >= 1) & (r <= n)) | last
+    if keep is not None:
+        inside = inside & keep
+    return np.where(inside, np.where(last, n - 1, r - 1), n)
 
 
 def _weighted_counts(xe, edges, n, keep, w, given_edges):
-    """Weighted histogram counts: each value compared with every edge. NumPy
-    sums weights in float64 (bincount), cast to the weights' dtype; integer
-    weights on given edges as int64 cumulative sums: both exact."""
+    """Integer or bool weights' histogram: each value compared with every edge.
+    NumPy sums them in float64 (bincount), cast to the weights' dtype; on given
+    edges as int64 cumulative sums: both exact."""
     col = xe.reshape(-1, 1)
     lower = col >= edges[:-1].reshape(1, -1)
     upper = (

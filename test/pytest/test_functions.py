@@ -483,6 +483,39 @@ def test_histogram_equal_bins_count_values_on_every_edge_as_numpy():
             )
 
 
+def test_weighted_histogram_sums_by_bin_not_by_value_and_edge():
+    # Float weights go through each value's bin and a weighted bincount, as
+    # NumPy's, not through a (values, bins) comparison: azimint's 400,000
+    # values and 1,000 bins took 2.3 s that way, 0.005 s this way.
+    x, w = data((4096,), np.float32, 15), np.abs(data((4096,), np.float32, 16))
+    edges = np.linspace(-3, 3, 301)
+    f = jit(lambda t, v: (np.histogram(t, 300, weights=v), np.histogram(t, edges, weights=v)))
+    ir = f.compile(x, w).optimized
+    assert "4096x30" not in ir and "30" + "0x4096" not in ir
+    b = 2 * 4096 * eps(np.float32) * float(w.sum())
+    same(f.fn, x, w, bound=[(b, 0), (b, 0)])
+
+
+def test_a_row_call_reads_its_operand_before_its_buffer_is_reused():
+    # Two bincounts read the same weights; between them a cast of the same
+    # shape and dtype may take the weights' buffer once its last reader has
+    # run. CSE had merged the second call's read into the first's, so the
+    # second bincount read the cast's values (error 19.4).
+    rng = np.random.default_rng(2)
+    i = rng.integers(0, 6, 64)
+    w, x = rng.random(64).astype(np.float32), -rng.random(64).astype(np.float32)
+    edges = np.linspace(-1, 0, 6)
+
+    def f(i, w, x):
+        w64 = w.astype(np.float64)
+        a = np.bincount(i, weights=w64, minlength=6)
+        j = np.searchsorted(edges, x.astype(np.float64))
+        return a, np.bincount(j, weights=w64, minlength=7)
+
+    b = 64 * eps(np.float64) * float(w.sum())
+    same(f, i, w, x, bound=[b, b])
+
+
 @pytest.mark.parametrize("wdtype", DTYPES)
 def test_histogram_weights(wdtype):
     x = data((50,), np.float64, 13)
