@@ -793,9 +793,15 @@ def _dynamic_target(x, index):
 
 def _dynamic_read(x, index):
     target, hit, drop = _dynamic_target(x, index)
-    low = np.asarray(_lowest(x.dtype), x.dtype)
-    picked = np.where(hit, target, low)  # exact: max of one element and the lowest values
-    r = picked.max(axis=tuple(a for a in drop if isinstance(index[a], Traced)), keepdims=True)
+    axes = tuple(a for a in drop if isinstance(index[a], Traced))
+    if x.dtype.kind == "c":
+        # Complex numbers have no order: the one element plus zeros (exact,
+        # but a part's -0.0 reads as 0.0).
+        r = np.where(hit, target, x.dtype.type(0)).sum(axis=axes, keepdims=True)
+    else:
+        low = np.asarray(_lowest(x.dtype), x.dtype)
+        picked = np.where(hit, target, low)  # exact: max of one element and the lowest values
+        r = picked.max(axis=axes, keepdims=True)
     return r.reshape(tuple(d for a, d in enumerate(r.shape) if a not in drop))
 
 
@@ -943,10 +949,109 @@ def _computed_axis(x, index):
     return k, ids, perm
 
 
+def _several_indexed(index):
+    """Whether an index with a computed int array has other int arrays or ints
+    beside it (x[i + d, j, k]): the general advanced index below."""
+    return sum(1 for i in index if not (isinstance(i, slice) and i == slice(None))) > 1
+
+
+def _linear_positions(x, index):
+    """An advanced index with computed int arrays among its arrays and ints, as
+    NumPy takes it: the basic slices applied first (they commute with it), the
+    arrays broadcast together, each checked and wrapped on its own axis (a
+    take of the axis' positions: NumPy's IndexError when the kernel runs), and
+    combined into one position among the indexed axes. Returns the sliced
+    array, the indexed axes, their positions (int64, the broadcast shape) and
+    where NumPy puts the broadcast axes in the result."""
+    if any(i is None for i in index) or len(index) > x.ndim:
+        raise IndexError(
+            f"tinymlir: an advanced index with computed int arrays takes int arrays, ints "
+            f"and slices only, at most one per axis; got {index!r}"
+        )
+    if any(isinstance(i, slice) and i != slice(None) for i in index):
+        x = x[tuple(i if isinstance(i, slice) else slice(None) for i in index)]
+        index = tuple(slice(None) if isinstance(i, slice) else i for i in index)
+    axes = [a for a, i in enumerate(index) if not isinstance(i, slice)]
+    arrays = []
+    for a in axes:
+        i = index[a]
+        if not isinstance(i, Traced):
+            i = np.asarray(i)
+        if i.dtype.kind not in "iu" and not (isinstance(i, np.ndarray) and i.size == 0):
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        arrays.append(i)
+    shape = np.broadcast_shapes(*[tuple(i.shape) for i in arrays])
+    position = None
+    for a, i in zip(axes, arrays):
+        n = x.shape[a]
+        if isinstance(i, Traced):  # checked and wrapped by a take of 0..n-1
+            positions = Traced(_core.constant(_arange(n, dtype=np.int64)))
+            i = Traced(_core.take(positions._t, i._t))
+        else:
+            bad = (i < -n) | (i >= n)
+            if bad.any():
+                raise IndexError(
+                    f"index {i[bad].flat[0]} is out of bounds for axis {a} with size {n}"
+                )
+            i = np.where(i < 0, i + n, i).astype(np.int64)
+        position = i if position is None else position * n + i
+    position = np.broadcast_to(position, shape)
+    adjacent = axes == list(range(axes[0], axes[-1] + 1))
+    return x, axes, position, axes[0] if adjacent else 0
+
+
+def _several_read(x, index):
+    x, axes, position, at = _linear_positions(x, index)
+    rest = [a for a in range(x.ndim) if a not in axes]
+    t = _core.transpose(x._t, axes + rest)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    t = _core.reshape(t, [count] + [x.shape[a] for a in rest])
+    r = _core.take(t, to_tensor(position))  # position.shape + rest
+    q = position.ndim
+    if at:  # the broadcast axes where the indexed ones were
+        r = _core.transpose(
+            r, [q + j for j in range(at)] + list(range(q)) + [q + j for j in range(at, len(rest))]
+        )
+    return Traced(r)
+
+
+def _several_write(x, index, value):
+    sliced, axes, position, at = _linear_positions(x, index)
+    rest = [a for a in range(sliced.ndim) if a not in axes]
+    q = position.ndim
+    numpy_shape = (
+        [sliced.shape[a] for a in rest[:at]]
+        + list(position.shape)
+        + [sliced.shape[a] for a in rest[at:]]
+    )
+    v = _core.cast(_broadcast_into(to_tensor(value, "the assigned value"), numpy_shape), x._t.dtype)
+    if at:  # the broadcast axes first, as the table's rows
+        v = _core.transpose(
+            v, list(range(at, at + q)) + list(range(at)) + list(range(at + q, len(numpy_shape)))
+        )
+    count = int(np.prod([sliced.shape[a] for a in axes], dtype=np.int64))
+    v = _core.reshape(
+        v, [int(np.prod(position.shape, dtype=np.int64))] + [sliced.shape[a] for a in rest]
+    )
+    perm = axes + rest
+    t = _core.reshape(_core.transpose(sliced._t, perm), [count] + [sliced.shape[a] for a in rest])
+    flat = (
+        to_tensor(position.reshape(-1))
+        if isinstance(position, Traced)
+        else to_tensor(np.ascontiguousarray(position.reshape(-1)))
+    )
+    r = _core.put(t, flat, v)
+    r = _core.reshape(r, [sliced.shape[a] for a in perm])
+    r = _core.transpose(r, [perm.index(a) for a in range(sliced.ndim)])
+    sliced._assign(r)
+
+
 def _computed_read(x, index):
     """x[..., ids, ...] with computed ids (an argsort's, a label array's): the
     core's take, its positions checked when the kernel runs (NumPy's
     IndexError). A copy, shaped as NumPy's: x.shape[:k] + ids.shape + ..."""
+    if _several_indexed(index):
+        return _several_read(x, index)
     k, ids, perm = _computed_axis(x, index)
     t = _core.transpose(x._t, perm) if k else x._t
     r = _core.take(t, ids._t)
@@ -961,6 +1066,8 @@ def _computed_read(x, index):
 def _computed_write(x, index, value):
     """x[..., ids, ...] = value with computed ids: the core's put (in order: a
     repeated position takes the last value, as NumPy's assignment)."""
+    if _several_indexed(index):
+        return _several_write(x, index, value)
     k, ids, perm = _computed_axis(x, index)
     shape = list(x.shape[:k]) + list(ids.shape) + list(x.shape[k + 1 :])
     v = _core.cast(_broadcast_into(to_tensor(value, "the assigned value"), shape), x._t.dtype)

@@ -160,6 +160,16 @@ def test_traced_int_scalars_index_reads_and_writes():
 
     same(pick, positive(5, 4), np.int32(1))
 
+    # Complex arrays too (npbench's scattering self-energies: G[k, e, idx[a, b]]).
+    def update(sigma, g, idx):
+        for a in range(idx.shape[0]):
+            sigma[a] += g[1, idx[a, 0]] * g[0, idx[a, 1]]
+        return sigma
+
+    g = (positive(2, 5) + 1j * positive(2, 5)).astype(np.complex128)
+    g[0, 3] = complex(-0.5, float("inf"))
+    same(update, np.zeros(3, complex), g, np.array([[1, 3], [4, 0], [2, 2]]), rtol=2 * EPS64)
+
 
 # --- Views ---------------------------------------------------------------------------
 

@@ -211,6 +211,44 @@ def test_computed_positions_write_along_any_axis(rng):
     same(mine, x)
 
 
+def test_computed_positions_on_several_axes(rng):
+    """Computed int arrays beside other arrays and ints (npbench's unstructured
+    stencils: A[i + nb[i, j, 0], j, k + nb[i, j, 1]]): broadcast together,
+    each checked on its own axis, the result's axes where NumPy puts them."""
+    a = rng.standard_normal((5, 6, 7))
+    nb = rng.integers(-2, 3, (5, 6, 2))
+
+    def read(a, nb):
+        i, j, k = np.ogrid[2:3, 1:5, 2:5]
+        d = nb[..., 0]
+        return (
+            a[i + nb[i, j, 0], j, k + nb[i, j, 1]],  # adjacent: in place
+            a[d, :, d[:, 2:3]],  # apart: the broadcast axes first
+            a[1:, d[1:4, 0], 2:5],  # basic slices beside them
+            a[d[0], 2, :],
+        )
+
+    def write(a, nb):
+        d = nb[..., 0]
+        a[d, 1, d[:, 2:3]] = -1.0
+        a[2:, 0, d[2:, 1]] += 5.0
+        a[:, d[0], d[1]] = np.arange(6.0)
+        return a
+
+    got = jit(read)(a, nb)
+    for g, e in zip(got, read(a, nb)):
+        assert g.shape == e.shape
+        same(g, e)
+    mine = a.copy()
+    same(jit(write)(mine, nb), write(a.copy(), nb))
+    oob = lambda a, nb: a[nb[..., 0] * 10, 1, nb[..., 1]]  # noqa: E731
+    with pytest.raises(IndexError) as numpys:
+        oob(a, nb)
+    with pytest.raises(IndexError) as ours:
+        jit(oob)(a, nb)
+    assert str(ours.value) == str(numpys.value)
+
+
 def test_bincount_with_minlength_as_the_bound(rng):
     ids = rng.integers(0, 6, 50)
     w = rng.standard_normal(50)
