@@ -725,17 +725,29 @@ private:
         order.push_back(n);
     };
     visit(root);
+    // A view: its data, dtype, shape and strides (one lookup per constant:
+    // unrolled loops capture thousands).
+    auto viewKey = [](const Array &x) {
+      std::string key;
+      auto add = [&](int64_t v) { key.append(reinterpret_cast<const char *>(&v), sizeof v); };
+      add(reinterpret_cast<intptr_t>(x.data()));
+      add(static_cast<int64_t>(x.dtype()));
+      for (int64_t d : x.shape())
+        add(d);
+      add(-1);
+      for (int64_t d : x.strides())
+        add(d);
+      return key;
+    };
+    std::unordered_map<std::string, const Node *> byView;
+    for (const NodePtr &c : constants_)
+      byView.emplace(viewKey(c->constant), c.get());
     for (const NodePtr &c : order) {
-      auto sameView = [&](const NodePtr &other) {
-        const Array &x = c->constant, &y = other->constant;
-        return x.data() == y.data() && x.shape() == y.shape() && x.strides() == y.strides() &&
-               x.dtype() == y.dtype();
-      };
-      auto it = std::find_if(constants_.begin(), constants_.end(), sameView);
-      if (it == constants_.end())
+      auto [it, fresh] = byView.emplace(viewKey(c->constant), c.get());
+      if (fresh)
         constants_.push_back(c);
       else
-        aliases_[c.get()] = it->get();
+        aliases_[c.get()] = it->second;
     }
   }
 

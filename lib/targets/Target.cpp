@@ -6,10 +6,13 @@
 #include "passes/Pipeline.h"
 #include "targets/Optimizer.h"
 
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/X86TargetParser.h>
+
+#include <mutex>
 
 namespace tinymlir {
 namespace detail {
@@ -44,7 +47,33 @@ llvm::orc::JITTargetMachineBuilder CompileTarget::machineBuilder() const {
   return named;
 }
 
+namespace {
+
+/// Two of LLVM's code generation settings, changed once for the process.
+/// Unrolled Python loops give blocks of thousands of stores (memref
+/// descriptors built for calls, results of outlined parts), and SelectionDAG's
+/// store merging and long token factors look at them in time quadratic in the
+/// block: 83% of an unstructured stencil's 23 s of code generation (perf:
+/// BaseIndexOffset::match and its callers). Without them it takes 3.5 s, and
+/// npbench's adi 40 s instead of 68 s; warm times of adi, jacobi_2d,
+/// cholesky, softmax, hdiff and go_fast did not change (docs/performance.md).
+void tuneCodeGeneration() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto set = [&](llvm::StringRef name, llvm::StringRef value) {
+      if (auto it = options.find(name); it != options.end())
+        it->second->addOccurrence(0, name, value);
+    };
+    set("combiner-store-merging", "false");
+    set("combiner-tokenfactor-inline-limit", "8");
+  });
+}
+
+} // namespace
+
 std::unique_ptr<llvm::TargetMachine> CompileTarget::machine(int level) const {
+  tuneCodeGeneration();
   auto builder = machineBuilder();
   builder.setCodeGenOptLevel(static_cast<llvm::CodeGenOptLevel>(level));
   auto machine = builder.createTargetMachine();

@@ -9,6 +9,7 @@ be traced raises while tracing, naming what was called.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 import threading
@@ -756,12 +757,22 @@ def _dynamic_axis(x, index):
     return [(a, i) for a, i in enumerate(index) if isinstance(i, Traced)]
 
 
+@functools.lru_cache(maxsize=256)
+def _iota(n, shape, dtype):
+    """0..n-1 shaped `shape`, one read-only array per (n, shape, dtype): the
+    same array is one constant input of a kernel (an unrolled loop of traced
+    reads once made one input per read, thousands)."""
+    a = _arange(n, dtype=dtype).reshape(shape)
+    a.flags.writeable = False
+    return a
+
+
 def _position_mask(x, axis, i):
     """A bool tensor of x's rank: true at position i (wrapped if negative) of axis."""
     n = x.shape[axis]
     where = [1] * x.ndim
     where[axis] = n
-    iota = Traced(_core.constant(_arange(n, dtype=np.int32).reshape(where)))
+    iota = Traced(_core.constant(_iota(n, tuple(where), np.int32)))
     k = i.astype(np.int32)
     k = np.where(k < 0, k + n, k)
     return iota == k
@@ -799,7 +810,7 @@ def _dynamic_read(x, index):
         # but a part's -0.0 reads as 0.0).
         r = np.where(hit, target, x.dtype.type(0)).sum(axis=axes, keepdims=True)
     else:
-        low = np.asarray(_lowest(x.dtype), x.dtype)
+        low = x.dtype.type(_lowest(x.dtype))  # a strong scalar, not a constant input
         picked = np.where(hit, target, low)  # exact: max of one element and the lowest values
         r = picked.max(axis=axes, keepdims=True)
     return r.reshape(tuple(d for a, d in enumerate(r.shape) if a not in drop))
@@ -985,7 +996,7 @@ def _linear_positions(x, index):
     for a, i in zip(axes, arrays):
         n = x.shape[a]
         if isinstance(i, Traced):  # checked and wrapped by a take of 0..n-1
-            positions = Traced(_core.constant(_arange(n, dtype=np.int64)))
+            positions = Traced(_core.constant(_iota(n, (n,), np.int64)))
             i = Traced(_core.take(positions._t, i._t))
         else:
             bad = (i < -n) | (i >= n)

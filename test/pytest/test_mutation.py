@@ -171,6 +171,24 @@ def test_traced_int_scalars_index_reads_and_writes():
     same(update, np.zeros(3, complex), g, np.array([[1, 3], [4, 0], [2, 2]]), rtol=2 * EPS64)
 
 
+def test_reads_at_traced_ints_share_their_position_constant():
+    # Each read at a traced int compares the positions 0..n-1 with it. One
+    # constant of positions per shape serves them all: an unrolled loop of
+    # such reads (npbench's scattering self-energies) had made one kernel
+    # input per read, thousands, and took 181 s to compile instead of 22 s.
+    def f(x, k):
+        total = 0.0
+        for i in range(40):
+            total += x[k[i % 4], i % 3]
+        return total
+
+    x, k = positive(6, 3), np.array([5, 0, 2, -1])
+    spec = jit(f).compile(x, k)
+    signature = next(line for line in spec.module.splitlines() if "func.func @kernel" in line)
+    assert signature.count("%arg") <= 4, signature
+    same(f, x, k, rtol=40 * EPS64)
+
+
 # --- Views ---------------------------------------------------------------------------
 
 
