@@ -19,6 +19,23 @@ struct Node {
   DType dtype;
   std::vector<std::shared_ptr<Node>> args;
 
+  Node() = default;
+  Node(const Node &) = default;
+  Node &operator=(const Node &) = default;
+  /// Frees the nodes only this one holds without recursion: an unrolled loop
+  /// chains hundreds of thousands of them (npbench's seidel_2d), and the
+  /// default destructor's recursion through args overflowed the stack.
+  ~Node() {
+    std::vector<std::shared_ptr<Node>> pending = std::move(args);
+    while (!pending.empty()) {
+      std::shared_ptr<Node> n = std::move(pending.back());
+      pending.pop_back();
+      if (n && n.use_count() == 1) // its last owner: its args are freed here, not by it
+        for (std::shared_ptr<Node> &a : n->args)
+          pending.push_back(std::move(a));
+    }
+  }
+
   // Attributes, by op:
   int64_t index = 0;         // Argument: position among the traced inputs
   Array constant;            // Constant: the captured data

@@ -95,4 +95,16 @@ TEST(Frontend, ConcreteAndTracedTensors) {
             "[add] operand is an invalid (default-constructed) Tensor");
 }
 
+TEST(Frontend, AGraphMillionsOfNodesDeepIsFreedWithoutRecursion) {
+  // An unrolled loop chains each update onto the last: npbench's seidel_2d
+  // made 131,000 nested destructor calls and overflowed the stack. 2,000,000
+  // nodes deep (a few hundred bytes of stack each, recursively: far more than
+  // the 8 MiB of a main thread).
+  Tensor x = input({2}, f32);
+  for (int i = 0; i < 1000000; ++i)
+    x = x * 0.5f + 1.0f;
+  EXPECT_EQ(x.shape(), (Shape{2}));
+  x = Tensor(); // the whole chain is freed here
+}
+
 } // namespace
