@@ -1142,6 +1142,40 @@ private:
     return next == successor_.end() || end < next->second->seq;
   }
 
+  /// Whether the box a Slice reads and the box a SliceUpdate writes, of the
+  /// same array, are disjoint: some axis where their extents do not meet.
+  static bool disjointBoxes(const Node &read, const Node &write) {
+    const size_t rank = read.shape.size();
+    if (write.op != Op::SliceUpdate || write.args[1]->shape.size() != rank)
+      return false;
+    auto extent = [rank](const Node &x, const Shape &sizes, size_t i) {
+      const int64_t step = x.axes.size() == 2 * rank ? x.axes[rank + i] : 1;
+      return std::pair<int64_t, int64_t>{x.axes[i], x.axes[i] + (sizes[i] - 1) * step};
+    };
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t written = write.args[1]->shape[i];
+      if (read.shape[i] == 0 || written == 0)
+        return true;
+      auto [a0, a1] = extent(read, read.shape, i);
+      auto [b0, b1] = extent(write, write.args[1]->shape, i);
+      if (a1 < b0 || b1 < a0)
+        return true;
+    }
+    return false;
+  }
+
+  /// Whether Slice `n` of version `v` may be read in the buffer itself until
+  /// `end`: every write into the buffer up to then misses its box (a sweep
+  /// reading column j - 1 while writing column j; before, any later write
+  /// made a copy of the column).
+  bool unchangedWhileRead(const Node &n, const Node &v, uint64_t end) {
+    for (auto next = successor_.find(&v); next != successor_.end() && next->second->seq <= end;
+         next = successor_.find(next->second))
+      if (!disjointBoxes(n, *next->second))
+        return false;
+    return true;
+  }
+
   /// A version of an updated array, read now (while its buffer holds it).
   Value readVersion(const Node &v) {
     Value buffer = chainOf_[&v];
@@ -1177,7 +1211,7 @@ private:
       throw Error("[build] internal: a slice of an updated array is read after the write "
                   "that replaced it");
     Value box = subview(buffer, n, n.shape);
-    if (readBeforeOverwrite(*v, liveEnd_[&n]))
+    if (unchangedWhileRead(n, *v, liveEnd_[&n]))
       return Value(bufferization::ToTensorOp::create(b_, loc_, tensorType(n), box,
                                                      /*restrict=*/true, /*writable=*/false));
     return copied(box, n.shape, n.dtype);
@@ -1221,6 +1255,15 @@ private:
           n.args[0]->axes.size() == n.args[0]->shape.size()) {
         if (auto groups = getReassociationIndicesForReshape(tensorType(*n.args[0]), tensorType(n)))
           return tensor::ExpandShapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), *groups);
+      }
+      // A slice read in place, squeezed (a[1:-1, j]: (98, 1) -> (98,)) for
+      // elementwise readers: collapse_shape, a strided view. tensor.reshape
+      // takes identity layouts only, so bufferization copied each such
+      // column first (unrolled sweeps: a copy and its loop per read).
+      if (n.args[0]->op == Op::Slice && onlyDropsUnitDims(n.args[0]->shape, n.shape) &&
+          readByElementwiseOps(n)) {
+        if (auto groups = getReassociationIndicesForReshape(tensorType(*n.args[0]), tensorType(n)))
+          return tensor::CollapseShapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), *groups);
       }
       // Otherwise a shape operand (not expand/collapse_shape), so fusion
       // cannot fold the reshape into a neighbouring matmul and turn it into a
@@ -1279,6 +1322,32 @@ private:
       return emitRowCall(n);
     }
     throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");
+  }
+
+  /// Whether `to` is `from` with some of its size-1 dimensions removed.
+  static bool onlyDropsUnitDims(const Shape &from, const Shape &to) {
+    size_t j = 0;
+    for (int64_t d : from) {
+      if (j < to.size() && to[j] == d)
+        ++j;
+      else if (d != 1)
+        return false;
+    }
+    return j == to.size();
+  }
+
+  /// Whether every reader of `n` (known when the graph is emitted in order)
+  /// is elementwise or writes it into a slice: none can be a product, which
+  /// fusion would turn into a generic through a collapse_shape.
+  bool readByElementwiseOps(const Node &n) {
+    auto it = consumers_.find(&n);
+    if (it == consumers_.end() || it->second.empty())
+      return false;
+    return std::all_of(it->second.begin(), it->second.end(), [](const Node *r) {
+      const OpKind kind = opInfo(r->op).kind;
+      return r->op == Op::SliceUpdate || kind == OpKind::Unary || kind == OpKind::Binary ||
+             kind == OpKind::Compare || kind == OpKind::Select || kind == OpKind::Convert;
+    });
   }
 
   /// A read of `tensor`'s buffer by the memref op that follows (a call, a

@@ -283,6 +283,34 @@ def test_stencil_reads_its_arrays_in_place():
     assert spec.bufferized.count("memref.copy") <= arguments + results
 
 
+def test_sweeps_read_columns_in_place_and_copy_what_a_write_overlaps():
+    # adi's and deriche's sweeps: column j - 1 is read while column j is
+    # written. Each read is a strided view of the buffer (no copy of the
+    # column), as the writes up to its last reader miss its box; the only
+    # copies left write each new column.
+    def sweep(p, q):
+        for j in range(1, p.shape[1]):
+            p[1:-1, j] = -0.5 / (0.25 * p[1:-1, j - 1] + 2.0)
+            q[1:-1, j] = (q[1:-1, j - 1] - p[1:-1, j]) * 0.5
+        return p, q
+
+    p, q = positive(12, 40), positive(12, 40)
+    ir = jit(sweep).compile(p, q).bufferized
+    assert ir.count("memref.copy") <= 2 * 39 + 2, ir.count("memref.copy")
+    same(sweep, p, q, rtol=8 * EPS64)
+
+    # A value computed from a window that the next write overlaps, and read
+    # after it, keeps the old values (a copy).
+    def overlapping(p):
+        for j in range(1, p.shape[1] - 1):
+            t = p[:, j - 1 : j + 2] * 2.0
+            p[:, j] = 0.0
+            p[:, j + 1] = t.sum(axis=1)
+        return p
+
+    same(overlapping, positive(5, 9), rtol=8 * EPS64)
+
+
 def test_one_updated_argument_is_written_in_place():
     # A function that only updates one argument: its array is the kernel's
     # output, with no copy of it in the kernel, in any layout of the caller's.
