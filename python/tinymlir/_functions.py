@@ -1173,6 +1173,85 @@ def _put_along_axis(arr, indices, values, axis):
     return None
 
 
+# --- shares_memory, may_share_memory, convolve ----------------------------------------
+
+
+def _element_positions(a):
+    """The positions in its base's C-order of each element of a traced array
+    or view: the view steps replayed on the base's indices (views are static)."""
+    base_shape = tuple(a._buf.t.shape)
+    p = _arange(int(np.prod(base_shape, dtype=np.int64)), dtype=np.int64).reshape(base_shape)
+    for step in a._view:
+        kind = step[0]
+        if kind == "flip":
+            p = np.flip(p, tuple(step[1]))
+        elif kind == "slice":
+            steps = list(step[3]) or [1] * len(step[1])
+            p = p[tuple(slice(b, e, s) for b, e, s in zip(step[1], step[2], steps))]
+        elif kind == "reshape":
+            p = p.reshape(tuple(step[1]))
+        else:
+            p = p.transpose(tuple(step[1]))
+    return p
+
+
+def _overlap(a, b, exact):
+    """NumPy's shares_memory (exact) and may_share_memory (bounds) of two
+    operands: traced arrays share memory where they are views of one array
+    (an argument passed twice is one); nothing else does."""
+    if not (isinstance(a, Traced) and isinstance(b, Traced)) or a._buf is not b._buf:
+        return False
+    pa, pb = _element_positions(a), _element_positions(b)
+    if pa.size == 0 or pb.size == 0:
+        return False
+    if exact:
+        return bool(np.intersect1d(pa, pb).size)
+    return bool(pa.min() <= pb.max() and pb.min() <= pa.max())
+
+
+@_implements(np.shares_memory)
+def _shares_memory(a, b, max_work=None):
+    return _overlap(a, b, exact=True)
+
+
+@_implements(np.may_share_memory)
+def _may_share_memory(a, b, max_work=None):
+    return _overlap(a, b, exact=False)
+
+
+@_implements(np.convolve)
+def _convolve(a, v, mode="full"):
+    """NumPy's convolve of two 1-D arrays: the shorter one's taps, each a
+    shifted slice of the longer one (zero-padded) times the tap, summed; then
+    the full, same or valid part, as NumPy's offsets give them."""
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    a, v = _traced(a, "numpy.convolve's a"), _traced(v, "numpy.convolve's v")
+    for x, name in ((a, "a"), (v, "v")):
+        if x.ndim > 1:
+            raise ValueError("object too deep for desired array")
+        if x.size == 0:
+            raise ValueError(f"{name} cannot be empty")
+    a, v = a.reshape(-1), v.reshape(-1)
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a
+    n, m = a.shape[0], v.shape[0]
+    dtype = np.result_type(a.dtype, v.dtype)
+    a, v = a.astype(dtype), v.astype(dtype)
+    pad = _creation.full_traced((m - 1,), 0, dtype, "numpy.convolve")
+    padded = np.concatenate([pad, a, pad]) if m > 1 else a
+    length = n + m - 1
+    full = None
+    for k in _range(m):
+        term = padded[m - 1 - k : m - 1 - k + length] * v[k]
+        full = term if full is None else full + term
+    if mode == "same":
+        return full[(m - 1) // 2 : (m - 1) // 2 + n]
+    if mode == "valid":
+        return full[m - 1 : m - 1 + n - m + 1]
+    return full
+
+
 # --- Refusals -------------------------------------------------------------------------
 
 

@@ -483,6 +483,43 @@ def test_histogram_equal_bins_count_values_on_every_edge_as_numpy():
             )
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.bool_])
+def test_convolve_modes_as_numpys(dtype):
+    for n, m in [(5, 3), (6, 4), (7, 1), (3, 5), (4, 4), (20, 7)]:
+        a, v = data((n,), dtype, n), data((m,), dtype, 10 + m)
+        for mode in ("full", "same", "valid"):
+            # each output: a sum of min(n, m) products, in any order
+            e = eps(dtype)
+            b = min(n, m) * e * np.convolve(np.abs(a.astype(float)), np.abs(v.astype(float)), mode)
+            same(lambda a, v: np.convolve(a, v, mode=mode), a, v, bound=b if e else None)
+    x = data((6,), np.float64)
+    same(lambda t: np.convolve(t, [0.25, 0.5, 0.25], "valid"), x, bound=4 * eps(np.float64) * 6)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        jit(lambda t: np.convolve(t, t, mode="middle"))(x)
+    with pytest.raises(ValueError, match="v cannot be empty"):
+        jit(lambda t: np.convolve(t, t[:0]))(x)
+
+
+def test_shares_memory_of_views_as_numpys():
+    def f(a, b):
+        v, w = a[::2], a[1::2]
+        return np.array(
+            [
+                np.shares_memory(a, b),
+                np.shares_memory(v, w),  # interleaved: no element in common
+                np.may_share_memory(v, w),  # but within each other's bounds
+                np.shares_memory(a.T[1], a[:, 1]),
+                np.shares_memory(a[0], a[1]),
+                np.may_share_memory(a, np.zeros(3)),
+                np.shares_memory(a.reshape(-1)[3:5], a[1]),
+            ]
+        )
+
+    a, b = data((4, 3), np.float64), data((4, 3), np.float64, 1)
+    np.testing.assert_array_equal(jit(f)(a, b), f(a, b))
+    np.testing.assert_array_equal(jit(f)(a, a), f(a, a))  # one array passed twice
+
+
 def test_weighted_histogram_sums_by_bin_not_by_value_and_edge():
     # Float weights go through each value's bin and a weighted bincount, as
     # NumPy's, not through a (values, bins) comparison: azimint's 400,000
