@@ -30,14 +30,14 @@ struct Matrices {
   }
 };
 
-Matrices matrices(Op op, const Tensor &a, bool square) {
+Matrices matrices(Op op, const Tensor &a, bool square, bool complexToo = false) {
   if (!a.valid())
     fail(op, "operand is an invalid (default-constructed) Tensor", ErrorKind::Value);
   const Shape &s = a.shape();
   DType d = a.dtype();
   if (d == DType::f16)
     fail(op, "array type float16 is unsupported in linalg", ErrorKind::Type);
-  if (isComplex(d))
+  if (isComplex(d) && !complexToo)
     fail(op, std::string("complex matrices (") + dtypeName(d) + ") are not supported",
          ErrorKind::Type);
   if (s.size() < 2)
@@ -46,7 +46,7 @@ Matrices matrices(Op op, const Tensor &a, bool square) {
   if (square && s.end()[-1] != s.end()[-2])
     fail(op, "Last 2 dimensions of the array must be square");
   Matrices r;
-  r.t = isFloat(d) ? a : cast(a, DType::f64); // NumPy's: integers and bools in float64
+  r.t = isFloat(d) || isComplex(d) ? a : cast(a, DType::f64); // NumPy's: integers, bools in float64
   r.batch = Shape(s.begin(), s.end() - 2);
   r.m = s.end()[-2];
   r.n = s.back();
@@ -93,14 +93,21 @@ Tensor cholesky(const Tensor &a, bool upper) {
 }
 
 Tensor solve(const Tensor &a, const Tensor &b) {
-  Matrices x = matrices(Op::Solve, a, true);
+  Matrices x = matrices(Op::Solve, a, true, /*complexToo=*/true);
   if (!b.valid())
     fail(Op::Solve, "operand is an invalid (default-constructed) Tensor", ErrorKind::Value);
+  if (b.dtype() == DType::f16)
+    fail(Op::Solve, "array type float16 is unsupported in linalg", ErrorKind::Type);
   const bool vector = b.rank() == 1;
-  Tensor rhs =
-      cast(b, x.t.dtype() == DType::f32 && b.dtype() == DType::f32 ? DType::f32 : DType::f64);
-  if (rhs.dtype() != x.t.dtype())
-    x.t = cast(x.t, rhs.dtype());
+  // NumPy's common type: complex if either is; single precision only if both are.
+  auto single = [](DType t) { return t == DType::f32 || t == DType::c64; };
+  const bool complex = isComplex(x.t.dtype()) || isComplex(b.dtype());
+  const bool both = single(x.t.dtype()) && single(b.dtype());
+  const DType common =
+      complex ? (both ? DType::c64 : DType::c128) : (both ? DType::f32 : DType::f64);
+  Tensor rhs = cast(b, common);
+  if (x.t.dtype() != common)
+    x.t = cast(x.t, common);
   if (vector)
     rhs = reshape(rhs, {b.shape()[0], 1});
   if (rhs.shape().end()[-2] != x.n)
@@ -136,7 +143,7 @@ Tensor solve(const Tensor &a, const Tensor &b) {
 }
 
 Tensor inv(const Tensor &a) {
-  Matrices x = matrices(Op::Inv, a, true);
+  Matrices x = matrices(Op::Inv, a, true, /*complexToo=*/true);
   if (empty(x))
     return full(x.shape({x.n, x.n}), 0, x.t.dtype());
   return reshape(kernel(Op::Inv, {rows(x)}, x.count * x.n, x.n), x.shape({x.n, x.n}));

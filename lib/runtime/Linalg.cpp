@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -24,6 +25,10 @@ void spotrf_(const char *, const int *, float *, const int *, int *, size_t);
 void dpotrf_(const char *, const int *, double *, const int *, int *, size_t);
 void sgesv_(const int *, const int *, float *, const int *, int *, float *, const int *, int *);
 void dgesv_(const int *, const int *, double *, const int *, int *, double *, const int *, int *);
+void cgesv_(const int *, const int *, std::complex<float> *, const int *, int *,
+            std::complex<float> *, const int *, int *);
+void zgesv_(const int *, const int *, std::complex<double> *, const int *, int *,
+            std::complex<double> *, const int *, int *);
 void sgetrf_(const int *, const int *, float *, const int *, int *, int *);
 void dgetrf_(const int *, const int *, double *, const int *, int *, int *);
 void ssyevd_(const char *, const char *, const int *, float *, const int *, float *, float *,
@@ -60,6 +65,12 @@ void gesv(int n, int k, float *a, int *p, float *b, int *info) {
 }
 void gesv(int n, int k, double *a, int *p, double *b, int *info) {
   dgesv_(&n, &k, a, &n, p, b, &n, info);
+}
+void gesv(int n, int k, std::complex<float> *a, int *p, std::complex<float> *b, int *info) {
+  cgesv_(&n, &k, a, &n, p, b, &n, info);
+}
+void gesv(int n, int k, std::complex<double> *a, int *p, std::complex<double> *b, int *info) {
+  zgesv_(&n, &k, a, &n, p, b, &n, info);
 }
 void getrf(int n, float *a, int *p, int *info) { sgetrf_(&n, &n, a, &n, p, info); }
 void getrf(int n, double *a, int *p, int *info) { dgetrf_(&n, &n, a, &n, p, info); }
@@ -343,6 +354,19 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
 TINYMLIR_LINALG_KERNELS(f32, float)
 TINYMLIR_LINALG_KERNELS(f64, double)
 
+// Complex matrices: solve and inv (LAPACK's cgesv, zgesv).
+#define TINYMLIR_COMPLEX_LINALG_KERNELS(Name, T)                                                   \
+  extern "C" void tinymlir_solve_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, y),                  \
+                                        TINYMLIR_ROWS(T, out), int64_t) {                          \
+    auto rhs = TINYMLIR_ROWS_OF(T, y);                                                             \
+    solve(TINYMLIR_ROWS_OF(T, a), &rhs, TINYMLIR_ROWS_OF(T, out));                                 \
+  }                                                                                                \
+  extern "C" void tinymlir_inv_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {       \
+    solve<T>(TINYMLIR_ROWS_OF(T, a), nullptr, TINYMLIR_ROWS_OF(T, out));                           \
+  }
+TINYMLIR_COMPLEX_LINALG_KERNELS(c64, std::complex<float>)
+TINYMLIR_COMPLEX_LINALG_KERNELS(c128, std::complex<double>)
+
 tinymlir::detail::RuntimeSymbols tinymlir::detail::linalgRuntimeSymbols() {
   RuntimeSymbols out;
 #define TINYMLIR_LINALG_SYMBOL(op, Name, name)                                                     \
@@ -359,5 +383,9 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::linalgRuntimeSymbols() {
   TINYMLIR_LINALG_SYMBOL(lstsq, Name, name)
   TINYMLIR_LINALG_SYMBOLS(f32, "float32")
   TINYMLIR_LINALG_SYMBOLS(f64, "float64")
+  TINYMLIR_LINALG_SYMBOL(solve, c64, "complex64")
+  TINYMLIR_LINALG_SYMBOL(inv, c64, "complex64")
+  TINYMLIR_LINALG_SYMBOL(solve, c128, "complex128")
+  TINYMLIR_LINALG_SYMBOL(inv, c128, "complex128")
   return out;
 }

@@ -50,6 +50,28 @@ def test_cholesky_solve_inv_det(dtype, rng):
     assert sign == 1 and abs(logdet - np.linalg.slogdet(a)[1]) <= 8 * n * e * cond
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_solve_and_inv(dtype, rng):
+    # npbench's contour integral solves complex systems. LAPACK's cgesv and
+    # zgesv: backward stable, ||A x - b|| <= c n eps ||A|| ||x||.
+    n = 5
+    e = float(np.finfo(dtype).eps)
+    a = (rng.standard_normal((2, n, n)) + 1j * rng.standard_normal((2, n, n))).astype(dtype)
+    b = (rng.standard_normal((2, n, 3)) + 1j * rng.standard_normal((2, n, 3))).astype(dtype)
+    x = jit(np.linalg.solve)(a, b)
+    assert x.dtype == np.linalg.solve(a, b).dtype == dtype
+    for k in range(2):
+        assert norm(a[k] @ x[k] - b[k]) <= 8 * n * e * norm(a[k]) * norm(x[k])
+        inv = jit(np.linalg.inv)(a[k])
+        cond = np.linalg.cond(a[k].astype(np.complex128))
+        assert inv.dtype == dtype and norm(a[k] @ inv - np.eye(n)) <= 8 * n * e * cond
+    # NumPy's common type: complex64 with float64 is complex128.
+    mixed = jit(np.linalg.solve)(a[0], b[0].real.astype(np.float64))
+    assert mixed.dtype == np.linalg.solve(a[0], b[0].real.astype(np.float64)).dtype
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        jit(np.linalg.solve)(np.zeros((3, 3), dtype), np.ones(3, dtype))
+
+
 def test_batches_and_integer_operands(rng):
     a = spd(4, rng, batch=(3,))
     b = rng.standard_normal((3, 4, 2))
