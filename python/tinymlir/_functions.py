@@ -37,6 +37,7 @@ from ._trace import (
     _arange,
     _broadcast_into,
     _contiguous,
+    _positions,
     _state,
     known_value,
     to_tensor,
@@ -1176,32 +1177,13 @@ def _put_along_axis(arr, indices, values, axis):
 # --- shares_memory, may_share_memory, convolve ----------------------------------------
 
 
-def _element_positions(a):
-    """The positions in its base's C-order of each element of a traced array
-    or view: the view steps replayed on the base's indices (views are static)."""
-    base_shape = tuple(a._buf.t.shape)
-    p = _arange(int(np.prod(base_shape, dtype=np.int64)), dtype=np.int64).reshape(base_shape)
-    for step in a._view:
-        kind = step[0]
-        if kind == "flip":
-            p = np.flip(p, tuple(step[1]))
-        elif kind == "slice":
-            steps = list(step[3]) or [1] * len(step[1])
-            p = p[tuple(slice(b, e, s) for b, e, s in zip(step[1], step[2], steps))]
-        elif kind == "reshape":
-            p = p.reshape(tuple(step[1]))
-        else:
-            p = p.transpose(tuple(step[1]))
-    return p
-
-
 def _overlap(a, b, exact):
     """NumPy's shares_memory (exact) and may_share_memory (bounds) of two
     operands: traced arrays share memory where they are views of one array
     (an argument passed twice is one); nothing else does."""
     if not (isinstance(a, Traced) and isinstance(b, Traced)) or a._buf is not b._buf:
         return False
-    pa, pb = _element_positions(a), _element_positions(b)
+    pa, pb = _positions(a), _positions(b)
     if pa.size == 0 or pb.size == 0:
         return False
     if exact:

@@ -27,7 +27,16 @@ from typing import Any, overload
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import _NDARRAY, TraceContext, Traced, dtype_name, plain_array, to_tensor, tracing
+from ._trace import (
+    _NDARRAY,
+    TraceContext,
+    Traced,
+    TracingError,
+    dtype_name,
+    plain_array,
+    to_tensor,
+    tracing,
+)
 
 _STATIC_TYPES = (bool, int, float, complex, str, bytes, type(None))
 _SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32))
@@ -607,6 +616,12 @@ class JitFunction:
         with TraceContext(n, self.fn) as ctx:
             args, kwargs = _unflatten_call(treedef, iter(traced))
             result = _with_traceable_captures(self.fn)(*args, **kwargs)
+            for i, t in enumerate(traced):
+                if t._view:  # only `arg.shape = ...` gives an argument itself a view
+                    raise TracingError(
+                        f"tinymlir cannot trace setting the shape of argument {i} (NumPy "
+                        "would change the caller's array); reshape a local name instead"
+                    )
             outs = []
             out_tree = _flatten_result(result, outs)
             written = [

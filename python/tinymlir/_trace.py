@@ -414,6 +414,37 @@ def _contiguous(view):
     return all(step[0] == "reshape" for step in view)
 
 
+def _positions(x):
+    """The positions in its base's C order of each element of a traced array
+    or view: its view steps replayed on the base's indices (views are static)."""
+    base_shape = tuple(x._buf.t.shape)
+    p = _arange(int(np.prod(base_shape, dtype=np.int64)), dtype=np.int64).reshape(base_shape)
+    for step in x._view:
+        kind = step[0]
+        if kind == "flip":
+            p = np.flip(p, tuple(step[1]))
+        elif kind == "slice":
+            steps = list(step[3]) or [1] * len(step[1])
+            p = p[tuple(slice(b, e, s) for b, e, s in zip(step[1], step[2], steps))]
+        elif kind == "reshape":
+            p = p.reshape(tuple(step[1]))
+        else:
+            p = p.transpose(tuple(step[1]))
+    return p
+
+
+def _c_contiguous(x):
+    """Whether a traced array or view is C-contiguous, as NumPy's flag says
+    (then its reshape is a view): its elements consecutive in its base. Exact
+    for bases of up to 4M elements; larger ones only through reshapes."""
+    if _contiguous(x._view):
+        return True
+    if int(np.prod(x._buf.t.shape, dtype=np.int64)) > 1 << 22:
+        return False
+    p = _positions(x).reshape(-1)
+    return bool(p.size <= 1 or np.all(np.diff(p) == 1))
+
+
 def _getitem(x: "Traced", index):
     index = _expand(index, x.ndim)
     if not index:  # a[()], or a[...] of a rank-0 array: a view of all of it
@@ -1224,6 +1255,22 @@ class Traced:
     def shape(self):
         return self._t.shape
 
+    @shape.setter
+    def shape(self, shape):
+        """NumPy's in-place reshape (`a.shape = (n, m)`): this array becomes a
+        reshaped view of its data, where NumPy can make one."""
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        t = _core.reshape(self._t, [operator.index(d) for d in shape])
+        if tuple(t.shape) == tuple(self.shape):
+            return
+        if not _c_contiguous(self):
+            raise AttributeError(
+                "Incompatible shape for in-place modification. Use `.reshape()` to make "
+                "a copy with the desired shape."
+            )
+        self._view = self._view + (("reshape", tuple(t.shape)),)
+        self._cache, self._seen = t, self._buf.version
+
     @property
     def dtype(self):
         return np.dtype(self._t.dtype)
@@ -1454,7 +1501,7 @@ class Traced:
         t = _core.reshape(self._t, [operator.index(d) for d in shape])
         if tuple(t.shape) == tuple(self.shape):
             return self._view_of([])
-        if _contiguous(self._view) and copy is not True:
+        if _c_contiguous(self) and copy is not True:
             return self._view_of([("reshape", tuple(t.shape))])
         return Traced(t)
 

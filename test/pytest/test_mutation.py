@@ -189,6 +189,33 @@ def test_reads_at_traced_ints_share_their_position_constant():
     same(f, x, k, rtol=40 * EPS64)
 
 
+def test_setting_shape_reshapes_in_place_as_numpy():
+    # mandelbrot2's `Xi.shape = Yi.shape = C.shape = xn * yn`: the array
+    # itself becomes a reshaped view of its data, seen by later writes.
+    def f(x):
+        a = x * 2
+        a.shape = (3, 4)
+        c = a[0]
+        c.shape = 2, -1
+        c[1] = -1.0  # a view of a: a changes too
+        b = x[:, :2]
+        try:
+            b.shape = (8,)  # not contiguous: NumPy's AttributeError
+        except AttributeError as e:
+            assert str(e).startswith("Incompatible shape for in-place modification")
+        return a
+
+    same(f, positive(4, 3))
+    with pytest.raises(ValueError, match="reshape"):
+        jit(lambda x: setattr(x * 1, "shape", (5,)))(positive(4, 3))
+
+    def g(x):
+        x.shape = 12
+
+    with pytest.raises(tinymlir.TracingError, match="setting the shape of argument 0"):
+        jit(g)(positive(4, 3))
+
+
 # --- Views ---------------------------------------------------------------------------
 
 
