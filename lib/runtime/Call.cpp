@@ -35,16 +35,21 @@ std::vector<int64_t> descriptor(const Array &a) {
   return d;
 }
 
+template <class T> int64_t firstOutside(const T *p, int64_t n, int64_t lo, int64_t size) {
+  for (int64_t k = 0; k < n; ++k)
+    if (static_cast<int64_t>(p[k]) < lo || static_cast<int64_t>(p[k]) >= size)
+      return k;
+  return n;
+}
+
 /// The position of the first id outside [lo, size) (ids.size() if none):
-/// int64 ids, the usual kind, scanned directly; others through at().
+/// contiguous int64 and int32 ids (the gathers' and the constant index
+/// arrays' kinds) scanned directly; others through at(), which allocates.
 int64_t firstOutside(const Array &ids, int64_t lo, int64_t size) {
-  if (ids.dtype() == DType::i64 && ids.isContiguous()) {
-    const auto *p = static_cast<const int64_t *>(ids.data());
-    for (int64_t k = 0; k < ids.size(); ++k)
-      if (p[k] < lo || p[k] >= size)
-        return k;
-    return ids.size();
-  }
+  if (ids.dtype() == DType::i64 && ids.isContiguous())
+    return firstOutside(static_cast<const int64_t *>(ids.data()), ids.size(), lo, size);
+  if (ids.dtype() == DType::i32 && ids.isContiguous())
+    return firstOutside(static_cast<const int32_t *>(ids.data()), ids.size(), lo, size);
   for (int64_t k = 0; k < ids.size(); ++k)
     if (double id = ids.at({k}); !(id >= static_cast<double>(lo) && id < static_cast<double>(size)))
       return k;

@@ -319,10 +319,8 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
 
 } // namespace
 
-#define TINYMLIR_LINALG_KERNELS(Name, T)                                                           \
-  extern "C" void tinymlir_cholesky_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {  \
-    cholesky(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out));                                    \
-  }                                                                                                \
+// solve and inv: real and complex matrices (LAPACK's ?gesv).
+#define TINYMLIR_SOLVE_KERNELS(Name, T)                                                            \
   extern "C" void tinymlir_solve_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, y),                  \
                                         TINYMLIR_ROWS(T, out), int64_t) {                          \
     auto rhs = TINYMLIR_ROWS_OF(T, y);                                                             \
@@ -330,6 +328,13 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
   }                                                                                                \
   extern "C" void tinymlir_inv_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {       \
     solve<T>(TINYMLIR_ROWS_OF(T, a), nullptr, TINYMLIR_ROWS_OF(T, out));                           \
+  }
+
+// The others: real matrices only.
+#define TINYMLIR_LINALG_KERNELS(Name, T)                                                           \
+  TINYMLIR_SOLVE_KERNELS(Name, T)                                                                  \
+  extern "C" void tinymlir_cholesky_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {  \
+    cholesky(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out));                                    \
   }                                                                                                \
   extern "C" void tinymlir_det_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {       \
     determinant(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out), false);                          \
@@ -353,19 +358,8 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
 
 TINYMLIR_LINALG_KERNELS(f32, float)
 TINYMLIR_LINALG_KERNELS(f64, double)
-
-// Complex matrices: solve and inv (LAPACK's cgesv, zgesv).
-#define TINYMLIR_COMPLEX_LINALG_KERNELS(Name, T)                                                   \
-  extern "C" void tinymlir_solve_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, y),                  \
-                                        TINYMLIR_ROWS(T, out), int64_t) {                          \
-    auto rhs = TINYMLIR_ROWS_OF(T, y);                                                             \
-    solve(TINYMLIR_ROWS_OF(T, a), &rhs, TINYMLIR_ROWS_OF(T, out));                                 \
-  }                                                                                                \
-  extern "C" void tinymlir_inv_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {       \
-    solve<T>(TINYMLIR_ROWS_OF(T, a), nullptr, TINYMLIR_ROWS_OF(T, out));                           \
-  }
-TINYMLIR_COMPLEX_LINALG_KERNELS(c64, std::complex<float>)
-TINYMLIR_COMPLEX_LINALG_KERNELS(c128, std::complex<double>)
+TINYMLIR_SOLVE_KERNELS(c64, std::complex<float>)
+TINYMLIR_SOLVE_KERNELS(c128, std::complex<double>)
 
 tinymlir::detail::RuntimeSymbols tinymlir::detail::linalgRuntimeSymbols() {
   RuntimeSymbols out;
