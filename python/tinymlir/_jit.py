@@ -238,6 +238,23 @@ class CacheStats:
     compile_seconds: float = 0.0
 
 
+def _numpy_view(a, steps):
+    """A traced view's steps (flips, strided slices, reshapes, transposes)
+    replayed by NumPy on the caller's array: NumPy's own view of it."""
+    for step in steps:
+        kind = step[0]
+        if kind == "flip":
+            a = np.flip(a, tuple(step[1]))
+        elif kind == "slice":
+            strides = list(step[3]) or [1] * len(step[1])
+            a = a[tuple(slice(b, e, k) for b, e, k in zip(step[1], step[2], strides))]
+        elif kind == "reshape":
+            a = a.reshape(tuple(step[1]))
+        else:
+            a = a.transpose(tuple(step[1]))
+    return a
+
+
 class Specialization:
     """One compiled specialization: ``.module``, ``.optimized``, ``.bufferized``,
     ``.lowered`` (and ``.ptx`` / ``.gpu_module`` on the GPU target) as text, the input
@@ -251,13 +268,18 @@ class Specialization:
     (in its own layout) after the kernel has finished, so that a call that
     raises leaves every argument as it was."""
 
-    def __init__(self, compiled, n_inputs, hidden, out_tree, writes=(), returned=(), static=None):
+    def __init__(
+        self, compiled, n_inputs, hidden, out_tree, writes=(), returned=(), static=None, views=()
+    ):
         self._compiled = compiled
         self._n_inputs = n_inputs
         self._hidden = hidden  # constant gather ids: extra inputs after the leaves
         self._out_tree = out_tree  # None: one array
         self._writes = tuple(writes)  # (leaf, output position): arguments written to
         self._returned = dict(returned)  # result position -> leaf: the caller's own array
+        # result position -> (leaf, view steps): a view of the caller's array, made
+        # by NumPy from it after the call (no kernel output)
+        self._views = dict(views)
         self._static = static  # (result,) where no array was computed
         if compiled is not None:
             self._types = [
@@ -358,6 +380,11 @@ class Specialization:
                         f"argument {k}; pass the same array, or copies"
                     )
         run_leaves = leaves + self._hidden if self._hidden else list(leaves)
+        if self._compiled is None:  # every result a view of an argument, nothing written
+            results = [
+                _numpy_view(leaves[i], steps) for _, (i, steps) in sorted(self._views.items())
+            ]
+            return unflatten(self._out_tree, iter(results))
         if self._donating:
             outs, direct = self._outputs_in_place(leaves, run_leaves)
             self._compiled.call_into(run_leaves, outs)
@@ -368,10 +395,15 @@ class Specialization:
                 np.copyto(leaves[leaf], outs[position], casting="unsafe")
         if self._out_tree is None:
             return _scalar(outs[0])
-        results = [
-            leaves[self._returned[k]] if k in self._returned else _scalar(o)
-            for k, o in enumerate(outs[: len(outs) - len(self._writes)])
-        ]
+        computed = iter(outs[: len(outs) - len(self._writes)])
+        results = []
+        for k in range(len(outs) - len(self._writes) + len(self._views)):
+            if k in self._views:
+                i, steps = self._views[k]
+                results.append(_numpy_view(leaves[i], steps))
+                continue
+            o = next(computed)
+            results.append(leaves[self._returned[k]] if k in self._returned else _scalar(o))
         return unflatten(self._out_tree, iter(results))
 
     def _outputs_in_place(self, leaves, run_leaves):
@@ -635,19 +667,31 @@ class JitFunction:
             returned = [
                 (k, by_id[id(o)]) for k, o in enumerate(outs) if id(o) in by_id and o._view == ()
             ]
-            writes = [(i, len(outs) + k) for k, i in enumerate(written)]
+            # A view of an argument (a.T, a[1:], a.reshape(...)) is a view of the
+            # caller's array, as NumPy's: made from it after the call, not computed.
+            by_buf = {id(t._buf): i for i, t in enumerate(traced) if first[id(leaves[i])] == i}
+            views = [
+                (k, (by_buf[id(o._buf)], o._view))
+                for k, o in enumerate(outs)
+                if isinstance(o, Traced) and o._view != () and id(o._buf) in by_buf
+            ]
+            computed = [o for k, o in enumerate(outs) if k not in dict(views)]
+            writes = [(i, len(computed) + k) for k, i in enumerate(written)]
+            if not computed and not written:
+                return Specialization(None, n, [], out_tree, views=views)
+            outs = computed
             # One kernel output per returned array, then one per argument
             # written to; each of those updates its argument in place where the
             # C++ side can (Compiled.donations).
             tensors = [to_tensor(o, "an output") for o in outs]
             tensors += [traced[i]._buf.t for i in written]
             donated = [-1] * len(outs) + written
-            if out_tree is LEAF and not written and not returned:
+            if out_tree is LEAF and not written and not returned and not views:
                 out_tree = None
             hidden = list(ctx.hidden)
             args_t = placeholders + list(ctx.hidden_tensors)
         compiled = _core.compile_graph(tensors, args_t, options, donated)
-        return Specialization(compiled, n, hidden, out_tree, writes, returned)
+        return Specialization(compiled, n, hidden, out_tree, writes, returned, views=views)
 
     def __repr__(self):
         return (

@@ -56,6 +56,10 @@ def test_complex_solve_and_inv(dtype, rng):
     # zgesv: backward stable, ||A x - b|| <= c n eps ||A|| ||x||.
     n = 5
     e = float(np.finfo(dtype).eps)
+
+    def norm(a):  # Frobenius, of the complex values
+        return np.linalg.norm(np.asarray(a, np.complex128))
+
     a = (rng.standard_normal((2, n, n)) + 1j * rng.standard_normal((2, n, n))).astype(dtype)
     b = (rng.standard_normal((2, n, 3)) + 1j * rng.standard_normal((2, n, 3))).astype(dtype)
     x = jit(np.linalg.solve)(a, b)

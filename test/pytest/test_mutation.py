@@ -219,6 +219,34 @@ def test_setting_shape_reshapes_in_place_as_numpy():
 # --- Views ---------------------------------------------------------------------------
 
 
+def test_returned_views_of_arguments_are_views_of_the_callers_arrays():
+    # NumPy returns np.transpose(A) as a view of A (npbench's
+    # permute_inplace_3d): made from the caller's array after the call, with
+    # no kernel output, and after the function's writes to it.
+    def permute(a):
+        return np.transpose(a, (2, 1, 0))
+
+    a = positive(2, 3, 4)
+    r = jit(permute)(a)
+    assert np.shares_memory(r, a) and np.array_equal(r, permute(a))
+
+    def g(a):
+        a[0] += 1
+        return a.T, a[1:] * 2, a[::-1, 1:]
+
+    mine = positive(3, 4)
+    theirs = mine.copy()
+    got, want = jit(g)(mine), g(theirs)
+    for x, y in zip(got, want):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(mine, theirs)
+    assert [np.shares_memory(x, mine) for x in got] == [True, False, True]
+
+    # NumPy's reshape of a Fortran-ordered array is a copy, as here.
+    f = np.asfortranarray(positive(3, 4))
+    assert not np.shares_memory(jit(lambda x: x.reshape(-1))(f), f)
+
+
 def test_writes_through_views_are_seen_by_the_base_and_other_views():
     def f(a):
         t = a.T
