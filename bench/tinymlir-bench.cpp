@@ -3,6 +3,8 @@
 // over repeats after warm-up; compile time reported separately.
 //
 //   tinymlir-bench [--only NAME] [--threads N] [--seconds S]
+#include "models/gpt2/Model.h"
+
 #include <tinymlir/tinymlir.h>
 
 #include <CLI/CLI.hpp>
@@ -305,7 +307,7 @@ int main(int argc, char **argv) {
     std::string a = "attend_T" + std::to_string(T) + "_C768_H12";
     if (wanted(a)) {
       auto f = jit([](const Tensor &v, const LayerNormParams &l, const LinearParams &p,
-                      const LinearParams &o, int64_t h) { return attend(v, l, p, o, h); });
+                      const LinearParams &o, int64_t h) { return gpt2::attend(v, l, p, o, h); });
       Compiled c = f.compile(xt, ln, qkv, out, int64_t{12});
       print({a, "numpy", median([&] { f(xt, ln, qkv, out, int64_t{12}); }, budget), peers[a],
              c.compileSeconds()});
@@ -313,7 +315,7 @@ int main(int argc, char **argv) {
     std::string ff = "feedforward_T" + std::to_string(T) + "_C768";
     if (wanted(ff)) {
       auto f = jit([](const Tensor &v, const LayerNormParams &l, const LinearParams &u,
-                      const LinearParams &d) { return feedforward(v, l, u, d); });
+                      const LinearParams &d) { return gpt2::feedforward(v, l, u, d); });
       Compiled c = f.compile(xt, ln, up, down);
       print({ff, "numpy", median([&] { f(xt, ln, up, down); }, budget), peers[ff],
              c.compileSeconds()});

@@ -3,6 +3,7 @@
 //   tinymlir-emit gelu --shape 4,8 --dtype float32 --stage optimized
 //   tinymlir-emit matmul --gpu --stage ptx
 //   tinymlir-emit --print-pipeline     (module -> lowered, for tinymlir-opt --pass-pipeline)
+#include "models/gpt2/Model.h"
 #include "passes/Passes.h"
 
 #include <tinymlir/tinymlir.h>
@@ -93,11 +94,11 @@ std::map<std::string, Example> examples() {
       if (attendBlock) {
         LinearParams qkv{arg(a, {C, 3 * C}, d), arg(a, {3 * C}, d)};
         LinearParams out{arg(a, {C, C}, d), arg(a, {C}, d)};
-        return attend(in, ln, qkv, out, heads);
+        return gpt2::attend(in, ln, qkv, out, heads);
       }
       LinearParams up{arg(a, {C, 4 * C}, d), arg(a, {4 * C}, d)};
       LinearParams down{arg(a, {4 * C, C}, d), arg(a, {C}, d)};
-      return feedforward(in, ln, up, down);
+      return gpt2::feedforward(in, ln, up, down);
     };
   };
   m["attention"] = {"causal multi-head attention (packed QKV), x: (T, C)",

@@ -16,6 +16,9 @@ namespace tinymlir {
 
 /// GELU, tanh form; the float64 sqrt(2/pi) promotes float32 input to float64.
 Tensor gelu(const Tensor &x);
+/// GELU whose constant sqrt(2/pi) has dtype `constants` (float32 keeps float32
+/// input in float32).
+Tensor geluWith(const Tensor &x, DType constants);
 /// Softmax over the last axis, stabilized by the row maximum.
 Tensor softmax(const Tensor &x);
 /// Layer normalization over the last axis: centered variance, eps 1e-5.
@@ -45,11 +48,5 @@ Tensor attentionHeads(const Tensor &q, const Tensor &keysT, const Tensor &values
 /// attentionHeads with a causal mask, output projection.
 Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &out, int64_t heads,
                  DType constants = DType::f64);
-/// x + attention(layerNorm(x)).
-Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
-              const LinearParams &out, int64_t heads, DType constants = DType::f64);
-/// x + down(gelu(up(layerNorm(x)))).
-Tensor feedforward(const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
-                   const LinearParams &down, DType constants = DType::f64);
 
 } // namespace tinymlir

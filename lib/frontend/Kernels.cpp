@@ -8,15 +8,10 @@
 
 namespace tinymlir {
 
-namespace {
-
-/// GELU with its constant sqrt(2/pi) of dtype `constants`.
 Tensor geluWith(const Tensor &x, DType constants) {
   const Tensor c = ScalarType{constants}(std::sqrt(2 / std::numbers::pi));
   return 0.5 * x * (1 + tanh(c * (x + 0.044715 * pow(x, 3))));
 }
-
-} // namespace
 
 // np.sqrt(2 / np.pi) is a float64 NumPy scalar: it promotes float32 to float64.
 Tensor gelu(const Tensor &x) { return geluWith(x, DType::f64); }
@@ -60,17 +55,6 @@ Tensor attention(const Tensor &x, const LinearParams &qkv, const LinearParams &o
          v = splitHeads(parts[2], heads);      // (H, T, D)
   Tensor mask = causalMask(T, packed.dtype()); // (T, T), -1e10 above diagonal
   return linear(attentionHeads(q, transpose(k, {0, 2, 1}), v, mask, constants), out.w, out.b);
-}
-
-Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
-              const LinearParams &out, int64_t heads, DType constants) {
-  return x + attention(layerNorm(x, ln.gain, ln.bias), qkv, out, heads, constants);
-}
-
-Tensor feedforward(const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
-                   const LinearParams &down, DType constants) {
-  Tensor h = layerNorm(x, ln.gain, ln.bias);
-  return x + linear(geluWith(linear(h, up.w, up.b), constants), down.w, down.b);
 }
 
 } // namespace tinymlir

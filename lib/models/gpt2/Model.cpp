@@ -20,6 +20,17 @@
 
 namespace tinymlir::gpt2 {
 
+Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
+              const LinearParams &out, int64_t heads, DType constants) {
+  return x + attention(layerNorm(x, ln.gain, ln.bias), qkv, out, heads, constants); // (T, C)
+}
+
+Tensor feedforward(const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
+                   const LinearParams &down, DType constants) {
+  Tensor h = layerNorm(x, ln.gain, ln.bias);                                     // (T, C)
+  return x + linear(geluWith(linear(h, up.w, up.b), constants), down.w, down.b); // (T, C)
+}
+
 Tensor embed(const Tensor &wte, const Tensor &wpe, const Tensor &ids) {
   const int64_t T = ids.dim(0);
   return gather(wte, ids) + slice(wpe, {0}, {T}); // (T, C)
@@ -116,8 +127,8 @@ JitOptions storeOptions(JitOptions options) {
 Model::Model(Weights weights, JitOptions options, Precision precision)
     : weights_(std::move(weights)), precision_(precision),
       constants_(precision == Precision::Float32 ? DType::f32 : DType::f64),
-      embed_(&gpt2::embed, options), attend_(&tinymlir::attend, options),
-      feedforward_(&tinymlir::feedforward, options), head_(&gpt2::head, options),
+      embed_(&gpt2::embed, options), attend_(&gpt2::attend, options),
+      feedforward_(&gpt2::feedforward, options), head_(&gpt2::head, options),
       embedAt_(&gpt2::embedAt, options), qkv_(&gpt2::qkvProjection, options),
       block_(&gpt2::blockFromCache, options), stepQkv_(&gpt2::qkvProjection, stepOptions(options)),
       stepBlock_(&gpt2::decodeBlock, stepOptions(options)),

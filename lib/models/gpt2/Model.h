@@ -33,6 +33,14 @@ struct Trace {
   Array logits;            ///< (T, V) float64
 };
 
+/// A block's attention sublayer with its residual: x + attention(layerNorm(x)),
+/// (T, C) -> (T, C).
+Tensor attend(const Tensor &x, const LayerNormParams &ln, const LinearParams &qkv,
+              const LinearParams &out, int64_t heads, DType constants = DType::f64);
+/// Its feed-forward sublayer with its residual: x + down(gelu(up(layerNorm(x)))),
+/// (T, C) -> (T, 4C) -> (T, C).
+Tensor feedforward(const Tensor &x, const LayerNormParams &ln, const LinearParams &up,
+                   const LinearParams &down, DType constants = DType::f64);
 /// wte[ids] + wpe[:T]: (T, C).
 Tensor embed(const Tensor &wte, const Tensor &wpe, const Tensor &ids);
 /// layer_norm(x) @ wte.T: (T, V), the tied output projection.
