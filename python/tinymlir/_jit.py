@@ -34,6 +34,7 @@ from ._trace import (
     TracingError,
     dtype_name,
     plain_array,
+    replay_view,
     to_tensor,
     tracing,
 )
@@ -238,23 +239,6 @@ class CacheStats:
     compile_seconds: float = 0.0
 
 
-def _numpy_view(a, steps):
-    """A traced view's steps (flips, strided slices, reshapes, transposes)
-    replayed by NumPy on the caller's array: NumPy's own view of it."""
-    for step in steps:
-        kind = step[0]
-        if kind == "flip":
-            a = np.flip(a, tuple(step[1]))
-        elif kind == "slice":
-            strides = list(step[3]) or [1] * len(step[1])
-            a = a[tuple(slice(b, e, k) for b, e, k in zip(step[1], step[2], strides))]
-        elif kind == "reshape":
-            a = a.reshape(tuple(step[1]))
-        else:
-            a = a.transpose(tuple(step[1]))
-    return a
-
-
 class Specialization:
     """One compiled specialization: ``.module``, ``.optimized``, ``.bufferized``,
     ``.lowered`` (and ``.ptx`` / ``.gpu_module`` on the GPU target) as text, the input
@@ -382,7 +366,7 @@ class Specialization:
         run_leaves = leaves + self._hidden if self._hidden else list(leaves)
         if self._compiled is None:  # every result a view of an argument, nothing written
             results = [
-                _numpy_view(leaves[i], steps) for _, (i, steps) in sorted(self._views.items())
+                replay_view(leaves[i], steps) for _, (i, steps) in sorted(self._views.items())
             ]
             return unflatten(self._out_tree, iter(results))
         if self._donating:
@@ -400,7 +384,7 @@ class Specialization:
         for k in range(len(outs) - len(self._writes) + len(self._views)):
             if k in self._views:
                 i, steps = self._views[k]
-                results.append(_numpy_view(leaves[i], steps))
+                results.append(replay_view(leaves[i], steps))
                 continue
             o = next(computed)
             results.append(leaves[self._returned[k]] if k in self._returned else _scalar(o))

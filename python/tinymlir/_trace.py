@@ -414,23 +414,29 @@ def _contiguous(view):
     return all(step[0] == "reshape" for step in view)
 
 
+def replay_view(a, steps):
+    """A traced view's steps (flips, strided slices, reshapes, transposes)
+    applied by NumPy to the array `a`: NumPy's own view of it."""
+    for step in steps:
+        kind = step[0]
+        if kind == "flip":
+            a = np.flip(a, tuple(step[1]))
+        elif kind == "slice":
+            strides = list(step[3]) or [1] * len(step[1])
+            a = a[tuple(slice(b, e, k) for b, e, k in zip(step[1], step[2], strides))]
+        elif kind == "reshape":
+            a = a.reshape(tuple(step[1]))
+        else:
+            a = a.transpose(tuple(step[1]))
+    return a
+
+
 def _positions(x):
     """The positions in its base's C order of each element of a traced array
     or view: its view steps replayed on the base's indices (views are static)."""
     base_shape = tuple(x._buf.t.shape)
-    p = _arange(int(np.prod(base_shape, dtype=np.int64)), dtype=np.int64).reshape(base_shape)
-    for step in x._view:
-        kind = step[0]
-        if kind == "flip":
-            p = np.flip(p, tuple(step[1]))
-        elif kind == "slice":
-            steps = list(step[3]) or [1] * len(step[1])
-            p = p[tuple(slice(b, e, s) for b, e, s in zip(step[1], step[2], steps))]
-        elif kind == "reshape":
-            p = p.reshape(tuple(step[1]))
-        else:
-            p = p.transpose(tuple(step[1]))
-    return p
+    n = int(np.prod(base_shape, dtype=np.int64))
+    return replay_view(_arange(n, dtype=np.int64).reshape(base_shape), x._view)
 
 
 def _c_contiguous(x):
