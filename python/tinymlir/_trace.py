@@ -980,37 +980,16 @@ def _computed(i):
     return isinstance(i, Traced) and i.ndim > 0 and known_value(i) is None
 
 
-def _computed_axis(x, index):
-    """The axis of the one computed index array among ':' (x[:, ids] and the
-    like): its rows are moved first for the core's take and put."""
-    where = [a for a, i in enumerate(index) if not (isinstance(i, slice) and i == slice(None))]
-    if len(where) != 1 or len(index) > x.ndim:
-        raise IndexError(
-            "tinymlir: a computed int array indexes one axis, with ':' on the "
-            f"others (x[ids], x[:, ids]); got {index!r}"
-        )
-    k = where[0]
-    ids = index[k]
-    if ids.dtype.kind not in "iu":
-        raise IndexError("arrays used as indices must be of integer (or boolean) type")
-    perm = [k] + [a for a in range(x.ndim) if a != k]
-    return k, ids, perm
-
-
-def _several_indexed(index):
-    """Whether an index with a computed int array has other int arrays or ints
-    beside it (x[i + d, j, k]): the general advanced index below."""
-    return sum(1 for i in index if not (isinstance(i, slice) and i == slice(None))) > 1
-
-
 def _linear_positions(x, index):
-    """An advanced index with computed int arrays among its arrays and ints, as
-    NumPy takes it: the basic slices applied first (they commute with it), the
-    arrays broadcast together, each checked and wrapped on its own axis (a
-    take of the axis' positions: NumPy's IndexError when the kernel runs), and
-    combined into one position among the indexed axes. Returns the sliced
-    array, the indexed axes, their positions (int64, the broadcast shape) and
-    where NumPy puts the broadcast axes in the result."""
+    """An advanced index with computed int arrays (an argsort's, a label
+    array's) among its arrays and ints, as NumPy takes it: the basic slices
+    applied first (they commute with it), the arrays broadcast together and
+    combined into one position among the indexed axes. Each is checked and
+    wrapped on its own axis by the core's take (NumPy's IndexError when the
+    kernel runs): one computed array alone by the take or put that uses it,
+    several each by a take of its axis' positions. Returns the sliced array,
+    the indexed axes, their positions (the broadcast shape) and where NumPy
+    puts the broadcast axes in the result."""
     if any(i is None for i in index) or len(index) > x.ndim:
         raise IndexError(
             f"tinymlir: an advanced index with computed int arrays takes int arrays, ints "
@@ -1028,6 +1007,8 @@ def _linear_positions(x, index):
         if i.dtype.kind not in "iu" and not (isinstance(i, np.ndarray) and i.size == 0):
             raise IndexError("arrays used as indices must be of integer (or boolean) type")
         arrays.append(i)
+    if len(arrays) == 1:  # x[..., ids, ...]: the take or put checks and wraps ids
+        return x, axes, arrays[0], axes[0]
     shape = np.broadcast_shapes(*[tuple(i.shape) for i in arrays])
     position = None
     for a, i in zip(axes, arrays):
@@ -1048,12 +1029,23 @@ def _linear_positions(x, index):
     return x, axes, position, axes[0] if adjacent else 0
 
 
-def _several_read(x, index):
-    x, axes, position, at = _linear_positions(x, index)
+def _indexed_rows(x, axes):
+    """x with its indexed axes moved first and merged into one, as the table
+    whose rows the take and put address; and the other axes."""
     rest = [a for a in range(x.ndim) if a not in axes]
-    t = _core.transpose(x._t, axes + rest)
-    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    t = _core.reshape(t, [count] + [x.shape[a] for a in rest])
+    perm = axes + rest
+    t = _core.transpose(x._t, perm) if perm != list(range(x.ndim)) else x._t
+    if len(axes) > 1:
+        count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+        t = _core.reshape(t, [count] + [x.shape[a] for a in rest])
+    return t, rest, perm
+
+
+def _computed_read(x, index):
+    """x[...] with computed int arrays among its indices: one take. A copy,
+    shaped as NumPy's (the broadcast axes in place where adjacent, else first)."""
+    x, axes, position, at = _linear_positions(x, index)
+    t, rest, _ = _indexed_rows(x, axes)
     r = _core.take(t, to_tensor(position))  # position.shape + rest
     q = position.ndim
     if at:  # the broadcast axes where the indexed ones were
@@ -1063,9 +1055,11 @@ def _several_read(x, index):
     return Traced(r)
 
 
-def _several_write(x, index, value):
+def _computed_write(x, index, value):
+    """x[...] = value with computed int arrays among its indices: one put (in
+    order: a repeated position takes the last value, as NumPy's assignment)."""
     sliced, axes, position, at = _linear_positions(x, index)
-    rest = [a for a in range(sliced.ndim) if a not in axes]
+    t, rest, perm = _indexed_rows(sliced, axes)
     q = position.ndim
     numpy_shape = (
         [sliced.shape[a] for a in rest[:at]]
@@ -1077,59 +1071,17 @@ def _several_write(x, index, value):
         v = _core.transpose(
             v, list(range(at, at + q)) + list(range(at)) + list(range(at + q, len(numpy_shape)))
         )
-    count = int(np.prod([sliced.shape[a] for a in axes], dtype=np.int64))
-    v = _core.reshape(
-        v, [int(np.prod(position.shape, dtype=np.int64))] + [sliced.shape[a] for a in rest]
-    )
-    perm = axes + rest
-    t = _core.reshape(_core.transpose(sliced._t, perm), [count] + [sliced.shape[a] for a in rest])
-    flat = (
-        to_tensor(position.reshape(-1))
-        if isinstance(position, Traced)
-        else to_tensor(np.ascontiguousarray(position.reshape(-1)))
-    )
-    r = _core.put(t, flat, v)
-    r = _core.reshape(r, [sliced.shape[a] for a in perm])
-    r = _core.transpose(r, [perm.index(a) for a in range(sliced.ndim)])
+    ids = to_tensor(position)
+    if len(axes) > 1:  # one row per position
+        count = int(np.prod(position.shape, dtype=np.int64))
+        v = _core.reshape(v, [count] + list(t.shape[1:]))
+        ids = _core.reshape(ids, [count])
+    r = _core.put(t, ids, v)
+    if len(axes) > 1:
+        r = _core.reshape(r, [sliced.shape[a] for a in perm])
+    if perm != list(range(sliced.ndim)):
+        r = _core.transpose(r, [perm.index(a) for a in range(sliced.ndim)])
     sliced._assign(r)
-
-
-def _computed_read(x, index):
-    """x[..., ids, ...] with computed ids (an argsort's, a label array's): the
-    core's take, its positions checked when the kernel runs (NumPy's
-    IndexError). A copy, shaped as NumPy's: x.shape[:k] + ids.shape + ..."""
-    if _several_indexed(index):
-        return _several_read(x, index)
-    k, ids, perm = _computed_axis(x, index)
-    t = _core.transpose(x._t, perm) if k else x._t
-    r = _core.take(t, ids._t)
-    q = ids.ndim
-    if k:
-        r = _core.transpose(
-            r, [q + j for j in range(k)] + list(range(q)) + [q + j for j in range(k, x.ndim - 1)]
-        )
-    return Traced(r)
-
-
-def _computed_write(x, index, value):
-    """x[..., ids, ...] = value with computed ids: the core's put (in order: a
-    repeated position takes the last value, as NumPy's assignment)."""
-    if _several_indexed(index):
-        return _several_write(x, index, value)
-    k, ids, perm = _computed_axis(x, index)
-    shape = list(x.shape[:k]) + list(ids.shape) + list(x.shape[k + 1 :])
-    v = _core.cast(_broadcast_into(to_tensor(value, "the assigned value"), shape), x._t.dtype)
-    q = ids.ndim
-    if k:  # the values with ids' axes first, as the moved table's rows
-        v = _core.transpose(
-            v, list(range(k, k + q)) + list(range(k)) + list(range(k + q, len(shape)))
-        )
-    t = _core.transpose(x._t, perm) if k else x._t
-    r = _core.put(t, ids._t, v)
-    if k:
-        inverse = [perm.index(a) for a in range(x.ndim)]
-        r = _core.transpose(r, inverse)
-    x._assign(r)
 
 
 # --- The traced value ------------------------------------------------------------
