@@ -121,6 +121,50 @@ template <class ComplexOp> struct CompareComplex {
   }
 };
 
+/// NumPy's lexicographic order of complex numbers (its CLT, CLE, CGT, CGE):
+/// the real parts decide, unless either imaginary part is nan; equal ones
+/// leave it to the imaginary parts. `strict`: < or >; `greater`: > or >=.
+Value lexicographic(OpBuilder &b, Location loc, Value x, Value y, bool greater, bool strict) {
+  using P = arith::CmpFPredicate;
+  Value xr = complex::ReOp::create(b, loc, x), xi = complex::ImOp::create(b, loc, x);
+  Value yr = complex::ReOp::create(b, loc, y), yi = complex::ImOp::create(b, loc, y);
+  auto cmp = [&](P p, Value u, Value v) { return arith::CmpFOp::create(b, loc, p, u, v); };
+  Value real = cmp(greater ? P::OGT : P::OLT, xr, yr);
+  Value numbers = arith::AndIOp::create(b, loc, cmp(P::ORD, xi, xi), cmp(P::ORD, yi, yi));
+  Value imag = cmp(greater ? (strict ? P::OGT : P::OGE) : (strict ? P::OLT : P::OLE), xi, yi);
+  Value tie = arith::AndIOp::create(b, loc, cmp(P::OEQ, xr, yr), imag);
+  return arith::OrIOp::create(b, loc, arith::AndIOp::create(b, loc, real, numbers), tie);
+}
+template <bool greater, bool strict> struct CompareLexicographic {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    return toBool(b, loc, lexicographic(b, loc, x[0], x[1], greater, strict));
+  }
+};
+/// NumPy's complex maximum (minimum): the first operand where it has a nan
+/// part or is >= (<=) the second, else the second; fmax (fmin) keeps the
+/// first where the second has a nan part.
+template <bool greater, bool ignoreNan> struct ComplexExtreme {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    using P = arith::CmpFPredicate;
+    const Value z = x[ignoreNan ? 1 : 0];
+    Value re = complex::ReOp::create(b, loc, z), im = complex::ImOp::create(b, loc, z);
+    Value nan = arith::OrIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::UNO, re, re),
+                                     arith::CmpFOp::create(b, loc, P::UNO, im, im));
+    Value first =
+        arith::OrIOp::create(b, loc, nan, lexicographic(b, loc, x[0], x[1], greater, false));
+    return arith::SelectOp::create(b, loc, first, x[0], x[1]);
+  }
+};
+// ops.def's names (a macro argument holds no comma).
+using LessComplex = CompareLexicographic<false, true>;
+using LessEqualComplex = CompareLexicographic<false, false>;
+using GreaterComplex = CompareLexicographic<true, true>;
+using GreaterEqualComplex = CompareLexicographic<true, false>;
+using MaximumComplex = ComplexExtreme<true, false>;
+using MinimumComplex = ComplexExtreme<false, false>;
+using FmaxComplex = ComplexExtreme<true, true>;
+using FminComplex = ComplexExtreme<false, true>;
+
 /// Float to integer as NumPy's C casts give on x86, with no poison: values
 /// out of the range of the conversion (and nan) give the "integer
 /// indefinite" 0x80...0; narrow types convert through int32 (int64 for
@@ -464,27 +508,89 @@ struct Atan2Float {
   }
 };
 
-/// sin(a + ib) = sin a cosh b + i cos a sinh b, and cos(a + ib) = cos a cosh b
-/// - i sin a sinh b, with libm's sinh: MLIR's complex lowering takes sinh as a
-/// difference of exponentials, which cancels for small b (100 ulps at 0.004).
-Value complexSinCos(OpBuilder &b, Location loc, Value z, bool sine) {
-  Value re = complex::ReOp::create(b, loc, z), im = complex::ImOp::create(b, loc, z);
-  Value s = math::SinOp::create(b, loc, re), c = math::CosOp::create(b, loc, re);
-  Value ch = math::CoshOp::create(b, loc, im), sh = math::SinhOp::create(b, loc, im);
-  Value real = arith::MulFOp::create(b, loc, sine ? s : c, ch);
-  Value imag = arith::MulFOp::create(b, loc, sine ? c : s, sh);
-  if (!sine)
-    imag = arith::NegFOp::create(b, loc, imag);
-  return complex::CreateOp::create(b, loc, z.getType(), real, imag);
-}
-struct ComplexSin {
+/// A name as a template argument: ComplexCall<"exp">.
+template <size_t N> struct FixedName {
+  constexpr FixedName(const char (&s)[N]) { std::copy_n(s, N, name); } // NOLINT: implicit
+  char name[N];
+};
+
+/// A complex function as NumPy computes it: a call of the runtime's
+/// tinymlir_c<name>_<dtype>(re, im) (lib/runtime/Complex.cpp: C99's complex
+/// functions, as NumPy's loops call them, or NumPy's own formulas), whose
+/// result comes back as a pair of doubles in registers. MLIR's complex
+/// lowerings differ from C99's at infinities and nan (exp(inf + nan i) is
+/// inf + nan i, abs(inf + nan i) inf) and cancel in sinh for small arguments.
+template <FixedName Name> struct ComplexCall {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
-    return complexSinCos(b, loc, x[0], true);
+    auto type = cast<ComplexType>(x[0].getType());
+    Type part = type.getElementType(), f64 = b.getF64Type();
+    auto pair = LLVM::LLVMStructType::getLiteral(b.getContext(), {f64, f64});
+    const std::string name =
+        std::string("tinymlir_c") + Name.name + (part.isF32() ? "_complex64" : "_complex128");
+    SmallVector<Value> operands; // re, im of each
+    for (Value z : x) {
+      operands.push_back(complex::ReOp::create(b, loc, z));
+      operands.push_back(complex::ImOp::create(b, loc, z));
+    }
+    // declared by declareCallees: this body is not yet in the module
+    Value r = func::CallOp::create(b, loc, name, TypeRange{pair}, operands).getResult(0);
+    Value parts[2];
+    for (int64_t i = 0; i < 2; ++i) {
+      parts[i] = LLVM::ExtractValueOp::create(b, loc, r, ArrayRef<int64_t>{i});
+      if (part.isF32()) // the float result, exactly
+        parts[i] = arith::TruncFOp::create(b, loc, part, parts[i]);
+    }
+    return complex::CreateOp::create(b, loc, type, parts[0], parts[1]);
   }
 };
-struct ComplexCos {
+
+/// a / b as NumPy's complex division (Smith's, scaled by the larger part of
+/// b; by zero: each part of a over |0|, an inf or a nan), inlined.
+struct ComplexDivide {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
-    return complexSinCos(b, loc, x[0], false);
+    using P = arith::CmpFPredicate;
+    Value ar = complex::ReOp::create(b, loc, x[0]), ai = complex::ImOp::create(b, loc, x[0]);
+    Value br = complex::ReOp::create(b, loc, x[1]), bi = complex::ImOp::create(b, loc, x[1]);
+    auto add = [&](Value u, Value v) { return arith::AddFOp::create(b, loc, u, v).getResult(); };
+    auto sub = [&](Value u, Value v) { return arith::SubFOp::create(b, loc, u, v).getResult(); };
+    auto mul = [&](Value u, Value v) { return arith::MulFOp::create(b, loc, u, v).getResult(); };
+    auto div = [&](Value u, Value v) { return arith::DivFOp::create(b, loc, u, v).getResult(); };
+    auto pick = [&](Value c, Value u, Value v) {
+      return arith::SelectOp::create(b, loc, c, u, v).getResult();
+    };
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(ar.getType(), 1.0));
+    Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(ar.getType(), 0.0));
+    Value absR = math::AbsFOp::create(b, loc, br), absI = math::AbsFOp::create(b, loc, bi);
+    // |br| >= |bi|: rat = bi / br, scl = 1 / (br + bi rat)
+    Value rat1 = div(bi, br), scl1 = div(one, add(br, mul(bi, rat1)));
+    Value re1 = mul(add(ar, mul(ai, rat1)), scl1), im1 = mul(sub(ai, mul(ar, rat1)), scl1);
+    // otherwise: rat = br / bi, scl = 1 / (bi + br rat)
+    Value rat2 = div(br, bi), scl2 = div(one, add(bi, mul(br, rat2)));
+    Value re2 = mul(add(mul(ar, rat2), ai), scl2), im2 = mul(sub(mul(ai, rat2), ar), scl2);
+    Value byZero = arith::AndIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OEQ, absR, zero),
+                                         arith::CmpFOp::create(b, loc, P::OEQ, absI, zero));
+    Value first = arith::CmpFOp::create(b, loc, P::OGE, absR, absI);
+    Value re = pick(byZero, div(ar, absR), pick(first, re1, re2));
+    Value im = pick(byZero, div(ai, absR), pick(first, im1, im2));
+    return complex::CreateOp::create(b, loc, x[0].getType(), re, im);
+  }
+};
+
+/// |z|, MLIR's (inlined, vectorized), with C99's inf where either part is
+/// infinite, even beside a nan (hypot's rule, which NumPy's cabs follows).
+struct ComplexAbs {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    Value magnitude = complex::AbsOp::create(b, loc, x[0]);
+    Type part = magnitude.getType();
+    Value inf = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(part, std::numeric_limits<double>::infinity()));
+    auto infinite = [&](Value v) {
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                   math::AbsFOp::create(b, loc, v), inf);
+    };
+    Value either = arith::OrIOp::create(b, loc, infinite(complex::ReOp::create(b, loc, x[0])),
+                                        infinite(complex::ImOp::create(b, loc, x[0])));
+    return arith::SelectOp::create(b, loc, either, inf, magnitude);
   }
 };
 
@@ -511,6 +617,12 @@ struct Identity { // floor, ceil and trunc of an integer
 };
 
 /// x > 0 ? 1 : x < 0 ? -1 : x + 0 (the + 0 makes -0 a +0 and keeps nan).
+struct ReciprocalFloat { // 1 / x
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    return arith::DivFOp::create(b, loc, scalarConstant(b, loc, n.dtype, 1.0), x[0]);
+  }
+};
+
 struct SignFloat {
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     Value zero = scalarConstant(b, loc, n.dtype, 0.0);
@@ -562,6 +674,19 @@ Value lower(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
     return Lowering::create(b, loc, x[0]);
   else
     return Lowering::create(b, loc, x[0], x[1]);
+}
+
+/// Private declarations of the runtime functions that calls name without one
+/// (ComplexCall's, made inside bodies not yet in the module), typed as called.
+void declareCallees(ModuleOp module) {
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  module.walk([&](func::CallOp call) {
+    if (module.lookupSymbol(call.getCallee()))
+      return;
+    auto f = func::FuncOp::create(b, call.getLoc(), call.getCallee(), call.getCalleeType());
+    f.setPrivate();
+  });
 }
 
 class ModuleBuilder {
@@ -1319,6 +1444,7 @@ private:
     case Op::Svd:
     case Op::Qr:
     case Op::Lstsq:
+    case Op::Require:
       return emitRowCall(n);
     }
     throw Error(std::string("[build] no lowering for op '") + opName(n.op) + "'");
@@ -1755,7 +1881,9 @@ private:
 
 BuiltModule buildModule(MLIRContext &context, const std::vector<NodePtr> &results,
                         const std::vector<NodePtr> &args, const std::vector<int> &donated) {
-  return ModuleBuilder(context).build(results, args, donated);
+  BuiltModule out = ModuleBuilder(context).build(results, args, donated);
+  declareCallees(*out.module);
+  return out;
 }
 
 } // namespace tinymlir::detail

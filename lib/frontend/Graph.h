@@ -73,7 +73,18 @@ inline NodePtr makeNode(Op op, Shape shape, DType dtype, std::vector<NodePtr> ar
 }
 
 /// What ops.def says about an op (see its header for the columns).
-enum class OpKind : uint8_t { Leaf, Unary, Binary, Compare, Select, Convert, Reduction, Other };
+enum class OpKind : uint8_t {
+  Leaf,
+  Unary,
+  Binary,
+  Compare,
+  Select,
+  Convert,
+  Reduction,
+  Row,
+  CheckedRow,
+  Other
+};
 enum class IntPolicy : uint8_t { Keep, ToFloat, ToFloat64, FloatOnly, IntOnly };
 struct OpInfo {
   OpKind kind;
@@ -91,33 +102,22 @@ inline constexpr OpInfo kOpInfo[] = {
 
 constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)]; }
 
+/// `values` (integers), checked when the kernel runs to be at least `bound`:
+/// ops.def's Require, whose `reason` (0: a negative integer exponent, 1:
+/// lstsq's rank) names NumPy's error. Same shape and dtype.
+inline Tensor requireAtLeast(const Tensor &values, int64_t bound, int64_t reason) {
+  const int64_t m = numElements(values.shape());
+  if (m == 0)
+    return values;
+  Tensor v = reshape(cast(values, DType::i64), {1, m});
+  auto node = makeNode(Op::Require, {1, m}, DType::i64, {v.node()});
+  node->axes = {bound * 4 + reason};
+  return cast(reshape(Tensor(node), values.shape()), values.dtype());
+}
+
 /// Ops lowered to calls of the runtime's row and LAPACK kernels (CPU only).
 constexpr bool isRowKernel(Op op) {
-  switch (op) {
-  case Op::Sort:
-  case Op::Argsort:
-  case Op::Cumsum:
-  case Op::Cumprod:
-  case Op::Argmax:
-  case Op::Argmin:
-  case Op::SearchSorted:
-  case Op::Take:
-  case Op::Put:
-  case Op::Bincount:
-  case Op::BincountWeighted:
-  case Op::Cholesky:
-  case Op::Solve:
-  case Op::Inv:
-  case Op::Det:
-  case Op::Slogdet:
-  case Op::Eigh:
-  case Op::Svd:
-  case Op::Qr:
-  case Op::Lstsq:
-    return true;
-  default:
-    return false;
-  }
+  return opInfo(op).kind == OpKind::Row || opInfo(op).kind == OpKind::CheckedRow;
 }
 
 } // namespace tinymlir::detail

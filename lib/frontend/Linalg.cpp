@@ -1,5 +1,6 @@
 // np.linalg's type and shape rules: operands as NumPy's linalg takes them
-// (float32 and float64; integers and bools as float64), batches of matrices
+// (float32, float64, complex64 and complex128; integers and bools as
+// float64), batches of matrices
 // flattened to (B*m, n) for the LAPACK kernels (lib/runtime/Linalg.cpp), and
 // their packed results read back into NumPy's shapes.
 #include "frontend/Graph.h"
@@ -30,16 +31,13 @@ struct Matrices {
   }
 };
 
-Matrices matrices(Op op, const Tensor &a, bool square, bool complexToo = false) {
+Matrices matrices(Op op, const Tensor &a, bool square) {
   if (!a.valid())
     fail(op, "operand is an invalid (default-constructed) Tensor", ErrorKind::Value);
   const Shape &s = a.shape();
   DType d = a.dtype();
   if (d == DType::f16)
     fail(op, "array type float16 is unsupported in linalg", ErrorKind::Type);
-  if (isComplex(d) && !complexToo)
-    fail(op, std::string("complex matrices (") + dtypeName(d) + ") are not supported",
-         ErrorKind::Type);
   if (s.size() < 2)
     fail(op, std::to_string(s.size()) +
                  "-dimensional array given. Array must be at least two-dimensional");
@@ -77,6 +75,29 @@ Tensor part(const Tensor &packed, int64_t blocks, int64_t per, int64_t r0, int64
 
 bool empty(const Matrices &a) { return a.count == 0 || a.m == 0 || a.n == 0; }
 
+/// NumPy's linalg common type of two operands: complex if either is, single
+/// precision only if both are.
+DType commonType(DType a, DType b) {
+  auto single = [](DType t) { return t == DType::f32 || t == DType::c64; };
+  const bool both = single(a) && single(b);
+  if (isComplex(a) || isComplex(b))
+    return both ? DType::c64 : DType::c128;
+  return both ? DType::f32 : DType::f64;
+}
+
+/// The conjugate transpose of a batch of matrices (the transpose of real ones).
+Tensor adjoint(const Tensor &t) {
+  std::vector<int64_t> perm(t.shape().size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm.end()[-1], perm.end()[-2]);
+  Tensor r = transpose(t, perm);
+  return isComplex(t.dtype()) ? conjugate(r) : r;
+}
+
+/// Singular values or eigenvalues a complex kernel packs as complex numbers:
+/// their real parts, in the matrices' real dtype.
+Tensor realValues(const Tensor &t) { return isComplex(t.dtype()) ? real(t) : t; }
+
 } // namespace
 
 Tensor cholesky(const Tensor &a, bool upper) {
@@ -84,27 +105,17 @@ Tensor cholesky(const Tensor &a, bool upper) {
   if (empty(x))
     return full(x.shape({x.m, x.n}), 0, x.t.dtype());
   Tensor l = reshape(kernel(Op::Cholesky, {rows(x)}, x.count * x.n, x.n), x.shape({x.n, x.n}));
-  if (!upper)
-    return l;
-  std::vector<int64_t> perm(x.batch.size() + 2);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::swap(perm.end()[-1], perm.end()[-2]);
-  return transpose(l, perm);
+  return upper ? adjoint(l) : l; // A = L L^H = U^H U
 }
 
 Tensor solve(const Tensor &a, const Tensor &b) {
-  Matrices x = matrices(Op::Solve, a, true, /*complexToo=*/true);
+  Matrices x = matrices(Op::Solve, a, true);
   if (!b.valid())
     fail(Op::Solve, "operand is an invalid (default-constructed) Tensor", ErrorKind::Value);
   if (b.dtype() == DType::f16)
     fail(Op::Solve, "array type float16 is unsupported in linalg", ErrorKind::Type);
   const bool vector = b.rank() == 1;
-  // NumPy's common type: complex if either is; single precision only if both are.
-  auto single = [](DType t) { return t == DType::f32 || t == DType::c64; };
-  const bool complex = isComplex(x.t.dtype()) || isComplex(b.dtype());
-  const bool both = single(x.t.dtype()) && single(b.dtype());
-  const DType common =
-      complex ? (both ? DType::c64 : DType::c128) : (both ? DType::f32 : DType::f64);
+  const DType common = commonType(x.t.dtype(), b.dtype());
   Tensor rhs = cast(b, common);
   if (x.t.dtype() != common)
     x.t = cast(x.t, common);
@@ -143,7 +154,7 @@ Tensor solve(const Tensor &a, const Tensor &b) {
 }
 
 Tensor inv(const Tensor &a) {
-  Matrices x = matrices(Op::Inv, a, true, /*complexToo=*/true);
+  Matrices x = matrices(Op::Inv, a, true);
   if (empty(x))
     return full(x.shape({x.n, x.n}), 0, x.t.dtype());
   return reshape(kernel(Op::Inv, {rows(x)}, x.count * x.n, x.n), x.shape({x.n, x.n}));
@@ -161,25 +172,21 @@ Tensor det(const Tensor &a) {
 std::pair<Tensor, Tensor> slogdet(const Tensor &a) {
   Matrices x = matrices(Op::Slogdet, a, true);
   if (x.count == 0 || x.n == 0)
-    return {full(x.batch, x.n == 0 ? 1 : 0, x.t.dtype()), full(x.batch, 0, x.t.dtype())};
-  Tensor packed = kernel(Op::Slogdet, {rows(x)}, x.count, 2);
+    return {full(x.batch, x.n == 0 ? 1 : 0, x.t.dtype()), full(x.batch, 0, realPart(x.t.dtype()))};
+  Tensor packed = kernel(Op::Slogdet, {rows(x)}, x.count, 2); // (sign, log|det|) per matrix
   return {reshape(slice(packed, {0, 0}, {x.count, 1}), x.batch),
-          reshape(slice(packed, {0, 1}, {x.count, 2}), x.batch)};
+          reshape(realValues(slice(packed, {0, 1}, {x.count, 2})), x.batch)};
 }
 
 std::pair<Tensor, Tensor> eigh(const Tensor &a, bool upper) {
   Matrices x = matrices(Op::Eigh, a, true);
-  if (upper) { // the upper triangle of a is the lower one of a's transpose
-    std::vector<int64_t> perm(x.batch.size() + 2);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::swap(perm.end()[-1], perm.end()[-2]);
-    x.t = transpose(x.t, perm);
-  }
+  if (upper) // the upper triangle of a is the lower one of a's adjoint
+    x.t = adjoint(x.t);
   const int64_t n = x.n;
   if (empty(x))
-    return {full(x.shape({n}), 0, x.t.dtype()), full(x.shape({n, n}), 0, x.t.dtype())};
+    return {full(x.shape({n}), 0, realPart(x.t.dtype())), full(x.shape({n, n}), 0, x.t.dtype())};
   Tensor packed = kernel(Op::Eigh, {rows(x)}, x.count * (n + 1), n);
-  return {reshape(part(packed, x.count, n + 1, 0, 1, n), x.shape({n})),
+  return {reshape(realValues(part(packed, x.count, n + 1, 0, 1, n)), x.shape({n})),
           reshape(part(packed, x.count, n + 1, 1, n, n), x.shape({n, n}))};
 }
 
@@ -187,8 +194,8 @@ Tensor singularValues(const Tensor &a) {
   Matrices x = matrices(Op::Svd, a, false);
   const int64_t k = std::min(x.m, x.n);
   if (empty(x))
-    return full(x.shape({k}), 0, x.t.dtype());
-  return reshape(kernel(Op::Svd, {rows(x)}, x.count, k, 4 * x.m), x.shape({k}));
+    return full(x.shape({k}), 0, realPart(x.t.dtype()));
+  return reshape(realValues(kernel(Op::Svd, {rows(x)}, x.count, k, 4 * x.m)), x.shape({k}));
 }
 
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor &a, bool fullMatrices) {
@@ -200,7 +207,7 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor &a, bool fullMatrices) {
   const int64_t per = m + 1 + vRows, width = std::max(m, n);
   Tensor packed = kernel(Op::Svd, {rows(x)}, x.count * per, width, 4 * m + (fullMatrices ? 2 : 1));
   return {reshape(part(packed, x.count, per, 0, m, uColumns), x.shape({m, uColumns})),
-          reshape(part(packed, x.count, per, m, 1, k), x.shape({k})),
+          reshape(realValues(part(packed, x.count, per, m, 1, k)), x.shape({k})),
           reshape(part(packed, x.count, per, m + 1, vRows, n), x.shape({vRows, n}))};
 }
 
@@ -220,7 +227,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor &a, const Tensor &
   if (!x.batch.empty())
     fail(Op::Lstsq, "takes one matrix (2-D), got " + shapeString(a.shape()));
   const bool vector = b.rank() == 1;
-  DType d = x.t.dtype() == DType::f32 && b.dtype() == DType::f32 ? DType::f32 : DType::f64;
+  const DType d = commonType(x.t.dtype(), b.dtype());
   Tensor A = cast(x.t, d), B = cast(b, d);
   if (vector)
     B = reshape(B, {b.shape()[0], 1});
@@ -233,12 +240,15 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor &a, const Tensor &
   const int64_t width = std::max<int64_t>({k, q, 1});
   Tensor packed = kernel(Op::Lstsq, {A, B}, n + 2, width);
   Tensor solution = slice(packed, {0, 0}, {n, k});
-  Tensor s = reshape(slice(packed, {n, 0}, {n + 1, q}), {q});
-  Tensor rank = reshape(cast(slice(packed, {n + 1, 0}, {n + 2, 1}), DType::i32), {});
-  Tensor residuals = full({0}, 0, d);
+  Tensor s = reshape(realValues(slice(packed, {n, 0}, {n + 1, q})), {q});
+  Tensor rank = reshape(cast(realValues(slice(packed, {n + 1, 0}, {n + 2, 1})), DType::i32), {});
+  Tensor residuals = full({0}, 0, realPart(d));
   if (m > n) {
-    Tensor r = B - matmul(A, solution);
-    residuals = sum(r * r, 0); // (k,)
+    // NumPy's residuals are empty below full rank: that shape would depend on
+    // the data, so computing them raises then, when the kernel runs
+    Tensor fullRank = greater_equal(detail::requireAtLeast(cast(rank, DType::i64), n, 1), n);
+    Tensor r = abs(B - matmul(A, solution));
+    residuals = where(fullRank, sum(r * r, 0), 0.0); // (k,)
   }
   if (vector)
     solution = reshape(solution, {n});

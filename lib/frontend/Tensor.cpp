@@ -307,17 +307,20 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
       !isComplex(operands)) // NumPy's loop: the smallest float both hold (int8, uint8: float16)
     operands = promote(floatFor(x->dtype), floatFor(y->dtype));
   DType result = applyIntPolicy(op, operands, describe(x) + " and " + describe(y));
-  if (op == Op::Pow && isInteger(result))
-    for (const NodePtr &e : {y})
-      if (e->op == Op::Scalar && e->scalar < 0 && !isUnsigned(result))
-        fail(op, "Integers to negative integer powers are not allowed.");
+  NodePtr second = convert(y, result, opName(op));
+  if (op == Op::Pow && isInteger(result) && !isUnsigned(result)) {
+    // NumPy raises for a negative exponent: a literal's now, an array's when the kernel runs
+    if (y->op == Op::Scalar && y->scalar < 0)
+      fail(op, "Integers to negative integer powers are not allowed.");
+    if (y->op != Op::Scalar)
+      second = detail::requireAtLeast(Tensor(second), 0, 0).node();
+  }
   if (result == DType::b8 && op == Op::Add) // NumPy's bool + bool: logical or
     op = Op::Maximum;
   if (result == DType::b8 && op == Op::Mul) // and bool * bool: logical and
     op = Op::Minimum;
   Shape shape = broadcastShapes(op, x->shape, y->shape);
-  return Tensor(makeNode(op, std::move(shape), result,
-                         {convert(x, result, opName(op)), convert(y, result, opName(op))}));
+  return Tensor(makeNode(op, std::move(shape), result, {convert(x, result, opName(op)), second}));
 }
 
 /// A comparison: operands promoted to each other, a bool result.
@@ -407,6 +410,8 @@ int64_t reducedCount(const Shape &shape, const std::vector<int64_t> &axes) {
   return count;
 }
 
+Tensor complexExtreme(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims);
+
 Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims) {
   NodePtr x = nodeOf(t, opName(op));
   if (x->weak)
@@ -414,11 +419,8 @@ Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims
   if ((op == Op::Sum || op == Op::Prod) && (isInteger(x->dtype) || x->dtype == DType::b8))
     // NumPy's: integers and bools accumulate in int64, unsigned ones in uint64
     x = convert(x, isUnsigned(x->dtype) ? DType::u64 : DType::i64, opName(op));
-  if ((op == Op::Max || op == Op::Min) && isComplex(x->dtype))
-    fail(op,
-         "complex operands are not supported (NumPy orders them lexicographically): got " +
-             describe(x),
-         ErrorKind::Type);
+  if ((op == Op::Max || op == Op::Min) && isComplex(x->dtype)) // NumPy's lexicographic order
+    return complexExtreme(op, Tensor(x), axis, keepdims);
   if (x->dtype == DType::f16 && (op == Op::Sum || op == Op::Prod)) // in float32, as NumPy's loops
     return cast(reduce(op, cast(Tensor(x), DType::f32), axis, keepdims), DType::f16);
   std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
@@ -1063,22 +1065,17 @@ Tensor rowKernel(Op op, const Tensor &rows, Shape shape, DType dtype, int64_t fl
   return Tensor(node);
 }
 
-/// The operand of a sort or index search: a real tensor (NumPy orders complex
-/// numbers lexicographically, which tinymlir does not).
-NodePtr realOperand(Op op, const Tensor &x) {
+/// The operand of a sort or index search (Python scalars as NumPy's default
+/// dtypes; complex numbers are ordered lexicographically by the kernels).
+NodePtr orderedOperand(Op op, const Tensor &x) {
   NodePtr n = nodeOf(x, opName(op));
   if (n->weak)
     n = convert(n, n->integral ? DType::i64 : DType::f64, opName(op));
-  if (isComplex(n->dtype))
-    fail(op,
-         "complex operands are not supported (NumPy orders them lexicographically): got " +
-             describe(n),
-         ErrorKind::Type);
   return n;
 }
 
 Tensor sorted(Op op, const Tensor &x, int64_t axis) {
-  NodePtr n = realOperand(op, x);
+  NodePtr n = orderedOperand(op, x);
   const DType dtype = op == Op::Argsort ? DType::i64 : n->dtype;
   Rows r = rowsAlong(opName(op), Tensor(n), axis);
   const Shape &s = nodeOf(r.rows, opName(op))->shape;
@@ -1103,19 +1100,28 @@ Tensor accumulated(Op op, const Tensor &x, std::optional<int64_t> axis) {
   return r.restore(rowKernel(op, r.rows, s, n->dtype), s[1]);
 }
 
-Tensor extremeIndex(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
-  NodePtr n = realOperand(op, x);
+/// The position of the largest (Argmax) or smallest (Argmin) element along
+/// `axis` (all: flattened), as NumPy's, with `pick` applied to the rows and
+/// their (R, 1) positions: the positions themselves, or the elements there.
+template <class Pick>
+Tensor alongRows(Op op, Op arg, const Tensor &x, std::optional<int64_t> axis, bool keepdims,
+                 Pick pick) {
+  NodePtr n = orderedOperand(op, x);
   Tensor t(n);
   const Shape shape = n->shape;
   if (!axis)
     t = reshape(t, {numElements(shape)});
   Rows r = rowsAlong(opName(op), t, axis ? *axis : 0);
   const Shape &s = nodeOf(r.rows, opName(op))->shape;
-  if (s[1] == 0)
-    fail(op, std::string("attempt to get ") + opName(op) + " of an empty sequence");
+  if (s[1] == 0) {
+    if (op == arg)
+      fail(op, std::string("attempt to get ") + opName(op) + " of an empty sequence");
+    fail(op, std::string("zero-size array to reduction operation ") +
+                 (op == Op::Max ? "maximum" : "minimum") + " which has no identity");
+  }
   Tensor index =
-      s[0] == 0 ? full({0, 1}, 0, DType::i64) : rowKernel(op, r.rows, {s[0], 1}, DType::i64);
-  Tensor kept = r.restore(index, 1); // the axis kept, of size 1
+      s[0] == 0 ? full({0, 1}, 0, DType::i64) : rowKernel(arg, r.rows, {s[0], 1}, DType::i64);
+  Tensor kept = r.restore(s[0] == 0 ? index : pick(r.rows, index), 1); // the axis kept, size 1
   if (!axis)
     return keepdims ? reshape(kept, Shape(shape.size(), 1)) : reshape(kept, {});
   if (keepdims)
@@ -1123,6 +1129,22 @@ Tensor extremeIndex(Op op, const Tensor &x, std::optional<int64_t> axis, bool ke
   Shape out = shape;
   out.erase(out.begin() + normalizeAxis(opName(op), *axis, shape));
   return reshape(kept, out);
+}
+
+Tensor extremeIndex(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  return alongRows(op, op, x, axis, keepdims, [](const Tensor &, const Tensor &i) { return i; });
+}
+
+/// max and min of complex numbers: the element at argmax (argmin), NumPy's
+/// lexicographic order, the first nan if there is one.
+Tensor complexExtreme(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+  const Op arg = op == Op::Max ? Op::Argmax : Op::Argmin;
+  return alongRows(op, arg, x, axis, keepdims, [](const Tensor &rows, const Tensor &index) {
+    const Shape &s = rows.shape(); // (R, W): element R*W + index of the flattened rows
+    Tensor starts = Tensor(Array::arange(s[0], DType::i64)) * weakInteger(s[1]);
+    Tensor at = starts + reshape(index, {s[0]});
+    return reshape(take(reshape(rows, {s[0] * s[1]}), at), {s[0], 1});
+  });
 }
 
 } // namespace
@@ -1143,8 +1165,8 @@ Tensor argmin(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
 }
 
 Tensor searchsorted(const Tensor &sortedValues, const Tensor &values, bool right) {
-  NodePtr a = realOperand(Op::SearchSorted, sortedValues),
-          v = realOperand(Op::SearchSorted, values);
+  NodePtr a = orderedOperand(Op::SearchSorted, sortedValues),
+          v = orderedOperand(Op::SearchSorted, values);
   if (a->shape.size() != 1)
     fail(Op::SearchSorted, "the sorted array must be 1-D, got " + describe(a));
   const DType common = promote(a->dtype, v->dtype);

@@ -210,22 +210,8 @@ bool mayFailWhileRunning(const Node *root) {
   while (!stack.empty()) {
     const Node *n = stack.back();
     stack.pop_back();
-    switch (n->op) {
-    case Op::Bincount:
-    case Op::BincountWeighted:
-    case Op::Take:
-    case Op::Put:
-    case Op::Cholesky:
-    case Op::Solve:
-    case Op::Inv:
-    case Op::Eigh:
-    case Op::Svd:
-    case Op::Qr:
-    case Op::Lstsq:
+    if (detail::opInfo(n->op).kind == detail::OpKind::CheckedRow)
       return true;
-    default:
-      break;
-    }
     for (const NodePtr &a : n->args)
       if (seen.insert(a.get()).second)
         stack.push_back(a.get());

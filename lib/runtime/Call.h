@@ -83,6 +83,8 @@ RuntimeSymbols cpuRuntimeSymbols();
 RuntimeSymbols rowRuntimeSymbols();
 /// np.linalg's LAPACK kernels of Linalg.cpp (tinymlir_cholesky_float64, ...), likewise.
 RuntimeSymbols linalgRuntimeSymbols();
+/// The complex functions of Complex.cpp (tinymlir_cexp_complex128, ...), likewise.
+RuntimeSymbols complexRuntimeSymbols();
 /// The mgpu* functions of MLIR's GPU-to-LLVM lowering and tinymlirGpu* (gpu/CudaRuntime.cpp).
 RuntimeSymbols cudaRuntimeSymbols();
 /// The tinymlirGpu* functions on host buffers, and the emulated thread id

@@ -129,5 +129,7 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::cpuRuntimeSymbols() {
     out.push_back(s);
   for (const RuntimeSymbol &s : linalgRuntimeSymbols()) // runtime/Linalg.cpp
     out.push_back(s);
+  for (const RuntimeSymbol &s : complexRuntimeSymbols()) // runtime/Complex.cpp
+    out.push_back(s);
   return out;
 }

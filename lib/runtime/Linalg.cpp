@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // LAPACK's Fortran interface (32-bit integers, as Debian's OpenBLAS; the
@@ -46,6 +47,34 @@ void sorgqr_(const int *, const int *, const int *, float *, const int *, const 
              const int *, int *);
 void dorgqr_(const int *, const int *, const int *, double *, const int *, const double *, double *,
              const int *, int *);
+using cfloat = std::complex<float>;
+using cdouble = std::complex<double>;
+void cpotrf_(const char *, const int *, cfloat *, const int *, int *, size_t);
+void zpotrf_(const char *, const int *, cdouble *, const int *, int *, size_t);
+void cgetrf_(const int *, const int *, cfloat *, const int *, int *, int *);
+void zgetrf_(const int *, const int *, cdouble *, const int *, int *, int *);
+void cheevd_(const char *, const char *, const int *, cfloat *, const int *, float *, cfloat *,
+             const int *, float *, const int *, int *, const int *, int *, size_t, size_t);
+void zheevd_(const char *, const char *, const int *, cdouble *, const int *, double *, cdouble *,
+             const int *, double *, const int *, int *, const int *, int *, size_t, size_t);
+void cgesdd_(const char *, const int *, const int *, cfloat *, const int *, float *, cfloat *,
+             const int *, cfloat *, const int *, cfloat *, const int *, float *, int *, int *,
+             size_t);
+void zgesdd_(const char *, const int *, const int *, cdouble *, const int *, double *, cdouble *,
+             const int *, cdouble *, const int *, cdouble *, const int *, double *, int *, int *,
+             size_t);
+void cgeqrf_(const int *, const int *, cfloat *, const int *, cfloat *, cfloat *, const int *,
+             int *);
+void zgeqrf_(const int *, const int *, cdouble *, const int *, cdouble *, cdouble *, const int *,
+             int *);
+void cungqr_(const int *, const int *, const int *, cfloat *, const int *, const cfloat *, cfloat *,
+             const int *, int *);
+void zungqr_(const int *, const int *, const int *, cdouble *, const int *, const cdouble *,
+             cdouble *, const int *, int *);
+void cgelsd_(const int *, const int *, const int *, cfloat *, const int *, cfloat *, const int *,
+             float *, const float *, int *, cfloat *, const int *, float *, int *, int *);
+void zgelsd_(const int *, const int *, const int *, cdouble *, const int *, cdouble *, const int *,
+             double *, const double *, int *, cdouble *, const int *, double *, int *, int *);
 void sgelsd_(const int *, const int *, const int *, float *, const int *, float *, const int *,
              float *, const float *, int *, float *, const int *, int *, int *);
 void dgelsd_(const int *, const int *, const int *, double *, const int *, double *, const int *,
@@ -57,53 +86,97 @@ using tinymlir::ErrorKind;
 using tinymlir::detail::reportKernelError;
 using tinymlir::detail::Rows;
 
-// One name per LAPACK routine for both precisions.
-void potrf(int n, float *a, int *info) { spotrf_("L", &n, a, &n, info, 1); }
-void potrf(int n, double *a, int *info) { dpotrf_("L", &n, a, &n, info, 1); }
-void gesv(int n, int k, float *a, int *p, float *b, int *info) {
-  sgesv_(&n, &k, a, &n, p, b, &n, info);
+template <class T> struct RealOf {
+  using type = T;
+};
+template <class T> struct RealOf<std::complex<T>> {
+  using type = T;
+};
+/// A matrix element's real type: singular values and eigenvalues are real.
+template <class T> using Real = typename RealOf<T>::type;
+template <class T> constexpr bool kComplex = !std::is_same_v<T, Real<T>>;
+
+/// LAPACK's routine for T: s (float), d (double), c (complex<float>) or z.
+#define TINYMLIR_LAPACK(T, name, ...)                                                              \
+  do {                                                                                             \
+    if constexpr (std::is_same_v<T, float>)                                                        \
+      s##name##_(__VA_ARGS__);                                                                     \
+    else if constexpr (std::is_same_v<T, double>)                                                  \
+      d##name##_(__VA_ARGS__);                                                                     \
+    else if constexpr (std::is_same_v<T, cfloat>)                                                  \
+      c##name##_(__VA_ARGS__);                                                                     \
+    else                                                                                           \
+      z##name##_(__VA_ARGS__);                                                                     \
+  } while (false)
+/// The same, where the complex routine has another name (orgqr: ungqr).
+#define TINYMLIR_LAPACK_REAL_COMPLEX(T, real, complex, ...)                                        \
+  do {                                                                                             \
+    if constexpr (std::is_same_v<T, float>)                                                        \
+      s##real##_(__VA_ARGS__);                                                                     \
+    else if constexpr (std::is_same_v<T, double>)                                                  \
+      d##real##_(__VA_ARGS__);                                                                     \
+    else if constexpr (std::is_same_v<T, cfloat>)                                                  \
+      c##complex##_(__VA_ARGS__);                                                                  \
+    else                                                                                           \
+      z##complex##_(__VA_ARGS__);                                                                  \
+  } while (false)
+
+/// A workspace size LAPACK answered in a query's first element.
+template <class T> int workSize(T query) { return std::max(static_cast<int>(std::real(query)), 1); }
+
+template <class T> void potrf(int n, T *a, int *info) {
+  TINYMLIR_LAPACK(T, potrf, "L", &n, a, &n, info, 1);
 }
-void gesv(int n, int k, double *a, int *p, double *b, int *info) {
-  dgesv_(&n, &k, a, &n, p, b, &n, info);
+template <class T> void gesv(int n, int k, T *a, int *p, T *b, int *info) {
+  TINYMLIR_LAPACK(T, gesv, &n, &k, a, &n, p, b, &n, info);
 }
-void gesv(int n, int k, std::complex<float> *a, int *p, std::complex<float> *b, int *info) {
-  cgesv_(&n, &k, a, &n, p, b, &n, info);
+template <class T> void getrf(int n, T *a, int *p, int *info) {
+  TINYMLIR_LAPACK(T, getrf, &n, &n, a, &n, p, info);
 }
-void gesv(int n, int k, std::complex<double> *a, int *p, std::complex<double> *b, int *info) {
-  zgesv_(&n, &k, a, &n, p, b, &n, info);
-}
-void getrf(int n, float *a, int *p, int *info) { sgetrf_(&n, &n, a, &n, p, info); }
-void getrf(int n, double *a, int *p, int *info) { dgetrf_(&n, &n, a, &n, p, info); }
-template <class T> void syevd(int n, T *a, T *w, int *info) {
-  int lwork = -1, liwork = -1, iquery = 0;
+/// Eigenvalues (ascending) and eigenvectors of a symmetric or Hermitian
+/// matrix from its lower triangle (?syevd, ?heevd).
+template <class T> void syevd(int n, T *a, Real<T> *w, int *info) {
+  int lwork = -1, liwork = -1, lrwork = -1, iquery = 0;
   T query = 0;
-  auto call = [&](T *work, int *iwork) {
-    if constexpr (std::is_same_v<T, float>)
-      ssyevd_("V", "L", &n, a, &n, w, work, &lwork, iwork, &liwork, info, 1, 1);
+  Real<T> rquery = 0;
+  auto call = [&](T *work, Real<T> *rwork, int *iwork) {
+    if constexpr (kComplex<T>)
+      TINYMLIR_LAPACK(T, heevd, "V", "L", &n, a, &n, w, work, &lwork, rwork, &lrwork, iwork,
+                      &liwork, info, 1, 1);
     else
-      dsyevd_("V", "L", &n, a, &n, w, work, &lwork, iwork, &liwork, info, 1, 1);
+      TINYMLIR_LAPACK(T, syevd, "V", "L", &n, a, &n, w, work, &lwork, iwork, &liwork, info, 1, 1);
+    (void)rwork;
   };
-  call(&query, &iquery);
-  lwork = static_cast<int>(query);
-  liwork = iquery;
-  std::vector<T> work(static_cast<size_t>(std::max(lwork, 1)));
-  std::vector<int> iwork(static_cast<size_t>(std::max(liwork, 1)));
-  call(work.data(), iwork.data());
+  call(&query, &rquery, &iquery);
+  lwork = workSize(query);
+  lrwork = workSize(rquery);
+  liwork = std::max(iquery, 1);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  std::vector<Real<T>> rwork(static_cast<size_t>(lrwork));
+  std::vector<int> iwork(static_cast<size_t>(liwork));
+  call(work.data(), rwork.data(), iwork.data());
 }
 template <class T>
-void gesdd(char job, int m, int n, T *a, T *s, T *u, int ldu, T *vt, int ldvt, int *info) {
+void gesdd(char job, int m, int n, T *a, Real<T> *s, T *u, int ldu, T *vt, int ldvt, int *info) {
   int lwork = -1;
   T query = 0;
-  std::vector<int> iwork(static_cast<size_t>(8 * std::min(m, n)));
+  const size_t mn = static_cast<size_t>(std::min(m, n)), mx = static_cast<size_t>(std::max(m, n));
+  std::vector<int> iwork(8 * mn);
+  // ?gesdd's complex workspace (LAPACK 3.7's bound for the vectors; 7 mn without)
+  std::vector<Real<T>> rwork(kComplex<T> ? std::max({7 * mn, 5 * mn * mn + 5 * mn,
+                                                     2 * mx * mn + 2 * mn * mn + mn, size_t{1}})
+                                         : 1);
   auto call = [&](T *work) {
-    if constexpr (std::is_same_v<T, float>)
-      sgesdd_(&job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork.data(), info, 1);
+    if constexpr (kComplex<T>)
+      TINYMLIR_LAPACK(T, gesdd, &job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork,
+                      rwork.data(), iwork.data(), info, 1);
     else
-      dgesdd_(&job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork.data(), info, 1);
+      TINYMLIR_LAPACK(T, gesdd, &job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork,
+                      iwork.data(), info, 1);
   };
   call(&query);
-  lwork = static_cast<int>(query);
-  std::vector<T> work(static_cast<size_t>(std::max(lwork, 1)));
+  lwork = workSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
   call(work.data());
 }
 template <class T> void geqrfOrgqr(int m, int n, T *a, T *r, int *info) {
@@ -111,47 +184,43 @@ template <class T> void geqrfOrgqr(int m, int n, T *a, T *r, int *info) {
   std::vector<T> tau(static_cast<size_t>(std::max(k, 1)));
   int lwork = -1;
   T query = 0;
-  if constexpr (std::is_same_v<T, float>)
-    sgeqrf_(&m, &n, a, &m, tau.data(), &query, &lwork, info);
-  else
-    dgeqrf_(&m, &n, a, &m, tau.data(), &query, &lwork, info);
-  lwork = std::max(static_cast<int>(query), 1);
+  TINYMLIR_LAPACK(T, geqrf, &m, &n, a, &m, tau.data(), &query, &lwork, info);
+  lwork = workSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
-  if constexpr (std::is_same_v<T, float>)
-    sgeqrf_(&m, &n, a, &m, tau.data(), work.data(), &lwork, info);
-  else
-    dgeqrf_(&m, &n, a, &m, tau.data(), work.data(), &lwork, info);
+  TINYMLIR_LAPACK(T, geqrf, &m, &n, a, &m, tau.data(), work.data(), &lwork, info);
   for (int i = 0; i < k; ++i) // R: the upper triangle, k x n (column-major, ld k)
     for (int j = 0; j < n; ++j)
       r[i + static_cast<size_t>(j) * k] = j >= i ? a[i + static_cast<size_t>(j) * m] : T(0);
   lwork = -1;
-  if constexpr (std::is_same_v<T, float>)
-    sorgqr_(&m, &k, &k, a, &m, tau.data(), &query, &lwork, info);
-  else
-    dorgqr_(&m, &k, &k, a, &m, tau.data(), &query, &lwork, info);
-  lwork = std::max(static_cast<int>(query), 1);
+  TINYMLIR_LAPACK_REAL_COMPLEX(T, orgqr, ungqr, &m, &k, &k, a, &m, tau.data(), &query, &lwork,
+                               info);
+  lwork = workSize(query);
   work.resize(static_cast<size_t>(lwork));
-  if constexpr (std::is_same_v<T, float>)
-    sorgqr_(&m, &k, &k, a, &m, tau.data(), work.data(), &lwork, info);
-  else
-    dorgqr_(&m, &k, &k, a, &m, tau.data(), work.data(), &lwork, info);
+  TINYMLIR_LAPACK_REAL_COMPLEX(T, orgqr, ungqr, &m, &k, &k, a, &m, tau.data(), work.data(), &lwork,
+                               info);
 }
 template <class T>
-void gelsd(int m, int n, int k, T *a, T *b, int ldb, T *s, T rcond, int *rank, int *info) {
+void gelsd(int m, int n, int k, T *a, T *b, int ldb, Real<T> *s, Real<T> rcond, int *rank,
+           int *info) {
   int lwork = -1;
   T query = 0;
+  Real<T> rquery = 0;
   int iquery = 0;
-  auto call = [&](T *work, int *iwork) {
-    if constexpr (std::is_same_v<T, float>)
-      sgelsd_(&m, &n, &k, a, &m, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
+  auto call = [&](T *work, Real<T> *rwork, int *iwork) {
+    if constexpr (kComplex<T>)
+      TINYMLIR_LAPACK(T, gelsd, &m, &n, &k, a, &m, b, &ldb, s, &rcond, rank, work, &lwork, rwork,
+                      iwork, info);
     else
-      dgelsd_(&m, &n, &k, a, &m, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
+      TINYMLIR_LAPACK(T, gelsd, &m, &n, &k, a, &m, b, &ldb, s, &rcond, rank, work, &lwork, iwork,
+                      info);
+    (void)rwork;
   };
-  call(&query, &iquery);
-  lwork = std::max(static_cast<int>(query), 1);
+  call(&query, &rquery, &iquery);
+  lwork = workSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
+  std::vector<Real<T>> rwork(static_cast<size_t>(workSize(rquery)));
   std::vector<int> iwork(static_cast<size_t>(std::max(iquery, 1)));
-  call(work.data(), iwork.data());
+  call(work.data(), rwork.data(), iwork.data());
 }
 
 void linalgError(const std::string &message) { reportKernelError(ErrorKind::LinAlg, message); }
@@ -206,8 +275,9 @@ template <class T> void solve(Rows<T> a, const Rows<T> *y, Rows<T> out) {
 }
 
 /// The LU factors' determinant as NumPy's: the sign of the permutation and
-/// of the diagonal, log|det| the sum of the logs of its magnitudes, det =
-/// sign exp(log|det|); a zero pivot (exactly singular): sign 0, log|det| -inf.
+/// of the diagonal (for complex matrices, the product of d / |d|), log|det|
+/// the sum of the logs of its magnitudes, det = sign exp(log|det|); a zero
+/// pivot (exactly singular): sign 0, log|det| -inf.
 template <class T> void determinant(Rows<T> a, Rows<T> out, bool logarithm) {
   const int64_t n = a.columns;
   std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n, 1)));
@@ -215,17 +285,22 @@ template <class T> void determinant(Rows<T> a, Rows<T> out, bool logarithm) {
     std::vector<T> c = columnMajor(a, b, n);
     int info = 0;
     getrf(static_cast<int>(n), c.data(), pivots.data(), &info);
-    T sign = 1, logdet = 0;
+    T sign = 1;
+    Real<T> logdet = 0;
     for (int64_t i = 0; i < n; ++i) {
       const T d = c[static_cast<size_t>(i + i * n)];
+      const Real<T> magnitude = std::abs(d);
       if (pivots[static_cast<size_t>(i)] != i + 1)
         sign = -sign;
-      sign *= d < 0 ? T(-1) : T(1);
-      logdet += std::log(std::abs(d));
+      if constexpr (kComplex<T>)
+        sign *= magnitude == 0 ? T(0) : d / magnitude;
+      else
+        sign *= d < 0 ? T(-1) : T(1);
+      logdet += std::log(magnitude);
     }
     if (info > 0) {
       sign = 0;
-      logdet = -std::numeric_limits<T>::infinity();
+      logdet = -std::numeric_limits<Real<T>>::infinity();
     }
     if (logarithm) {
       out(b, 0) = sign;
@@ -240,7 +315,7 @@ template <class T> void determinant(Rows<T> a, Rows<T> out, bool logarithm) {
 /// (columns), from the lower triangle (NumPy's UPLO='L').
 template <class T> void eigh(Rows<T> a, Rows<T> out) {
   const int64_t n = a.columns;
-  std::vector<T> w(static_cast<size_t>(n));
+  std::vector<Real<T>> w(static_cast<size_t>(n));
   for (int64_t b = 0; b * n < a.rows; ++b) {
     std::vector<T> c = columnMajor(a, b, n);
     int info = 0;
@@ -260,7 +335,7 @@ template <class T> void svd(Rows<T> a, Rows<T> out, int64_t flag) {
   const int64_t m = flag / 4, mode = flag % 4, n = a.columns, k = std::min(m, n);
   const int64_t uColumns = mode == 2 ? m : k, vRows = mode == 2 ? n : k;
   const char job = mode == 0 ? 'N' : mode == 1 ? 'S' : 'A';
-  std::vector<T> s(static_cast<size_t>(std::max<int64_t>(k, 1)));
+  std::vector<Real<T>> s(static_cast<size_t>(std::max<int64_t>(k, 1)));
   std::vector<T> u(static_cast<size_t>(mode ? std::max<int64_t>(m * uColumns, 1) : 1));
   std::vector<T> vt(static_cast<size_t>(mode ? std::max<int64_t>(vRows * n, 1) : 1));
   const int64_t perMatrix = mode ? m + 1 + vRows : 1;
@@ -304,9 +379,10 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < k; ++j)
       rhs[static_cast<size_t>(i + j * ld)] = y(i, j);
-  std::vector<T> s(static_cast<size_t>(std::max<int64_t>(std::min(m, n), 1)));
+  std::vector<Real<T>> s(static_cast<size_t>(std::max<int64_t>(std::min(m, n), 1)));
   int rank = 0, info = 0;
-  const T rcond = std::numeric_limits<T>::epsilon() * static_cast<T>(std::max(m, n));
+  const Real<T> rcond =
+      std::numeric_limits<Real<T>>::epsilon() * static_cast<Real<T>>(std::max(m, n));
   gelsd(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), c.data(), rhs.data(),
         static_cast<int>(ld), s.data(), rcond, &rank, &info);
   if (info > 0)
@@ -319,8 +395,9 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
 
 } // namespace
 
-// solve and inv: real and complex matrices (LAPACK's ?gesv).
-#define TINYMLIR_SOLVE_KERNELS(Name, T)                                                            \
+// The C entry points, one per op and dtype: real and complex matrices (the
+// singular values and eigenvalues of a complex one packed as complex numbers).
+#define TINYMLIR_LINALG_KERNELS(Name, T)                                                           \
   extern "C" void tinymlir_solve_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, y),                  \
                                         TINYMLIR_ROWS(T, out), int64_t) {                          \
     auto rhs = TINYMLIR_ROWS_OF(T, y);                                                             \
@@ -328,11 +405,7 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
   }                                                                                                \
   extern "C" void tinymlir_inv_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {       \
     solve<T>(TINYMLIR_ROWS_OF(T, a), nullptr, TINYMLIR_ROWS_OF(T, out));                           \
-  }
-
-// The others: real matrices only.
-#define TINYMLIR_LINALG_KERNELS(Name, T)                                                           \
-  TINYMLIR_SOLVE_KERNELS(Name, T)                                                                  \
+  }                                                                                                \
   extern "C" void tinymlir_cholesky_##Name(TINYMLIR_ROWS(T, a), TINYMLIR_ROWS(T, out), int64_t) {  \
     cholesky(TINYMLIR_ROWS_OF(T, a), TINYMLIR_ROWS_OF(T, out));                                    \
   }                                                                                                \
@@ -358,8 +431,8 @@ template <class T> void lstsq(Rows<T> a, Rows<T> y, Rows<T> out) {
 
 TINYMLIR_LINALG_KERNELS(f32, float)
 TINYMLIR_LINALG_KERNELS(f64, double)
-TINYMLIR_SOLVE_KERNELS(c64, std::complex<float>)
-TINYMLIR_SOLVE_KERNELS(c128, std::complex<double>)
+TINYMLIR_LINALG_KERNELS(c64, cfloat)
+TINYMLIR_LINALG_KERNELS(c128, cdouble)
 
 tinymlir::detail::RuntimeSymbols tinymlir::detail::linalgRuntimeSymbols() {
   RuntimeSymbols out;
@@ -377,9 +450,7 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::linalgRuntimeSymbols() {
   TINYMLIR_LINALG_SYMBOL(lstsq, Name, name)
   TINYMLIR_LINALG_SYMBOLS(f32, "float32")
   TINYMLIR_LINALG_SYMBOLS(f64, "float64")
-  TINYMLIR_LINALG_SYMBOL(solve, c64, "complex64")
-  TINYMLIR_LINALG_SYMBOL(inv, c64, "complex64")
-  TINYMLIR_LINALG_SYMBOL(solve, c128, "complex128")
-  TINYMLIR_LINALG_SYMBOL(inv, c128, "complex128")
+  TINYMLIR_LINALG_SYMBOLS(c64, "complex64")
+  TINYMLIR_LINALG_SYMBOLS(c128, "complex128")
   return out;
 }

@@ -26,16 +26,38 @@ template <class T> constexpr bool kComplex = false;
 template <class T> constexpr bool kComplex<std::complex<T>> = true;
 
 template <class T> bool isNan(T v) {
-  if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, _Float16>)
+  if constexpr (kComplex<T>)
+    return isNan(v.real()) || isNan(v.imag());
+  else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, _Float16>)
     return v != v;
   else
     return false;
 }
 
-/// NumPy's sort order: a < b, with nan after everything.
+/// NumPy's sort order: a < b, with nan after everything. Complex numbers
+/// compare lexicographically, in NumPy's extended order R + Rj < R + nanj <
+/// nan + Rj < nan + nanj (npysort's complex `less`).
 template <class T> bool before(T a, T b) {
-  if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, _Float16>)
+  if constexpr (kComplex<T>) {
+    const auto ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+    if (ar < br)
+      return ai == ai || bi != bi;
+    if (ar > br)
+      return bi != bi && ai == ai;
+    if (ar == br || (ar != ar && br != br))
+      return ai < bi || (bi != bi && ai == ai);
+    return br != br;
+  } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, _Float16>) {
     return a < b || (b != b && a == a);
+  } else {
+    return a < b;
+  }
+}
+
+/// a < b for numbers (no nan): lexicographic for complex ones.
+template <class T> bool less(T a, T b) {
+  if constexpr (kComplex<T>)
+    return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
   else
     return a < b;
 }
@@ -95,7 +117,7 @@ template <class T> void extremeRows(Rows<T> in, Rows<int64_t> out, bool largest)
     T value = in(i, 0);
     for (int64_t j = 1; j < in.columns && !isNan(value); ++j) {
       T v = in(i, j);
-      if (isNan(v) || (largest ? value < v : v < value)) {
+      if (isNan(v) || (largest ? less(value, v) : less(v, value))) {
         best = j;
         value = v;
       }
@@ -209,8 +231,33 @@ template <class W> void countRows(Rows<int64_t> ids, const Rows<W> *weights, Row
   }
 }
 
+/// Values passed through once each is at least `bound`; the first below it
+/// is reported with `reason`'s message (ops.def's Require).
+void requireAtLeast(Rows<int64_t> values, Rows<int64_t> out, int64_t bound, int64_t reason) {
+  for (int64_t i = 0; i < values.rows; ++i)
+    for (int64_t j = 0; j < values.columns; ++j) {
+      const int64_t v = values(i, j);
+      out(i, j) = v;
+      if (v >= bound)
+        continue;
+      const std::string message =
+          reason == 0 ? "Integers to negative integer powers are not allowed."
+                      : "[lstsq] the matrix's rank is " + std::to_string(v) + ", below its " +
+                            std::to_string(bound) +
+                            " columns: NumPy's residuals would then be empty, a shape that "
+                            "depends on the data (compute them from the solution instead)";
+      tinymlir::detail::reportKernelError(tinymlir::ErrorKind::Value, message);
+      return;
+    }
+}
+
 } // namespace
 
+extern "C" void tinymlir_require_int64(TINYMLIR_ROWS(int64_t, values), TINYMLIR_ROWS(int64_t, out),
+                                       int64_t flag) {
+  requireAtLeast(TINYMLIR_ROWS_OF(int64_t, values), TINYMLIR_ROWS_OF(int64_t, out), flag / 4,
+                 flag % 4);
+}
 extern "C" void tinymlir_bincount_int64(TINYMLIR_ROWS(int64_t, ids), TINYMLIR_ROWS(int64_t, out),
                                         int64_t) {
   countRows<int64_t>(TINYMLIR_ROWS_OF(int64_t, ids), nullptr, TINYMLIR_ROWS_OF(int64_t, out));
@@ -223,7 +270,7 @@ extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
 }
 
 // The C entry points, one per op and dtype (dtypes.def's C types).
-#define TINYMLIR_REAL_KERNELS(Name, T)                                                             \
+#define TINYMLIR_ORDER_KERNELS(Name, T)                                                            \
   extern "C" void tinymlir_sort_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {     \
     sortRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out));                                   \
   }                                                                                                \
@@ -263,38 +310,28 @@ extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
     accumulateRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out), true);                       \
   }
 
-#define TINYMLIR_KERNELS_Bool(Name, T)                                                             \
-  TINYMLIR_REAL_KERNELS(Name, T) TINYMLIR_ACCUMULATE_KERNELS(Name, T) TINYMLIR_MOVE_KERNELS(Name, T)
-#define TINYMLIR_KERNELS_Signed(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
-#define TINYMLIR_KERNELS_Unsigned(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
-#define TINYMLIR_KERNELS_Float(Name, T) TINYMLIR_KERNELS_Bool(Name, T)
-#define TINYMLIR_KERNELS_Complex(Name, T)                                                          \
-  TINYMLIR_ACCUMULATE_KERNELS(Name, T) TINYMLIR_MOVE_KERNELS(Name, T)
-#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType) TINYMLIR_KERNELS_##Kind(Name, CType)
+// Every dtype: complex numbers sort and compare in NumPy's lexicographic order.
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType)                                      \
+  TINYMLIR_ORDER_KERNELS(Name, CType)                                                              \
+  TINYMLIR_ACCUMULATE_KERNELS(Name, CType) TINYMLIR_MOVE_KERNELS(Name, CType)
 #include <tinymlir/dtypes.def>
 
 tinymlir::detail::RuntimeSymbols tinymlir::detail::rowRuntimeSymbols() {
-  RuntimeSymbols out{symbol("tinymlir_bincount_int64", &tinymlir_bincount_int64),
+  RuntimeSymbols out{symbol("tinymlir_require_int64", &tinymlir_require_int64),
+                     symbol("tinymlir_bincount_int64", &tinymlir_bincount_int64),
                      symbol("tinymlir_bincount_weighted_int64", &tinymlir_bincount_weighted_int64)};
 #define TINYMLIR_SYMBOL(op, Name, name)                                                            \
   out.push_back(symbol("tinymlir_" #op "_" name, &tinymlir_##op##_##Name));
-#define TINYMLIR_SYMBOLS_ACCUMULATE(Name, name)                                                    \
-  TINYMLIR_SYMBOL(cumsum, Name, name)                                                              \
-  TINYMLIR_SYMBOL(cumprod, Name, name)                                                             \
-  TINYMLIR_SYMBOL(take, Name, name)                                                                \
-  TINYMLIR_SYMBOL(put, Name, name)
-#define TINYMLIR_SYMBOLS_Bool(Name, name)                                                          \
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType)                                      \
   TINYMLIR_SYMBOL(sort, Name, name)                                                                \
   TINYMLIR_SYMBOL(argsort, Name, name)                                                             \
   TINYMLIR_SYMBOL(argmax, Name, name)                                                              \
   TINYMLIR_SYMBOL(argmin, Name, name)                                                              \
   TINYMLIR_SYMBOL(searchsorted, Name, name)                                                        \
-  TINYMLIR_SYMBOLS_ACCUMULATE(Name, name)
-#define TINYMLIR_SYMBOLS_Signed(Name, name) TINYMLIR_SYMBOLS_Bool(Name, name)
-#define TINYMLIR_SYMBOLS_Unsigned(Name, name) TINYMLIR_SYMBOLS_Bool(Name, name)
-#define TINYMLIR_SYMBOLS_Float(Name, name) TINYMLIR_SYMBOLS_Bool(Name, name)
-#define TINYMLIR_SYMBOLS_Complex(Name, name) TINYMLIR_SYMBOLS_ACCUMULATE(Name, name)
-#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType) TINYMLIR_SYMBOLS_##Kind(Name, name)
+  TINYMLIR_SYMBOL(cumsum, Name, name)                                                              \
+  TINYMLIR_SYMBOL(cumprod, Name, name)                                                             \
+  TINYMLIR_SYMBOL(take, Name, name)                                                                \
+  TINYMLIR_SYMBOL(put, Name, name)
 #include <tinymlir/dtypes.def>
   return out;
 }

@@ -31,7 +31,7 @@ for _name, _arity in _core.ELEMENTWISE:
         (_UNARY if _arity == 1 else _BINARY)[getattr(np, _name)] = getattr(_core, _name)
 _TRACED = ", ".join(
     sorted(
-        ["positive", "square", "reciprocal", "heaviside", "isnan", "isinf", "isfinite"]
+        ["positive", "square", "heaviside", "isnan", "isinf", "isfinite"]
         + [u.__name__ for u in (*_UNARY, *_BINARY)]
     )
 )
@@ -170,14 +170,6 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         if t.dtype == "bool":  # NumPy's square has no bool loop: int8
             t = _core.cast(t, "int8")
         return Traced(_core.multiply(t, t))
-    if ufunc is np.reciprocal:
-        t = to_tensor(inputs[0], f"{name}'s operand")
-        if np.dtype(t.dtype).kind not in "fc":
-            raise TracingError(
-                f"tinymlir traces {name} of floats only (NumPy's of integers is "
-                f"integer division), got {t.dtype}"
-            )
-        return Traced(_core.divide(_core.weak_scalar(1.0, False), t))
     if ufunc is np.heaviside:  # 0 below 0, 1 above, x2 at 0, nan at nan
         x1 = Traced(to_tensor(inputs[0], f"{name}'s first operand"))
         x2 = Traced(to_tensor(inputs[1], f"{name}'s second operand"))

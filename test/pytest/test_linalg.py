@@ -76,6 +76,82 @@ def test_complex_solve_and_inv(dtype, rng):
         jit(np.linalg.solve)(np.zeros((3, 3), dtype), np.ones(3, dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_decompositions(dtype, rng):
+    # LAPACK's c/z routines (potrf, getrf, heevd, gesdd, geqrf + ungqr, gelsd),
+    # checked by residuals in complex norms: ||L L^H - A||, ||A V - V W||,
+    # ||U S V^H - A|| and ||Q R - A|| each within c n eps ||A||; eigenvalues and
+    # singular values are real, in the real dtype of the matrix, as NumPy's.
+    n = 5
+    e = float(np.finfo(dtype).eps)
+    real = np.float32 if dtype == np.complex64 else np.float64
+
+    def norm(a):
+        return np.linalg.norm(np.asarray(a, np.complex128))
+
+    def H(a):
+        return np.conj(np.swapaxes(a, -1, -2))
+
+    g = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    a = (g @ H(g) + n * np.eye(n)).astype(dtype)  # Hermitian positive definite
+    L = jit(np.linalg.cholesky)(a)
+    assert L.dtype == dtype and np.all(np.triu(L, 1) == 0)
+    assert norm(L @ H(L) - a) <= 8 * n * e * norm(a)
+    U = jit(lambda m: np.linalg.cholesky(m, upper=True))(a)
+    np.testing.assert_array_equal(U, H(L))  # A = U^H U
+    w, v = jit(np.linalg.eigh)(a)
+    assert w.dtype == real and v.dtype == dtype
+    assert norm(a @ v - v * w) <= 16 * n * e * norm(a)
+    assert norm(H(v) @ v - np.eye(n)) <= 16 * n * e
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), atol=16 * n * e * norm(a))
+    w_upper = jit(lambda m: np.linalg.eigvalsh(m, UPLO="U"))(np.triu(a))  # from the upper triangle
+    np.testing.assert_allclose(w_upper, w, atol=16 * n * e * norm(a))
+    det, want = jit(np.linalg.det)(a), np.linalg.det(a)
+    cond = np.linalg.cond(a.astype(np.complex128))
+    assert det.dtype == want.dtype and abs(det - want) <= 8 * n * e * cond * abs(want)
+    sign, logdet = jit(lambda m: tuple(np.linalg.slogdet(m)))(g.astype(dtype))
+    wsign, wlogdet = np.linalg.slogdet(g.astype(dtype))
+    assert sign.dtype == wsign.dtype and logdet.dtype == wlogdet.dtype == real
+    cond_g = np.linalg.cond(g)
+    assert abs(sign - wsign) <= 8 * n * e * cond_g and abs(logdet - wlogdet) <= 8 * n * e * cond_g
+    m = (rng.standard_normal((7, 4)) + 1j * rng.standard_normal((7, 4))).astype(dtype)
+    for full in (True, False):
+        u, s, vh = jit(lambda x: tuple(np.linalg.svd(x, full_matrices=full)))(m)
+        ws = np.linalg.svd(m, compute_uv=False)
+        assert s.dtype == real and u.shape == np.linalg.svd(m, full_matrices=full)[0].shape
+        assert norm(u[:, :4] * s @ vh[:4] - m) <= 16 * 7 * e * norm(m)
+        np.testing.assert_allclose(s, ws, atol=16 * 7 * e * norm(m))
+    assert jit(lambda x: np.linalg.norm(x, 2))(m) == pytest.approx(ws[0], abs=16 * 7 * e * norm(m))
+    q, r = jit(lambda x: tuple(np.linalg.qr(x)))(m)
+    assert q.dtype == dtype and np.all(np.tril(r, -1) == 0)
+    assert norm(q @ r - m) <= 16 * 7 * e * norm(m)
+    y = (rng.standard_normal(7) + 1j * rng.standard_normal(7)).astype(dtype)
+    x, res, rank, s = jit(np.linalg.lstsq)(m, y)
+    wx, wres, wrank, ws = np.linalg.lstsq(m, y)
+    assert x.dtype == wx.dtype and res.dtype == wres.dtype and s.dtype == ws.dtype == real
+    assert rank == wrank and res.shape == wres.shape
+    cond = ws[0] / ws[-1]
+    assert norm(x - wx) <= 64 * 7 * e * cond**2 * norm(wx)
+    np.testing.assert_allclose(res, wres, rtol=64 * 7 * e * cond**2)
+
+
+def test_rank_deficient_lstsq_residuals_raise_only_when_used(rng):
+    # Below full rank NumPy's residuals are empty: a shape that depends on the
+    # data. The solution, rank and singular values are NumPy's; computing the
+    # residuals then raises when the kernel runs, naming the rank.
+    a = np.array([[1.0, 2], [2, 4], [3, 6]])
+    y = np.array([1.0, 2, 3.5])
+    x, rank, s = jit(lambda m, v: (lambda r: (r[0], r[2], r[3]))(np.linalg.lstsq(m, v)))(a, y)
+    wx, _, wrank, ws = np.linalg.lstsq(a, y)
+    assert rank == wrank == 1
+    np.testing.assert_allclose(x, wx, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"\[lstsq\] the matrix's rank is 1, below its 2 columns"):
+        jit(lambda m, v: np.linalg.lstsq(m, v)[1])(a, y)
+    full = a + np.eye(3, 2)  # the same function at full rank: NumPy's residuals
+    got = jit(lambda m, v: np.linalg.lstsq(m, v)[1])(full, y)
+    np.testing.assert_allclose(got, np.linalg.lstsq(full, y)[1], rtol=1e-10)
+
+
 def test_batches_and_integer_operands(rng):
     a = spd(4, rng, batch=(3,))
     b = rng.standard_normal((3, 4, 2))

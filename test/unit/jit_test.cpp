@@ -502,6 +502,13 @@ TEST(Errors, TracingErrorsNameTheOpAndShapes) {
   auto intPow = jit([](const Tensor &a) { return pow(a, -1); });
   EXPECT_EQ(errorOf([&] { intPow(Array::zeros({4}, i32)); }),
             "[pow] Integers to negative integer powers are not allowed.");
+  // An array exponent is checked when the kernel runs (ops.def's Require).
+  auto arrayPow = jit([](const Tensor &a, const Tensor &p) { return pow(a, p); });
+  Array exponents = Array::fromVector<int32_t>({-1, 0, 1, 2}, {4});
+  EXPECT_EQ(errorOf([&] { arrayPow(Array::arange(4, i32), exponents); }),
+            "Integers to negative integer powers are not allowed.");
+  EXPECT_TRUE(allClose(arrayPow(Array::arange(4, i32), Array::arange(4, i32)),
+                       numpy("x ** x", {{"x", Array::arange(4, i32)}}), 0, 0));
   // An int32 mean is NumPy's: float64 (exact here: 4 small integers).
   auto intMean = jit([](const Tensor &a) { return mean(a); });
   Array ints = Array::arange(4, i32);
