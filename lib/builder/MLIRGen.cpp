@@ -1052,14 +1052,36 @@ private:
     // Kept a loop (vectorized, with the sum reassociated): unrolled, the
     // thousands of dot products of an unrolled loop, each of its own length,
     // would make LLVM's time grow with their lengths.
-    MLIRContext *ctx = &context_;
-    auto unroll = LLVM::LoopUnrollAttr::get(ctx, b_.getBoolAttr(true), {}, {}, {}, {}, {}, {});
-    loop->setAttr("llvm.loop_annotation",
-                  LLVM::LoopAnnotationAttr::get(ctx, {}, {}, {}, unroll, {}, {}, {}, {}, {}, {}, {},
-                                                {}, {}, {}, {}));
+    dotLoops_.push_back(loop);
+    annotateDot(loop, /*vectorize=*/true);
     return loop.getResult(0);
   }
 
+  /// A dot loop's LLVM loop annotation: never unrolled; vectorized or not.
+  void annotateDot(scf::ForOp loop, bool vectorize) {
+    MLIRContext *ctx = &context_;
+    auto unroll = LLVM::LoopUnrollAttr::get(ctx, b_.getBoolAttr(true), {}, {}, {}, {}, {}, {});
+    LLVM::LoopVectorizeAttr scalar;
+    if (!vectorize)
+      scalar = LLVM::LoopVectorizeAttr::get(ctx, b_.getBoolAttr(true), {}, {}, {}, {}, {}, {});
+    loop->setAttr("llvm.loop_annotation",
+                  LLVM::LoopAnnotationAttr::get(ctx, {}, scalar, {}, unroll, {}, {}, {}, {}, {}, {},
+                                                {}, {}, {}, {}, {}));
+  }
+
+public:
+  /// A kernel of more than kVectorizedDots dot loops (an unrolled Python loop
+  /// over np.dot of slices, as a Cholesky's 4,950) keeps them scalar: LLVM's
+  /// loop vectorizer spends about 0.5 ms on each (a third of a 100x100
+  /// Cholesky's LLVM time), more than vectorizing saves on short dots of a
+  /// kernel called a few thousand times.
+  void scalarDotsInLongKernels() {
+    if (dotLoops_.size() > kVectorizedDots)
+      for (scf::ForOp loop : dotLoops_)
+        annotateDot(loop, /*vectorize=*/false);
+  }
+
+private:
   // --- Slice updates: chains of writes into one buffer -------------------------
   //
   // One-shot bufferization's analysis of a chain of k insert_slices into one
@@ -1875,13 +1897,17 @@ private:
   std::unordered_map<const Node *, std::vector<const Node *>> consumers_;
   std::unordered_map<const Node *, uint64_t> liveEnd_; // the last seq that reads a value
   int64_t reads_ = 0;                                  // readBuffer's numbers
+  std::vector<scf::ForOp> dotLoops_;                   // dotOf's loops
+  static constexpr size_t kVectorizedDots = 64;
 };
 
 } // namespace
 
 BuiltModule buildModule(MLIRContext &context, const std::vector<NodePtr> &results,
                         const std::vector<NodePtr> &args, const std::vector<int> &donated) {
-  BuiltModule out = ModuleBuilder(context).build(results, args, donated);
+  ModuleBuilder builder(context);
+  BuiltModule out = builder.build(results, args, donated);
+  builder.scalarDotsInLongKernels();
   declareCallees(*out.module);
   return out;
 }

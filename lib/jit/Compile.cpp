@@ -4,6 +4,7 @@
 // (runtime/Call.cpp).
 #include "builder/MLIRGen.h"
 #include "jit/DiskCache.h"
+#include "jit/ObjectCode.h"
 #include "passes/Pipeline.h"
 #include "runtime/Call.h"
 #include "targets/Target.h"
@@ -23,6 +24,7 @@
 #include <chrono>
 #include <exception>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <cstdio>
@@ -134,8 +136,10 @@ std::string dumpObject(mlir::ExecutionEngine &engine, const std::string &directo
   return bytes;
 }
 
-/// Links a cached object into a fresh JIT; false if it cannot be used.
-bool loadObject(Compiled::Impl &impl, const std::string &object, const CompileTarget &target) {
+/// Links objects (compiled, or from the disk cache) into a fresh JIT; false
+/// if they cannot be used.
+bool loadObjects(Compiled::Impl &impl, const std::vector<std::string> &objects,
+                 const CompileTarget &target) {
   target.vectorMath(); // loads libmvec: the object may call it
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(target.machineBuilder()).create();
   if (!jit) {
@@ -156,11 +160,12 @@ bool loadObject(Compiled::Impl &impl, const std::string &object, const CompileTa
     llvm::consumeError(std::move(error));
     return false;
   }
-  if (auto error = j.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object))) {
-    llvm::consumeError(std::move(error));
-    return false;
-  }
-  auto symbol = j.lookup(std::string("_mlir__mlir_ciface_") + detail::kKernelName);
+  for (const std::string &object : objects)
+    if (auto error = j.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object))) {
+      llvm::consumeError(std::move(error));
+      return false;
+    }
+  auto symbol = j.lookup(detail::packedEntryName());
   if (!symbol) {
     llvm::consumeError(symbol.takeError());
     return false;
@@ -327,7 +332,7 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
   std::string key = cacheDir.empty() ? "" : detail::cacheKey(impl->module, options, *target);
   if (!cacheDir.empty()) {
     if (auto cached = detail::loadEntry(cacheDir, key)) {
-      if (loadObject(*impl, cached->object, *target)) {
+      if (loadObjects(*impl, cached->objects, *target)) {
         impl->optimized = std::move(cached->optimized);
         impl->bufferized = std::move(cached->bufferized);
         impl->lowered = std::move(cached->lowered);
@@ -358,42 +363,54 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
   impl->lowered = detail::printModule(module);
   stage("lower");
 
-  mlir::ExecutionEngineOptions engineOptions;
-  // The target machine, so that LLVM's optimizer (the loop vectorizer in
-  // particular) knows the vector width and CPU features.
-  // One machine serves both: the optimizer uses it first, then the engine,
-  // which owns it, generates code with it.
-  auto machine = target->machine(level);
-  auto optimizer = target->optimizer(level, machine.get()); // transformer is a function_ref
-  engineOptions.transformer = optimizer;
-  engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
-  engineOptions.enableGDBNotificationListener = false;
-  // options.perf: tell perf about the generated code (perf record -k 1, perf inject --jit).
-  engineOptions.enablePerfNotificationListener = options.perf;
-  engineOptions.enableObjectDump = !cacheDir.empty();
-  auto engine = mlir::ExecutionEngine::create(module, engineOptions, std::move(machine));
-  if (!engine)
-    throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
-  impl->engine = std::move(*engine);
-  detail::RuntimeSymbols symbols = target->runtimeSymbols();
-  impl->engine->registerSymbols(
-      [&](llvm::orc::MangleAndInterner interner) { return symbolMap(symbols, interner); });
-  if (target->hasConstructors())
-    impl->engine->initialize();
-  auto entry = impl->engine->lookupPacked(std::string("_mlir_ciface_") + detail::kKernelName);
-  if (!entry)
-    throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
-  native.entry = *entry;
+  std::vector<std::string> objects;
+  if (target->hasConstructors() || options.perf) {
+    // MLIR's ExecutionEngine: it runs the GPU's constructors (its kernel
+    // binaries) and tells perf about the code.
+    mlir::ExecutionEngineOptions engineOptions;
+    // The target machine, so that LLVM's optimizer (the loop vectorizer in
+    // particular) knows the vector width and CPU features.
+    // One machine serves both: the optimizer uses it first, then the engine,
+    // which owns it, generates code with it.
+    auto machine = target->machine(level);
+    auto optimizer = target->optimizer(level, machine.get()); // transformer is a function_ref
+    engineOptions.transformer = optimizer;
+    engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
+    engineOptions.enableGDBNotificationListener = false;
+    // options.perf: tell perf about the generated code (perf record -k 1, perf inject --jit).
+    engineOptions.enablePerfNotificationListener = options.perf;
+    engineOptions.enableObjectDump = !cacheDir.empty();
+    auto engine = mlir::ExecutionEngine::create(module, engineOptions, std::move(machine));
+    if (!engine)
+      throw Error("[compile] stage 'jit' failed: " + llvm::toString(engine.takeError()));
+    impl->engine = std::move(*engine);
+    detail::RuntimeSymbols symbols = target->runtimeSymbols();
+    impl->engine->registerSymbols(
+        [&](llvm::orc::MangleAndInterner interner) { return symbolMap(symbols, interner); });
+    if (target->hasConstructors())
+      impl->engine->initialize();
+    auto entry = impl->engine->lookupPacked(std::string("_mlir_ciface_") + detail::kKernelName);
+    if (!entry)
+      throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
+    native.entry = *entry;
+    if (!cacheDir.empty())
+      objects.push_back(dumpObject(*impl->engine, cacheDir));
+  } else {
+    // Objects of our own, a long kernel's parts compiled on every core.
+    const unsigned cores = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+    objects = detail::compileObjects(module, *target, level, cores);
+    if (!loadObjects(*impl, objects, *target))
+      throw Error("[compile] stage 'jit' failed: LLVM's JIT could not link the kernel's objects");
+  }
   stage("llvm-jit");
-  if (!cacheDir.empty()) {
+  if (!cacheDir.empty() && !objects.empty() && !objects.front().empty()) {
     detail::CacheEntry fresh;
-    fresh.object = dumpObject(*impl->engine, cacheDir);
+    fresh.objects = std::move(objects);
     fresh.optimized = impl->optimized;
     fresh.bufferized = impl->bufferized;
     fresh.lowered = impl->lowered;
     fresh.blasCalls = impl->blasCalls;
-    if (!fresh.object.empty())
-      detail::storeEntry(cacheDir, key, fresh, options.cacheBytes);
+    detail::storeEntry(cacheDir, key, fresh, options.cacheBytes);
   }
   impl->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Compiled(std::move(impl));

@@ -27,7 +27,7 @@ namespace {
 
 constexpr char kMagic[16] = {'T', 'I', 'N', 'Y', 'M', 'L', 'I', 'R',
                              '-', 'K', 'E', 'R', 'N', 'E', 'L', '\n'};
-constexpr uint32_t kFormat = 2; // 2: XXH3 checksums and names
+constexpr uint32_t kFormat = 3; // 2: XXH3 checksums and names; 3: several objects
 constexpr const char *kVersion = "tinymlir 0.1.0";
 
 /// XXH3: the checksum of an entry and the name of its file (128 bits of its
@@ -194,11 +194,18 @@ std::optional<CacheEntry> loadEntry(const std::string &directory, const std::str
       hash64(llvm::StringRef(bytes).substr(pos)) != checksum)
     return reject();
   CacheEntry entry;
-  std::string storedKey, blas;
-  if (!getString(bytes, pos, storedKey) || storedKey != key ||
-      !getString(bytes, pos, entry.object) || !getString(bytes, pos, entry.optimized) ||
-      !getString(bytes, pos, entry.bufferized) || !getString(bytes, pos, entry.lowered) ||
-      !getString(bytes, pos, blas) || pos != bytes.size() || entry.object.empty())
+  std::string storedKey, blas, count;
+  if (!getString(bytes, pos, storedKey) || storedKey != key || !getString(bytes, pos, count))
+    return reject();
+  const uint64_t objects = std::strtoull(count.c_str(), nullptr, 10);
+  if (objects == 0 || objects > 64) // a partition per core, at most (jit/ObjectCode.h)
+    return reject();
+  entry.objects.resize(static_cast<size_t>(objects));
+  for (std::string &object : entry.objects)
+    if (!getString(bytes, pos, object) || object.empty())
+      return reject();
+  if (!getString(bytes, pos, entry.optimized) || !getString(bytes, pos, entry.bufferized) ||
+      !getString(bytes, pos, entry.lowered) || !getString(bytes, pos, blas) || pos != bytes.size())
     return reject();
   entry.blasCalls = std::atoi(blas.c_str());
   std::error_code ignored; // used now: the last to go when the cache is trimmed
@@ -214,7 +221,9 @@ bool storeEntry(const std::string &directory, const std::string &key, const Cach
     return false;
   std::string payload;
   putString(payload, key);
-  putString(payload, entry.object);
+  putString(payload, std::to_string(entry.objects.size()));
+  for (const std::string &object : entry.objects)
+    putString(payload, object);
   putString(payload, entry.optimized);
   putString(payload, entry.bufferized);
   putString(payload, entry.lowered);

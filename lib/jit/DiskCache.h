@@ -13,13 +13,16 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tinymlir::detail {
 
 class CompileTarget;
 
 struct CacheEntry {
-  std::string object; ///< the relocatable object file of the kernel and its wrappers
+  /// The relocatable object files of the kernel and its wrappers (one per
+  /// partition compiled on its own thread: jit/ObjectCode.h).
+  std::vector<std::string> objects;
   std::string optimized, bufferized, lowered;
   int blasCalls = 0;
 };

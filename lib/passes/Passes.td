@@ -94,6 +94,13 @@ def KernelNoInlinePass : ModulePass<"tinymlir-kernel-noinline"> {
                 "(passthrough)";
 }
 
+def LoopAnnotationsPass : Pass<"tinymlir-loop-annotations"> {
+  let summary = "Put the llvm.loop_annotation that convert-scf-to-cf leaves on a loop's "
+                "back edge (a discardable attribute, which LLVM IR export ignores) into the "
+                "branch's loop_annotation";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def OutlinePartsPass : ModulePass<"tinymlir-outline-parts"> {
   let summary = "Split a long straight-line kernel into functions of bounded size, called in "
                 "order (lowering and LLVM grow faster than linearly in one function's size)";

@@ -66,7 +66,7 @@ inline constexpr const char *kLoopsToLlvmPipeline =
     "convert-math-to-libm,convert-math-to-llvm,convert-vector-to-llvm,convert-complex-to-llvm,"
     "convert-arith-to-llvm,finalize-memref-to-llvm{use-generic-functions},"
     "convert-openmp-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,"
-    "tinymlir-kernel-noinline)";
+    "tinymlir-loop-annotations,tinymlir-kernel-noinline)";
 
 /// Stages a target keeps besides the shared ones.
 struct TargetStages {

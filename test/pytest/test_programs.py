@@ -16,6 +16,7 @@ sums of integers) are compared exactly.
 """
 
 import copy
+import os
 
 import numpy as np
 import pytest
@@ -275,6 +276,32 @@ def test_element_updates_compile_to_scalars_and_parts():
     parts = spec.lowered.count("llvm.func @kernel_part")
     assert parts >= 2 and spec.lowered.count("llvm.call @kernel_part") == parts
     assert '"noinline"' in spec.lowered.split("llvm.func @kernel_part0")[1].split("\n")[0]
+    # Its 800 dot loops stay scalar: LLVM's vectorizer would cost more than
+    # they take (the annotation reaches the branches, which LLVM reads).
+    assert "#llvm.loop_vectorize<disable = true>" in spec.lowered
+    assert spec.lowered.count("{loop_annotation = #loop_annotation}") >= 700
+
+
+def test_a_long_kernel_compiles_in_partitions_that_the_disk_cache_keeps(tmp_path):
+    # The parts of a long kernel are compiled on every core, one object file
+    # each; the disk cache keeps them all, and a second function (as a new
+    # process would) links them from there and gives the same results.
+    n = 40
+    a = spd(n)
+    want = a.copy()
+    cholesky(want)
+    first = jit(cholesky, cache_dir=str(tmp_path))
+    got = a.copy()
+    first(got)
+    np.testing.assert_allclose(np.tril(got), np.tril(want), rtol=gamma(4 * n * n))
+    (entry,) = tmp_path.rglob("*.kernel")
+    if os.cpu_count() >= 2:
+        assert entry.read_bytes().count(b"\x7fELF") >= 2  # an object per partition
+    second = jit(cholesky, cache_dir=str(tmp_path))
+    again = a.copy()
+    second(again)
+    assert second.stats().disk_hits == 1 and second.stats().compilations == 0
+    np.testing.assert_array_equal(again, got)
 
 
 def test_gemm_syrk_syr2k_trmm():
