@@ -96,19 +96,8 @@ template <class T> struct RealOf<std::complex<T>> {
 template <class T> using Real = typename RealOf<T>::type;
 template <class T> constexpr bool kComplex = !std::is_same_v<T, Real<T>>;
 
-/// LAPACK's routine for T: s (float), d (double), c (complex<float>) or z.
-#define TINYMLIR_LAPACK(T, name, ...)                                                              \
-  do {                                                                                             \
-    if constexpr (std::is_same_v<T, float>)                                                        \
-      s##name##_(__VA_ARGS__);                                                                     \
-    else if constexpr (std::is_same_v<T, double>)                                                  \
-      d##name##_(__VA_ARGS__);                                                                     \
-    else if constexpr (std::is_same_v<T, cfloat>)                                                  \
-      c##name##_(__VA_ARGS__);                                                                     \
-    else                                                                                           \
-      z##name##_(__VA_ARGS__);                                                                     \
-  } while (false)
-/// The same, where the complex routine has another name (orgqr: ungqr).
+/// LAPACK's routine for T: s (float), d (double), c (complex<float>) or z,
+/// where the complex one may have another name (orgqr: ungqr).
 #define TINYMLIR_LAPACK_REAL_COMPLEX(T, real, complex, ...)                                        \
   do {                                                                                             \
     if constexpr (std::is_same_v<T, float>)                                                        \
@@ -120,6 +109,7 @@ template <class T> constexpr bool kComplex = !std::is_same_v<T, Real<T>>;
     else                                                                                           \
       z##complex##_(__VA_ARGS__);                                                                  \
   } while (false)
+#define TINYMLIR_LAPACK(T, name, ...) TINYMLIR_LAPACK_REAL_COMPLEX(T, name, name, __VA_ARGS__)
 
 /// A workspace size LAPACK answered in a query's first element.
 template <class T> int workSize(T query) { return std::max(static_cast<int>(std::real(query)), 1); }
