@@ -576,6 +576,41 @@ struct ComplexDivide {
   }
 };
 
+/// A C library function of floats (hypot: no MLIR op), as NumPy's loops
+/// call it: `name` for f64, `name`f for f32, declared by declareCallees.
+template <FixedName Name> struct LibmCall {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    Type type = x[0].getType();
+    const std::string name = std::string(Name.name) + (type.isF32() ? "f" : "");
+    return func::CallOp::create(b, loc, name, TypeRange{type}, ValueRange(x)).getResult(0);
+  }
+};
+
+/// NumPy's npy_logaddexp (log(e^x + e^y)) and npy_logaddexp2 (base 2): x +
+/// log(2) (or + 1) where x == y, including equal infinities; else the larger
+/// plus log1p(exp(-|x - y|)) (log2 of 1 + 2^-|x - y|); nan where x - y is.
+template <bool base2> struct LogAddExp {
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &, ArrayRef<Value> x) {
+    using P = arith::CmpFPredicate;
+    Type type = x[0].getType();
+    auto c = [&](double v) { return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v)); };
+    Value d = arith::SubFOp::create(b, loc, x[0], x[1]);
+    Value larger =
+        arith::SelectOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OGT, d, c(0)), x[0], x[1]);
+    Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, d));
+    Value tail =
+        base2 ? Value(arith::MulFOp::create(
+                    b, loc, math::Log1pOp::create(b, loc, math::Exp2Op::create(b, loc, negAbs)),
+                    c(std::numbers::log2e)))
+              : Value(math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, negAbs)));
+    Value result = arith::AddFOp::create(b, loc, larger, tail);
+    Value same = arith::AddFOp::create(b, loc, x[0], c(base2 ? 1.0 : std::numbers::ln2));
+    Value nan = arith::CmpFOp::create(b, loc, P::UNO, d, d);
+    return arith::SelectOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OEQ, x[0], x[1]), same,
+                                   arith::SelectOp::create(b, loc, nan, d, result));
+  }
+};
+
 /// |z|, MLIR's (inlined, vectorized), with C99's inf where either part is
 /// infinite, even beside a nan (hypot's rule, which NumPy's cabs follows).
 struct ComplexAbs {

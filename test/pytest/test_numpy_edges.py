@@ -734,3 +734,27 @@ def test_diff_and_reductions_with_a_dtype():
         jit(lambda a: np.mean(a, dtype=np.int32))(x)
     got, want = jit(lambda a: np.sum(a, dtype=np.int64))(x), np.sum(x, dtype=np.int64)
     assert got == want and type(got) is type(want)
+
+
+def test_hypot_and_logaddexp_at_the_edges():
+    # hypot is the C library's (no overflow at 1e308, inf beside nan); logaddexp
+    # and logaddexp2 are NumPy's formulas: x + log 2 at x == y (equal
+    # infinities too), the larger plus log1p(exp(-|x - y|)), nan through.
+    # Within 4 eps of NumPy's (libm's log1p and exp are not correctly rounded).
+    vals = [0.0, -0.0, 1.0, -1.0, 2.5, 1e308, -1e308, 1e-320, np.inf, -np.inf, np.nan, 700.0]
+    a, b = np.repeat(vals, len(vals)), np.tile(vals, len(vals))
+    with np.errstate(all="ignore"):
+        for dtype in (np.float64, np.float32, np.float16):
+            x, y = a.astype(dtype), b.astype(dtype)
+            for fn in (np.hypot, np.logaddexp, np.logaddexp2):
+                got, want = jit(fn)(x, y), fn(x, y)
+                assert got.dtype == want.dtype, fn.__name__
+                np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=fn.__name__)
+                np.testing.assert_array_equal(np.isinf(got), np.isinf(want), err_msg=fn.__name__)
+                finite = np.isfinite(want)
+                w = want[finite].astype(np.float64)
+                err = np.abs(got[finite].astype(np.float64) - w)
+                assert np.all(err <= 4 * eps(dtype) * np.abs(w)), fn.__name__
+    i = np.array([3, 4, -5], np.int8)  # NumPy's loops: int8 in float16
+    for fn in (np.hypot, np.logaddexp):
+        assert jit(fn)(i, i).dtype == fn(i, i).dtype == np.float16
