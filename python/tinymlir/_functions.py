@@ -1437,3 +1437,57 @@ with _creation._lock:  # imported inside a trace, as a rule: wrap for the runnin
             if _random_active:
                 _wrap_random_module()
     _creation.install, _creation.uninstall = _install, _uninstall
+
+
+# --- diagonal, trace, diag (numpy/_core/fromnumeric.py, lib/_twodim_base_impl.py) ---------
+
+
+@_implements(np.diagonal)
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    """NumPy's diagonal: a[..., i, i + offset] of axes axis1 and axis2, as a new
+    last axis after the others. The two axes moved last and flattened, it is
+    one strided slice (start offset, or -offset rows down; step n2 + 1). A
+    copy: NumPy's is a read-only view, so no write through it can differ."""
+    t = _traced(a, "numpy.diagonal's operand")
+    if t.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    ax1, ax2 = normalize_axis_index(axis1, t.ndim), normalize_axis_index(axis2, t.ndim)
+    if ax1 == ax2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    offset = operator.index(offset)
+    rest = [d for d in range(t.ndim) if d not in (ax1, ax2)]
+    t = t.transpose(*rest, ax1, ax2)
+    n1, n2 = t.shape[-2:]
+    k = builtins.max(0, builtins.min(n1 - builtins.max(0, -offset), n2 - builtins.max(0, offset)))
+    flat = t.reshape(*t.shape[:-2], n1 * n2)
+    start = offset if offset >= 0 else -offset * n2
+    return flat[..., start : start + k * (n2 + 1) : n2 + 1].copy() if k else flat[..., :0].copy()
+
+
+@_implements(np.trace)
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """NumPy's trace: the sum of the diagonal, as np.sum sums it (integers in
+    int64, `dtype=`)."""
+    if out is not None:
+        raise TracingError("tinymlir cannot trace numpy.trace with out=")
+    return np.sum(_diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+@_implements(np.diag)
+def _diag(v, k=0):
+    """NumPy's diag: of a 1-D array, the square matrix with it on diagonal k
+    (zeros elsewhere, written at constant positions); of a 2-D one, its
+    diagonal k."""
+    t = _traced(v, "numpy.diag's operand")
+    k = operator.index(k)
+    if t.ndim == 2:
+        return _diagonal(t, k)
+    if t.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    n = t.shape[0]
+    m = n + builtins.abs(k)
+    out = _creation.full_traced((m, m), 0, t.dtype, "numpy.diag")
+    if n:
+        rows = np.arange(n) + builtins.max(0, -k)
+        out[rows, rows + k] = t
+    return out

@@ -1557,6 +1557,12 @@ class Traced:
     def swapaxes(self, axis1, axis2):
         return np.swapaxes(self, axis1, axis2)
 
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
     def squeeze(self, axis=None):
         return np.squeeze(self, axis)
 

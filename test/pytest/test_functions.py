@@ -935,3 +935,41 @@ def test_program_knn_vote_with_take():
         return votes, tally, best, np.take(np.arange(10, 40, 10), best)
 
     same(vote, points, labels, queries)
+
+
+def test_diagonal_trace_and_diag_as_numpys():
+    # Selections exact; a trace is np.sum of its diagonal (integers in int64,
+    # dtype= honoured). Offsets past the matrix give empty diagonals.
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((4, 6)), rng.standard_normal((3, 4, 5))
+    v, iv = rng.standard_normal(4), np.arange(5, dtype=np.int32)
+    cases = [
+        (lambda x: np.diagonal(x), a),
+        (lambda x: np.diagonal(x, 2), a),
+        (lambda x: np.diagonal(x, -3), a),
+        (lambda x: np.diagonal(x, 7), a),
+        (lambda x: np.diagonal(x, 1, 0, 2), b),
+        (lambda x: np.diagonal(x, -1, 2, 1), b),
+        (lambda x: x.diagonal(1), a),
+        (lambda x: np.trace(x), a),
+        (lambda x: x.trace(-1), a),
+        (lambda x: np.trace(x, 0, 1, 2), b),
+        (lambda x: np.trace(x.reshape(5, 1)), iv),
+        (lambda x: np.trace(x.reshape(1, 5), dtype=np.float32), iv),
+        (lambda x: np.diag(x), v),
+        (lambda x: np.diag(x, 2), v),
+        (lambda x: np.diag(x, -1), iv),
+        (lambda x: np.diag(x, -2), a),
+        (lambda x: np.diag(np.diag(x)) + 1, a[:, :4]),
+    ]
+    for i, (fn, x) in enumerate(cases):
+        got, want = jit(fn)(x), fn(x)
+        assert np.asarray(got).dtype == np.asarray(want).dtype, i
+        if 7 <= i <= 9:  # float traces: sums of n terms, in any order
+            n = min(x.shape[-2:]) if i == 9 else min(x.shape)
+            bound = n * np.finfo(np.float64).eps * np.sum(np.abs(x))
+            np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=str(i))
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=str(i))
+    with pytest.raises(ValueError, match="Input must be 1- or 2-d"):
+        jit(np.diag)(b)
