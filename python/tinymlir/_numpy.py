@@ -412,13 +412,36 @@ def _dot(a, b, out=None):
     return ta @ tb
 
 
+def _power_of_ten(n):
+    """NumPy's power_of_ten (multiarray/calculation.c): exact table up to 1e8,
+    then repeated products."""
+    if n < 9:
+        return float(10**n)
+    value = 1e9
+    for _ in range(n - 9):
+        value *= 10.0
+    return value
+
+
 @_implements(np.round, np.around)
 def _round(a, decimals=0, out=None):
+    """NumPy's PyArray_Round: rint(a * 10^d) / 10^d for d > 0, rint(a / 10^-d)
+    * 10^-d for d < 0 (10^d a Python float: the array's dtype stays);
+    integers unchanged for d >= 0, else rounded in float64 and cast back."""
     _check("round", out=out)
-    if operator.index(decimals) != 0:
-        raise TracingError("tinymlir traces numpy.round with decimals=0 only (numpy.rint)")
+    decimals = operator.index(decimals)
     a = _traced(a, "numpy.round's operand")
-    return a if a.dtype.kind in "biu" else np.rint(a)  # integers stay, as NumPy's
+    if a.dtype.kind in "biu":
+        if decimals >= 0:
+            return a  # integers stay, as NumPy's
+        f = _power_of_ten(-decimals)
+        return (np.rint(a.astype(np.float64) / f) * f).astype(a.dtype)
+    if decimals == 0:
+        return np.rint(a)
+    if a.dtype.kind == "c":
+        raise TracingError("tinymlir traces numpy.round of complex arrays with decimals=0 only")
+    f = _power_of_ten(abs(decimals))
+    return np.rint(a * f) / f if decimals > 0 else np.rint(a / f) * f
 
 
 # --- np.linalg (the C++ core's LAPACK kernels) ------------------------------------

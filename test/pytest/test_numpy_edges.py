@@ -576,7 +576,31 @@ def test_rint_round_reciprocal_and_arctan2_at_the_edges():
     with pytest.raises(TypeError, match=r"\[reciprocal\] requires floating-point operands"):
         jit(np.reciprocal)(i)  # NumPy's integer reciprocal is C's division (by zero: a trap)
     with pytest.raises(tinymlir.TracingError, match="decimals=0 only"):
-        jit(lambda a: np.round(a, 2))(np.ones(2))
+        jit(lambda a: np.round(a, 2))(np.ones(2, np.complex128))
+
+
+def test_round_with_decimals_is_numpys_bit_for_bit():
+    # NumPy's PyArray_Round: rint(a * 10^d) / 10^d (d > 0), rint(a / 10^-d) *
+    # 10^-d (d < 0), in the array's dtype; integers unchanged for d >= 0, else
+    # rounded in float64 and cast back. The same operations: bit for bit.
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.standard_normal(50) * 1000, [0.125, 2.675, -0.5, 1e300, np.inf]])
+    for dtype in (np.float64, np.float32, np.float16):
+        a = x.astype(dtype)
+        for d in (1, 2, 3, -1, -2, 12):
+            with np.errstate(all="ignore"):
+                want = np.round(a, d)
+                got = jit(lambda v: np.round(v, d))(a)
+                method = jit(lambda v: v.round(d))(a)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"{dtype} {d}")
+            np.testing.assert_array_equal(method, want)
+    i = np.array([-1250, 15, 349, 351, 2**40], np.int64)
+    for d in (-1, -2, 3):
+        want = np.round(i, d)
+        got = jit(lambda v: np.round(v, d))(i)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, err_msg=str(d))
 
 
 def test_prod_ddof_norm_and_broadcast_to_match_numpy():
