@@ -1491,3 +1491,32 @@ def _diag(v, k=0):
         rows = np.arange(n) + builtins.max(0, -k)
         out[rows, rows + k] = t
     return out
+
+
+# --- isclose, allclose (numpy/_core/numeric.py) ---------------------------------------------
+
+
+@_implements(np.isclose)
+def _isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
+    """NumPy 2's isclose, step by step: y made inexact (result_type(y, 1.)),
+    then |x - y| <= atol + rtol |y| where y is finite, or x == y (equal
+    infinities); with equal_nan, nan beside nan too."""
+    x = a if isinstance(a, (Traced, int, float, complex)) else np.asanyarray(a)
+    y = b if isinstance(b, (Traced, int, float, complex)) else np.asanyarray(b)
+    if isinstance(y, (Traced, np.ndarray)):
+        dt = np.result_type(y.dtype, 1.0)
+        if y.dtype != dt:
+            y = y.astype(dt)
+    elif isinstance(y, int):
+        y = float(y)
+    result = (np.abs(x - y) <= atol + rtol * np.abs(y)) & np.isfinite(y) | (x == y)
+    if equal_nan:
+        result = result | (np.isnan(x) & np.isnan(y))
+    return result
+
+
+@_implements(np.allclose)
+def _allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
+    """np.all of isclose: a traced bool (NumPy's Python bool is known only once
+    the kernel runs; branching on it is refused by name)."""
+    return np.all(_isclose(a, b, rtol, atol, equal_nan))

@@ -973,3 +973,28 @@ def test_diagonal_trace_and_diag_as_numpys():
             np.testing.assert_array_equal(got, want, err_msg=str(i))
     with pytest.raises(ValueError, match="Input must be 1- or 2-d"):
         jit(np.diag)(b)
+
+
+def test_isclose_and_allclose_as_numpys():
+    # NumPy 2's isclose step by step: y made inexact (int32's INT_MIN stays
+    # exact in float64), equal infinities close, nan only with equal_nan.
+    a = np.array([1.0, 1.00001, np.inf, np.nan, -np.inf, 1e-9, 0.0, 1e10])
+    b = np.array([1.0, 1.0, np.inf, np.nan, np.inf, 0.0, 1e-8, 1.00001e10])
+    i = np.array([1, 2, -(2**31), 5], np.int32)
+    j = np.array([1, 3, -(2**31), 5], np.int32)
+    cases = [
+        (lambda x, y: np.isclose(x, y), a, b),
+        (lambda x, y: np.isclose(x, y, equal_nan=True), a, b),
+        (lambda x, y: np.isclose(x, y, rtol=0.1, atol=0), a, b),
+        (lambda x, y: np.isclose(x.astype(np.float32), y.astype(np.float32)), a, b),
+        (lambda x, y: np.isclose(x, y), i, j),
+        (lambda x, y: np.isclose(x, 1), i, j),
+        (lambda x, y: np.isclose(x, 1.0), a, b),
+        (lambda x, y: np.allclose(x[:2], y[:2]), a, b),
+        (lambda x, y: np.allclose(x, y, equal_nan=True), a, b),
+    ]
+    with np.errstate(invalid="ignore"):
+        for k, (fn, x, y) in enumerate(cases):
+            got, want = jit(fn)(x, y), fn(x, y)
+            assert np.asarray(got).dtype == np.asarray(want).dtype, k
+            np.testing.assert_array_equal(got, want, err_msg=str(k))
