@@ -862,6 +862,17 @@ public:
     return out;
   }
 
+  /// A kernel of more than kVectorizedDots dot loops (an unrolled Python loop
+  /// over np.dot of slices, as a Cholesky's 4,950) keeps them scalar: LLVM's
+  /// loop vectorizer spends about 0.5 ms on each (a third of a 100x100
+  /// Cholesky's LLVM time), more than vectorizing saves on short dots of a
+  /// kernel called a few thousand times.
+  void scalarDotsInLongKernels() {
+    if (dotLoops_.size() > kVectorizedDots)
+      for (scf::ForOp loop : dotLoops_)
+        annotateDot(loop, /*vectorize=*/false);
+  }
+
 private:
   Type elementType(DType dtype) { return tinymlir::detail::elementType(b_, dtype); }
   RankedTensorType tensorType(const Node &n) {
@@ -1104,19 +1115,6 @@ private:
                                                 {}, {}, {}, {}, {}));
   }
 
-public:
-  /// A kernel of more than kVectorizedDots dot loops (an unrolled Python loop
-  /// over np.dot of slices, as a Cholesky's 4,950) keeps them scalar: LLVM's
-  /// loop vectorizer spends about 0.5 ms on each (a third of a 100x100
-  /// Cholesky's LLVM time), more than vectorizing saves on short dots of a
-  /// kernel called a few thousand times.
-  void scalarDotsInLongKernels() {
-    if (dotLoops_.size() > kVectorizedDots)
-      for (scf::ForOp loop : dotLoops_)
-        annotateDot(loop, /*vectorize=*/false);
-  }
-
-private:
   // --- Slice updates: chains of writes into one buffer -------------------------
   //
   // One-shot bufferization's analysis of a chain of k insert_slices into one

@@ -389,7 +389,7 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
         [&](llvm::orc::MangleAndInterner interner) { return symbolMap(symbols, interner); });
     if (target->hasConstructors())
       impl->engine->initialize();
-    auto entry = impl->engine->lookupPacked(std::string("_mlir_ciface_") + detail::kKernelName);
+    auto entry = impl->engine->lookupPacked(detail::interfaceName());
     if (!entry)
       throw Error("[compile] stage 'jit' failed: " + llvm::toString(entry.takeError()));
     native.entry = *entry;

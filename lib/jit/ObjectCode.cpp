@@ -37,15 +37,13 @@
 namespace tinymlir::detail {
 namespace {
 
-const char *const kInterfaceName = "_mlir_ciface_kernel"; // convert-func-to-llvm's C interface
-
 /// void _mlir__mlir_ciface_kernel(void **args): each argument read through
 /// its pointer, then the C interface called (MLIR's ExecutionEngine's
 /// packing, for the one entry the runtime calls).
 void addPackedEntry(llvm::Module &module) {
-  llvm::Function *interface = module.getFunction(kInterfaceName);
+  llvm::Function *interface = module.getFunction(interfaceName());
   if (!interface)
-    throw Error(std::string("[compile] stage 'jit': the module has no ") + kInterfaceName);
+    throw Error("[compile] stage 'jit': the module has no " + interfaceName());
   llvm::LLVMContext &context = module.getContext();
   llvm::IRBuilder<> b(context);
   auto *type = llvm::FunctionType::get(b.getVoidTy(), b.getPtrTy(), /*isVarArg=*/false);
@@ -91,7 +89,8 @@ std::string compilePartition(const std::string &bitcode, const CompileTarget &ta
 
 } // namespace
 
-std::string packedEntryName() { return std::string("_mlir_") + kInterfaceName; }
+std::string interfaceName() { return std::string("_mlir_ciface_") + kKernelName; }
+std::string packedEntryName() { return "_mlir_" + interfaceName(); }
 
 std::vector<std::string> compileObjects(mlir::ModuleOp module, const CompileTarget &target,
                                         int level, unsigned partitions) {

@@ -12,8 +12,10 @@ namespace tinymlir::detail {
 
 class CompileTarget;
 
-/// The packed entry point's name (`kernel` as MLIR's ExecutionEngine names
-/// its void(void **) wrapper of the C interface).
+/// The kernel's C interface (convert-func-to-llvm's _mlir_ciface_kernel).
+std::string interfaceName();
+/// The packed entry point's name: the C interface's void(void **) wrapper,
+/// as MLIR's ExecutionEngine names it (_mlir_ prefixed).
 std::string packedEntryName();
 
 /// Relocatable object files of `module`: its LLVM IR with the packed entry,
