@@ -3,6 +3,7 @@
 
 #include <tinymlir/array.h>
 #include <tinymlir/gpu.h>
+#include <tinymlir/index.h>
 #include <tinymlir/jit.h>
 #include <tinymlir/kernels.h>
 #include <tinymlir/tensor.h>

@@ -77,13 +77,19 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
                      std::vector<detail::NativeFunction::IndexCheck> &out) {
   std::vector<const Node *> stack{root.get()};
   std::unordered_set<const Node *> seen;
-  auto input = [](const Node &n, const Node &ids, const char *what) {
+  // Ids that are an input are checked at each call; a captured constant
+  // (constant index arrays' positions) the same way, from its own array.
+  auto check = [&](const Node &n, const Node &ids, const char *what, int64_t size, int axis) {
+    if (ids.op == Op::Constant) {
+      out.push_back({0, size, axis, ids.constant});
+      return;
+    }
     if (ids.op != Op::Argument)
       throw Error(std::string("[") + opName(n.op) + "] " + what +
                   " must be an input of the compiled function (they are checked against the "
                   "sizes before each call); got a computed " +
                   opName(ids.op) + " value");
-    return static_cast<size_t>(ids.index);
+    out.push_back({static_cast<size_t>(ids.index), size, axis});
   };
   while (!stack.empty()) {
     const Node *n = stack.back();
@@ -91,7 +97,7 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
     if (!seen.insert(n).second)
       continue;
     if (n->op == Op::Gather)
-      out.push_back({input(*n, *n->args[1], "ids"), n->args[0]->shape[0]});
+      check(*n, *n->args[1], "ids", n->args[0]->shape[0], -1);
     if (isComplex(n->dtype) && !target.hostLoops())
       throw Error(std::string("[") + opName(n->op) + "] the " + target.name() + " target has no " +
                   dtypeName(n->dtype) +
@@ -110,7 +116,7 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
                     "host); compile it for the CPU");
       for (size_t k = 0; k < n->axes.size(); ++k) {
         const int axis = static_cast<int>(n->axes[k]);
-        out.push_back({input(*n, *n->args[2 + k], "indices"), n->shape[axis], axis});
+        check(*n, *n->args[2 + k], "indices", n->shape[axis], axis);
       }
     }
     for (const NodePtr &a : n->args)

@@ -93,7 +93,7 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs,
                     " share memory; each output needs its own array");
   }
   for (const NativeFunction::IndexCheck &check : c.indexChecks) {
-    const Array &ids = inputs[check.input];
+    const Array &ids = check.constant ? *check.constant : inputs[check.input];
     // Gather ids count from the end when negative, as NumPy's.
     const int64_t lo = check.axis < 0 ? -check.size : 0;
     if (const int64_t k = firstOutside(ids, lo, check.size); k < ids.size()) {

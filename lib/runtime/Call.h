@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <optional>
 #include <vector>
 
 namespace tinymlir::detail {
@@ -32,11 +33,13 @@ struct NativeFunction {
   std::vector<Shape> resultShapes;
   std::vector<DType> resultDTypes;
   /// Inputs that index an axis (gather ids, index_put positions), checked
-  /// against its size before each call.
+  /// against its size before each call; or captured constants (the positions
+  /// of constant index arrays), checked the same way.
   struct IndexCheck {
     size_t input;
     int64_t size;
     int axis = -1; ///< index_put: the target's axis; -1: gather ids (a table's rows)
+    std::optional<Array> constant = std::nullopt; ///< the ids, when a captured constant
   };
   std::vector<IndexCheck> indexChecks;
   /// For each output, the input whose buffer it is (updated in place), or -1.

@@ -23,5 +23,6 @@ Array viewOf(const InArray &a, const char *what);
 nanobind::object toNumPy(Array array);
 
 void registerGpt2(nanobind::module_ &m);
+void registerIndex(nanobind::module_ &m);
 
 } // namespace tinymlir::python

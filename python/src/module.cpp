@@ -456,5 +456,6 @@ NB_MODULE(_tinymlir, m) {
     setThreads(n);
   });
 
+  registerIndex(m);
   registerGpt2(m);
 }

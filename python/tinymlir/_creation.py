@@ -28,7 +28,7 @@ import threading
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import Traced, _broadcast_into, _state, dtype_name, to_tensor
+from ._trace import Traced, _broadcast_into, _state, dtype_name, set_known, to_tensor
 
 
 def _dtype(dtype, name, default=np.float64):
@@ -60,9 +60,7 @@ def full_traced(shape, value, dtype, name):
     v = np.asarray(value)
     if v.ndim:  # an array fill value: NumPy broadcasts it
         filled = np.full(dims, v, d)
-        r = Traced(_core.constant(filled))
-        r._buf.known = filled
-        return r
+        return set_known(Traced(_core.constant(filled)), filled)
     if d.kind == "c":  # both parts: a typed complex scalar, broadcast
         c = complex(v.astype(d))
         r = Traced(
@@ -74,17 +72,14 @@ def full_traced(shape, value, dtype, name):
         )
     else:
         r = Traced(_core.full(list(dims), float(v.astype(d)), dtype_name(d)))
-    r._buf.known = lambda: np.full(dims, v, d)
-    return r
+    return set_known(r, lambda: np.full(dims, v, d))
 
 
 def _constant(array, name):
     """A traced array holding NumPy's result for static arguments."""
     dtype_name(array.dtype, f"{name}'s result")
     array = np.ascontiguousarray(array)
-    r = Traced(_core.constant(array))
-    r._buf.known = array
-    return r
+    return set_known(Traced(_core.constant(array)), array)
 
 
 def known_constant(value):

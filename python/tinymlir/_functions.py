@@ -36,7 +36,6 @@ from ._trace import (
     TracingError,
     _arange,
     _broadcast_into,
-    _contiguous,
     _positions,
     _state,
     known_value,
@@ -1141,7 +1140,7 @@ def _put_along_axis(arr, indices, values, axis):
             "made inside the function, or an argument)"
         )
     ids = _maybe_static(indices)
-    if axis is None and not _contiguous(arr._view):
+    if axis is None and not arr._ref.contiguous():
         raise ValueError("assignment destination is read-only")
     target, ax = _along_axis(arr, ids, axis, "put_along_axis")
     if not isinstance(ids, Traced):
@@ -1181,7 +1180,7 @@ def _overlap(a, b, exact):
     """NumPy's shares_memory (exact) and may_share_memory (bounds) of two
     operands: traced arrays share memory where they are views of one array
     (an argument passed twice is one); nothing else does."""
-    if not (isinstance(a, Traced) and isinstance(b, Traced)) or a._buf is not b._buf:
+    if not (isinstance(a, Traced) and isinstance(b, Traced)) or not a._ref.same_buffer(b._ref):
         return False
     pa, pb = _positions(a), _positions(b)
     if pa.size == 0 or pb.size == 0:

@@ -641,7 +641,7 @@ class JitFunction:
             outs = []
             out_tree = _flatten_result(result, outs)
             written = [
-                i for i, t in enumerate(traced) if first[id(leaves[i])] == i and t._buf.version > 0
+                i for i, t in enumerate(traced) if first[id(leaves[i])] == i and t._ref.version > 0
             ]
             if not outs and not written:  # computed from static arguments alone
                 return Specialization(None, n, [], None, static=(result,))
@@ -653,11 +653,13 @@ class JitFunction:
             ]
             # A view of an argument (a.T, a[1:], a.reshape(...)) is a view of the
             # caller's array, as NumPy's: made from it after the call, not computed.
-            by_buf = {id(t._buf): i for i, t in enumerate(traced) if first[id(leaves[i])] == i}
+            by_buf = {
+                t._ref.buffer_id: i for i, t in enumerate(traced) if first[id(leaves[i])] == i
+            }
             views = [
-                (k, (by_buf[id(o._buf)], o._view))
+                (k, (by_buf[o._ref.buffer_id], o._view))
                 for k, o in enumerate(outs)
-                if isinstance(o, Traced) and o._view != () and id(o._buf) in by_buf
+                if isinstance(o, Traced) and o._view != () and o._ref.buffer_id in by_buf
             ]
             computed = [o for k, o in enumerate(outs) if k not in dict(views)]
             writes = [(i, len(computed) + k) for k, i in enumerate(written)]
@@ -668,7 +670,7 @@ class JitFunction:
             # written to; each of those updates its argument in place where the
             # C++ side can (Compiled.donations).
             tensors = [to_tensor(o, "an output") for o in outs]
-            tensors += [traced[i]._buf.t for i in written]
+            tensors += [traced[i]._ref.base() for i in written]
             donated = [-1] * len(outs) + written
             if out_tree is LEAF and not written and not returned and not views:
                 out_tree = None

@@ -1057,7 +1057,7 @@ def _fill_diagonal(a, val, wrap=False):
         values = _arange(positions.size) % v.shape[0]
         v = Traced(_core.concatenate([v[int(k) : int(k) + 1]._t for k in values], 0))
     flat = a.reshape(-1)
-    if flat._buf is not a._buf:
+    if not flat._ref.same_buffer(a._ref):
         raise TracingError("tinymlir traces numpy.fill_diagonal on a contiguous array")
     flat[positions] = v
 

@@ -9,7 +9,6 @@ be traced raises while tracing, naming what was called.
 
 from __future__ import annotations
 
-import functools
 import numbers
 import operator
 import threading
@@ -87,6 +86,7 @@ class TraceContext:
         self.fn_scope = (getattr(fn, "__globals__", None), getattr(fn, "__closure__", None))
         self.hidden = []  # arrays, in placeholder order
         self.hidden_tensors = []  # their placeholders
+        self.known = {}  # buffer id: the NumPy value of an array made from static values
 
     def hidden_input(self, array: np.ndarray) -> "Traced":
         index = self.first_hidden + len(self.hidden)
@@ -186,12 +186,22 @@ def known_value(x: "Traced"):
     """The NumPy value of an array made inside the traced function from static
     values alone (np.arange(n), np.zeros(3)) while nothing has written to it:
     used where a value is needed while tracing (an index, a loop over it)."""
-    buf = x._buf
-    if buf.known is None or x._view:
+    context = current_context()
+    if context is None or x._view or x._ref.version:
         return None
-    if callable(buf.known):
-        buf.known = buf.known()
-    return buf.known
+    known = context.known.get(x._ref.buffer_id)
+    if callable(known):
+        known = context.known[x._ref.buffer_id] = known()
+    return known
+
+
+def set_known(x: "Traced", value):
+    """Records the NumPy value (or a function computing it) of an array made
+    from static values alone: known_value gives it until the array is written."""
+    context = current_context()
+    if context is not None:
+        context.known[x._ref.buffer_id] = value
+    return x
 
 
 def _axis_tuple(axis, ndim):
@@ -266,157 +276,42 @@ def _reduce(name, x, axis=None, keepdims=False):
 
 # --- Indexing --------------------------------------------------------------------
 #
-# An index is turned into NumPy's plan for it: a basic index (ints, slices with
-# any step, None, Ellipsis) is a chain of view steps, which reads and writes
-# share; a boolean mask, int arrays and traced int scalars are the other kinds.
+# The index specification, views and writes are C++'s (include/tinymlir/index.h):
+# Python turns its index objects into the C++ index items, and wraps the
+# results. Each Traced holds a C++ Ref: a buffer with versions and the view
+# steps from it.
 
 
-def _is_int(i):
-    return isinstance(i, (numbers.Integral, np.integer)) and not isinstance(i, (bool, np.bool_))
-
-
-def _is_mask(i):
-    return (
-        (isinstance(i, Traced) and i._t.dtype == "bool")
-        or (isinstance(i, np.ndarray) and i.dtype == np.bool_)
-        or (isinstance(i, list) and bool(i) and all(isinstance(v, (bool, np.bool_)) for v in i))
-    )
-
-
-def _expand(index, ndim):
-    """The index as a tuple, its ellipsis expanded to whole slices."""
+def _known_index(index):
+    """The index as a tuple, with arrays made from static values alone as
+    their NumPy values (np.arange(n) as an index is an int array)."""
     if not isinstance(index, tuple):
         index = (index,)
-    index = tuple(
+    return tuple(
         known_value(i) if isinstance(i, Traced) and known_value(i) is not None else i for i in index
     )
-    if sum(1 for i in index if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if any(i is Ellipsis for i in index):
-        k = next(n for n, i in enumerate(index) if i is Ellipsis)
-        used = sum(1 for i in index if i is not None and i is not Ellipsis)
-        index = index[:k] + (slice(None),) * max(ndim - used, 0) + index[k + 1 :]
-    return index
 
 
-def _basic_steps(shape, index):
-    """The view steps of a basic index: a flip of the reversed axes, a strided
-    slice, and a reshape dropping the int axes and adding the None ones. The
-    second result says whether every axis was taken by an int (NumPy gives a
-    scalar, a copy, not a view)."""
-    if sum(1 for i in index if i is not None) > len(shape):
-        raise IndexError(
-            f"too many indices for array: array is {len(shape)}-dimensional, but "
-            f"{sum(1 for i in index if i is not None)} were indexed"
-        )
-    begin, end, steps, out_shape, flips, axis, ints = [], [], [], [], [], 0, 0
+def _items(index):
+    """Python index objects as C++ index items: traced values as their tensors,
+    masks and int arrays as constant tensors, 0-d int arrays as ints; ints,
+    slices, None, Ellipsis and ranges as they are."""
+    out = []
     for i in index:
-        if i is None:
-            out_shape.append(1)
-            continue
-        n = shape[axis]
-        if isinstance(i, range):
-            # An integer array to NumPy: the same as a slice where every entry
-            # is in [0, n); otherwise refused by name.
-            if len(i) == 0 or not -n <= min(i[0], i[-1]) <= max(i[0], i[-1]) < n:
-                bad = next((k for k in i if not -n <= k < n), None)  # NumPy names the first
-                raise IndexError(
-                    f"index {bad} is out of bounds for axis {axis} with size {n}"
-                    if bad is not None
-                    else f"tinymlir: the range {i} is empty"
-                )
-            if min(i[0], i[-1]) < 0:
-                raise IndexError(
-                    f"tinymlir: {i} indexes as an integer array with negative "
-                    "entries: use non-negative ranges or slices"
-                )
-        if isinstance(i, (slice, range)):
-            if isinstance(i, range):
-                start, step, count = i[0], i.step, len(i)
-            else:
-                start, stop, step = i.indices(n)
-                count = len(range(start, stop, step))
-            if count == 0:  # an empty slice: shape 0 along the axis, as NumPy's
-                begin.append(0)
-                end.append(0)
-                steps.append(1)
-                out_shape.append(0)
-                axis += 1
-                continue
-            if step < 0:  # the axis reversed, then a slice with the positive step
-                flips.append(axis)
-                start, step = n - 1 - start, -step
-            begin.append(start)
-            end.append(start + (count - 1) * step + 1)
-            steps.append(step)
-            out_shape.append(count)
-        elif _is_int(i):
-            k = operator.index(i)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
-            k %= n
-            begin.append(k)
-            end.append(k + 1)
-            steps.append(1)
-            ints += 1
-        else:
-            raise IndexError(
-                f"tinymlir cannot index a traced array with {type(i).__name__} "
-                f"{i!r} (ints, slices, ranges, None, Ellipsis, a boolean mask, int "
-                "arrays or a traced int)"
-            )
-        axis += 1
-    out_shape.extend(shape[axis:])
-    plan = []
-    if flips:
-        plan.append(("flip", tuple(flips)))
-    box = list(shape)
-    for a, (lo, hi, st) in enumerate(zip(begin, end, steps)):
-        box[a] = (hi - lo + st - 1) // st
-    if box != list(shape):
-        plan.append(
-            ("slice", tuple(begin), tuple(end), tuple(steps) if any(k != 1 for k in steps) else ())
-        )
-    if box != out_shape:
-        plan.append(("reshape", tuple(out_shape)))
-    return plan, ints == len(shape) and ints > 0 and not any(i is None for i in index)
-
-
-def _apply(step, t):
-    kind = step[0]
-    if kind == "flip":
-        return _core.flip(t, list(step[1]))
-    if kind == "slice":
-        return _core.slice(t, list(step[1]), list(step[2]), list(step[3]))
-    if kind == "reshape":
-        return _core.reshape(t, list(step[1]))
-    return _core.transpose(t, list(step[1]))
-
-
-def _unapply(step, parent, value):
-    """The parent of a view step with the view's elements replaced by `value`."""
-    kind = step[0]
-    if kind == "flip":
-        return _core.flip(value, list(step[1]))
-    if kind == "slice":
-        return _core.slice_update(parent, list(step[1]), list(step[2]), list(step[3]), value)
-    if kind == "reshape":
-        return _core.reshape(value, list(parent.shape))
-    return _core.transpose(value, [int(k) for k in np.argsort(step[1])])
-
-
-def _contiguous(view):
-    """Whether a view of a C-contiguous base is C-contiguous (NumPy's reshape
-    of it is a view; otherwise a copy)."""
-    for step in view:
-        if step[0] in ("flip", "transpose"):
-            return False
-    return all(step[0] == "reshape" for step in view)
+        if isinstance(i, Traced):
+            i = i._t
+        elif isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu":
+            i = int(i)
+        elif isinstance(i, (np.ndarray, list, tuple)):
+            i = to_tensor(np.asarray(i), "an index")
+        out.append(i)
+    return out
 
 
 def replay_view(a, steps):
     """A traced view's steps (flips, strided slices, reshapes, transposes)
-    applied by NumPy to the array `a`: NumPy's own view of it."""
+    applied by NumPy to the array `a`: NumPy's own view of it (the caller's
+    arrays that a function returns views of)."""
     for step in steps:
         kind = step[0]
         if kind == "flip":
@@ -432,166 +327,48 @@ def replay_view(a, steps):
 
 
 def _positions(x):
-    """The positions in its base's C order of each element of a traced array
-    or view: its view steps replayed on the base's indices (views are static)."""
-    base_shape = tuple(x._buf.t.shape)
-    n = int(np.prod(base_shape, dtype=np.int64))
-    return replay_view(_arange(n, dtype=np.int64).reshape(base_shape), x._view)
+    """The positions in its base's C order of each element of a traced array or view."""
+    return x._ref.positions()
 
 
-def _c_contiguous(x):
-    """Whether a traced array or view is C-contiguous, as NumPy's flag says
-    (then its reshape is a view): its elements consecutive in its base. Exact
-    for bases of up to 4M elements; larger ones only through reshapes."""
-    if _contiguous(x._view):
-        return True
-    if int(np.prod(x._buf.t.shape, dtype=np.int64)) > 1 << 22:
-        return False
-    p = _positions(x).reshape(-1)
-    return bool(p.size <= 1 or np.all(np.diff(p) == 1))
+_K = _core.IndexKind
 
 
 def _getitem(x: "Traced", index):
-    index = _expand(index, x.ndim)
-    if not index:  # a[()], or a[...] of a rank-0 array: a view of all of it
-        return x._view_of([])
-    masks = [i for i in index if _is_mask(i)]
-    if masks:
-        return _masked_read(x, index)
-    if any(isinstance(i, Traced) and i.ndim == 0 for i in index):
-        return _dynamic_read(x, index)
-    # NumPy takes a range as an integer array: ranges stand for slices only
-    # where that gives the same (one range, and no integer index).
-    ranges = sum(1 for i in index if isinstance(i, range))
-    if ranges and (ranges > 1 or any(_is_int(i) for i in index)):
-        raise IndexError(
-            f"tinymlir: ranges index as integer arrays (advanced indexing): use one "
-            f"range and no integer index, or slices, not {index!r}"
-        )
-    first = index[0]
-    if (
-        isinstance(first, Traced)
-        and first._t.is_input
-        and first.ndim == 1
-        and first.dtype.kind in "iu"
-        and x.ndim >= 1
-        and all(_is_int(r) or r is None or r is Ellipsis or isinstance(r, slice) for r in index[1:])
-    ):
-        # table[ids, ...] with ids an argument (any integer dtype; negative ones
-        # count from the end): the core's gather of the rows, ids checked before
-        # each call, then the basic index of the other axes.
-        table = (
-            x._t
-            if x.ndim == 2
-            else _core.reshape(x._t, [x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64))])
-        )
-        rows = _core.gather(table, first._t)
-        if x.ndim != 2:
-            rows = _core.reshape(rows, [first.shape[0]] + list(x.shape[1:]))
-        rows = Traced(rows)
-        return rows[(slice(None),) + tuple(index[1:])] if len(index) > 1 else rows
-    if any(_computed(i) for i in index):
-        return _computed_read(x, index)
-    if any(isinstance(i, (list, np.ndarray, Traced)) for i in index):
-        return _advanced_read(x, index)
-    plan, scalar = _basic_steps(x.shape, index)
-    view = x._view_of(plan)
-    return view.copy() if scalar else view  # NumPy's a[i, j] is a scalar, not a view
+    items = _items(_known_index(index))
+    if _core.index_kind(items, x.ndim) == _K.mask:
+        return Masked(x.copy(), Traced(x._ref.mask_of(items)))
+    return Traced(None, x._ref.get(items))
 
 
 def _setitem(x: "Traced", index, value):
-    index = _expand(index, x.ndim)
-    if isinstance(value, Masked):
-        value = value._placed(index, x)
-    masks = [i for i in index if _is_mask(i)]
-    if masks:
-        return _masked_write(x, index, value)
-    if any(isinstance(i, Traced) and i.ndim == 0 for i in index):
-        return _dynamic_write(x, index, value)
-    if any(_computed(i) for i in index):
-        return _computed_write(x, index, value)
-    if any(isinstance(i, (list, np.ndarray, Traced)) for i in index):
-        return _scatter(x, index, value)
-    plan, _ = _basic_steps(x.shape, index)
-    target = x._view_of(plan)
-    if (
-        isinstance(value, Traced)
-        and value._buf is target._buf
-        and value._view == target._view
-        and value._seen == value._buf.version
-    ):
-        return  # a[i] op= v: the view was already updated in place
-    target._assign(to_tensor(value, "the assigned value"))
+    index = _known_index(index)
+    items = _items(index)
+    kind = _core.index_kind(items, x.ndim)
+    if isinstance(value, Masked) and kind == _K.mask:
+        mask = x._ref.mask_of(items)
+        if not _core.same_value(value._mask._t, mask):
+            raise IndexError(
+                "tinymlir: x[mask] = y[other_mask] needs the same mask on both "
+                "sides (the number of selected elements must agree)"
+            )
+        return x._ref.assign_where(mask, value._full._t)
+    if kind == _K.basic and isinstance(value, Traced):
+        target = x._ref.get(items)
+        if value._ref.same_buffer(target) and value._view == target.steps and value._ref.current():
+            return  # a[i] op= v: the view was already updated in place
+    x._ref.set(items, to_tensor(value, "the assigned value"))
 
 
 def _broadcast_into(t, shape, what="input array"):
     """`t` broadcast to `shape` as NumPy's assignment does (leading size-1 axes dropped)."""
-    tshape = list(t.shape)
-    while len(tshape) > len(shape) and tshape[0] == 1:
-        tshape.pop(0)
-    try:
-        ok = np.broadcast_shapes(tuple(tshape), tuple(shape)) == tuple(shape)
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(
-            f"could not broadcast {what} from shape {tuple(t.shape)} into shape {tuple(shape)}"
-        )
-    if list(t.shape) != tshape:
-        t = _core.reshape(t, tshape)
-    return t if list(t.shape) == list(shape) else _core.broadcast_to(t, list(shape))
+    return _core.broadcast_into(t, list(shape), what)
 
 
 # Masks whose result keeps a fixed shape: x[mask] = v, x[mask] op= v,
 # x[mask] = f(x[mask]) and reductions of x[mask] are selections of the whole
 # array; any other use of a masked read (its shape depends on the data) is
 # refused by name.
-
-
-def _mask_of(x, index):
-    if len(index) != 1 and not all(isinstance(i, slice) and i == slice(None) for i in index[1:]):
-        raise IndexError(
-            "tinymlir: a boolean mask must be the whole index (x[mask], optionally followed by ':')"
-        )
-    mask = index[0]
-    m = mask if isinstance(mask, Traced) else Traced(to_tensor(np.asarray(mask), "a mask"))
-    if tuple(m.shape) != tuple(x.shape[: m.ndim]):
-        axis = next((a for a, (p, q) in enumerate(zip(m.shape, x.shape)) if p != q), 0)
-        raise IndexError(
-            f"boolean index did not match indexed array along axis {axis}; size of "
-            f"axis is {x.shape[axis] if axis < x.ndim else 0} but size of "
-            f"corresponding boolean axis is {m.shape[axis]}"
-        )
-    if m.ndim < x.ndim:
-        m = m.reshape(tuple(m.shape) + (1,) * (x.ndim - m.ndim))
-    return m
-
-
-def _masked_read(x, index):
-    m = _mask_of(x, index)
-    return Masked(x.copy(), m)
-
-
-def _masked_write(x, index, value):
-    m = _mask_of(x, index)
-    if isinstance(value, Masked):
-        if not _core.same_value(value._mask._t, m._t):
-            raise IndexError(
-                "tinymlir: x[mask] = y[other_mask] needs the same mask on both "
-                "sides (the number of selected elements must agree)"
-            )
-        v = value._full._t
-    else:
-        v = to_tensor(value, "the assigned value")
-        if v.shape and int(np.prod(v.shape)) != 1:
-            raise TracingError(
-                f"tinymlir: x[mask] = an array of shape {tuple(v.shape)} places values by the "
-                "mask's count, which depends on the data; assign a scalar, or "
-                "f(x[mask]) of the same mask"
-            )
-        v = _core.reshape(v, [])
-    v = _core.cast(v, x._t.dtype)
-    x._assign(_core.where(m._t, v, x._t))
 
 
 class Masked:
@@ -656,9 +433,6 @@ class Masked:
     @property
     def dtype(self):
         return self._full.dtype
-
-    def _placed(self, index, x):
-        return self
 
     def _selected(self, fill):
         full = self._full
@@ -768,193 +542,6 @@ def _highest(dtype):
     return True if dtype == np.bool_ else np.iinfo(dtype).max
 
 
-# Traced int scalars as indices (hist[b] += 1): a position along one axis
-# compared with every position, so that computed indices need no host check.
-# NumPy's IndexError for one out of bounds cannot be raised inside the
-# kernel: a read gives the lowest value and a write changes nothing there.
-
-
-def _dynamic_axis(x, index):
-    if len(index) > x.ndim:
-        raise IndexError(
-            f"too many indices for array: array is {x.ndim}-dimensional, but "
-            f"{len(index)} were indexed"
-        )
-    if any(
-        not (_is_int(i) or isinstance(i, slice) or (isinstance(i, Traced) and i.ndim == 0))
-        for i in index
-    ):
-        raise IndexError("tinymlir: a traced int index mixes only with ints and slices")
-    for i in index:
-        if isinstance(i, Traced) and i.dtype.kind not in "iu":
-            raise IndexError(
-                "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
-                "(`None`) and integer or boolean arrays are valid indices"
-            )
-    return [(a, i) for a, i in enumerate(index) if isinstance(i, Traced)]
-
-
-@functools.lru_cache(maxsize=256)
-def _iota(n, shape, dtype):
-    """0..n-1 shaped `shape`, one read-only array per (n, shape, dtype): the
-    same array is one constant input of a kernel (an unrolled loop of traced
-    reads once made one input per read, thousands)."""
-    a = _arange(n, dtype=dtype).reshape(shape)
-    a.flags.writeable = False
-    return a
-
-
-def _position_mask(x, axis, i):
-    """A bool tensor of x's rank: true at position i (wrapped if negative) of axis."""
-    n = x.shape[axis]
-    where = [1] * x.ndim
-    where[axis] = n
-    iota = Traced(_core.constant(_iota(n, tuple(where), np.int32)))
-    k = i.astype(np.int32)
-    k = np.where(k < 0, k + n, k)
-    return iota == k
-
-
-def _dynamic_target(x, index):
-    """x[index] with the traced ints taken whole and the static ints as
-    one-element slices (all axes kept); its hit mask; the axes to drop."""
-    traced = _dynamic_axis(x, index)
-    rest = []
-    for a, i in enumerate(index):
-        if isinstance(i, Traced):
-            i = slice(None)
-        elif _is_int(i):
-            k, n = operator.index(i), x.shape[a]
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {a} with size {n}")
-            i = slice(k % n, k % n + 1)
-        rest.append(i)
-    plan, _ = _basic_steps(x.shape, tuple(rest))
-    target = x._view_of(plan)
-    hit = None
-    for axis, i in traced:
-        m = _position_mask(target, axis, i)
-        hit = m if hit is None else hit & m
-    drop = [a for a, i in enumerate(index) if not isinstance(i, slice)]
-    return target, hit, drop
-
-
-def _dynamic_read(x, index):
-    target, hit, drop = _dynamic_target(x, index)
-    axes = tuple(a for a in drop if isinstance(index[a], Traced))
-    if x.dtype.kind == "c":
-        # Complex numbers have no order: the one element plus zeros (exact,
-        # but a part's -0.0 reads as 0.0).
-        r = np.where(hit, target, x.dtype.type(0)).sum(axis=axes, keepdims=True)
-    else:
-        low = x.dtype.type(_lowest(x.dtype))  # a strong scalar, not a constant input
-        picked = np.where(hit, target, low)  # exact: max of one element and the lowest values
-        r = picked.max(axis=axes, keepdims=True)
-    return r.reshape(tuple(d for a, d in enumerate(r.shape) if a not in drop))
-
-
-def _dynamic_write(x, index, value):
-    target, hit, drop = _dynamic_target(x, index)
-    shape = [d for a, d in enumerate(target.shape) if a not in drop]
-    v = _broadcast_into(to_tensor(value, "the assigned value"), shape)
-    v = _core.reshape(
-        _core.cast(v, x._t.dtype), [1 if a in drop else d for a, d in enumerate(target.shape)]
-    )
-    target._assign(_core.where(hit._t, v, target._t))
-
-
-def _advanced_index(x, index):
-    """Constant int arrays (and ints among them) of an advanced index, broadcast
-    together, bounds-checked and wrapped as NumPy's: (per axis: a flat int64
-    array or None for ':', the broadcast shape)."""
-    arrays = []
-    for a, i in enumerate(index):
-        if isinstance(i, slice) and i == slice(None):
-            arrays.append(None)
-        elif isinstance(i, (list, tuple, np.ndarray)) or _is_int(i):
-            arrays.append(np.asarray(i))
-        elif isinstance(i, Traced):
-            raise IndexError(
-                "tinymlir: a traced int array indexes only a rank-2 table "
-                "(table[ids]); use constant index arrays or traced int scalars"
-            )
-        else:
-            raise IndexError(
-                f"tinymlir: an index with int arrays takes ints, int arrays and ':' only, got {i!r}"
-            )
-    if len(arrays) > x.ndim:
-        raise IndexError(
-            f"too many indices for array: array is {x.ndim}-dimensional, but "
-            f"{len(arrays)} were indexed"
-        )
-    arrays += [None] * (x.ndim - len(arrays))
-    given = [a for a in arrays if a is not None]
-    for a in given:
-        if a.dtype.kind not in "iu" and not (a.size == 0 and a.dtype.kind == "f"):
-            raise IndexError("arrays used as indices must be of integer (or boolean) type")
-    try:
-        shape = np.broadcast_shapes(*(a.shape for a in given))
-    except ValueError:
-        raise IndexError(
-            "shape mismatch: indexing arrays could not be broadcast together with "
-            f"shapes {' '.join(str(a.shape) for a in given)}"
-        ) from None
-    if int(np.prod(shape, dtype=np.int64)) == 0:
-        raise IndexError("tinymlir: an empty index array (zero-size results are not traced)")
-    flat = []
-    for axis, a in enumerate(arrays):
-        if a is None:
-            flat.append(None)
-            continue
-        n = x.shape[axis]
-        b = np.broadcast_to(a, shape).reshape(-1).astype(np.int64)
-        bad = b[(b < -n) | (b >= n)]
-        if bad.size:
-            raise IndexError(f"index {bad[0]} is out of bounds for axis {axis} with size {n}")
-        flat.append(np.where(b < 0, b + n, b))
-    return flat, tuple(shape)
-
-
-def _advanced_read(x, index):
-    """x[int arrays, ':'...]: the indexed axes moved first and flattened into
-    one, then one gather of rows (positions computed here, constants), placed
-    where NumPy puts the broadcast shape. A copy, as NumPy's."""
-    flat, shape = _advanced_index(x, index)
-    axes = [a for a, f in enumerate(flat) if f is not None]
-    whole = [a for a, f in enumerate(flat) if f is None]
-    rows = np.ravel_multi_index([flat[a] for a in axes], [x.shape[a] for a in axes])
-    t = x._t
-    if axes + whole != list(range(x.ndim)):
-        t = _core.transpose(t, axes + whole)
-    rest = [x.shape[a] for a in whole]
-    width = int(np.prod(rest, dtype=np.int64))
-    table = _core.reshape(t, [int(np.prod([x.shape[a] for a in axes], dtype=np.int64)), width])
-    picked = _core.gather(table, index_input(rows, "an indexed read")._t)
-    r = Traced(_core.reshape(picked, list(shape) + rest))
-    adjacent = axes[-1] - axes[0] + 1 == len(axes)
-    if adjacent and axes[0] > 0:  # NumPy keeps the broadcast shape in place
-        k, b = axes[0], len(shape)
-        perm = list(range(b, b + k)) + list(range(b)) + list(range(b + k, b + len(rest)))
-        r = r.transpose(perm).copy()
-    return r
-
-
-def _scatter(x, index, value):
-    """x[int arrays...] = value: NumPy's advanced assignment (index_put); a
-    repeated position takes the last value, as NumPy's buffered one does."""
-    flat, shape = _advanced_index(x, index)
-    axes = [a for a, f in enumerate(flat) if f is not None]
-    whole = [x.shape[a] for a, f in enumerate(flat) if f is None]
-    adjacent = axes[-1] - axes[0] + 1 == len(axes)
-    at = axes[0] if adjacent else 0
-    numpy_shape = whole[:at] + list(shape) + whole[at:]
-    rows = whole[:at] + [int(np.prod(shape, dtype=np.int64))] + whole[at:]
-    v = _broadcast_into(to_tensor(value, "the assigned value"), numpy_shape)
-    v = _core.reshape(_core.cast(v, x._t.dtype), rows)
-    ids = [index_input(f, "an indexed assignment")._t if f is not None else None for f in flat]
-    x._assign(_core.index_put(x._t, ids, v))
-
-
 def index_input(ids, op: str) -> "Traced":
     """Rank-1 integer positions as a traced int32 input: a traced value as it
     is, constants as a hidden input (positions are checked before each call)."""
@@ -973,115 +560,6 @@ def index_input(ids, op: str) -> "Traced":
     if ctx is None:
         raise TypeError(f"tinymlir: {op} is only traced inside a jitted function")
     return ctx.hidden_input(ids32)
-
-
-def _computed(i):
-    """A traced int array of positions whose values are not known while tracing."""
-    return isinstance(i, Traced) and i.ndim > 0 and known_value(i) is None
-
-
-def _linear_positions(x, index):
-    """An advanced index with computed int arrays (an argsort's, a label
-    array's) among its arrays and ints, as NumPy takes it: the basic slices
-    applied first (they commute with it), the arrays broadcast together and
-    combined into one position among the indexed axes. Each is checked and
-    wrapped on its own axis by the core's take (NumPy's IndexError when the
-    kernel runs): one computed array alone by the take or put that uses it,
-    several each by a take of its axis' positions. Returns the sliced array,
-    the indexed axes, their positions (the broadcast shape) and where NumPy
-    puts the broadcast axes in the result."""
-    if any(i is None for i in index) or len(index) > x.ndim:
-        raise IndexError(
-            f"tinymlir: an advanced index with computed int arrays takes int arrays, ints "
-            f"and slices only, at most one per axis; got {index!r}"
-        )
-    if any(isinstance(i, slice) and i != slice(None) for i in index):
-        x = x[tuple(i if isinstance(i, slice) else slice(None) for i in index)]
-        index = tuple(slice(None) if isinstance(i, slice) else i for i in index)
-    axes = [a for a, i in enumerate(index) if not isinstance(i, slice)]
-    arrays = []
-    for a in axes:
-        i = index[a]
-        if not isinstance(i, Traced):
-            i = np.asarray(i)
-        if i.dtype.kind not in "iu" and not (isinstance(i, np.ndarray) and i.size == 0):
-            raise IndexError("arrays used as indices must be of integer (or boolean) type")
-        arrays.append(i)
-    if len(arrays) == 1:  # x[..., ids, ...]: the take or put checks and wraps ids
-        return x, axes, arrays[0], axes[0]
-    shape = np.broadcast_shapes(*[tuple(i.shape) for i in arrays])
-    position = None
-    for a, i in zip(axes, arrays):
-        n = x.shape[a]
-        if isinstance(i, Traced):  # checked and wrapped by a take of 0..n-1
-            positions = Traced(_core.constant(_iota(n, (n,), np.int64)))
-            i = Traced(_core.take(positions._t, i._t))
-        else:
-            bad = (i < -n) | (i >= n)
-            if bad.any():
-                raise IndexError(
-                    f"index {i[bad].flat[0]} is out of bounds for axis {a} with size {n}"
-                )
-            i = np.where(i < 0, i + n, i).astype(np.int64)
-        position = i if position is None else position * n + i
-    position = np.broadcast_to(position, shape)
-    adjacent = axes == list(range(axes[0], axes[-1] + 1))
-    return x, axes, position, axes[0] if adjacent else 0
-
-
-def _indexed_rows(x, axes):
-    """x with its indexed axes moved first and merged into one, as the table
-    whose rows the take and put address; and the other axes."""
-    rest = [a for a in range(x.ndim) if a not in axes]
-    perm = axes + rest
-    t = _core.transpose(x._t, perm) if perm != list(range(x.ndim)) else x._t
-    if len(axes) > 1:
-        count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-        t = _core.reshape(t, [count] + [x.shape[a] for a in rest])
-    return t, rest, perm
-
-
-def _computed_read(x, index):
-    """x[...] with computed int arrays among its indices: one take. A copy,
-    shaped as NumPy's (the broadcast axes in place where adjacent, else first)."""
-    x, axes, position, at = _linear_positions(x, index)
-    t, rest, _ = _indexed_rows(x, axes)
-    r = _core.take(t, to_tensor(position))  # position.shape + rest
-    q = position.ndim
-    if at:  # the broadcast axes where the indexed ones were
-        r = _core.transpose(
-            r, [q + j for j in range(at)] + list(range(q)) + [q + j for j in range(at, len(rest))]
-        )
-    return Traced(r)
-
-
-def _computed_write(x, index, value):
-    """x[...] = value with computed int arrays among its indices: one put (in
-    order: a repeated position takes the last value, as NumPy's assignment)."""
-    sliced, axes, position, at = _linear_positions(x, index)
-    t, rest, perm = _indexed_rows(sliced, axes)
-    q = position.ndim
-    numpy_shape = (
-        [sliced.shape[a] for a in rest[:at]]
-        + list(position.shape)
-        + [sliced.shape[a] for a in rest[at:]]
-    )
-    v = _core.cast(_broadcast_into(to_tensor(value, "the assigned value"), numpy_shape), x._t.dtype)
-    if at:  # the broadcast axes first, as the table's rows
-        v = _core.transpose(
-            v, list(range(at, at + q)) + list(range(at)) + list(range(at + q, len(numpy_shape)))
-        )
-    ids = to_tensor(position)
-    if len(axes) > 1:  # one row per position
-        count = int(np.prod(position.shape, dtype=np.int64))
-        v = _core.reshape(v, [count] + list(t.shape[1:]))
-        ids = _core.reshape(ids, [count])
-    r = _core.put(t, ids, v)
-    if len(axes) > 1:
-        r = _core.reshape(r, [sliced.shape[a] for a in perm])
-    if perm != list(range(sliced.ndim)):
-        r = _core.transpose(r, [perm.index(a) for a in range(sliced.ndim)])
-    sliced._assign(r)
 
 
 # --- The traced value ------------------------------------------------------------
@@ -1130,65 +608,34 @@ def _refuse(what):
     return method
 
 
-class _Buffer:
-    """The current value of one array while it is traced. Writes replace `t` by
-    a new graph value (the old one with the written elements replaced) and
-    count a version; every view of the array reads it again after a write."""
-
-    __slots__ = ("t", "version", "known")
-
-    def __init__(self, t, known=None):
-        self.t, self.version, self.known = t, 0, known
-
-
 class Traced:
     """A value being traced: shape and dtype are known, its data is not.
 
     It is an array as NumPy's are: a base (its own buffer), or a view of one
     (view steps from the base: flips, strided slices, reshapes, transposes).
-    Writes through any of them replace the base's value; the others see it."""
+    Writes through any of them replace the base's value; the others see it.
+    The buffer, its versions and the views are C++'s (`_core.Ref`)."""
 
-    __slots__ = ("_buf", "_view", "_cache", "_seen", "__weakref__")
+    __slots__ = ("_ref", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, tensor, buf=None, view=()):
-        self._buf = _Buffer(tensor) if buf is None else buf
-        self._view = view
-        self._cache = tensor
-        self._seen = self._buf.version
+    def __init__(self, tensor, ref=None):
+        self._ref = _core.Ref(tensor) if ref is None else ref
 
     @property
     def _t(self):
-        if self._seen != self._buf.version:
-            t = self._buf.t
-            for step in self._view:
-                t = _apply(step, t)
-            self._cache, self._seen = t, self._buf.version
-        return self._cache
+        return self._ref.value()
 
-    def _view_of(self, steps):
-        t = self._t
-        for step in steps:
-            t = _apply(step, t)
-        return Traced(t, self._buf, self._view + tuple(steps))
+    @property
+    def _view(self):
+        """The view steps from the buffer, as tuples: ("flip", axes),
+        ("slice", begin, end, steps), ("reshape", shape), ("transpose", perm)."""
+        return self._ref.steps
 
     def _assign(self, value):
         """Replaces every element of this array (or view) by `value` (a C++
         tensor), cast and broadcast as NumPy's assignment does."""
-        t = self._t
-        if value.dtype != t.dtype:
-            value = _core.cast(value, t.dtype)
-        value = _broadcast_into(value, t.shape)
-        buf = self._buf
-        parents = [buf.t]
-        for step in self._view[:-1]:
-            parents.append(_apply(step, parents[-1]))
-        new = value
-        for step, parent in zip(reversed(self._view), reversed(parents)):
-            new = _unapply(step, parent, new)
-        buf.t, buf.known = new, None
-        buf.version += 1
-        self._cache, self._seen = value, buf.version
+        self._ref.assign(value)
 
     def _inplace(self, result, name):
         """a op= b: NumPy's in-place ufunc, its result cast by the same-kind rule."""
@@ -1218,16 +665,10 @@ class Traced:
         """NumPy's in-place reshape (`a.shape = (n, m)`): this array becomes a
         reshaped view of its data, where NumPy can make one."""
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        t = _core.reshape(self._t, [operator.index(d) for d in shape])
-        if tuple(t.shape) == tuple(self.shape):
-            return
-        if not _c_contiguous(self):
-            raise AttributeError(
-                "Incompatible shape for in-place modification. Use `.reshape()` to make "
-                "a copy with the desired shape."
-            )
-        self._view = self._view + (("reshape", tuple(t.shape)),)
-        self._cache, self._seen = t, self._buf.version
+        try:
+            self._ref.set_shape([operator.index(d) for d in shape])
+        except TypeError as e:  # NumPy's exception for a non-contiguous array
+            raise AttributeError(str(e)) from None
 
     @property
     def dtype(self):
@@ -1458,9 +899,9 @@ class Traced:
             shape = shape[0]
         t = _core.reshape(self._t, [operator.index(d) for d in shape])
         if tuple(t.shape) == tuple(self.shape):
-            return self._view_of([])
-        if _c_contiguous(self) and copy is not True:
-            return self._view_of([("reshape", tuple(t.shape))])
+            return Traced(None, self._ref.whole())
+        if self._ref.contiguous() and copy is not True:
+            return Traced(None, self._ref.reshaped(list(t.shape)))
         return Traced(t)
 
     def transpose(self, *axes):
@@ -1472,8 +913,8 @@ class Traced:
         _core.transpose(self._t, perm)  # checks the permutation
         perm = [a % self.ndim for a in perm] if self.ndim else perm
         if perm == list(range(self.ndim)):
-            return self._view_of([])
-        return self._view_of([("transpose", tuple(perm))])
+            return Traced(None, self._ref.whole())
+        return Traced(None, self._ref.transposed(perm))
 
     def astype(self, dtype, copy=True):
         t = _core.cast(self._t, dtype_name(dtype, "astype's dtype"))

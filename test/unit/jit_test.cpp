@@ -1140,6 +1140,58 @@ TEST(Assignment, EmptySlicesProductsAndReductions) {
   EXPECT_THROW(max(slice(Tensor(x), {0}, {0}), 0), Error); // no identity: NumPy's ValueError
 }
 
+TEST(Assignment, RefsIndexViewAndWriteAsNumPy) {
+  // The C++ side of Python's indexing: a Ref is a writable array, get/set take
+  // NumPy's index items, views share their buffer.
+  Array x = randomArray({5, 6}, DType::f64, 31), v = randomArray({3, 4}, DType::f64, 32);
+  Array k = Array::scalar(3, DType::i64);
+  auto f = jit([](const Tensor &a, const Tensor &b, const Tensor &i) {
+    Ref y(a);                                                           // y = a.copy()
+    y.set({Slice{1, -1}, Slice{1, -1}}, b * 0.5);                       // y[1:-1, 1:-1] = 0.5 * b
+    Ref row = y.get({int64_t{2}});                                      // a view
+    row.assign(row.value() * 2.0);                                      // y[2] *= 2
+    y.get({Ellipsis{}, Slice{{}, {}, -2}}).set({int64_t{0}}, f64(7.0)); // y[..., ::-2][0] = 7
+    y.set({i, Slice{2, 4}}, y.get({i, Slice{0, 2}}).value() + 1.0);     // y[i, 2:4] = y[i, :2] + 1
+    y.set({greater(a, 0.8)}, f64(-1.0));                                // y[a > 0.8] = -1
+    Tensor rows(Array::fromVector<int64_t>({4, 0, -1}, {3}));
+    Tensor twice(Array::fromVector<int64_t>({1, 1, -3}, {3}));
+    y.set({rows, Slice{}}, y.get({twice}).value() * 2.0); // y[[4, 0, -1]] = y[[1, 1, -3]] * 2
+    Tensor order = argsort(a.sum(1));                     // computed positions
+    y.set({order, int64_t{1}}, y.get({order, Slice{{}, {}, 2}}).value().sum(1));
+    return y.get({Slice{}, NewAxis{}, Range{5, 0, -2}}).value(); // y[:, None, range(5, 0, -2)]
+  });
+  const char *expected = "(lambda y: (y.__setitem__((slice(1, -1), slice(1, -1)), 0.5 * b),"
+                         " y[2].__imul__(2), y[..., ::-2].__setitem__(0, 7.0),"
+                         " y.__setitem__((int(k), slice(2, 4)), y[int(k), :2] + 1),"
+                         " y.__setitem__(a > 0.8, -1.0),"
+                         " y.__setitem__(([4, 0, -1], slice(None)), y[[1, 1, -3]] * 2),"
+                         " y.__setitem__((np.argsort(a.sum(1), kind='stable'), 1),"
+                         "   y[np.argsort(a.sum(1), kind='stable'), ::2].sum(1)),"
+                         " y[:, None, 5:0:-2])[-1])(a.copy())";
+  EXPECT_TRUE(allClose(f(x, v, k), numpy(expected, {{"a", x}, {"b", v}, {"k", k}}), 0, 0));
+
+  // Layouts as NumPy's flags and shares_memory see them.
+  Ref r(Tensor(Array::zeros({4, 6}, DType::f64)));
+  EXPECT_TRUE(r.get({Slice{1, 3}}).contiguous());
+  EXPECT_FALSE(r.get({Slice{}, Slice{1, 3}}).contiguous());
+  EXPECT_TRUE(r.get({Slice{}, Slice{1, 3}}).sameBuffer(r));
+  EXPECT_FALSE(r.get({int64_t{1}, int64_t{2}}).sameBuffer(r)); // a scalar: a copy
+  EXPECT_EQ(r.get({int64_t{1}, Slice{{}, {}, -2}}).positions().toVector<int64_t>(),
+            (std::vector<int64_t>{11, 9, 7}));
+  // NumPy's IndexErrors, typed.
+  for (const Index &bad : {Index{int64_t{4}}, Index{Slice{}, Slice{}, Slice{}},
+                           Index{Ellipsis{}, int64_t{0}, Ellipsis{}}}) {
+    try {
+      r.get(bad);
+      ADD_FAILURE() << "no error";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Index) << e.what();
+    }
+  }
+  EXPECT_EQ(errorOf([&] { r.get({int64_t{-5}}); }),
+            "index -5 is out of bounds for axis 0 with size 4");
+}
+
 TEST(Assignment, SameValueComparesGraphsStructurally) {
   Tensor p = detail::placeholder(0, {3}, DType::f64), q = detail::placeholder(1, {3}, DType::f64);
   EXPECT_TRUE(sameValue(greater(p, 0.5), greater(p, 0.5))); // two traces of p > 0.5

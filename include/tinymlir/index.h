@@ -1,0 +1,143 @@
+// NumPy's indexing and in-place writes for traced arrays: one index
+// specification for reads and writes, views that share their base's memory,
+// and the versions that make writes visible through every view.
+//
+//   Ref a(x);                                    // a writable traced array
+//   a.set({Slice{1, -1}, Slice{1, -1}}, v);      // a[1:-1, 1:-1] = v
+//   Ref row = a.get({2});                        // a[2]: a view
+//   row.assign(row.value() * 2);                 // a[2] *= 2, seen by a
+//   Tensor y = a.get({Ellipsis{}, NewAxis{}}).value();  // a[..., None]
+//
+// Python's `__getitem__`, `__setitem__` and in-place operators turn their
+// arguments into an Index and call these; the semantics live here.
+#pragma once
+
+#include <tinymlir/tensor.h>
+
+#include <memory>
+#include <optional>
+#include <variant>
+#include <vector>
+
+namespace tinymlir {
+
+/// NumPy's start:stop:step; a missing part is Python's None.
+struct Slice {
+  std::optional<int64_t> start{}, stop{}, step{};
+};
+/// np.newaxis (None in an index).
+struct NewAxis {};
+/// `...` in an index.
+struct Ellipsis {};
+/// Python's range(start, stop, step): NumPy takes it as an integer array. It
+/// stands for the equal slice where that gives NumPy's result (one range, no
+/// int index, entries in bounds and not negative); otherwise it is refused.
+struct Range {
+  int64_t start, stop, step;
+};
+/// One item of an index: an int, a slice, None, `...`, a range, or a tensor
+/// (an int scalar or array, or a bool mask; traced or concrete).
+using IndexItem = std::variant<int64_t, Slice, NewAxis, Ellipsis, Range, Tensor>;
+using Index = std::vector<IndexItem>;
+
+/// What NumPy does with an index, by its items: basic indexing (a view), a
+/// boolean mask, traced int scalars (`hist[b] += 1`), a traced rank-1 int
+/// argument selecting rows (`table[ids]`), computed int arrays, or constant
+/// int arrays (both advanced indexing: a copy, a scatter when written).
+enum class IndexKind : uint8_t { Basic, Mask, Dynamic, Gather, Computed, Advanced };
+
+/// One step from an array to a view of it.
+struct ViewStep {
+  enum class Kind : uint8_t { Flip, Slice, Reshape, Transpose };
+  Kind kind;
+  std::vector<int64_t> a; ///< flip: axes; slice: begin; reshape: shape; transpose: perm
+  std::vector<int64_t> b; ///< slice: end
+  std::vector<int64_t> c; ///< slice: steps (empty: all 1)
+  bool operator==(const ViewStep &) const = default;
+};
+using ViewSteps = std::vector<ViewStep>;
+
+/// The view `step` makes of x.
+Tensor applyView(const Tensor &x, const ViewStep &step);
+/// `parent` with the elements its view `step` shows replaced by `value`.
+Tensor unapplyView(const ViewStep &step, const Tensor &parent, const Tensor &value);
+
+/// The index with its ellipsis expanded to whole slices (NumPy's IndexError
+/// for two); an index of no items stays empty (`a[()]`, `a[...]` of rank 0).
+Index expandIndex(const Index &index, int64_t rank);
+/// The kind of an expanded index.
+IndexKind indexKind(const Index &expanded);
+/// The view steps of a basic index on `shape`; `scalar` says every axis was
+/// taken by an int (NumPy's result is then a scalar: a copy, not a view).
+struct BasicIndex {
+  ViewSteps steps;
+  bool scalar = false;
+};
+BasicIndex basicIndex(const Shape &shape, const Index &expanded);
+
+/// `t` broadcast to `shape` as NumPy's assignment broadcasts (leading size-1
+/// axes of t dropped first); otherwise NumPy's ValueError naming `what`.
+Tensor broadcastInto(const Tensor &t, const Shape &shape, const char *what = "input array");
+
+/// An array being traced that can be written: a buffer (its current value and
+/// a count of the writes to it) and the view steps from the buffer to this
+/// array. Views share the buffer, as NumPy's share memory: a write through
+/// any of them replaces the buffer's value, and every view reads it again.
+class Ref {
+public:
+  Ref() = default;
+  /// A new buffer holding `value` (an array made inside, or an argument).
+  explicit Ref(const Tensor &value);
+
+  /// The current value of this array: the buffer's, through the view steps.
+  Tensor value() const;
+  const Shape &shape() const { return value().shape(); }
+  DType dtype() const { return value().dtype(); }
+  /// The buffer's current value, the view steps to this array, the number of
+  /// writes to the buffer, and an identity for the buffer (never reused).
+  Tensor base() const;
+  const ViewSteps &steps() const { return steps_; }
+  int64_t version() const;
+  uint64_t bufferId() const;
+  bool sameBuffer(const Ref &other) const { return buf_ == other.buf_; }
+  /// Whether this value was read after the buffer's last write (or made by it).
+  bool current() const;
+
+  /// A view of this array: further steps from the same buffer.
+  Ref view(const ViewSteps &steps) const;
+  /// Whether the elements are consecutive in the buffer, in C order, as
+  /// NumPy's C_CONTIGUOUS flag (size-1 axes ignored): its reshape is a view.
+  bool contiguous() const;
+  /// Each element's position in the buffer (C order), an int64 array of this
+  /// array's shape: NumPy's shares_memory compares them.
+  Array positions() const;
+  /// NumPy's in-place reshape (`a.shape = ...`): this array becomes a view of
+  /// its data in `shape`; NumPy's AttributeError (as a TypeError here) where
+  /// the elements are not contiguous.
+  void setShape(const Shape &shape);
+
+  /// a[index]: a view for a basic index, else a new array (a copy), as NumPy's.
+  /// A mask is refused (its result's shape depends on the data).
+  Ref get(const Index &index) const;
+  /// a[index] = value: value broadcast and cast as NumPy's __setitem__. A
+  /// mask takes one value (a scalar); see assignWhere for f(a[mask]).
+  void set(const Index &index, const Tensor &value);
+  /// a[...] = value.
+  void assign(const Tensor &value);
+  /// a[mask] = value[mask] for `value` of a's shape (np.copyto's where=).
+  void assignWhere(const Tensor &mask, const Tensor &value);
+  /// The mask of `index` (a bool mask alone, or followed by ':'), checked
+  /// against this array's shape as NumPy does, with trailing size-1 axes to
+  /// this array's rank.
+  Tensor maskOf(const Index &expanded) const;
+
+private:
+  struct Buffer;
+  Ref(std::shared_ptr<Buffer> buf, ViewSteps steps, Tensor value);
+  std::shared_ptr<Buffer> buf_;
+  ViewSteps steps_;
+  mutable Tensor cache_;
+  mutable int64_t seen_ = 0;
+};
+
+} // namespace tinymlir

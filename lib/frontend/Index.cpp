@@ -1,0 +1,1084 @@
+// NumPy's indexing and in-place writes for traced arrays (include/tinymlir/index.h):
+// the index specification, view steps, and buffers with versions.
+#include <tinymlir/index.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <string>
+
+namespace tinymlir {
+namespace {
+
+[[noreturn]] void indexError(const std::string &message) { throw Error(message, ErrorKind::Index); }
+
+std::string outOfBounds(int64_t k, size_t axis, int64_t n) {
+  return "index " + std::to_string(k) + " is out of bounds for axis " + std::to_string(axis) +
+         " with size " + std::to_string(n);
+}
+
+int64_t rankOf(const Shape &shape) { return static_cast<int64_t>(shape.size()); }
+
+bool isTensor(const IndexItem &i) { return std::holds_alternative<Tensor>(i); }
+bool isWholeSlice(const IndexItem &i) {
+  const Slice *s = std::get_if<Slice>(&i);
+  return s && !s->start && !s->stop && !s->step;
+}
+/// A traced (not concrete) tensor.
+bool isTraced(const IndexItem &i) {
+  const Tensor *t = std::get_if<Tensor>(&i);
+  return t && !t->isConcrete();
+}
+
+/// Python's slice.indices(n): (start, step, count).
+struct Resolved {
+  int64_t start, step, count;
+};
+Resolved resolve(const Slice &s, int64_t n) {
+  const int64_t step = s.step.value_or(1);
+  if (step == 0)
+    throw Error("slice step cannot be zero", ErrorKind::Value);
+  auto clamp = [&](std::optional<int64_t> v, int64_t fallback) {
+    if (!v)
+      return fallback;
+    int64_t k = *v;
+    if (k < 0) {
+      k += n;
+      if (k < 0)
+        k = step < 0 ? -1 : 0;
+    } else if (k >= n) {
+      k = step < 0 ? n - 1 : n;
+    }
+    return k;
+  };
+  const int64_t start = clamp(s.start, step < 0 ? n - 1 : 0);
+  const int64_t stop = clamp(s.stop, step < 0 ? -1 : n);
+  int64_t count = 0;
+  if (step > 0 && stop > start)
+    count = (stop - start + step - 1) / step;
+  else if (step < 0 && start > stop)
+    count = (start - stop + (-step) - 1) / (-step);
+  return {start, step, count};
+}
+
+int64_t rangeLength(const Range &r) {
+  if (r.step > 0 && r.stop > r.start)
+    return (r.stop - r.start + r.step - 1) / r.step;
+  if (r.step < 0 && r.start > r.stop)
+    return (r.start - r.stop - r.step - 1) / -r.step;
+  return 0;
+}
+
+std::string describeRange(const Range &r) {
+  return "range(" + std::to_string(r.start) + ", " + std::to_string(r.stop) +
+         (r.step != 1 ? ", " + std::to_string(r.step) : std::string()) + ")";
+}
+
+/// NumPy takes a range as an integer array: it stands for a slice only where
+/// that gives the same (one range, and no integer index).
+void checkRanges(const Index &index) {
+  const auto ranges = std::count_if(index.begin(), index.end(), [](const IndexItem &i) {
+    return std::holds_alternative<Range>(i);
+  });
+  const bool ints = std::any_of(index.begin(), index.end(), [](const IndexItem &i) {
+    return std::holds_alternative<int64_t>(i);
+  });
+  if (ranges > 1 || (ranges == 1 && ints))
+    indexError("tinymlir: ranges index as integer arrays (advanced indexing): use one range and "
+               "no integer index, or slices");
+}
+
+/// The rank-0 integer tensors among the items are traced scalars: each is a
+/// position along its axis, compared with every position.
+struct DynamicTarget {
+  Ref target;
+  Tensor hit;              // bool, target's shape broadcast: true at the indexed positions
+  std::vector<bool> drop;  // per target axis: taken by an index (not a slice)
+  std::vector<int64_t> at; // the axes of the traced ints
+};
+
+/// 0..n-1 along `axis` of a rank-`rank` array, one array per shape and dtype:
+/// the same array is one constant input of a kernel however often it is used.
+Tensor iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype = DType::i32) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, DType>, Array> cache;
+  std::lock_guard lock(mutex);
+  auto key = std::make_tuple(n, axis, rank, dtype);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (cache.size() >= 256)
+      cache.clear(); // the arrays live on in the graphs that use them
+    Shape shape(static_cast<size_t>(rank), 1);
+    shape[static_cast<size_t>(axis)] = n;
+    it = cache.emplace(key, Array::arange(n, dtype).reshaped(shape)).first;
+  }
+  return Tensor(it->second);
+}
+
+DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
+  const Shape &shape = x.shape();
+  if (rankOf(shape) < static_cast<int64_t>(index.size()))
+    indexError("too many indices for array: array is " + std::to_string(shape.size()) +
+               "-dimensional, but " + std::to_string(index.size()) + " were indexed");
+  Index rest;
+  DynamicTarget d;
+  for (size_t a = 0; a < index.size(); ++a) {
+    const IndexItem &i = index[a];
+    if (const Tensor *t = std::get_if<Tensor>(&i)) {
+      if (t->rank() != 0 || t->isConcrete())
+        indexError("tinymlir: a traced int index mixes only with ints and slices");
+      if (!isInteger(t->dtype()))
+        indexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                   "integer or boolean arrays are valid indices");
+      rest.emplace_back(Slice{});
+      d.at.push_back(static_cast<int64_t>(a));
+    } else if (const int64_t *k = std::get_if<int64_t>(&i)) {
+      const int64_t n = shape[a];
+      if (*k < -n || *k >= n)
+        indexError(outOfBounds(*k, a, n));
+      const int64_t w = ((*k % n) + n) % n;
+      rest.emplace_back(Slice{w, w + 1, 1});
+    } else if (std::holds_alternative<Slice>(i)) {
+      rest.push_back(i);
+    } else {
+      indexError("tinymlir: a traced int index mixes only with ints and slices");
+    }
+  }
+  d.target = x.view(basicIndex(shape, rest).steps);
+  const Tensor value = d.target.value();
+  const int64_t rank = value.rank();
+  for (int64_t a : d.at) {
+    const int64_t n = value.shape()[static_cast<size_t>(a)];
+    Tensor k = cast(std::get<Tensor>(index[static_cast<size_t>(a)]), DType::i32);
+    k = where(less(k, 0), k + n, k);
+    Tensor m = equal(iotaAlong(n, a, rank), k);
+    d.hit = d.hit.valid() ? bitwise_and(d.hit, m) : m;
+  }
+  d.drop.assign(static_cast<size_t>(rank), false);
+  for (size_t a = 0; a < index.size(); ++a)
+    d.drop[a] = !std::holds_alternative<Slice>(index[a]);
+  return d;
+}
+
+/// The lowest value of a real dtype (-inf for floats): the identity of max.
+Tensor lowest(DType dtype) {
+  switch (dtypeKind(dtype)) {
+  case DTypeKind::Float:
+    return ScalarType{dtype}(-std::numeric_limits<double>::infinity());
+  case DTypeKind::Signed:
+    return ScalarType{dtype}(static_cast<int64_t>(-(uint64_t{1} << (8 * dtypeSize(dtype) - 1))));
+  default: // bool and unsigned
+    return ScalarType{dtype}(0.0);
+  }
+}
+
+Tensor dropAxes(const Tensor &t, const std::vector<bool> &drop) {
+  Shape shape;
+  for (size_t a = 0; a < t.shape().size(); ++a)
+    if (!drop[a])
+      shape.push_back(t.shape()[a]);
+  return reshape(t, shape);
+}
+
+Tensor dynamicRead(const Ref &x, const Index &index) {
+  DynamicTarget d = dynamicTarget(x, index);
+  const Tensor target = d.target.value();
+  const DType dtype = target.dtype();
+  // One element is selected, the others are the reduction's identity: exact.
+  // Complex numbers have no order: their sum (a part's -0.0 reads as 0.0).
+  const bool complex = isComplex(dtype);
+  Tensor r = where(d.hit, target, complex ? ScalarType{dtype}(0.0) : lowest(dtype));
+  for (int64_t a : d.at)
+    r = complex ? sum(r, a, true) : max(r, a, true);
+  return dropAxes(r, d.drop);
+}
+
+void dynamicWrite(const Ref &x, const Index &index, const Tensor &value) {
+  DynamicTarget d = dynamicTarget(x, index);
+  const Tensor target = d.target.value();
+  Shape kept, ones;
+  for (size_t a = 0; a < target.shape().size(); ++a) {
+    if (!d.drop[a])
+      kept.push_back(target.shape()[a]);
+    ones.push_back(d.drop[a] ? 1 : target.shape()[a]);
+  }
+  Tensor v = reshape(cast(broadcastInto(value, kept), target.dtype()), ones);
+  d.target.assign(where(d.hit, v, target));
+}
+
+std::vector<int64_t> cStrides(const Shape &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t a = shape.size(); a-- > 1;)
+    s[a - 1] = s[a] * shape[a];
+  return s;
+}
+
+// --- Advanced indices: int arrays ------------------------------------------------
+
+int64_t product(const Shape &shape, const std::vector<int64_t> &axes) {
+  int64_t p = 1;
+  for (int64_t a : axes)
+    p *= shape[static_cast<size_t>(a)];
+  return p;
+}
+
+std::vector<int64_t> valuesOf(const Tensor &t) {
+  return t.array().astype(DType::i64).toVector<int64_t>();
+}
+
+std::string shapesText(const std::vector<Shape> &shapes) {
+  std::string text;
+  for (const Shape &s : shapes)
+    text += (text.empty() ? "" : " ") + shapeString(s);
+  return text;
+}
+
+/// NumPy's broadcast of index shapes; its IndexError when they do not.
+Shape broadcastIndexShapes(const std::vector<Shape> &shapes) {
+  size_t rank = 0;
+  for (const Shape &s : shapes)
+    rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (const Shape &s : shapes)
+    for (size_t a = 0; a < s.size(); ++a) {
+      int64_t &o = out[rank - s.size() + a];
+      const int64_t d = s[a];
+      if (d != 1 && o != 1 && d != o)
+        indexError("shape mismatch: indexing arrays could not be broadcast together with shapes " +
+                   shapesText(shapes));
+      if (d != 1)
+        o = d;
+    }
+  return out;
+}
+
+/// `values` of `shape` broadcast to `out`, in C order.
+std::vector<int64_t> broadcastValues(const std::vector<int64_t> &values, const Shape &shape,
+                                     const Shape &out) {
+  const int64_t n = numElements(out);
+  std::vector<int64_t> result(static_cast<size_t>(n));
+  const std::vector<int64_t> strides = cStrides(shape);
+  std::vector<int64_t> at(out.size(), 0);
+  const size_t lead = out.size() - shape.size();
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t src = 0;
+    for (size_t a = 0; a < shape.size(); ++a)
+      src += shape[a] == 1 ? 0 : at[lead + a] * strides[a];
+    result[static_cast<size_t>(e)] = values[static_cast<size_t>(src)];
+    for (size_t a = out.size(); a-- > 0;) {
+      if (++at[a] < out[a])
+        break;
+      at[a] = 0;
+    }
+  }
+  return result;
+}
+
+/// Constant int arrays (and ints among them) of an advanced index, broadcast
+/// together, checked and wrapped as NumPy's: per axis the flat positions, or
+/// nothing for ':'; and the broadcast shape.
+struct Advanced {
+  std::vector<std::optional<std::vector<int64_t>>> flat;
+  Shape shape;
+};
+
+Advanced advancedIndex(const Shape &xs, const Index &index) {
+  std::vector<std::optional<std::pair<std::vector<int64_t>, Shape>>> arrays;
+  for (const IndexItem &i : index) {
+    if (isWholeSlice(i)) {
+      arrays.emplace_back();
+    } else if (const int64_t *k = std::get_if<int64_t>(&i)) {
+      arrays.emplace_back(std::make_pair(std::vector<int64_t>{*k}, Shape{}));
+    } else if (const Range *r = std::get_if<Range>(&i)) {
+      std::vector<int64_t> v;
+      for (int64_t k = 0, n = rangeLength(*r); k < n; ++k)
+        v.push_back(r->start + k * r->step);
+      arrays.emplace_back(std::make_pair(v, Shape{static_cast<int64_t>(v.size())}));
+    } else if (const Tensor *t = std::get_if<Tensor>(&i); t && t->isConcrete()) {
+      if (!isInteger(t->dtype()) && !(numElements(t->shape()) == 0 && isFloat(t->dtype())))
+        indexError("arrays used as indices must be of integer (or boolean) type");
+      arrays.emplace_back(std::make_pair(valuesOf(*t), t->shape()));
+    } else {
+      indexError("tinymlir: an index with int arrays takes ints, int arrays and ':' only");
+    }
+  }
+  if (arrays.size() > xs.size())
+    indexError("too many indices for array: array is " + std::to_string(xs.size()) +
+               "-dimensional, but " + std::to_string(arrays.size()) + " were indexed");
+  arrays.resize(xs.size());
+  std::vector<Shape> shapes;
+  for (const auto &a : arrays)
+    if (a)
+      shapes.push_back(a->second);
+  Advanced r;
+  r.shape = broadcastIndexShapes(shapes);
+  if (numElements(r.shape) == 0)
+    indexError("tinymlir: an empty index array (zero-size results are not traced)");
+  for (size_t axis = 0; axis < arrays.size(); ++axis) {
+    if (!arrays[axis]) {
+      r.flat.emplace_back();
+      continue;
+    }
+    const int64_t n = xs[axis];
+    std::vector<int64_t> b = broadcastValues(arrays[axis]->first, arrays[axis]->second, r.shape);
+    for (int64_t &v : b) {
+      if (v < -n || v >= n)
+        indexError(outOfBounds(v, axis, n));
+      if (v < 0)
+        v += n;
+    }
+    r.flat.emplace_back(std::move(b));
+  }
+  return r;
+}
+
+/// Positions as a constant int32 tensor (the gathers' and puts' ids), checked
+/// against the int32 range.
+Tensor positionsTensor(const std::vector<int64_t> &positions) {
+  std::vector<int32_t> ids;
+  ids.reserve(positions.size());
+  for (int64_t v : positions) {
+    if (v >= (int64_t{1} << 31))
+      indexError("tinymlir: index out of the int32 range");
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  return Tensor(Array::fromVector(ids, {static_cast<int64_t>(ids.size())}));
+}
+
+/// x[int arrays, ':'...]: the indexed axes moved first and flattened into one,
+/// then one gather of rows (positions computed here), placed where NumPy puts
+/// the broadcast shape. A copy, as NumPy's.
+Tensor advancedRead(const Ref &x, const Index &index) {
+  const Shape &xs = x.shape();
+  const Advanced adv = advancedIndex(xs, index);
+  std::vector<int64_t> axes, whole, dims;
+  for (size_t a = 0; a < adv.flat.size(); ++a)
+    (adv.flat[a] ? axes : whole).push_back(static_cast<int64_t>(a));
+  for (int64_t a : axes)
+    dims.push_back(xs[static_cast<size_t>(a)]);
+  const int64_t count = numElements(adv.shape);
+  std::vector<int64_t> rows(static_cast<size_t>(count), 0);
+  for (size_t k = 0; k < axes.size(); ++k)
+    for (int64_t r = 0; r < count; ++r)
+      rows[static_cast<size_t>(r)] =
+          rows[static_cast<size_t>(r)] * dims[k] +
+          (*adv.flat[static_cast<size_t>(axes[k])])[static_cast<size_t>(r)];
+  std::vector<int64_t> perm = axes;
+  perm.insert(perm.end(), whole.begin(), whole.end());
+  Tensor t = x.value();
+  if (!std::is_sorted(perm.begin(), perm.end()))
+    t = transpose(t, perm);
+  Shape rest;
+  for (int64_t a : whole)
+    rest.push_back(xs[static_cast<size_t>(a)]);
+  Tensor table = reshape(t, {product(xs, axes), numElements(rest)});
+  Shape shape = adv.shape;
+  shape.insert(shape.end(), rest.begin(), rest.end());
+  Tensor r = reshape(gather(table, positionsTensor(rows)), shape);
+  const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+  if (adjacent && axes.front() > 0) { // NumPy keeps the broadcast shape in place
+    const int64_t k = axes.front(), b = rankOf(adv.shape);
+    std::vector<int64_t> p;
+    for (int64_t j = b; j < b + k; ++j)
+      p.push_back(j);
+    for (int64_t j = 0; j < b; ++j)
+      p.push_back(j);
+    for (int64_t j = b + k; j < b + rankOf(rest); ++j)
+      p.push_back(j);
+    r = transpose(r, p);
+  }
+  return r;
+}
+
+/// x[int arrays...] = value: NumPy's advanced assignment (index_put); a
+/// repeated position takes the last value, as NumPy's buffered one does.
+void scatter(Ref &x, const Index &index, const Tensor &value) {
+  const Shape &xs = x.shape();
+  const Advanced adv = advancedIndex(xs, index);
+  std::vector<int64_t> axes;
+  Shape whole;
+  for (size_t a = 0; a < adv.flat.size(); ++a) {
+    if (adv.flat[a])
+      axes.push_back(static_cast<int64_t>(a));
+    else
+      whole.push_back(xs[a]);
+  }
+  const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+  const auto at = static_cast<std::ptrdiff_t>(adjacent ? axes.front() : 0);
+  Shape numpyShape(whole.begin(), whole.begin() + at), rows = numpyShape;
+  numpyShape.insert(numpyShape.end(), adv.shape.begin(), adv.shape.end());
+  numpyShape.insert(numpyShape.end(), whole.begin() + at, whole.end());
+  rows.push_back(numElements(adv.shape));
+  rows.insert(rows.end(), whole.begin() + at, whole.end());
+  Tensor v = reshape(cast(broadcastInto(value, numpyShape), x.dtype()), rows);
+  std::vector<std::optional<Tensor>> ids;
+  for (const auto &f : adv.flat)
+    ids.push_back(f ? std::optional<Tensor>(positionsTensor(*f)) : std::nullopt);
+  x.assign(indexPut(x.value(), ids, v));
+}
+
+// --- Computed int arrays ---------------------------------------------------------
+
+/// An advanced index with computed int arrays (an argsort's, a label array's)
+/// among its arrays and ints, as NumPy takes it: the basic slices applied
+/// first (they commute with it), the arrays broadcast together and combined
+/// into one position among the indexed axes. Each is checked and wrapped on its
+/// own axis by the core's take (NumPy's IndexError when the kernel runs): one
+/// computed array alone by the take or put that uses it, several each by a
+/// take of its axis' positions.
+struct Linear {
+  Ref sliced;                // x with the basic slices applied (a view)
+  std::vector<int64_t> axes; // the indexed axes
+  Tensor position;           // their positions (the broadcast shape)
+  int64_t at;                // where NumPy puts the broadcast axes in the result
+};
+
+Linear linearPositions(const Ref &x, Index index) {
+  const bool newAxes = std::any_of(index.begin(), index.end(), [](const IndexItem &i) {
+    return std::holds_alternative<NewAxis>(i) || std::holds_alternative<Range>(i);
+  });
+  if (newAxes || static_cast<int64_t>(index.size()) > rankOf(x.shape()))
+    indexError("tinymlir: an advanced index with computed int arrays takes int arrays, ints and "
+               "slices only, at most one per axis");
+  Linear l{x, {}, Tensor(), 0};
+  if (std::any_of(index.begin(), index.end(), [](const IndexItem &i) {
+        return std::holds_alternative<Slice>(i) && !isWholeSlice(i);
+      })) {
+    Index slices;
+    for (IndexItem &i : index) {
+      slices.push_back(std::holds_alternative<Slice>(i) ? i : IndexItem(Slice{}));
+      if (std::holds_alternative<Slice>(i))
+        i = Slice{};
+    }
+    l.sliced = x.view(basicIndex(x.shape(), slices).steps);
+  }
+  const Shape &xs = l.sliced.shape();
+  std::vector<Tensor> arrays;
+  for (size_t a = 0; a < index.size(); ++a) {
+    if (std::holds_alternative<Slice>(index[a]))
+      continue;
+    l.axes.push_back(static_cast<int64_t>(a));
+    if (const int64_t *k = std::get_if<int64_t>(&index[a])) {
+      arrays.push_back(ScalarType{DType::i64}(*k));
+      continue;
+    }
+    const Tensor &t = std::get<Tensor>(index[a]);
+    if (!isInteger(t.dtype()) && !(t.isConcrete() && numElements(t.shape()) == 0))
+      indexError("arrays used as indices must be of integer (or boolean) type");
+    arrays.push_back(t);
+  }
+  if (arrays.size() == 1) { // x[..., ids, ...]: the take or put checks and wraps ids
+    l.position = arrays[0];
+    l.at = l.axes[0];
+    return l;
+  }
+  std::vector<Shape> shapes;
+  for (const Tensor &t : arrays)
+    shapes.push_back(t.shape());
+  const Shape shape = broadcastIndexShapes(shapes);
+  for (size_t k = 0; k < arrays.size(); ++k) {
+    const int64_t n = xs[static_cast<size_t>(l.axes[k])];
+    const Tensor &i = arrays[k];
+    Tensor p;
+    if (!i.isConcrete() &&
+        !std::holds_alternative<int64_t>(index[static_cast<size_t>(l.axes[k])])) {
+      p = take(iotaAlong(n, 0, 1, DType::i64), i); // checked and wrapped by a take of 0..n-1
+    } else {
+      std::vector<int64_t> v =
+          std::holds_alternative<int64_t>(index[static_cast<size_t>(l.axes[k])])
+              ? std::vector<int64_t>{std::get<int64_t>(index[static_cast<size_t>(l.axes[k])])}
+              : valuesOf(i);
+      for (int64_t &e : v) {
+        if (e < -n || e >= n)
+          indexError(outOfBounds(e, static_cast<size_t>(l.axes[k]), n));
+        if (e < 0)
+          e += n;
+      }
+      p = i.rank() == 0 ? ScalarType{DType::i64}(v[0]) : Tensor(Array::fromVector(v, i.shape()));
+    }
+    l.position = l.position.valid() ? l.position * n + p : p;
+  }
+  l.position = broadcastTo(l.position, shape);
+  const bool adjacent = l.axes.back() - l.axes.front() + 1 == static_cast<int64_t>(l.axes.size());
+  l.at = adjacent ? l.axes[0] : 0;
+  return l;
+}
+
+/// x with its indexed axes moved first and merged into one, as the table whose
+/// rows the take and put address; the other axes; the permutation.
+struct Rows {
+  Tensor table;
+  std::vector<int64_t> rest, perm;
+};
+
+Rows indexedRows(const Tensor &x, const std::vector<int64_t> &axes) {
+  Rows r;
+  for (int64_t a = 0; a < x.rank(); ++a)
+    if (std::find(axes.begin(), axes.end(), a) == axes.end())
+      r.rest.push_back(a);
+  r.perm = axes;
+  r.perm.insert(r.perm.end(), r.rest.begin(), r.rest.end());
+  r.table = std::is_sorted(r.perm.begin(), r.perm.end()) ? x : transpose(x, r.perm);
+  if (axes.size() > 1) {
+    Shape shape{product(x.shape(), axes)};
+    for (int64_t a : r.rest)
+      shape.push_back(x.shape()[static_cast<size_t>(a)]);
+    r.table = reshape(r.table, shape);
+  }
+  return r;
+}
+
+/// x[...] with computed int arrays among its indices: one take. A copy, shaped
+/// as NumPy's (the broadcast axes in place where adjacent, else first).
+Tensor computedRead(const Ref &x, const Index &index) {
+  const Linear l = linearPositions(x, index);
+  const Rows rows = indexedRows(l.sliced.value(), l.axes);
+  Tensor r = take(rows.table, l.position); // position.shape + rest
+  const int64_t q = l.position.rank(), rest = static_cast<int64_t>(rows.rest.size());
+  if (l.at) { // the broadcast axes where the indexed ones were
+    std::vector<int64_t> p;
+    for (int64_t j = 0; j < l.at; ++j)
+      p.push_back(q + j);
+    for (int64_t j = 0; j < q; ++j)
+      p.push_back(j);
+    for (int64_t j = l.at; j < rest; ++j)
+      p.push_back(q + j);
+    r = transpose(r, p);
+  }
+  return r;
+}
+
+/// x[...] = value with computed int arrays among its indices: one put (in
+/// order: a repeated position takes the last value, as NumPy's assignment).
+void computedWrite(const Ref &x, const Index &index, const Tensor &value) {
+  Linear l = linearPositions(x, index);
+  const Tensor sliced = l.sliced.value();
+  const Rows rows = indexedRows(sliced, l.axes);
+  const Shape &ss = sliced.shape();
+  const int64_t q = l.position.rank();
+  Shape numpyShape;
+  for (int64_t j = 0; j < l.at; ++j)
+    numpyShape.push_back(ss[static_cast<size_t>(rows.rest[static_cast<size_t>(j)])]);
+  numpyShape.insert(numpyShape.end(), l.position.shape().begin(), l.position.shape().end());
+  for (size_t j = static_cast<size_t>(l.at); j < rows.rest.size(); ++j)
+    numpyShape.push_back(ss[static_cast<size_t>(rows.rest[j])]);
+  Tensor v = cast(broadcastInto(value, numpyShape), sliced.dtype());
+  if (l.at) { // the broadcast axes first, as the table's rows
+    std::vector<int64_t> p;
+    for (int64_t j = l.at; j < l.at + q; ++j)
+      p.push_back(j);
+    for (int64_t j = 0; j < l.at; ++j)
+      p.push_back(j);
+    for (int64_t j = l.at + q; j < rankOf(numpyShape); ++j)
+      p.push_back(j);
+    v = transpose(v, p);
+  }
+  Tensor ids = l.position;
+  if (l.axes.size() > 1) { // one row per position
+    const int64_t count = numElements(l.position.shape());
+    Shape vs{count};
+    vs.insert(vs.end(), rows.table.shape().begin() + 1, rows.table.shape().end());
+    v = reshape(v, vs);
+    ids = reshape(ids, {count});
+  }
+  Tensor r = put(rows.table, ids, v);
+  if (l.axes.size() > 1) {
+    Shape shape;
+    for (int64_t a : rows.perm)
+      shape.push_back(ss[static_cast<size_t>(a)]);
+    r = reshape(r, shape);
+  }
+  if (!std::is_sorted(rows.perm.begin(), rows.perm.end())) {
+    std::vector<int64_t> inverse(rows.perm.size());
+    for (size_t i = 0; i < rows.perm.size(); ++i)
+      inverse[static_cast<size_t>(rows.perm[i])] = static_cast<int64_t>(i);
+    r = transpose(r, inverse);
+  }
+  l.sliced.assign(r);
+}
+
+/// table[ids, ...] with ids an argument (any integer dtype; negative ones count
+/// from the end): the core's gather of the rows, ids checked before each call,
+/// then the basic index of the other axes.
+Ref gatherRead(const Ref &x, const Index &index) {
+  const Tensor &ids = std::get<Tensor>(index[0]);
+  const Shape &xs = x.shape();
+  Tensor t = x.value();
+  Shape tail(xs.begin() + 1, xs.end());
+  Tensor table = xs.size() == 2 ? t : reshape(t, {xs[0], numElements(tail)});
+  Tensor rows = gather(table, ids);
+  if (xs.size() != 2) {
+    Shape shape{ids.shape()[0]};
+    shape.insert(shape.end(), tail.begin(), tail.end());
+    rows = reshape(rows, shape);
+  }
+  Ref r(rows);
+  if (index.size() == 1)
+    return r;
+  Index rest{Slice{}};
+  rest.insert(rest.end(), index.begin() + 1, index.end());
+  return r.get(rest);
+}
+
+/// The layout of a view in its buffer: element strides and offset, as NumPy's.
+struct Layout {
+  Shape shape;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+  bool known = true;
+};
+
+bool isCContiguous(const Layout &l) {
+  if (!l.known)
+    return false;
+  if (numElements(l.shape) == 0)
+    return true;
+  int64_t expected = 1;
+  for (size_t a = l.shape.size(); a-- > 0;) {
+    if (l.shape[a] == 1)
+      continue;
+    if (l.strides[a] != expected)
+      return false;
+    expected *= l.shape[a];
+  }
+  return true;
+}
+
+Layout layoutOf(const Shape &base, const ViewSteps &steps) {
+  Layout l{base, cStrides(base), 0, true};
+  for (const ViewStep &s : steps) {
+    switch (s.kind) {
+    case ViewStep::Kind::Flip:
+      for (int64_t a : s.a) {
+        const size_t k = static_cast<size_t>(a);
+        l.offset += (l.shape[k] - 1) * l.strides[k];
+        l.strides[k] = -l.strides[k];
+      }
+      break;
+    case ViewStep::Kind::Slice:
+      for (size_t a = 0; a < s.a.size(); ++a) {
+        const int64_t step = s.c.empty() ? 1 : s.c[a];
+        l.offset += s.a[a] * l.strides[a];
+        l.shape[a] = (s.b[a] - s.a[a] + step - 1) / step;
+        l.strides[a] *= step;
+      }
+      break;
+    case ViewStep::Kind::Transpose: {
+      Layout t = l;
+      for (size_t a = 0; a < s.a.size(); ++a) {
+        t.shape[a] = l.shape[static_cast<size_t>(s.a[a])];
+        t.strides[a] = l.strides[static_cast<size_t>(s.a[a])];
+      }
+      l = t;
+      break;
+    }
+    case ViewStep::Kind::Reshape: {
+      // A contiguous view reshapes to C strides; any other view only gains or
+      // loses size-1 axes (the reshapes of a basic index).
+      std::vector<int64_t> strides;
+      if (isCContiguous(l)) {
+        strides = cStrides(s.a);
+      } else {
+        std::vector<std::pair<int64_t, int64_t>> kept;
+        for (size_t a = 0; a < l.shape.size(); ++a)
+          if (l.shape[a] != 1)
+            kept.emplace_back(l.shape[a], l.strides[a]);
+        size_t next = 0;
+        for (int64_t d : s.a) {
+          if (d == 1) {
+            strides.push_back(0);
+          } else if (next < kept.size() && kept[next].first == d) {
+            strides.push_back(kept[next++].second);
+          } else {
+            l.known = false;
+            return l;
+          }
+        }
+      }
+      l.shape = s.a;
+      l.strides = std::move(strides);
+      break;
+    }
+    }
+  }
+  return l;
+}
+
+std::atomic<uint64_t> nextBufferId{1};
+
+} // namespace
+
+// --- View steps -----------------------------------------------------------------
+
+Tensor applyView(const Tensor &x, const ViewStep &step) {
+  switch (step.kind) {
+  case ViewStep::Kind::Flip:
+    return flip(x, step.a);
+  case ViewStep::Kind::Slice:
+    return slice(x, step.a, step.b, step.c);
+  case ViewStep::Kind::Reshape:
+    return reshape(x, step.a);
+  case ViewStep::Kind::Transpose:
+    return transpose(x, step.a);
+  }
+  return x;
+}
+
+Tensor unapplyView(const ViewStep &step, const Tensor &parent, const Tensor &value) {
+  switch (step.kind) {
+  case ViewStep::Kind::Flip:
+    return flip(value, step.a);
+  case ViewStep::Kind::Slice:
+    return sliceUpdate(parent, step.a, step.b, step.c, value);
+  case ViewStep::Kind::Reshape:
+    return reshape(value, parent.shape());
+  case ViewStep::Kind::Transpose: {
+    std::vector<int64_t> inverse(step.a.size());
+    for (size_t i = 0; i < step.a.size(); ++i)
+      inverse[static_cast<size_t>(step.a[i])] = static_cast<int64_t>(i);
+    return transpose(value, inverse);
+  }
+  }
+  return value;
+}
+
+// --- The index specification ----------------------------------------------------
+
+Index expandIndex(const Index &index, int64_t rank) {
+  const auto isEllipsis = [](const IndexItem &i) { return std::holds_alternative<Ellipsis>(i); };
+  const auto ellipses = std::count_if(index.begin(), index.end(), isEllipsis);
+  if (ellipses > 1)
+    indexError("an index can only have a single ellipsis ('...')");
+  if (ellipses == 0)
+    return index;
+  const auto used = std::count_if(index.begin(), index.end(), [](const IndexItem &i) {
+    return !std::holds_alternative<NewAxis>(i) && !std::holds_alternative<Ellipsis>(i);
+  });
+  Index out;
+  for (const IndexItem &i : index) {
+    if (isEllipsis(i))
+      out.insert(out.end(), static_cast<size_t>(std::max<int64_t>(rank - used, 0)), Slice{});
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
+IndexKind indexKind(const Index &index) {
+  const auto any = [&](auto pred) { return std::any_of(index.begin(), index.end(), pred); };
+  if (any([](const IndexItem &i) {
+        return isTensor(i) && std::get<Tensor>(i).dtype() == DType::b8;
+      }))
+    return IndexKind::Mask;
+  if (any([](const IndexItem &i) { return isTraced(i) && std::get<Tensor>(i).rank() == 0; }))
+    return IndexKind::Dynamic;
+  if (!index.empty() && isTraced(index[0])) {
+    const Tensor &ids = std::get<Tensor>(index[0]);
+    if (ids.isInput() && ids.rank() == 1 && isInteger(ids.dtype()) &&
+        std::all_of(index.begin() + 1, index.end(), [](const IndexItem &i) {
+          return std::holds_alternative<int64_t>(i) || std::holds_alternative<Slice>(i) ||
+                 std::holds_alternative<NewAxis>(i);
+        }))
+      return IndexKind::Gather;
+  }
+  if (any(isTraced))
+    return IndexKind::Computed;
+  if (any(isTensor))
+    return IndexKind::Advanced;
+  return IndexKind::Basic;
+}
+
+BasicIndex basicIndex(const Shape &shape, const Index &index) {
+  const auto indexed = std::count_if(index.begin(), index.end(), [](const IndexItem &i) {
+    return !std::holds_alternative<NewAxis>(i);
+  });
+  if (indexed > rankOf(shape))
+    indexError("too many indices for array: array is " + std::to_string(shape.size()) +
+               "-dimensional, but " + std::to_string(indexed) + " were indexed");
+  std::vector<int64_t> begin, end, steps, flips;
+  Shape out;
+  size_t axis = 0;
+  int64_t ints = 0;
+  bool newAxes = false;
+  for (const IndexItem &i : index) {
+    if (std::holds_alternative<NewAxis>(i)) {
+      out.push_back(1);
+      newAxes = true;
+      continue;
+    }
+    const int64_t n = shape[axis];
+    std::optional<Resolved> r;
+    if (const Range *g = std::get_if<Range>(&i)) {
+      const int64_t count = rangeLength(*g);
+      const int64_t last = g->start + (count - 1) * g->step;
+      const int64_t lo = std::min(g->start, last), hi = std::max(g->start, last);
+      if (count == 0 || lo < -n || hi >= n) {
+        if (count == 0)
+          indexError("tinymlir: the range " + describeRange(*g) + " is empty");
+        for (int64_t k = 0; k < count; ++k) // NumPy names the first out of bounds
+          if (const int64_t v = g->start + k * g->step; v < -n || v >= n)
+            indexError(outOfBounds(v, axis, n));
+      }
+      if (lo < 0)
+        indexError("tinymlir: " + describeRange(*g) +
+                   " indexes as an integer array with negative entries: use non-negative "
+                   "ranges or slices");
+      r = Resolved{g->start, g->step, count};
+    } else if (const Slice *s = std::get_if<Slice>(&i)) {
+      r = resolve(*s, n);
+    } else if (const int64_t *k = std::get_if<int64_t>(&i)) {
+      if (*k < -n || *k >= n)
+        indexError(outOfBounds(*k, axis, n));
+      const int64_t w = ((*k % n) + n) % n;
+      begin.push_back(w);
+      end.push_back(w + 1);
+      steps.push_back(1);
+      ++ints;
+      ++axis;
+      continue;
+    } else {
+      indexError("tinymlir cannot index a traced array with this item (ints, slices, ranges, "
+                 "None, Ellipsis, a boolean mask, int arrays or a traced int)");
+    }
+    if (r->count == 0) { // an empty slice: size 0 along the axis, as NumPy's
+      begin.push_back(0);
+      end.push_back(0);
+      steps.push_back(1);
+      out.push_back(0);
+      ++axis;
+      continue;
+    }
+    int64_t start = r->start, step = r->step;
+    if (step < 0) { // the axis reversed, then a slice with the positive step
+      flips.push_back(static_cast<int64_t>(axis));
+      start = n - 1 - start;
+      step = -step;
+    }
+    begin.push_back(start);
+    end.push_back(start + (r->count - 1) * step + 1);
+    steps.push_back(step);
+    out.push_back(r->count);
+    ++axis;
+  }
+  out.insert(out.end(), shape.begin() + static_cast<std::ptrdiff_t>(axis), shape.end());
+  BasicIndex b;
+  if (!flips.empty())
+    b.steps.push_back({ViewStep::Kind::Flip, flips, {}, {}});
+  Shape box = shape;
+  for (size_t a = 0; a < begin.size(); ++a)
+    box[a] = (end[a] - begin[a] + steps[a] - 1) / steps[a];
+  if (box != shape) {
+    const bool strided = std::any_of(steps.begin(), steps.end(), [](int64_t k) { return k != 1; });
+    b.steps.push_back(
+        {ViewStep::Kind::Slice, begin, end, strided ? steps : std::vector<int64_t>{}});
+  }
+  if (box != out)
+    b.steps.push_back({ViewStep::Kind::Reshape, out, {}, {}});
+  b.scalar = ints > 0 && ints == rankOf(shape) && !newAxes;
+  return b;
+}
+
+Tensor broadcastInto(const Tensor &t, const Shape &shape, const char *what) {
+  Shape ts = t.shape();
+  while (ts.size() > shape.size() && ts.front() == 1)
+    ts.erase(ts.begin());
+  bool ok = ts.size() <= shape.size();
+  for (size_t a = 0; ok && a < ts.size(); ++a) {
+    const int64_t d = ts[ts.size() - 1 - a], s = shape[shape.size() - 1 - a];
+    ok = d == s || d == 1;
+  }
+  if (!ok)
+    throw Error(std::string("could not broadcast ") + what + " from shape " +
+                shapeString(t.shape()) + " into shape " + shapeString(shape));
+  Tensor r = ts != t.shape() ? reshape(t, ts) : t;
+  return r.shape() != shape ? broadcastTo(r, shape) : r;
+}
+
+// --- Buffers and views ----------------------------------------------------------
+
+struct Ref::Buffer {
+  Tensor value;
+  int64_t version = 0;
+  uint64_t id = nextBufferId++;
+};
+
+Ref::Ref(const Tensor &value)
+    : buf_(std::make_shared<Buffer>(Buffer{value})), cache_(value), seen_(0) {}
+
+Ref::Ref(std::shared_ptr<Buffer> buf, ViewSteps steps, Tensor value)
+    : buf_(std::move(buf)), steps_(std::move(steps)), cache_(std::move(value)),
+      seen_(buf_->version) {}
+
+Tensor Ref::value() const {
+  if (!buf_)
+    throw Error("[index] an empty Ref has no value");
+  if (seen_ != buf_->version) {
+    Tensor t = buf_->value;
+    for (const ViewStep &s : steps_)
+      t = applyView(t, s);
+    cache_ = t;
+    seen_ = buf_->version;
+  }
+  return cache_;
+}
+
+Tensor Ref::base() const { return buf_->value; }
+int64_t Ref::version() const { return buf_->version; }
+uint64_t Ref::bufferId() const { return buf_->id; }
+bool Ref::current() const { return seen_ == buf_->version; }
+
+Ref Ref::view(const ViewSteps &steps) const {
+  Tensor t = value();
+  for (const ViewStep &s : steps)
+    t = applyView(t, s);
+  ViewSteps all = steps_;
+  all.insert(all.end(), steps.begin(), steps.end());
+  return Ref(buf_, std::move(all), t);
+}
+
+bool Ref::contiguous() const {
+  bool reshapes = std::all_of(steps_.begin(), steps_.end(),
+                              [](const ViewStep &s) { return s.kind == ViewStep::Kind::Reshape; });
+  return reshapes || isCContiguous(layoutOf(buf_->value.shape(), steps_));
+}
+
+Array Ref::positions() const {
+  const Layout l = layoutOf(buf_->value.shape(), steps_);
+  if (!l.known)
+    throw Error("[index] the positions of this view are not known");
+  Array out = Array::empty(l.shape, DType::i64);
+  int64_t *p = out.data<int64_t>();
+  const int64_t n = numElements(l.shape);
+  std::vector<int64_t> at(l.shape.size(), 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t pos = l.offset;
+    for (size_t a = 0; a < at.size(); ++a)
+      pos += at[a] * l.strides[a];
+    p[e] = pos;
+    for (size_t a = at.size(); a-- > 0;) {
+      if (++at[a] < l.shape[a])
+        break;
+      at[a] = 0;
+    }
+  }
+  return out;
+}
+
+void Ref::setShape(const Shape &shape) {
+  Tensor t = reshape(value(), shape);
+  if (t.shape() == this->shape())
+    return;
+  if (!contiguous())
+    throw Error("Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
+                "with the desired shape.",
+                ErrorKind::Type);
+  steps_.push_back({ViewStep::Kind::Reshape, t.shape(), {}, {}});
+  cache_ = t;
+  seen_ = buf_->version;
+}
+
+void Ref::assign(const Tensor &value) {
+  const Tensor t = this->value();
+  Tensor v = value.dtype() != t.dtype() ? cast(value, t.dtype()) : value;
+  v = broadcastInto(v, t.shape());
+  std::vector<Tensor> parents{buf_->value};
+  for (size_t k = 0; k + 1 < steps_.size(); ++k)
+    parents.push_back(applyView(parents.back(), steps_[k]));
+  Tensor updated = v;
+  for (size_t k = steps_.size(); k-- > 0;)
+    updated = unapplyView(steps_[k], parents[k], updated);
+  buf_->value = updated;
+  ++buf_->version;
+  cache_ = v;
+  seen_ = buf_->version;
+}
+
+Tensor Ref::maskOf(const Index &index) const {
+  if (index.size() != 1 && !std::all_of(index.begin() + 1, index.end(), isWholeSlice))
+    indexError("tinymlir: a boolean mask must be the whole index (x[mask], optionally followed "
+               "by ':')");
+  const Tensor &m = std::get<Tensor>(index[0]);
+  const Shape &shape = this->shape(), &ms = m.shape();
+  const bool fits = ms.size() <= shape.size() && std::equal(ms.begin(), ms.end(), shape.begin());
+  if (!fits) {
+    size_t axis = 0;
+    while (axis < std::min(ms.size(), shape.size()) && ms[axis] == shape[axis])
+      ++axis;
+    if (axis == std::min(ms.size(), shape.size()))
+      axis = 0;
+    indexError("boolean index did not match indexed array along axis " + std::to_string(axis) +
+               "; size of axis is " +
+               std::to_string(axis < shape.size() ? shape[axis] : int64_t{0}) +
+               " but size of corresponding boolean axis is " +
+               std::to_string(axis < ms.size() ? ms[axis] : int64_t{0}));
+  }
+  if (ms.size() == shape.size())
+    return m;
+  Shape padded = ms;
+  padded.resize(shape.size(), 1);
+  return reshape(m, padded);
+}
+
+void Ref::assignWhere(const Tensor &mask, const Tensor &value) {
+  const Tensor t = this->value();
+  assign(where(mask, cast(value, t.dtype()), t));
+}
+
+Ref Ref::get(const Index &index) const {
+  const Index e = expandIndex(index, rankOf(shape()));
+  switch (indexKind(e)) {
+  case IndexKind::Mask:
+    throw Error("tinymlir: x[mask] has a shape that depends on the data: reduce it, or assign "
+                "through it",
+                ErrorKind::Type);
+  case IndexKind::Dynamic:
+    return Ref(dynamicRead(*this, e));
+  case IndexKind::Basic: {
+    checkRanges(e);
+    const BasicIndex b = basicIndex(shape(), e);
+    Ref v = view(b.steps);
+    return b.scalar ? Ref(v.value()) : v; // NumPy's a[i, j] is a scalar, not a view
+  }
+  case IndexKind::Gather:
+    return gatherRead(*this, e);
+  case IndexKind::Computed:
+    return Ref(computedRead(*this, e));
+  case IndexKind::Advanced:
+    return Ref(advancedRead(*this, e));
+  }
+  return *this;
+}
+
+void Ref::set(const Index &index, const Tensor &value) {
+  const Index e = expandIndex(index, rankOf(shape()));
+  switch (indexKind(e)) {
+  case IndexKind::Mask: {
+    const Tensor m = maskOf(e);
+    if (value.rank() != 0 && numElements(value.shape()) != 1)
+      throw Error("tinymlir: x[mask] = an array of shape " + shapeString(value.shape()) +
+                      " places values by the mask's count, which depends on the data; assign a "
+                      "scalar, or f(x[mask]) of the same mask",
+                  ErrorKind::Type);
+    assignWhere(m, reshape(value, {}));
+    return;
+  }
+  case IndexKind::Dynamic:
+    dynamicWrite(*this, e, value);
+    return;
+  case IndexKind::Basic:
+    checkRanges(e);
+    view(basicIndex(shape(), e).steps).assign(value);
+    return;
+  case IndexKind::Gather: // a write to table[ids] is a put
+  case IndexKind::Computed:
+    computedWrite(*this, e, value);
+    return;
+  case IndexKind::Advanced:
+    scatter(*this, e, value);
+    return;
+  }
+}
+
+} // namespace tinymlir

@@ -1,0 +1,164 @@
+// tinymlir._tinymlir.Ref: NumPy's indexing and writes for traced arrays, a thin
+// layer over include/tinymlir/index.h. Python's index items become IndexItems
+// here (ints, slices, None, Ellipsis, ranges, tensors); the rules are C++'s.
+#include "binding.h"
+
+#include <tinymlir/index.h>
+
+#include <nanobind/stl/vector.h>
+
+#include <climits>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tinymlir::python {
+namespace {
+
+/// A Python int as int64, saturated (a slice bound past int64 clamps as
+/// Python's slice.indices does).
+int64_t saturated(nb::handle h) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow)
+    return overflow > 0 ? INT64_MAX : INT64_MIN;
+  if (v == -1 && PyErr_Occurred())
+    throw nb::python_error();
+  return v;
+}
+
+std::optional<int64_t> slicePart(nb::handle h) {
+  if (h.is_none())
+    return std::nullopt;
+  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+  if (!i.is_valid()) {
+    PyErr_Clear();
+    throw nb::index_error("slice indices must be integers or None or have an __index__ method");
+  }
+  return saturated(i);
+}
+
+IndexItem toItem(nb::handle h) {
+  if (nb::isinstance<Tensor>(h))
+    return nb::cast<Tensor>(h);
+  if (h.is_none())
+    return NewAxis{};
+  if (h.ptr() == Py_Ellipsis)
+    return Ellipsis{};
+  if (PySlice_Check(h.ptr()))
+    return Slice{slicePart(h.attr("start")), slicePart(h.attr("stop")), slicePart(h.attr("step"))};
+  if (PyRange_Check(h.ptr()))
+    return Range{saturated(h.attr("start")), saturated(h.attr("stop")), saturated(h.attr("step"))};
+  if (!PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr())) {
+    nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+    if (!i.is_valid())
+      throw nb::python_error();
+    return saturated(i);
+  }
+  throw nb::index_error(("tinymlir cannot index a traced array with " +
+                         std::string(nb::type_name(h.type()).c_str()) + " " + nb::repr(h).c_str() +
+                         " (ints, slices, ranges, None, Ellipsis, a boolean mask, int arrays or a "
+                         "traced int)")
+                            .c_str());
+}
+
+Index toIndex(const nb::sequence &items) {
+  Index index;
+  for (nb::handle h : items)
+    index.push_back(toItem(h));
+  return index;
+}
+
+nb::tuple stepTuple(const ViewStep &s) {
+  auto tuple = [](const std::vector<int64_t> &v) {
+    nb::list l;
+    for (int64_t k : v)
+      l.append(k);
+    return nb::tuple(l);
+  };
+  switch (s.kind) {
+  case ViewStep::Kind::Flip:
+    return nb::make_tuple("flip", tuple(s.a));
+  case ViewStep::Kind::Slice:
+    return nb::make_tuple("slice", tuple(s.a), tuple(s.b), tuple(s.c));
+  case ViewStep::Kind::Reshape:
+    return nb::make_tuple("reshape", tuple(s.a));
+  case ViewStep::Kind::Transpose:
+    return nb::make_tuple("transpose", tuple(s.a));
+  }
+  return nb::tuple();
+}
+
+} // namespace
+
+void registerIndex(nb::module_ &m) {
+  nb::enum_<IndexKind>(m, "IndexKind")
+      .value("basic", IndexKind::Basic)
+      .value("mask", IndexKind::Mask)
+      .value("dynamic", IndexKind::Dynamic)
+      .value("gather", IndexKind::Gather)
+      .value("computed", IndexKind::Computed)
+      .value("advanced", IndexKind::Advanced);
+
+  m.def(
+      "index_kind",
+      [](const nb::sequence &items, int64_t rank) {
+        const Index e = expandIndex(toIndex(items), rank);
+        return indexKind(e);
+      },
+      "items"_a, "rank"_a, "What NumPy does with an index (its ellipsis expanded for `rank`).");
+  m.def("broadcast_into", &broadcastInto, "t"_a, "shape"_a, "what"_a = "input array",
+        "t broadcast to shape as NumPy's assignment does, or NumPy's ValueError.");
+
+  nb::class_<Ref>(m, "Ref", "A writable traced array: a buffer with versions, and a view of it.")
+      .def(nb::init<const Tensor &>(), "value"_a)
+      .def("value", &Ref::value, "The current value, read through the view.")
+      .def("base", &Ref::base, "The buffer's current value.")
+      .def_prop_ro("version", &Ref::version, "The number of writes to the buffer.")
+      .def_prop_ro("buffer_id", &Ref::bufferId)
+      .def("same_buffer", &Ref::sameBuffer, "other"_a)
+      .def("current", &Ref::current, "Whether this value was read after the last write.")
+      .def_prop_ro("steps",
+                   [](const Ref &r) {
+                     nb::list l;
+                     for (const ViewStep &s : r.steps())
+                       l.append(stepTuple(s));
+                     return nb::tuple(l);
+                   })
+      .def("contiguous", &Ref::contiguous)
+      .def("positions", [](const Ref &r) { return toNumPy(r.positions()); })
+      .def("set_shape", &Ref::setShape, "shape"_a)
+      .def(
+          "reshaped",
+          [](const Ref &r, const Shape &shape) {
+            return r.view({ViewStep{ViewStep::Kind::Reshape, shape, {}, {}}});
+          },
+          "shape"_a, "A reshaped view (of a contiguous array).")
+      .def(
+          "transposed",
+          [](const Ref &r, const std::vector<int64_t> &perm) {
+            return r.view({ViewStep{ViewStep::Kind::Transpose, perm, {}, {}}});
+          },
+          "perm"_a)
+      .def(
+          "whole", [](const Ref &r) { return r.view({}); }, "A view of all of it.")
+      .def(
+          "get", [](const Ref &r, const nb::sequence &items) { return r.get(toIndex(items)); },
+          "items"_a)
+      .def(
+          "set",
+          [](Ref &r, const nb::sequence &items, const Tensor &value) {
+            r.set(toIndex(items), value);
+          },
+          "items"_a, "value"_a)
+      .def("assign", &Ref::assign, "value"_a)
+      .def("assign_where", &Ref::assignWhere, "mask"_a, "value"_a)
+      .def(
+          "mask_of",
+          [](const Ref &r, const nb::sequence &items) {
+            return r.maskOf(expandIndex(toIndex(items), static_cast<int64_t>(r.shape().size())));
+          },
+          "items"_a);
+}
+
+} // namespace tinymlir::python
