@@ -124,6 +124,10 @@ public:
   void set(const Index &index, const Tensor &value);
   /// a[...] = value.
   void assign(const Tensor &value);
+  /// NumPy's in-place ufunc `ufunc` (a += b, np.add(a, b, out=a)): `result`
+  /// is cast by the same-kind rule and must broadcast to a's shape; otherwise
+  /// NumPy's TypeError or ValueError.
+  void update(const Tensor &result, const char *ufunc);
   /// a[mask] = value[mask] for `value` of a's shape (np.copyto's where=).
   void assignWhere(const Tensor &mask, const Tensor &value);
   /// The mask of `index` (a bool mask alone, or followed by ':'), checked

@@ -108,6 +108,12 @@ inline constexpr ScalarType f64{DType::f64};
 inline constexpr ScalarType i32{DType::i32};
 inline constexpr ScalarType i64{DType::i64};
 
+/// NumPy's casting rules, as np.can_cast of two dtypes: `safe` where `to`
+/// holds every value of `from`; `same_kind` also within a kind or to a higher
+/// one (bool < unsigned < signed < float < complex).
+enum class Casting : uint8_t { No, Equiv, Safe, SameKind, Unsafe };
+bool canCast(DType from, DType to, Casting casting);
+
 /// A weak scalar (a plain C++ number): takes the dtype of the tensor it meets.
 /// `integral` marks an integer written as a double (exact up to 2^53).
 Tensor weakScalar(double value, bool integral);

@@ -995,6 +995,31 @@ void Ref::assign(const Tensor &value) {
   seen_ = buf_->version;
 }
 
+void Ref::update(const Tensor &result, const char *ufunc) {
+  const Tensor t = value();
+  if (!canCast(result.dtype(), t.dtype(), Casting::SameKind))
+    throw Error(std::string("Cannot cast ufunc '") + ufunc + "' output from dtype('" +
+                    dtypeName(result.dtype()) + "') to dtype('" + dtypeName(t.dtype()) +
+                    "') with casting rule 'same_kind'",
+                ErrorKind::Type);
+  const Shape &rs = result.shape(), &ts = t.shape();
+  bool fits = rs.size() <= ts.size();
+  for (size_t a = 0; fits && a < rs.size(); ++a) {
+    const int64_t r = rs[rs.size() - 1 - a], s = ts[ts.size() - 1 - a];
+    fits = r == s || r == 1;
+  }
+  if (!fits) {
+    Shape both = rs.size() > ts.size() ? rs : ts;
+    for (size_t a = 0; a < std::min(rs.size(), ts.size()); ++a) {
+      const int64_t r = rs[rs.size() - 1 - a], s = ts[ts.size() - 1 - a];
+      both[both.size() - 1 - a] = r == 1 ? s : r;
+    }
+    throw Error("non-broadcastable output operand with shape " + shapeString(ts) +
+                " doesn't match the broadcast shape " + shapeString(both));
+  }
+  assign(result);
+}
+
 Tensor Ref::maskOf(const Index &index) const {
   if (index.size() != 1 && !std::all_of(index.begin() + 1, index.end(), isWholeSlice))
     indexError("tinymlir: a boolean mask must be the whole index (x[mask], optionally followed "

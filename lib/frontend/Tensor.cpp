@@ -100,6 +100,40 @@ DType promote(DType a, DType b) {
   return dtypeSize(u) == 8 ? DType::f64 : integerOf(true, 2 * dtypeSize(u));
 }
 
+} // namespace
+
+bool canCast(DType from, DType to, Casting casting) {
+  // NumPy's kinds in order: bool < unsigned < signed < float < complex.
+  auto order = [](DType d) {
+    switch (dtypeKind(d)) {
+    case DTypeKind::Bool:
+      return 0;
+    case DTypeKind::Unsigned:
+      return 1;
+    case DTypeKind::Signed:
+      return 2;
+    case DTypeKind::Float:
+      return 3;
+    default:
+      return 4;
+    }
+  };
+  switch (casting) {
+  case Casting::No:
+  case Casting::Equiv:
+    return from == to;
+  case Casting::Safe:
+    return promote(from, to) == to; // `to` holds every value of `from`
+  case Casting::SameKind:
+    return promote(from, to) == to || order(from) <= order(to);
+  case Casting::Unsafe:
+    return true;
+  }
+  return false;
+}
+
+namespace {
+
 /// The dtype a weak scalar (a Python number) takes next to a tensor of dtype
 /// `other`, as NEP 50: the tensor's kind wins unless the number's kind is
 /// higher (a float with integers: float64; a complex with floats: the complex

@@ -5,9 +5,12 @@
 
 #include <tinymlir/index.h>
 
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <climits>
+#include <map>
+#include <string>
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -107,6 +110,21 @@ void registerIndex(nb::module_ &m) {
         return indexKind(e);
       },
       "items"_a, "rank"_a, "What NumPy does with an index (its ellipsis expanded for `rank`).");
+  m.def(
+      "can_cast",
+      [](const std::string &from, const std::string &to, const std::string &casting) {
+        static const std::map<std::string, Casting> names{{"no", Casting::No},
+                                                          {"equiv", Casting::Equiv},
+                                                          {"safe", Casting::Safe},
+                                                          {"same_kind", Casting::SameKind},
+                                                          {"unsafe", Casting::Unsafe}};
+        auto it = names.find(casting);
+        if (it == names.end())
+          throw nb::value_error(
+              "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'");
+        return canCast(parseDType(from), parseDType(to), it->second);
+      },
+      "from_"_a, "to"_a, "casting"_a = "safe", "NumPy's np.can_cast of two dtypes.");
   m.def("broadcast_into", &broadcastInto, "t"_a, "shape"_a, "what"_a = "input array",
         "t broadcast to shape as NumPy's assignment does, or NumPy's ValueError.");
 
@@ -152,6 +170,12 @@ void registerIndex(nb::module_ &m) {
           },
           "items"_a, "value"_a)
       .def("assign", &Ref::assign, "value"_a)
+      .def(
+          "update",
+          [](Ref &r, const Tensor &result, const std::string &ufunc) {
+            r.update(result, ufunc.c_str());
+          },
+          "result"_a, "ufunc"_a, "NumPy's in-place ufunc: a same-kind cast into this array.")
       .def("assign_where", &Ref::assignWhere, "mask"_a, "value"_a)
       .def(
           "mask_of",

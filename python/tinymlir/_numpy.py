@@ -1003,7 +1003,7 @@ def _copyto(dst, src, casting="same_kind", where=True):
     if not isinstance(dst, Traced):
         raise TracingError("tinymlir: numpy.copyto writes into a traced array only")
     s_t = _traced(src, "numpy.copyto's source")
-    if casting != "unsafe" and not np.can_cast(s_t.dtype, dst.dtype, casting):
+    if not _core.can_cast(str(s_t.dtype), str(dst.dtype), casting):
         raise TypeError(
             f"Cannot cast array data from dtype('{s_t.dtype}') to "
             f"dtype('{dst.dtype}') according to the rule '{casting}'"

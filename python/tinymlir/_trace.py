@@ -48,11 +48,6 @@ class TracingError(TypeError):
     """Something that cannot be traced was used on a traced value."""
 
 
-class UFuncCastingError(TypeError):
-    """An in-place ufunc whose result cannot be cast to its output by the
-    same-kind rule (NumPy raises its UFuncTypeError, also a TypeError)."""
-
-
 def dtype_name(dtype, what="an array") -> str:
     name = _SUPPORTED.get(np.dtype(dtype))
     if name is None:
@@ -641,18 +636,7 @@ class Traced:
         """a op= b: NumPy's in-place ufunc, its result cast by the same-kind rule."""
         if isinstance(result, Masked):
             raise TracingError("tinymlir: an in-place operation with a boolean-mask read")
-        r = result._t if isinstance(result, Traced) else to_tensor(result)
-        if not np.can_cast(np.dtype(r.dtype), self.dtype, "same_kind"):
-            raise UFuncCastingError(
-                f"Cannot cast ufunc '{name}' output from dtype('{r.dtype}') to "
-                f"dtype('{self.dtype}') with casting rule 'same_kind'"
-            )
-        if tuple(np.broadcast_shapes(tuple(r.shape), self.shape)) != tuple(self.shape):
-            raise ValueError(
-                f"non-broadcastable output operand with shape {self.shape} doesn't "
-                f"match the broadcast shape {tuple(np.broadcast_shapes(tuple(r.shape), self.shape))}"
-            )
-        self._assign(r)
+        self._ref.update(result._t if isinstance(result, Traced) else to_tensor(result), name)
         return self
 
     # Types.

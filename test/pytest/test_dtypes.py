@@ -58,6 +58,32 @@ def values(dtype, rng, n=24):
 # --- Promotion ----------------------------------------------------------------------
 
 
+def test_casting_rules_of_every_pair_are_numpys():
+    """In-place ufuncs and np.copyto cast by NumPy's rules: the C++ core's
+    can_cast against np.can_cast for every pair and every rule, and the
+    same-kind rule of `a += b` (NumPy's TypeError where it refuses)."""
+    from tinymlir import _tinymlir as core
+
+    for x, y in itertools.product(ALL, ALL):
+        for rule in ("no", "equiv", "safe", "same_kind", "unsafe"):
+            assert core.can_cast(x, y, rule) == np.can_cast(x, y, rule), (x, y, rule)
+
+    def inplace(a, b):
+        a += b
+        return a
+
+    for x, y in itertools.product(ALL, ALL):
+        a, b = np.ones(2, x), np.ones(2, y)
+        try:
+            want = inplace(a.copy(), b)
+        except TypeError:  # NumPy's UFuncTypeError (bool += bool is refused too)
+            with pytest.raises(TypeError):
+                jit(inplace)(a.copy(), b)
+            continue
+        got = jit(inplace)(a.copy(), b)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (x, y)
+
+
 def test_promotion_of_every_pair_is_numpys():
     """NEP 50 over the whole grid: two arrays, and an array with each kind of
     Python scalar (weak), against np.result_type and NumPy's own operators."""
