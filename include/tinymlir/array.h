@@ -18,9 +18,10 @@ namespace tinymlir {
 /// Every error tinymlir raises: messages start with the operation in brackets,
 /// for example "[matmul] inner dimensions differ: (3, 5) @ (4, 7)".
 /// What an Error reports, as NumPy's Python exceptions tell mistakes apart
-/// (the binding raises ValueError, TypeError, IndexError, OverflowError or
-/// numpy.linalg.LinAlgError).
-enum class ErrorKind : uint8_t { Value, Type, Index, Overflow, LinAlg };
+/// (the binding raises ValueError, TypeError, IndexError, OverflowError,
+/// numpy.linalg.LinAlgError or numpy.exceptions.AxisError, which is both a
+/// ValueError and an IndexError).
+enum class ErrorKind : uint8_t { Value, Type, Index, Overflow, LinAlg, Axis };
 
 class Error : public std::runtime_error {
 public:

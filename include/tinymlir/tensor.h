@@ -188,18 +188,38 @@ TINYMLIR_SCALAR_OVERLOADS(operator/)
 #undef TINYMLIR_SCALAR_OVERLOADS
 Tensor cast(const Tensor &x, DType dtype);
 
+/// The axes of a reduction, as NumPy's `axis`: none (std::nullopt, every
+/// axis), one, or several (a tuple; empty reduces each value alone). Negative
+/// ones count from the end; out of range is NumPy's AxisError, a repeated one
+/// its ValueError.
+struct Axes {
+  std::optional<std::vector<int64_t>> list;
+  Axes() = default;
+  Axes(std::nullopt_t) {}                                          // NOLINT: implicit
+  Axes(int64_t axis) : list(std::vector<int64_t>{axis}) {}         // NOLINT
+  Axes(int axis) : Axes(static_cast<int64_t>(axis)) {}             // NOLINT
+  Axes(std::optional<int64_t> axis) {                              // NOLINT
+    if (axis)
+      list = std::vector<int64_t>{*axis};
+  }
+  Axes(std::vector<int64_t> axes) : list(std::move(axes)) {}       // NOLINT
+  Axes(std::initializer_list<int64_t> axes) : list(std::vector<int64_t>(axes)) {} // NOLINT
+};
+/// The axes of `axes` for an array of rank `rank`: sorted, each in [0, rank).
+std::vector<int64_t> normalizeAxes(const char *op, const Axes &axes, int64_t rank);
+
 // Reductions: axis may be negative; std::nullopt reduces every axis.
-Tensor sum(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
-Tensor max(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
-Tensor min(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor sum(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
+Tensor max(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
+Tensor min(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
 /// The product of the elements (floats: NumPy's int32 products are int64).
-Tensor prod(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor prod(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
 /// Whether any (all) of the elements is nonzero: bool, as np.any (np.all).
-Tensor any(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
-Tensor all(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
-Tensor mean(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor any(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
+Tensor all(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
+Tensor mean(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
 /// Population variance, computed centered: mean((x - mean(x))^2).
-Tensor var(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor var(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
 
 // Matrix products and layout.
 /// NumPy's matmul: 1-D operands, stacks of matrices, broadcast batch dimensions.

@@ -102,6 +102,26 @@ DType promote(DType a, DType b) {
 
 } // namespace
 
+std::vector<int64_t> normalizeAxes(const char *op, const Axes &axes, int64_t rank) {
+  if (!axes.list) {
+    std::vector<int64_t> all(static_cast<size_t>(rank));
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+  std::vector<int64_t> out;
+  for (int64_t a : *axes.list) {
+    if (a < -rank || a >= rank)
+      fail(op, "axis " + std::to_string(a) + " is out of bounds for array of dimension " +
+                   std::to_string(rank),
+           ErrorKind::Axis);
+    out.push_back(a < 0 ? a + rank : a);
+  }
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    fail(op, "duplicate value in 'axis'");
+  return out;
+}
+
 bool canCast(DType from, DType to, Casting casting) {
   // NumPy's kinds in order: bool < unsigned < signed < float < complex.
   auto order = [](DType d) {
@@ -416,17 +436,24 @@ Tensor unary(Op op, const Tensor &a) {
 int64_t normalizeAxis(const char *op, int64_t axis, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (axis < -rank || axis >= rank)
-    fail(op, "axis " + std::to_string(axis) + " is out of range for shape " + shapeString(shape));
+    fail(op, "axis " + std::to_string(axis) + " is out of range for shape " + shapeString(shape),
+         ErrorKind::Axis);
   return axis < 0 ? axis + rank : axis;
 }
 
-std::vector<int64_t> reducedAxes(const char *op, std::optional<int64_t> axis, const Shape &shape) {
-  if (!axis) {
-    std::vector<int64_t> all(shape.size());
-    std::iota(all.begin(), all.end(), 0);
-    return all;
-  }
-  return {normalizeAxis(op, *axis, shape)};
+std::vector<int64_t> reducedAxes(const char *op, const Axes &axes, const Shape &shape) {
+  if (axes.list)
+    for (int64_t a : *axes.list)
+      normalizeAxis(op, a, shape); // names the shape
+  return normalizeAxes(op, axes, static_cast<int64_t>(shape.size()));
+}
+
+Shape removedAxes(const Shape &shape, const std::vector<int64_t> &axes) {
+  Shape out;
+  for (size_t a = 0; a < shape.size(); ++a)
+    if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(a)) == axes.end())
+      out.push_back(shape[a]);
+  return out;
 }
 
 Shape keptShape(const Shape &shape, const std::vector<int64_t> &axes) {
@@ -446,18 +473,29 @@ int64_t reducedCount(const Shape &shape, const std::vector<int64_t> &axes) {
 
 Tensor complexExtreme(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims);
 
-Tensor reduce(Op op, const Tensor &t, std::optional<int64_t> axis, bool keepdims) {
+Tensor reduce(Op op, const Tensor &t, const Axes &axis, bool keepdims) {
   NodePtr x = nodeOf(t, opName(op));
   if (x->weak)
     x = convert(x, x->integral ? DType::i64 : DType::f64, opName(op));
   if ((op == Op::Sum || op == Op::Prod) && (isInteger(x->dtype) || x->dtype == DType::b8))
     // NumPy's: integers and bools accumulate in int64, unsigned ones in uint64
     x = convert(x, isUnsigned(x->dtype) ? DType::u64 : DType::i64, opName(op));
-  if ((op == Op::Max || op == Op::Min) && isComplex(x->dtype)) // NumPy's lexicographic order
-    return complexExtreme(op, Tensor(x), axis, keepdims);
+  if ((op == Op::Max || op == Op::Min) && isComplex(x->dtype)) { // NumPy's lexicographic order
+    if (!axis.list)
+      return complexExtreme(op, Tensor(x), std::nullopt, keepdims);
+    const std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
+    Tensor r(x); // one axis at a time, the highest first
+    for (auto a = axes.rbegin(); a != axes.rend(); ++a)
+      r = complexExtreme(op, r, *a, true);
+    return keepdims ? r : reshape(r, removedAxes(x->shape, axes));
+  }
   if (x->dtype == DType::f16 && (op == Op::Sum || op == Op::Prod)) // in float32, as NumPy's loops
     return cast(reduce(op, cast(Tensor(x), DType::f32), axis, keepdims), DType::f16);
-  std::vector<int64_t> axes = reducedAxes(opName(op), axis, x->shape);
+  // NumPy's ufunc reductions take axis 0 or -1 of a rank-0 array as all of it.
+  const bool scalarAxis = x->shape.empty() && axis.list && axis.list->size() == 1 &&
+                          ((*axis.list)[0] == 0 || (*axis.list)[0] == -1);
+  std::vector<int64_t> axes = scalarAxis ? std::vector<int64_t>{}
+                                         : reducedAxes(opName(op), axis, x->shape);
   if (axes.empty())
     return Tensor(x);
   Shape shape;
@@ -621,25 +659,25 @@ Tensor logical_not(const Tensor &x) { return equal(cast(x, DType::b8), ScalarTyp
 
 // --- Reductions -----------------------------------------------------------------
 
-Tensor sum(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+Tensor sum(const Tensor &x, const Axes &axis, bool keepdims) {
   return reduce(Op::Sum, x, axis, keepdims);
 }
-Tensor max(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+Tensor max(const Tensor &x, const Axes &axis, bool keepdims) {
   return reduce(Op::Max, x, axis, keepdims);
 }
-Tensor min(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+Tensor min(const Tensor &x, const Axes &axis, bool keepdims) {
   return reduce(Op::Min, x, axis, keepdims);
 }
-Tensor prod(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+Tensor prod(const Tensor &x, const Axes &axis, bool keepdims) {
   return reduce(Op::Prod, x, axis, keepdims);
 }
-Tensor any(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+Tensor any(const Tensor &x, const Axes &axis, bool keepdims) {
   return max(cast(x, DType::b8), axis, keepdims);
 }
-Tensor all(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+Tensor all(const Tensor &x, const Axes &axis, bool keepdims) {
   return min(cast(x, DType::b8), axis, keepdims);
 }
-Tensor mean(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+Tensor mean(const Tensor &x, const Axes &axis, bool keepdims) {
   const NodePtr &n = nodeOf(x, "mean");
   if (!isFloat(n->dtype) && !isComplex(n->dtype)) // NumPy's: integers summed in float64
     return mean(cast(x, DType::f64), axis, keepdims);
@@ -648,7 +686,7 @@ Tensor mean(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   int64_t count = reducedCount(n->shape, reducedAxes("mean", axis, n->shape));
   return sum(x, axis, keepdims) / count;
 }
-Tensor var(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
+Tensor var(const Tensor &x, const Axes &axis, bool keepdims) {
   const NodePtr &n = nodeOf(x, "var");
   if (!isFloat(n->dtype) && !isComplex(n->dtype)) // NumPy's: in float64
     return var(cast(x, DType::f64), axis, keepdims);

@@ -2,11 +2,65 @@
 #pragma once
 
 #include <tinymlir/array.h>
+#include <tinymlir/tensor.h>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
 #include <string>
+
+/// NumPy's `axis` argument (None, an int, or a sequence of ints) as Axes.
+namespace nanobind::detail {
+template <> struct type_caster<tinymlir::Axes> {
+  NB_TYPE_CASTER(tinymlir::Axes, const_name("int | tuple[int, ...] | None"))
+
+  static bool index(handle h, int64_t &out) noexcept {
+    if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr()))
+      return false;
+    PyObject *i = PyNumber_Index(h.ptr());
+    if (!i) {
+      PyErr_Clear();
+      return false;
+    }
+    out = PyLong_AsLongLong(i);
+    Py_DECREF(i);
+    if (out == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    return true;
+  }
+  bool from_python(handle src, uint8_t, cleanup_list *) noexcept {
+    int64_t one;
+    if (src.is_none()) {
+      value = tinymlir::Axes();
+      return true;
+    }
+    if (index(src, one)) {
+      value = tinymlir::Axes(one);
+      return true;
+    }
+    if (!PyTuple_Check(src.ptr()) && !PyList_Check(src.ptr()))
+      return false;
+    std::vector<int64_t> axes;
+    for (handle h : borrow<sequence>(src)) {
+      if (!index(h, one))
+        return false;
+      axes.push_back(one);
+    }
+    value = tinymlir::Axes(std::move(axes));
+    return true;
+  }
+  static handle from_cpp(const tinymlir::Axes &axes, rv_policy, cleanup_list *) noexcept {
+    if (!axes.list)
+      return none().release();
+    list l;
+    for (int64_t a : *axes.list)
+      l.append(a);
+    return PyList_AsTuple(l.ptr());
+  }
+};
+} // namespace nanobind::detail
 
 namespace tinymlir::python {
 

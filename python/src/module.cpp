@@ -175,6 +175,11 @@ NB_MODULE(_tinymlir, m) {
         PyErr_SetString(linAlgError.ptr(), e.what());
         return;
       }
+      if (e.kind() == ErrorKind::Axis) { // a ValueError and an IndexError
+        nb::object axisError = nb::module_::import_("numpy.exceptions").attr("AxisError");
+        PyErr_SetObject(axisError.ptr(), nb::str(e.what()).ptr());
+        return;
+      }
       PyObject *type = e.kind() == ErrorKind::Type       ? PyExc_TypeError
                        : e.kind() == ErrorKind::Index    ? PyExc_IndexError
                        : e.kind() == ErrorKind::Overflow ? PyExc_OverflowError
@@ -247,28 +252,38 @@ NB_MODULE(_tinymlir, m) {
   m.def("cast",
         [](const Tensor &a, const std::string &dtype) { return cast(a, parseDType(dtype)); });
   // Reductions.
-  m.def("sum",
-        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return sum(a, axis, keep); });
-  m.def("max",
-        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return max(a, axis, keep); });
-  m.def("min",
-        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return min(a, axis, keep); });
-  m.def("prod", [](const Tensor &a, std::optional<int64_t> axis, bool keep) {
-    return prod(a, axis, keep);
-  });
-  m.def("any",
-        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return any(a, axis, keep); });
-  m.def("all",
-        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return all(a, axis, keep); });
+  m.def(
+      "sum", [](const Tensor &a, const Axes &axis, bool keep) { return sum(a, axis, keep); }, "x"_a,
+      "axis"_a.none(), "keepdims"_a);
+  m.def(
+      "max", [](const Tensor &a, const Axes &axis, bool keep) { return max(a, axis, keep); }, "x"_a,
+      "axis"_a.none(), "keepdims"_a);
+  m.def(
+      "min", [](const Tensor &a, const Axes &axis, bool keep) { return min(a, axis, keep); }, "x"_a,
+      "axis"_a.none(), "keepdims"_a);
+  m.def(
+      "prod", [](const Tensor &a, const Axes &axis, bool keep) { return prod(a, axis, keep); },
+      "x"_a, "axis"_a.none(), "keepdims"_a);
+  m.def(
+      "any", [](const Tensor &a, const Axes &axis, bool keep) { return any(a, axis, keep); }, "x"_a,
+      "axis"_a.none(), "keepdims"_a);
+  m.def(
+      "all", [](const Tensor &a, const Axes &axis, bool keep) { return all(a, axis, keep); }, "x"_a,
+      "axis"_a.none(), "keepdims"_a);
+  m.def(
+      "normalize_axes",
+      [](const Axes &axis, int64_t ndim) { return normalizeAxes("axis", axis, ndim); },
+      "axis"_a.none(), "ndim"_a, "NumPy's axis argument as sorted axes in [0, ndim).");
   m.def("logical_and", &logical_and);
   m.def("logical_or", &logical_or);
   m.def("logical_xor", &logical_xor);
   m.def("logical_not", &logical_not);
-  m.def("mean", [](const Tensor &a, std::optional<int64_t> axis, bool keep) {
-    return mean(a, axis, keep);
-  });
-  m.def("var",
-        [](const Tensor &a, std::optional<int64_t> axis, bool keep) { return var(a, axis, keep); });
+  m.def(
+      "mean", [](const Tensor &a, const Axes &axis, bool keep) { return mean(a, axis, keep); },
+      "x"_a, "axis"_a.none(), "keepdims"_a);
+  m.def(
+      "var", [](const Tensor &a, const Axes &axis, bool keep) { return var(a, axis, keep); }, "x"_a,
+      "axis"_a.none(), "keepdims"_a);
   // Products and layout.
   m.def("matmul", &matmul);
   // The library's kernels (kernels.h), those GPT-2 runs.

@@ -200,73 +200,17 @@ def set_known(x: "Traced", value):
 
 
 def _axis_tuple(axis, ndim):
+    """NumPy's axis argument (None, an int, a sequence) as sorted axes in
+    [0, ndim), or None for all: the C++ core's rule (AxisError, repeats)."""
     if axis is None:
         return None
-    if isinstance(axis, (tuple, list)):
-        axes = [operator.index(a) for a in axis]
-    else:
-        axes = [operator.index(axis)]
-    out = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(a, ndim)
-        out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"repeated axis in {axis}")
-    return sorted(out)
+    return list(_core.normalize_axes(axis, ndim))
 
 
 def _reduce(name, x, axis=None, keepdims=False):
-    t = to_tensor(x)
-    if name in ("mean", "var") and np.dtype(t.dtype).kind in "biu":
-        t = _core.cast(t, "float64")  # NumPy's: integers averaged in float64
-        x = Traced(t)
-    fn = getattr(_core, name)
-    if (
-        name in ("sum", "prod", "max", "min", "any", "all")
-        and not t.shape
-        and axis in (0, -1)
-        and isinstance(axis, (numbers.Integral, np.integer))
-    ):
-        axis = None  # NumPy's ufunc reductions take axis 0 or -1 of a rank-0 array as all of it
-    if axis is None or not isinstance(axis, (tuple, list)):
-        return _wrap(fn(t, None if axis is None else operator.index(axis), bool(keepdims)))
-    axes = _axis_tuple(axis, len(t.shape))
-    if len(axes) == 1:
-        return _wrap(fn(t, axes[0], bool(keepdims)))
-    if len(axes) == 0:  # NumPy: each value is reduced alone
-        if name in ("sum", "prod") and np.dtype(t.dtype).kind in "biu":  # in int64 or uint64
-            return _wrap(_core.cast(t, "uint64" if np.dtype(t.dtype).kind == "u" else "int64"))
-        if name in ("sum", "prod", "max", "min"):
-            return _wrap(t)
-        if name in ("any", "all"):
-            return _wrap(_core.cast(t, "bool"))
-        mean = Traced(t) / 1  # int32 means are float64, as NumPy's
-        if name == "mean":
-            return mean
-        centered = mean - mean  # 0, or nan where the value is inf or nan
-        if centered.dtype.kind == "c":  # |x - mean|^2, real
-            return centered.real * centered.real + centered.imag * centered.imag
-        return centered * centered
-    if name in ("sum", "prod", "max", "min", "any", "all"):
-        r = t
-        for a in reversed(axes):  # highest first, so the lower axes keep their numbers
-            r = fn(r, a, True)
-        if not keepdims:
-            r = _core.reshape(r, [d for i, d in enumerate(t.shape) if i not in axes])
-        return _wrap(r)
-    count = 1
-    for a in axes:
-        count *= t.shape[a]
-    if name == "mean":
-        return _reduce("sum", x, axes, keepdims) / count
-    # var: centered, as the C++ core and NumPy compute it (of |x - mean| for complex x)
-    centered = Traced(t) - _reduce("mean", x, axes, True)
-    if centered.dtype.kind == "c":
-        squares = centered.real * centered.real + centered.imag * centered.imag
-    else:
-        squares = centered * centered
-    return _reduce("mean", squares, axes, keepdims)
+    """NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var) over
+    `axis` (None, an int or a tuple): the C++ core's."""
+    return _wrap(getattr(_core, name)(to_tensor(x), axis, bool(keepdims)))
 
 
 # --- Indexing --------------------------------------------------------------------

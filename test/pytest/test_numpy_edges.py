@@ -782,3 +782,24 @@ def test_hypot_and_logaddexp_at_the_edges():
     i = np.array([3, 4, -5], np.int8)  # NumPy's loops: int8 in float16
     for fn in (np.hypot, np.logaddexp):
         assert jit(fn)(i, i).dtype == fn(i, i).dtype == np.float16
+
+
+def test_reductions_over_axis_tuples_and_their_errors_are_numpys():
+    """Reductions take NumPy's axis tuples in the C++ core (any order, negative,
+    empty) and raise NumPy's AxisError (also a ValueError and an IndexError) and
+    the ValueError for a repeated axis."""
+    a = np.arange(24.0).reshape(2, 3, 4) - 7.5
+    for name in ("sum", "prod", "max", "min", "mean", "var", "any", "all"):
+        for axis in ((2, 0), (-1, 1), (), (0, 1, 2), 1):
+            fn = jit(lambda x, name=name, axis=axis: getattr(np, name)(x, axis=axis))
+            got, want = fn(a), getattr(np, name)(a, axis=axis)
+            assert got.dtype == want.dtype and got.shape == want.shape, (name, axis)
+            # at most 24 terms (sums of integers exact; products, means and var's
+            # squares within 24 ulps, rtol 24 * 2**-52 < 1e-13)
+            np.testing.assert_allclose(got, want, rtol=1e-13, err_msg=f"{name} {axis}")
+        with pytest.raises(np.exceptions.AxisError):
+            jit(lambda x, name=name: getattr(np, name)(x, axis=3))(a)
+        with pytest.raises(np.exceptions.AxisError):
+            jit(lambda x, name=name: getattr(np, name)(x, axis=(0, -4)))(a)
+        with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+            jit(lambda x, name=name: getattr(np, name)(x, axis=(1, -2)))(a)

@@ -40,6 +40,17 @@ TEST(Frontend, ReductionShapes) {
   EXPECT_EQ(var(x, std::nullopt, true).shape(), (Shape{1, 1, 1}));
   EXPECT_EQ(errorOf([&] { max(x, -4); }), "[max] axis -4 is out of range for shape (2, 3, 4)");
   EXPECT_EQ(errorOf([&] { var(x, 3); }), "[var] axis 3 is out of range for shape (2, 3, 4)");
+  // Several axes, as NumPy's tuples: one reduction node, any order, negative too.
+  EXPECT_EQ(sum(x, {2, 0}).shape(), (Shape{3}));
+  EXPECT_EQ(mean(x, {-1, 1}, true).shape(), (Shape{2, 1, 1}));
+  EXPECT_EQ(max(x, std::vector<int64_t>{}).shape(), (Shape{2, 3, 4})); // each value alone
+  EXPECT_EQ(errorOf([&] { sum(x, {1, -2}); }), "[sum] duplicate value in 'axis'");
+  try {
+    min(x, {0, 5});
+    ADD_FAILURE() << "no error";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Axis) << e.what(); // numpy.exceptions.AxisError
+  }
 }
 
 TEST(Frontend, IntegerArithmeticWhereFloatsAreRequired) {
