@@ -325,8 +325,19 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
   native.constants = std::move(built.constants);
   mlir::ModuleOp module = *built.module;
   detail::verifyModule(module, "build");
-  impl->module = detail::printModule(module);
   stage("build");
+  impl->module = detail::printModule(module);
+  stage("print");
+  // The later stages' text only for kernels of a readable size (options.irLimit).
+  int64_t operations = 0;
+  module->walk([&](mlir::Operation *) { ++operations; });
+  const bool keepText = options.irLimit == 0 || operations <= options.irLimit;
+  auto stageText = [&](mlir::ModuleOp m) {
+    return keepText ? detail::printModule(m)
+                    : "// not kept: the kernel has " + std::to_string(operations) +
+                          " operations, more than the option ir_limit (" +
+                          std::to_string(options.irLimit) + ")\n";
+  };
 
   native.hooks = target->callHooks();
   impl->target = options.target;
@@ -354,20 +365,23 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
 
   if (options.optimize)
     detail::runPipeline(module, detail::kOptimizePipeline, "optimize");
-  impl->optimized = detail::printModule(module);
   stage("optimize");
+  impl->optimized = stageText(module);
+  stage("print");
 
   detail::runPipeline(module,
                       built.straightLine ? detail::kBufferizeStraightLinePipeline
                                          : detail::kBufferizePipeline,
                       "bufferize");
-  impl->bufferized = detail::printModule(module);
   stage("bufferize");
+  impl->bufferized = stageText(module);
+  stage("print");
 
   target->lower(module, impl->stages);
   impl->blasCalls = detail::countBlasCalls(module);
-  impl->lowered = detail::printModule(module);
   stage("lower");
+  impl->lowered = stageText(module);
+  stage("print");
 
   std::vector<std::string> objects;
   if (target->hasConstructors() || options.perf) {

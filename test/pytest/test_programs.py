@@ -282,6 +282,27 @@ def test_element_updates_compile_to_scalars_and_parts():
     assert spec.lowered.count("{loop_annotation = #loop_annotation}") >= 700
 
 
+def test_the_text_of_later_stages_is_kept_for_kernels_up_to_ir_limit():
+    """Printing a huge kernel's later stages costs a tenth of its compilation:
+    over ir_limit operations only the built module's text is kept (it is also
+    the disk cache's key); the code and the results are the same. (Two sizes:
+    ir_limit changes no code, so compilations of one graph are shared.)"""
+    kept = jit(cholesky, disk_cache=False).compile(spd(12))
+    for stage in ("optimized", "bufferized", "lowered"):
+        assert "func" in getattr(kept, stage), stage
+    a = spd(13)
+    fn = jit(cholesky, disk_cache=False, ir_limit=50)
+    small = fn.compile(a)
+    for stage in ("optimized", "bufferized", "lowered"):
+        text = getattr(small, stage)
+        assert text.startswith("// not kept: the kernel has ") and "ir_limit (50)" in text, text
+    assert "func.func @kernel" in small.module
+    x, want = a.copy(), a.copy()
+    fn(x)
+    cholesky(want)
+    _close(want, x, gamma(4 * 13 * 13), "argument 0")  # as program() checks the kept one
+
+
 def test_a_long_kernel_compiles_in_partitions_that_the_disk_cache_keeps(tmp_path):
     # The parts of a long kernel are compiled on every core, one object file
     # each; the disk cache keeps them all, and a second function (as a new
