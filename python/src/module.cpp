@@ -10,6 +10,7 @@
 
 #include <tinymlir/jit.h>
 #include <tinymlir/kernels.h>
+#include <tinymlir/numpy.h>
 #include <tinymlir/tensor.h>
 
 #include <nanobind/stl/optional.h>
@@ -284,6 +285,26 @@ NB_MODULE(_tinymlir, m) {
   m.def(
       "var", [](const Tensor &a, const Axes &axis, bool keep) { return var(a, axis, keep); }, "x"_a,
       "axis"_a.none(), "keepdims"_a);
+  // NumPy functions made of the core's operations (numpy.h).
+  m.def("isnan", [](const Tensor &x) { return tinymlir::isnan(x); });
+  m.def("isinf", [](const Tensor &x) { return tinymlir::isinf(x); });
+  m.def("isfinite", [](const Tensor &x) { return tinymlir::isfinite(x); });
+  m.def("square", &square);
+  m.def("heaviside", &heaviside);
+  m.def(
+      "clip",
+      [](const Tensor &a, std::optional<Tensor> lo, std::optional<Tensor> hi) {
+        return clip(a, lo.value_or(Tensor()), hi.value_or(Tensor()));
+      },
+      "a"_a, "lo"_a.none(), "hi"_a.none());
+  m.def("nan_to_num", &nanToNum, "x"_a, "nan"_a = 0.0, "posinf"_a.none() = nb::none(),
+        "neginf"_a.none() = nb::none());
+  m.def("isclose", &isclose, "a"_a, "b"_a, "rtol"_a = 1e-5, "atol"_a = 1e-8, "equal_nan"_a = false);
+  m.def("diagonal", &diagonal, "a"_a, "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1);
+  m.def("trace", &trace, "a"_a, "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1);
+  m.def("diag", &diag, "v"_a, "k"_a = 0);
+  m.def("tensordot", &tensordot, "a"_a, "b"_a, "axes_a"_a, "axes_b"_a);
+  m.def("stack", &stack, "arrays"_a, "axis"_a = 0);
   // Products and layout.
   m.def("matmul", &matmul);
   // The library's kernels (kernels.h), those GPT-2 runs.

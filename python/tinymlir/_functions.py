@@ -1443,53 +1443,27 @@ with _creation._lock:  # imported inside a trace, as a rule: wrap for the runnin
 
 @_implements(np.diagonal)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
-    """NumPy's diagonal: a[..., i, i + offset] of axes axis1 and axis2, as a new
-    last axis after the others. The two axes moved last and flattened, it is
-    one strided slice (start offset, or -offset rows down; step n2 + 1). A
-    copy: NumPy's is a read-only view, so no write through it can differ."""
+    """NumPy's diagonal (a copy: NumPy's is a read-only view, so no write
+    through it can differ)."""
     t = _traced(a, "numpy.diagonal's operand")
-    if t.ndim < 2:
-        raise ValueError("diag requires an array of at least two dimensions")
-    ax1, ax2 = normalize_axis_index(axis1, t.ndim), normalize_axis_index(axis2, t.ndim)
-    if ax1 == ax2:
-        raise ValueError("axis1 and axis2 cannot be the same")
-    offset = operator.index(offset)
-    rest = [d for d in range(t.ndim) if d not in (ax1, ax2)]
-    t = t.transpose(*rest, ax1, ax2)
-    n1, n2 = t.shape[-2:]
-    k = builtins.max(0, builtins.min(n1 - builtins.max(0, -offset), n2 - builtins.max(0, offset)))
-    flat = t.reshape(*t.shape[:-2], n1 * n2)
-    start = offset if offset >= 0 else -offset * n2
-    return flat[..., start : start + k * (n2 + 1) : n2 + 1].copy() if k else flat[..., :0].copy()
+    return Traced(_core.diagonal(t._t, operator.index(offset), axis1, axis2))
 
 
 @_implements(np.trace)
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """NumPy's trace: the sum of the diagonal, as np.sum sums it (integers in
-    int64, `dtype=`)."""
+    """NumPy's trace: the sum of the diagonal, as np.sum sums it (`dtype=`: np.sum's)."""
     if out is not None:
         raise TracingError("tinymlir cannot trace numpy.trace with out=")
-    return np.sum(_diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    if dtype is not None:
+        return np.sum(_diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    t = _traced(a, "numpy.trace's operand")
+    return Traced(_core.trace(t._t, operator.index(offset), axis1, axis2))
 
 
 @_implements(np.diag)
 def _diag(v, k=0):
-    """NumPy's diag: of a 1-D array, the square matrix with it on diagonal k
-    (zeros elsewhere, written at constant positions); of a 2-D one, its
-    diagonal k."""
     t = _traced(v, "numpy.diag's operand")
-    k = operator.index(k)
-    if t.ndim == 2:
-        return _diagonal(t, k)
-    if t.ndim != 1:
-        raise ValueError("Input must be 1- or 2-d.")
-    n = t.shape[0]
-    m = n + builtins.abs(k)
-    out = _creation.full_traced((m, m), 0, t.dtype, "numpy.diag")
-    if n:
-        rows = np.arange(n) + builtins.max(0, -k)
-        out[rows, rows + k] = t
-    return out
+    return Traced(_core.diag(t._t, operator.index(k)))
 
 
 # --- isclose, allclose (numpy/_core/numeric.py) ---------------------------------------------
@@ -1497,21 +1471,8 @@ def _diag(v, k=0):
 
 @_implements(np.isclose)
 def _isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
-    """NumPy 2's isclose, step by step: y made inexact (result_type(y, 1.)),
-    then |x - y| <= atol + rtol |y| where y is finite, or x == y (equal
-    infinities); with equal_nan, nan beside nan too."""
-    x = a if isinstance(a, (Traced, int, float, complex)) else np.asanyarray(a)
-    y = b if isinstance(b, (Traced, int, float, complex)) else np.asanyarray(b)
-    if isinstance(y, (Traced, np.ndarray)):
-        dt = np.result_type(y.dtype, 1.0)
-        if y.dtype != dt:
-            y = y.astype(dt)
-    elif isinstance(y, int):
-        y = float(y)
-    result = (np.abs(x - y) <= atol + rtol * np.abs(y)) & np.isfinite(y) | (x == y)
-    if equal_nan:
-        result = result | (np.isnan(x) & np.isnan(y))
-    return result
+    x, y = to_tensor(a, "numpy.isclose's operand"), to_tensor(b, "numpy.isclose's operand")
+    return Traced(_core.isclose(x, y, float(rtol), float(atol), bool(equal_nan)))
 
 
 @_implements(np.allclose)

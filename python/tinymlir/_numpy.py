@@ -8,7 +8,6 @@ nothing is ever converted to a constant silently.
 
 from __future__ import annotations
 
-import builtins
 import operator
 
 import numpy as np
@@ -165,36 +164,11 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         a = to_tensor(inputs[0], f"{name}'s first operand")
         b = to_tensor(inputs[1], f"{name}'s second operand")
         return Traced(_BINARY[ufunc](a, b))
-    if ufunc is np.square:
-        t = to_tensor(inputs[0], f"{name}'s operand")
-        if t.dtype == "bool":  # NumPy's square has no bool loop: int8
-            t = _core.cast(t, "int8")
-        return Traced(_core.multiply(t, t))
-    if ufunc is np.heaviside:  # 0 below 0, 1 above, x2 at 0, nan at nan
-        x1 = Traced(to_tensor(inputs[0], f"{name}'s first operand"))
-        x2 = Traced(to_tensor(inputs[1], f"{name}'s second operand"))
-        if x1.dtype.kind != "f" and x2.dtype.kind != "f":
-            raise TracingError(
-                f"tinymlir traces {name} with a float operand (NumPy's of integers is int64)"
-            )
-        dtype = (x1 + x2).dtype  # promoted as NumPy's (a Python float is weak)
-        x1, x2 = x1.astype(dtype), x2.astype(dtype)
-        step = np.where(x1 < 0, dtype.type(0), np.where(x1 > 0, dtype.type(1), x2))
-        return np.where(np.isnan(x1), x1, step)
-    if ufunc in (np.isnan, np.isinf, np.isfinite):
-        t = to_tensor(inputs[0], f"{name}'s operand")
-        if np.dtype(t.dtype).kind in "biu":  # never nan or infinite
-            return _constant_truth(t, ufunc is np.isfinite)
-        if np.dtype(t.dtype).kind == "c":  # of either part (finite: of both)
-            re, im = Traced(_core.real(t)), Traced(_core.imag(t))
-            return ufunc(re) & ufunc(im) if ufunc is np.isfinite else ufunc(re) | ufunc(im)
-        if ufunc is np.isnan:
-            return Traced(_core.not_equal(t, t))
-        magnitude = _core.abs(t)
-        inf = _core.weak_scalar(float("inf"), False)
-        return Traced(
-            _core.equal(magnitude, inf) if ufunc is np.isinf else _core.less(magnitude, inf)
-        )
+    if ufunc in (np.square, np.isnan, np.isinf, np.isfinite):
+        return Traced(getattr(_core, ufunc.__name__)(to_tensor(inputs[0], f"{name}'s operand")))
+    if ufunc is np.heaviside:
+        x1 = to_tensor(inputs[0], f"{name}'s first operand")
+        return Traced(_core.heaviside(x1, to_tensor(inputs[1], f"{name}'s second operand")))
     raise TracingError(
         f"tinymlir cannot trace {name}: it is not among the traced NumPy functions ({_TRACED})"
     )
@@ -244,12 +218,6 @@ def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wher
 def _max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _check("max", out=out, initial=initial, where=where)
     return _reduce("max", _traced(a, "numpy.max's operand"), axis, keepdims)
-
-
-def _constant_truth(t, value):
-    # A bool of t's shape, all `value`: t == t is true for int32 and bool.
-    same = _core.equal(t, t)
-    return Traced(same if value else _core.logical_not(same))
 
 
 @_implements(np.any)
@@ -349,38 +317,15 @@ def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     lo = a_min if min is None else min
     hi = a_max if max is None else max
     t = _traced(a, "numpy.clip's operand")
-    if lo is None and hi is None:
-        return t  # NumPy 2.4's: a copy
-
-    # NumPy's clip is one ufunc of the three: their common dtype first, and
-    # Python ints beyond an integer dtype's range clipped to it (NumPy 2's).
-    def kind(v):
-        return v.dtype if isinstance(v, Traced) else v
-
-    dtype = np.result_type(t.dtype, *(kind(v) for v in (lo, hi) if v is not None))
-    if dtype != t.dtype:
-        t = t.astype(dtype)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        lo, hi = (
-            builtins.min(builtins.max(v, info.min), info.max)
-            if isinstance(v, int) and not isinstance(v, bool)
-            else v
-            for v in (lo, hi)
-        )
-    if lo is not None:
-        t = np.maximum(t, lo)  # NumPy's order: the upper bound wins where they cross
-    return t if hi is None else np.minimum(t, hi)
+    bounds = [None if v is None else to_tensor(v, "numpy.clip's bound") for v in (lo, hi)]
+    return Traced(_core.clip(t._t, *bounds))
 
 
 @_implements(np.stack)
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     _check("stack", out=out, dtype=dtype)
-    tensors = [Traced(to_tensor(a, "numpy.stack's operand")) for a in arrays]
-    if not tensors:
-        raise ValueError("need at least one array to stack")
-    (a,) = _axis_tuple(axis, tensors[0].ndim + 1)
-    return _concatenate([np.expand_dims(t, a) for t in tensors], a)
+    tensors = [to_tensor(a, "numpy.stack's operand") for a in arrays]
+    return Traced(_core.stack(tensors, operator.index(axis)))
 
 
 @_implements(np.vstack)
@@ -716,13 +661,7 @@ _FUNCTIONS[np.flipud] = _flip_axis("flipud", 0)
 @_implements(np.nan_to_num)
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     t = _traced(x, "numpy.nan_to_num's operand")
-    if t.dtype not in (np.float32, np.float64):
-        return t
-    info = np.finfo(t.dtype)
-    big = t.dtype.type(info.max if posinf is None else posinf)
-    small = t.dtype.type(info.min if neginf is None else neginf)
-    t = np.where(t == np.inf, big, np.where(t == -np.inf, small, t))
-    return np.where(np.isnan(t), t.dtype.type(nan), t)
+    return Traced(_core.nan_to_num(t._t, float(nan), posinf, neginf))
 
 
 @_implements(np.diff)
@@ -758,26 +697,6 @@ def _outer(a, b, out=None):
     return ta.reshape(-1, 1) * tb.reshape(1, -1)
 
 
-def _contract(ta, tb, axes_a, axes_b, what):
-    """Sum over axes_a of ta paired with axes_b of tb: one matmul of ta's other
-    axes (in order) by tb's, as NumPy's tensordot and einsum's BLAS path."""
-    for i, j in zip(axes_a, axes_b):
-        if ta.shape[i] != tb.shape[j]:
-            raise ValueError(
-                f"{what}: shape-mismatch for sum: axis {i} of {ta.shape} and axis {j} of {tb.shape}"
-            )
-    free_a = [i for i in range(ta.ndim) if i not in axes_a]
-    free_b = [j for j in range(tb.ndim) if j not in axes_b]
-    k = 1
-    for i in axes_a:
-        k *= ta.shape[i]
-    m = [ta.shape[i] for i in free_a]
-    n = [tb.shape[j] for j in free_b]
-    left = np.transpose(ta, free_a + list(axes_a)).reshape(-1, k)
-    right = np.transpose(tb, list(axes_b) + free_b).reshape(k, -1)
-    return (left @ right).reshape(m + n)
-
-
 @_implements(np.tensordot)
 def _tensordot(a, b, axes=2):
     ta, tb = _traced(a, "numpy.tensordot's operand"), _traced(b, "numpy.tensordot's operand")
@@ -788,11 +707,7 @@ def _tensordot(a, b, axes=2):
         axes_a, axes_b = axes
         axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
         axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
-    if len(axes_a) != len(axes_b):
-        raise ValueError("numpy.tensordot: shape-mismatch for sum (different numbers of axes)")
-    axes_a = [operator.index(i) % ta.ndim for i in axes_a]
-    axes_b = [operator.index(j) % tb.ndim for j in axes_b]
-    return _contract(ta, tb, axes_a, axes_b, "numpy.tensordot")
+    return Traced(_core.tensordot(ta._t, tb._t, axes_a, axes_b))
 
 
 @_implements(np.einsum)

@@ -803,3 +803,23 @@ def test_reductions_over_axis_tuples_and_their_errors_are_numpys():
             jit(lambda x, name=name: getattr(np, name)(x, axis=(0, -4)))(a)
         with pytest.raises(ValueError, match="duplicate value in 'axis'"):
             jit(lambda x, name=name: getattr(np, name)(x, axis=(1, -2)))(a)
+
+
+def test_nan_to_num_and_clip_of_every_float_and_complex_as_numpys():
+    """np.nan_to_num replaces nan and infinities in float16 and in each part of
+    a complex array too, and np.clip clips out-of-range Python ints to an
+    integer array's range (NumPy 2), in the C++ core."""
+    for dtype in (np.float16, np.float32, np.float64, np.complex64, np.complex128):
+        x = np.array([0.0, np.nan, np.inf, -np.inf, 2.5], dtype)
+        if np.dtype(dtype).kind == "c":
+            x = x + np.array([np.inf, 1.0, np.nan, -np.inf, 0.0]) * 1j
+        for kwargs in ({}, {"nan": -1.0, "posinf": 9.0}):
+            got = jit(lambda a, kw=kwargs: np.nan_to_num(a, **kw))(x)
+            want = np.nan_to_num(x, **kwargs)
+            assert got.dtype == want.dtype, (dtype, kwargs)
+            np.testing.assert_array_equal(got, want)
+    u = np.array([0, 3, 200, 255], np.uint8)
+    for lo, hi in ((-5, 300), (2, 1.5), (None, 2**40), (-(2**40), 7)):
+        got, want = jit(lambda a, lo=lo, hi=hi: np.clip(a, lo, hi))(u), np.clip(u, lo, hi)
+        assert got.dtype == want.dtype, (lo, hi)
+        np.testing.assert_array_equal(got, want)

@@ -10,7 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
 #include <vector>
 
 using namespace tinymlir;
@@ -138,4 +142,59 @@ TEST(Linalg, LapackKernelsAndLinAlgErrors) {
               jit([](const Tensor &a) { return la::inv(a); })(Array::zeros({2, 2}, DType::f64));
             }),
             "Singular matrix");
+}
+
+TEST(Functions, NumPyFunctionsOfTheCoreMatchNumPy) {
+  // numpy.h: special values, dtypes and NumPy 2's rules, each against NumPy.
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  Array x = Array::fromVector<double>({0.0, -0.0, 1.0, -2.5, inf, -inf, nan, 1e-9}, {8});
+  Array y = Array::fromVector<double>({0.0, 1e-9, 1.0 + 1e-6, -2.5, inf, inf, nan, 0.0}, {8});
+  Array c = numpy("np.array([complex(1, np.nan), complex(np.inf, 2), complex(-np.inf, -np.inf), "
+                  "3 + 4j])");
+  const char *warnings = "import warnings; warnings.simplefilter('ignore')";
+  auto same = [&](const Array &got, const char *expression, std::map<std::string, Array> in) {
+    EXPECT_TRUE(allClose(got, numpy(expression, in, warnings), 0, 0)) << expression;
+  };
+  same(jit([](const Tensor &a, const Tensor &b) { return isclose(a, b); })(x, y),
+       "np.isclose(a, b)", {{"a", x}, {"b", y}});
+  same(jit([](const Tensor &a, const Tensor &b) { return isclose(a, b, 0, 0, true); })(x, y),
+       "np.isclose(a, b, 0, 0, True)", {{"a", x}, {"b", y}});
+  same(jit([](const Tensor &a) { return nanToNum(a, -1.0, std::nullopt, 7.0); })(x),
+       "np.nan_to_num(a, nan=-1.0, neginf=7.0)", {{"a", x}});
+  same(jit([](const Tensor &a) {
+         Tensor r = nanToNum(a);
+         return concatenate({real(r), imag(r)}, 0);
+       })(c),
+       "(lambda r: np.concatenate([r.real, r.imag]))(np.nan_to_num(a))", {{"a", c}});
+  same(jit([](const Tensor &a) { return concatenate({isnan(a), isinf(a), isfinite(a)}, 0); })(c),
+       "np.concatenate([np.isnan(a), np.isinf(a), np.isfinite(a)])", {{"a", c}});
+  same(jit([](const Tensor &a, const Tensor &b) { return heaviside(a, b); })(x, y),
+       "np.heaviside(a, b)", {{"a", x}, {"b", y}});
+  // clip: one ufunc of the three (NumPy 2's clipping of out-of-range Python ints is
+  // tested in Python: Debian's NumPy here is 1.24).
+  Array u = Array::fromVector<uint8_t>({0, 3, 200, 255}, {4});
+  same(jit([](const Tensor &a) { return clip(a, weakNumber(2), weakNumber(150)); })(u),
+       "np.clip(a, 2, 150)", {{"a", u}});
+  same(jit([](const Tensor &a) { return clip(a, weakNumber(2), weakNumber(1.5)); })(u),
+       "np.clip(a, 2, 1.5)", {{"a", u}});
+  same(jit([](const Tensor &a) { return square(greater(a, 100)); })(u),
+       "np.square(a > 100)", {{"a", u}});
+  // Layout: diagonals, diag, tensordot, stack.
+  Array m = randomArray({3, 4, 5}, DType::f64, 41), v = randomArray({4}, DType::f64, 42);
+  same(jit([](const Tensor &a) { return diagonal(a, -1, 2, 0); })(m),
+       "np.diagonal(a, -1, 2, 0).copy()", {{"a", m}});
+  same(jit([](const Tensor &a) { return trace(a, 1, 1, 2); })(m), "np.trace(a, 1, 1, 2)",
+       {{"a", m}});
+  same(jit([](const Tensor &a) { return diag(a, -2); })(v), "np.diag(a, -2)", {{"a", v}});
+  Array t = jit([](const Tensor &a) { return tensordot(a, a, {0, 1}, {0, 1}); })(m);
+  EXPECT_TRUE(withinBound(t, numpy("np.tensordot(a, a, ([0, 1], [0, 1]))", {{"a", m}}),
+                          numpy("2 * 12 * 2.0**-53 * np.tensordot(abs(a), abs(a), ([0, 1], [0, "
+                                "1]))",
+                                {{"a", m}})));
+  same(jit([](const Tensor &a, const Tensor &b) { return stack({a, b * 2.0}, -1); })(v, v),
+       "np.stack([a, b * 2], -1)", {{"a", v}, {"b", v}});
+  EXPECT_EQ(errorOf([&] { stack({Tensor(v), Tensor(m)}); }),
+            "[stack] all input arrays must have the same shape");
+  EXPECT_EQ(errorOf([&] { diagonal(Tensor(m), 0, 1, -2); }),
+            "[diagonal] axis1 and axis2 cannot be the same");
 }
