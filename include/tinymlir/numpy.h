@@ -46,4 +46,27 @@ Tensor tensordot(const Tensor &a, const Tensor &b, std::vector<int64_t> axesA,
 /// np.stack: arrays of one shape joined along a new axis.
 Tensor stack(const std::vector<Tensor> &arrays, int64_t axis = 0);
 
+/// np.cross of vectors of 2 or 3 components along axisA and axisB (a
+/// 2-vector has z = 0; two 2-vectors give the z component alone), broadcast
+/// over the other axes, the result's components along axisC.
+Tensor cross(const Tensor &a, const Tensor &b, int64_t axisA = -1, int64_t axisB = -1,
+             int64_t axisC = -1);
+/// np.ptp: max - min (in the array's dtype).
+Tensor ptp(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
+/// np.inner: the sum over the last axes (a product where either is a scalar).
+Tensor inner(const Tensor &a, const Tensor &b);
+/// np.vdot: the dot product of the flattened arrays, the first conjugated.
+Tensor vdot(const Tensor &a, const Tensor &b);
+/// np.gradient along `axis`: central differences inside, one-sided ones of
+/// order edgeOrder (1 or 2) at the ends; `spacing` is a scalar distance or the
+/// coordinates along the axis (an invalid Tensor: 1). Integers give float64.
+Tensor gradient(const Tensor &f, int64_t axis, const Tensor &spacing = Tensor(), int edgeOrder = 1);
+/// np.interp (no period): the piecewise linear interpolant of (xp, fp) at x,
+/// xp increasing; left and right (invalid: fp[0] and fp[-1]) outside.
+Tensor interp(const Tensor &x, const Tensor &xp, const Tensor &fp, const Tensor &left = Tensor(),
+              const Tensor &right = Tensor());
+/// np.lexsort of 1-D keys: the int64 order sorting by the last key, ties by
+/// the one before, and so on (stable).
+Tensor lexsort(const std::vector<Tensor> &keys);
+
 } // namespace tinymlir

@@ -262,4 +262,215 @@ Tensor stack(const std::vector<Tensor> &arrays, int64_t axis) {
   return concatenate(parts, at);
 }
 
+namespace {
+
+/// x[..., begin:end:step, ...] along `axis` (a basic index: the core's view steps).
+Tensor along(const Tensor &x, int64_t axis, Slice slice) {
+  Index index(static_cast<size_t>(axis), Slice{});
+  index.push_back(slice);
+  return Ref(x).get(index).value();
+}
+
+/// x with `axis` moved to the end (to == -1) or the last axis moved to `to`.
+Tensor moveAxis(const Tensor &x, int64_t from, int64_t to) {
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != from)
+      order.push_back(d);
+  order.insert(order.begin() + to, from);
+  return transpose(x, order);
+}
+
+} // namespace
+
+Tensor cross(const Tensor &a, const Tensor &b, int64_t axisA, int64_t axisB, int64_t axisC) {
+  if (a.rank() == 0 || b.rank() == 0)
+    fail("cross", "cross requires arrays of at least one dimension");
+  const int64_t ra = a.rank(), rb = b.rank();
+  const Tensor ta = moveAxis(a, normalizeAxes("cross", Axes(axisA), ra)[0], ra - 1);
+  const Tensor tb = moveAxis(b, normalizeAxes("cross", Axes(axisB), rb)[0], rb - 1);
+  const int64_t na = ta.shape().back(), nb = tb.shape().back();
+  if ((na != 2 && na != 3) || (nb != 2 && nb != 3))
+    fail("cross", "incompatible dimensions for cross product\n(dimension must be 2 or 3)");
+  auto part = [](const Tensor &t, int64_t i) { return Ref(t).get({Ellipsis{}, i}).value(); };
+  const Tensor a0 = part(ta, 0), a1 = part(ta, 1), b0 = part(tb, 0), b1 = part(tb, 1);
+  const Tensor z = a0 * b1 - a1 * b0; // NumPy's order of operations, component by component
+  if (na == 2 && nb == 2)
+    return z;
+  Tensor x, y;
+  if (na == 3 && nb == 3) {
+    const Tensor a2 = part(ta, 2), b2 = part(tb, 2);
+    x = a1 * b2 - a2 * b1;
+    y = a2 * b0 - a0 * b2;
+  } else if (na == 2) { // a's z is 0
+    const Tensor b2 = part(tb, 2);
+    x = a1 * b2;
+    y = -(a0 * b2);
+  } else { // b's z is 0
+    const Tensor a2 = part(ta, 2);
+    x = -(a2 * b1);
+    y = a2 * b0;
+  }
+  const Shape &shape = z.shape();
+  const Tensor c = stack({broadcastTo(x, shape), broadcastTo(y, shape), z}, -1);
+  const int64_t to = normalizeAxes("cross", Axes(axisC), c.rank())[0];
+  return moveAxis(c, c.rank() - 1, to);
+}
+
+Tensor ptp(const Tensor &a, const Axes &axes, bool keepdims) {
+  return subtract(max(a, axes, keepdims), min(a, axes, keepdims));
+}
+
+Tensor inner(const Tensor &a, const Tensor &b) {
+  if (a.rank() == 0 || b.rank() == 0)
+    return multiply(a, b);
+  const int64_t n = a.shape().back(), m = b.shape().back();
+  if (n != m)
+    fail("inner", "shapes " + shapeString(a.shape()) + " and " + shapeString(b.shape()) +
+                      " not aligned: " + std::to_string(n) + " (dim " +
+                      std::to_string(a.rank() - 1) + ") != " + std::to_string(m) + " (dim " +
+                      std::to_string(b.rank() - 1) + ")");
+  return tensordot(a, b, {-1}, {-1});
+}
+
+Tensor vdot(const Tensor &a, const Tensor &b) {
+  const Tensor fa = reshape(a, {numElements(a.shape())}), fb = reshape(b, {numElements(b.shape())});
+  if (fa.shape() != fb.shape())
+    fail("vdot", "vectors have different lengths: " + shapeString(a.shape()) + " and " +
+                     shapeString(b.shape()));
+  return matmul(isComplex(fa.dtype()) ? conjugate(fa) : fa, fb);
+}
+
+Tensor gradient(const Tensor &input, int64_t axis, const Tensor &spacing, int edgeOrder) {
+  const int64_t ax = normalizeAxes("gradient", Axes(axis), input.rank())[0];
+  const int64_t n = input.shape()[static_cast<size_t>(ax)];
+  if (edgeOrder != 1 && edgeOrder != 2)
+    fail("gradient", "'edge_order' greater than 2 not supported");
+  if (n < edgeOrder + 1)
+    fail("gradient", "Shape of array too small to calculate a numerical gradient, at least "
+                     "(edge_order + 1) elements are required.");
+  // NumPy computes into an array of f's dtype (float64 for integers), so the
+  // values are cast to it at the end.
+  const Tensor f = inexact(input.dtype()) ? input : cast(input, DType::f64);
+  const DType otype = f.dtype();
+  auto at = [&](int64_t begin, int64_t end) { return along(f, ax, Slice{begin, end}); };
+  Tensor dx = spacing.valid() ? spacing : weakScalar(1.0, false);
+  bool uniform = dx.rank() == 0;
+  if (!uniform) {
+    if (dx.rank() != 1 || dx.shape()[0] != n)
+      fail("gradient", "when 1d, distances must match the length of the corresponding dimension");
+    dx = along(dx, 0, Slice{1, {}}) - along(dx, 0, Slice{{}, -1}); // np.diff
+    if (dx.isConcrete()) { // NumPy takes equal distances as one (a scalar of their dtype)
+      const std::vector<double> d = dx.array().astype(DType::f64).toVector<double>();
+      if (std::all_of(d.begin(), d.end(), [&](double v) { return v == d[0]; })) {
+        dx = dx.array().dtype() == DType::i64 ? ScalarType{DType::i64}(static_cast<int64_t>(d[0]))
+                                              : ScalarType{dx.array().dtype()}(d[0]);
+        uniform = true;
+      }
+    }
+  }
+  // Distances along the axis, shaped to broadcast against f's slices.
+  auto spread = [&](const Tensor &d) {
+    Shape shape(static_cast<size_t>(f.rank()), 1);
+    shape[static_cast<size_t>(ax)] = d.shape()[0];
+    return reshape(d, shape);
+  };
+  Tensor first, last, inside;
+  if (uniform) {
+    if (n > 2)
+      inside = (at(2, n) - at(0, n - 2)) / (2.0 * dx);
+    if (edgeOrder == 1) {
+      first = (at(1, 2) - at(0, 1)) / dx;
+      last = (at(n - 1, n) - at(n - 2, n - 1)) / dx;
+    } else {
+      first = (-1.5 / dx) * at(0, 1) + (2.0 / dx) * at(1, 2) + (-0.5 / dx) * at(2, 3);
+      last = (0.5 / dx) * at(n - 3, n - 2) + (-2.0 / dx) * at(n - 2, n - 1) +
+             (1.5 / dx) * at(n - 1, n);
+    }
+  } else {
+    if (n > 2) {
+      const Tensor dx1 = spread(along(dx, 0, Slice{0, -1})),
+                   dx2 = spread(along(dx, 0, Slice{1, {}}));
+      const Tensor a = -dx2 / (dx1 * (dx1 + dx2)), b = (dx2 - dx1) / (dx1 * dx2),
+                   c = dx1 / (dx2 * (dx1 + dx2));
+      inside = a * at(0, n - 2) + b * at(1, n - 1) + c * at(2, n);
+    }
+    auto d = [&](int64_t i) {
+      return along(dx, 0, Slice{i, i == -1 ? std::optional<int64_t>() : i + 1});
+    };
+    if (edgeOrder == 1) {
+      first = (at(1, 2) - at(0, 1)) / d(0);
+      last = (at(n - 1, n) - at(n - 2, n - 1)) / d(-1);
+    } else {
+      Tensor dx1 = d(0), dx2 = d(1);
+      Tensor a = -(2.0 * dx1 + dx2) / (dx1 * (dx1 + dx2)), b = (dx1 + dx2) / (dx1 * dx2),
+             c = -dx1 / (dx2 * (dx1 + dx2));
+      first = a * at(0, 1) + b * at(1, 2) + c * at(2, 3);
+      dx1 = d(-2);
+      dx2 = d(-1);
+      a = dx2 / (dx1 * (dx1 + dx2));
+      b = -(dx2 + dx1) / (dx1 * dx2);
+      c = (2.0 * dx2 + dx1) / (dx2 * (dx1 + dx2));
+      last = a * at(n - 3, n - 2) + b * at(n - 2, n - 1) + c * at(n - 1, n);
+    }
+  }
+  std::vector<Tensor> parts{cast(first, otype)};
+  if (inside.valid())
+    parts.push_back(cast(inside, otype));
+  parts.push_back(cast(last, otype));
+  return concatenate(parts, ax);
+}
+
+Tensor interp(const Tensor &x, const Tensor &xp, const Tensor &fp, const Tensor &left,
+              const Tensor &right) {
+  if (xp.rank() != 1 || fp.rank() != 1)
+    fail("interp", "xp and fp must be 1-D sequences");
+  const int64_t n = xp.shape()[0];
+  if (fp.shape()[0] != n)
+    fail("interp", "fp and xp are not of the same length.");
+  if (n == 0)
+    fail("interp", "array of sample points is empty");
+  const DType out = isComplex(fp.dtype()) ? DType::c128 : DType::f64;
+  const Tensor xs = cast(x.rank() == 0 ? reshape(x, {1}) : x, DType::f64);
+  const Tensor xq = cast(xp, DType::f64), fq = cast(fp, out);
+  auto point = [](const Tensor &t, int64_t i) { return Ref(t).get({i}).value(); };
+  const Tensor x0 = point(xq, 0), xn = point(xq, n - 1);
+  const Tensor lo = left.valid() ? cast(left, out) : point(fq, 0);
+  const Tensor hi = right.valid() ? cast(right, out) : point(fq, n - 1);
+  Tensor r;
+  if (n == 1) {
+    r = where(less(xs, x0), lo, where(greater(xs, x0), hi, point(fq, 0)));
+  } else {
+    // NumPy's loop: the interval [xp[j], xp[j + 1]) holding x, its slope.
+    const Tensor j = subtract(searchsorted(xq, xs, /*right=*/true), 1);
+    const Tensor k = minimum(maximum(j, 0), n - 2);
+    const Tensor xa = take(xq, k), xb = take(xq, k + 1), ya = take(fq, k), yb = take(fq, k + 1);
+    const Tensor slope = (yb - ya) / (xb - xa);
+    r = slope * (xs - xa) + ya;
+    r = where(isnan(r), slope * (xs - xb) + yb, r);
+    r = where(logical_and(isnan(r), equal(ya, yb)), ya, r);
+    r = where(equal(xs, xa), ya, r);
+    r = where(equal(j, n - 1), point(fq, n - 1), r);
+    r = where(greater(xs, xn), hi, where(less(xs, x0), lo, r));
+    r = where(isnan(xs), ScalarType{out}(std::numeric_limits<double>::quiet_NaN()), r);
+  }
+  return x.rank() == 0 ? reshape(r, {}) : r;
+}
+
+Tensor lexsort(const std::vector<Tensor> &keys) {
+  if (keys.empty())
+    fail("lexsort", "need sequence of keys with len > 0 in lexsort", ErrorKind::Type);
+  for (const Tensor &k : keys) {
+    if (k.rank() != 1)
+      fail("lexsort", "tinymlir traces numpy.lexsort of 1-D keys");
+    if (k.shape() != keys[0].shape())
+      fail("lexsort", "all keys need to be the same shape");
+  }
+  // Sorted by the first key, then stably by each next one: the last decides.
+  Tensor order = argsort(keys[0]);
+  for (size_t i = 1; i < keys.size(); ++i)
+    order = take(order, argsort(take(keys[i], order)));
+  return order;
+}
+
 } // namespace tinymlir

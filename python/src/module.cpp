@@ -305,6 +305,24 @@ NB_MODULE(_tinymlir, m) {
   m.def("diag", &diag, "v"_a, "k"_a = 0);
   m.def("tensordot", &tensordot, "a"_a, "b"_a, "axes_a"_a, "axes_b"_a);
   m.def("stack", &stack, "arrays"_a, "axis"_a = 0);
+  m.def("cross", &cross, "a"_a, "b"_a, "axisa"_a = -1, "axisb"_a = -1, "axisc"_a = -1);
+  m.def("ptp", &ptp, "a"_a, "axis"_a.none(), "keepdims"_a = false);
+  m.def("inner", &inner);
+  m.def("vdot", &vdot);
+  m.def(
+      "gradient",
+      [](const Tensor &f, int64_t axis, std::optional<Tensor> spacing, int edgeOrder) {
+        return gradient(f, axis, spacing.value_or(Tensor()), edgeOrder);
+      },
+      "f"_a, "axis"_a, "spacing"_a.none(), "edge_order"_a = 1);
+  m.def(
+      "interp",
+      [](const Tensor &x, const Tensor &xp, const Tensor &fp, std::optional<Tensor> left,
+         std::optional<Tensor> right) {
+        return interp(x, xp, fp, left.value_or(Tensor()), right.value_or(Tensor()));
+      },
+      "x"_a, "xp"_a, "fp"_a, "left"_a.none(), "right"_a.none());
+  m.def("lexsort", &lexsort, "keys"_a);
   // Products and layout.
   m.def("matmul", &matmul);
   // The library's kernels (kernels.h), those GPT-2 runs.

@@ -1480,3 +1480,85 @@ def _allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
     """np.all of isclose: a traced bool (NumPy's Python bool is known only once
     the kernel runs; branching on it is refused by name)."""
     return np.all(_isclose(a, b, rtol, atol, equal_nan))
+
+
+# --- cross, ptp, inner, vdot, gradient, interp, lexsort (numpy.h) ------------------------
+
+
+@_implements(np.cross)
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = to_tensor(a, "numpy.cross's operand"), to_tensor(b, "numpy.cross's operand")
+    return Traced(_core.cross(x, y, axisa, axisb, axisc))
+
+
+@_implements(np.ptp)
+def _ptp(a, axis=None, out=None, keepdims=False):
+    if out is not None:
+        raise TracingError("tinymlir cannot trace numpy.ptp with out=")
+    return Traced(_core.ptp(_traced(a, "numpy.ptp's operand")._t, axis, bool(keepdims)))
+
+
+@_implements(np.inner)
+def _inner(a, b):
+    return Traced(
+        _core.inner(to_tensor(a, "numpy.inner's operand"), to_tensor(b, "numpy.inner's operand"))
+    )
+
+
+@_implements(np.vdot)
+def _vdot(a, b):
+    return Traced(
+        _core.vdot(to_tensor(a, "numpy.vdot's operand"), to_tensor(b, "numpy.vdot's operand"))
+    )
+
+
+@_implements(np.gradient)
+def _gradient(f, *varargs, axis=None, edge_order=1):
+    """NumPy's gradient along each axis asked for (all by default), in their
+    order: one array, or a tuple of them; spacings as NumPy takes them (none,
+    one scalar for all, or one per axis: a scalar or the coordinates)."""
+    t = _traced(f, "numpy.gradient's operand")
+    if axis is None:
+        axes = list(range(t.ndim))
+    else:
+        axes = [operator.index(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    if not varargs:
+        spacings = [None] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError("invalid number of arguments")
+    grads = tuple(
+        Traced(
+            _core.gradient(
+                t._t,
+                ax,
+                None if s is None else to_tensor(s, "numpy.gradient's spacing"),
+                operator.index(edge_order),
+            )
+        )
+        for ax, s in zip(axes, spacings)
+    )
+    return grads[0] if len(grads) == 1 else grads
+
+
+@_implements(np.interp)
+def _interp(x, xp, fp, left=None, right=None, period=None):
+    if period is not None:
+        raise TracingError("tinymlir traces numpy.interp without period=")
+    bounds = [None if v is None else to_tensor(v, "numpy.interp's bound") for v in (left, right)]
+    x, xp, fp = (to_tensor(v, "numpy.interp's operand") for v in (x, xp, fp))
+    return Traced(_core.interp(x, xp, fp, *bounds))
+
+
+@_implements(np.lexsort)
+def _lexsort(keys, axis=-1):
+    if operator.index(axis) not in (-1, 0):
+        raise TracingError("tinymlir traces numpy.lexsort of 1-D keys")
+    if isinstance(keys, (Traced, np.ndarray)) and keys.ndim == 2:
+        keys = [keys[i] for i in range(keys.shape[0])]
+    return Traced(_core.lexsort([to_tensor(k, "numpy.lexsort's key") for k in keys]))

@@ -998,3 +998,52 @@ def test_isclose_and_allclose_as_numpys():
             got, want = jit(fn)(x, y), fn(x, y)
             assert np.asarray(got).dtype == np.asarray(want).dtype, k
             np.testing.assert_array_equal(got, want, err_msg=str(k))
+
+
+def test_cross_ptp_inner_vdot_gradient_interp_and_lexsort_as_numpys():
+    """Functions scientific programs reach for, in the C++ core, each against
+    NumPy: values (products of two terms and their differences: within a few
+    ulps; gradient's and interp's formulas as NumPy's), dtypes and shapes."""
+    r = np.random.default_rng(5)
+    a, b = r.standard_normal((4, 3)), r.standard_normal((4, 3))
+    two = r.standard_normal((4, 2))
+
+    def same(fn, *args, rtol=8 * 2.0**-52):
+        got, want = jit(fn)(*args), fn(*args)
+        for g, w in zip(
+            got if isinstance(want, tuple) else (got,), want if isinstance(want, tuple) else (want,)
+        ):
+            assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * np.abs(w).max())
+
+    same(np.cross, a, b)
+    same(lambda x, y: np.cross(x, y), a, two)  # a 2-vector has z = 0
+    same(lambda x, y: np.cross(x.T, y.T, axisa=0, axisb=0, axisc=0), a, b)
+    same(lambda x, y: np.cross(x[:, :2], y[:, :2]), a, b)  # NumPy 2 warns; the z component
+    same(lambda x: np.ptp(x, axis=0), a)
+    same(lambda x: np.ptp(x.astype(np.int32), axis=(0, 1), keepdims=True), a * 10)
+    same(np.inner, a, b)
+    same(lambda x, y: np.inner(x, y[0]), a, b)
+    same(lambda x, y: np.vdot(x, y), a + 1j * b, b - 2j * a)
+    f = r.standard_normal((6, 5))
+    coords = np.cumsum(r.random(5) + 0.1)
+    for edge in (1, 2):
+        same(lambda x, e=edge: np.gradient(x, edge_order=e), f)
+        same(lambda x, e=edge: np.gradient(x, 0.5, axis=1, edge_order=e), f)
+        same(
+            lambda x, c, e=edge: np.gradient(x, c, axis=-1, edge_order=e), f, coords, rtol=2.0**-45
+        )
+        same(lambda x, e=edge: np.gradient(x, np.arange(6.0) * 2, 3.0, edge_order=e), f)
+    same(lambda x: np.gradient(x.astype(np.int64)), f * 10)
+    xp = np.array([0.0, 1.0, 1.0, 2.5, 4.0])
+    fp = np.array([1.0, -2.0, 3.0, 0.5, np.inf])
+    x = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 2.5, 3.0, 4.0, 5.0, np.nan])
+    same(np.interp, x, xp, fp)
+    same(lambda q, p, v: np.interp(q, p, v, left=-7.0, right=9.0), x, xp, fp)
+    same(lambda q: np.interp(q, [1.0], [2.0]), x)
+    same(lambda q: np.interp(2.25, [1.0, 3.0], [0.0, 1.0 + 2j]), x)
+    keys = r.integers(0, 3, (3, 12))
+    got, want = jit(np.lexsort)(keys), np.lexsort(keys)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    got = jit(lambda k0, k1: np.lexsort((k0, k1)))(keys[0], keys[1].astype(np.float32))
+    assert np.array_equal(got, np.lexsort((keys[0], keys[1].astype(np.float32))))
