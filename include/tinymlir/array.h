@@ -19,9 +19,10 @@ namespace tinymlir {
 /// for example "[matmul] inner dimensions differ: (3, 5) @ (4, 7)".
 /// What an Error reports, as NumPy's Python exceptions tell mistakes apart
 /// (the binding raises ValueError, TypeError, IndexError, OverflowError,
-/// numpy.linalg.LinAlgError or numpy.exceptions.AxisError, which is both a
-/// ValueError and an IndexError).
-enum class ErrorKind : uint8_t { Value, Type, Index, Overflow, LinAlg, Axis };
+/// numpy.linalg.LinAlgError, numpy.exceptions.AxisError, which is both a
+/// ValueError and an IndexError, or tinymlir.TracingError, a TypeError: what
+/// NumPy computes but tinymlir refuses to trace, by name).
+enum class ErrorKind : uint8_t { Value, Type, Index, Overflow, LinAlg, Axis, Trace };
 
 class Error : public std::runtime_error {
 public:

@@ -6,6 +6,7 @@
 #include <tinymlir/tensor.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace tinymlir {
@@ -68,5 +69,15 @@ Tensor interp(const Tensor &x, const Tensor &xp, const Tensor &fp, const Tensor 
 /// np.lexsort of 1-D keys: the int64 order sorting by the last key, ties by
 /// the one before, and so on (stable).
 Tensor lexsort(const std::vector<Tensor> &keys);
+
+/// np.squeeze: `axes` (none: every size-1 axis) removed; NumPy's ValueError
+/// for an axis whose size is not 1. np.expand_dims: size-1 axes inserted at
+/// `axes` of the result. Both are views in NumPy (Ref: a reshape step).
+Tensor squeeze(const Tensor &x, const Axes &axes = {});
+Tensor expandDims(const Tensor &x, const std::vector<int64_t> &axes);
+/// np.einsum of one or two operands, one letter per axis, each at most once
+/// per operand, no ellipsis: sums of the indices seen once, transposes and one
+/// (batched) matrix product, as NumPy's BLAS path contracts.
+Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands);
 
 } // namespace tinymlir

@@ -195,14 +195,14 @@ Tensor cast(const Tensor &x, DType dtype);
 struct Axes {
   std::optional<std::vector<int64_t>> list;
   Axes() = default;
-  Axes(std::nullopt_t) {}                                          // NOLINT: implicit
-  Axes(int64_t axis) : list(std::vector<int64_t>{axis}) {}         // NOLINT
-  Axes(int axis) : Axes(static_cast<int64_t>(axis)) {}             // NOLINT
-  Axes(std::optional<int64_t> axis) {                              // NOLINT
+  Axes(std::nullopt_t) {}                                  // NOLINT: implicit
+  Axes(int64_t axis) : list(std::vector<int64_t>{axis}) {} // NOLINT
+  Axes(int axis) : Axes(static_cast<int64_t>(axis)) {}     // NOLINT
+  Axes(std::optional<int64_t> axis) {                      // NOLINT
     if (axis)
       list = std::vector<int64_t>{*axis};
   }
-  Axes(std::vector<int64_t> axes) : list(std::move(axes)) {}       // NOLINT
+  Axes(std::vector<int64_t> axes) : list(std::move(axes)) {}                      // NOLINT
   Axes(std::initializer_list<int64_t> axes) : list(std::vector<int64_t>(axes)) {} // NOLINT
 };
 /// The axes of `axes` for an array of rank `rank`: sorted, each in [0, rank).

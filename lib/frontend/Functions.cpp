@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cctype>
 #include <cmath>
+#include <map>
 #include <limits>
 #include <string>
 
@@ -97,7 +99,7 @@ Tensor heaviside(const Tensor &x1, const Tensor &x2) {
     fail("heaviside",
          "tinymlir traces heaviside with a float operand (NumPy's of integers is "
          "int64)",
-         ErrorKind::Type);
+         ErrorKind::Trace);
   const DType dtype = (x1 + x2).dtype(); // promoted as NumPy's (a Python float is weak)
   const Tensor a = cast(x1, dtype), b = cast(x2, dtype);
   const Tensor zero = ScalarType{dtype}(0.0), one = ScalarType{dtype}(1.0);
@@ -462,7 +464,7 @@ Tensor lexsort(const std::vector<Tensor> &keys) {
     fail("lexsort", "need sequence of keys with len > 0 in lexsort", ErrorKind::Type);
   for (const Tensor &k : keys) {
     if (k.rank() != 1)
-      fail("lexsort", "tinymlir traces numpy.lexsort of 1-D keys");
+      fail("lexsort", "tinymlir traces numpy.lexsort of 1-D keys", ErrorKind::Trace);
     if (k.shape() != keys[0].shape())
       fail("lexsort", "all keys need to be the same shape");
   }
@@ -471,6 +473,175 @@ Tensor lexsort(const std::vector<Tensor> &keys) {
   for (size_t i = 1; i < keys.size(); ++i)
     order = take(order, argsort(take(keys[i], order)));
   return order;
+}
+
+Tensor squeeze(const Tensor &x, const Axes &axes) {
+  const Shape &s = x.shape();
+  std::vector<int64_t> gone;
+  if (!axes.list) {
+    for (size_t a = 0; a < s.size(); ++a)
+      if (s[a] == 1)
+        gone.push_back(static_cast<int64_t>(a));
+  } else {
+    gone = normalizeAxes("squeeze", axes, x.rank());
+    for (int64_t a : gone)
+      if (s[static_cast<size_t>(a)] != 1)
+        fail("squeeze", "cannot select an axis to squeeze out which has size not equal to one");
+  }
+  Shape out;
+  for (size_t a = 0; a < s.size(); ++a)
+    if (std::find(gone.begin(), gone.end(), static_cast<int64_t>(a)) == gone.end())
+      out.push_back(s[a]);
+  return reshape(x, out);
+}
+
+Tensor expandDims(const Tensor &x, const std::vector<int64_t> &axes) {
+  const int64_t rank = x.rank() + static_cast<int64_t>(axes.size());
+  const std::vector<int64_t> at = normalizeAxes("expand_dims", Axes(axes), rank);
+  Shape out = x.shape();
+  for (int64_t a : at)
+    out.insert(out.begin() + a, 1);
+  return reshape(x, out);
+}
+
+Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands) {
+  std::string spec;
+  for (char c : subscripts)
+    if (c != ' ')
+      spec += c;
+  const size_t arrow = spec.find("->");
+  std::vector<std::string> inputs;
+  {
+    const std::string lhs = spec.substr(0, arrow);
+    size_t start = 0;
+    for (size_t comma; (comma = lhs.find(',', start)) != std::string::npos; start = comma + 1)
+      inputs.push_back(lhs.substr(start, comma - start));
+    inputs.push_back(lhs.substr(start));
+  }
+  if (spec.find('.') != std::string::npos || inputs.size() != operands.size() || inputs.empty() ||
+      inputs.size() > 2)
+    fail("einsum",
+         "tinymlir traces numpy.einsum of one or two operands without '...', not '" + subscripts +
+             "'",
+         ErrorKind::Trace);
+  std::vector<Tensor> ts = operands;
+  std::string all;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string &names = inputs[k];
+    const bool letters = std::all_of(names.begin(), names.end(), [](char c) {
+      return std::isalpha(static_cast<unsigned char>(c));
+    });
+    const bool unique = std::all_of(names.begin(), names.end(), [&](char c) {
+      return std::count(names.begin(), names.end(), c) == 1;
+    });
+    if (!letters || !unique || static_cast<int64_t>(names.size()) != ts[k].rank())
+      fail("einsum",
+           "tinymlir traces numpy.einsum with one letter per axis, each at most once "
+           "per operand: '" +
+               names + "' for shape " + shapeString(ts[k].shape()),
+           ErrorKind::Trace);
+    all += names;
+  }
+  std::string output;
+  if (arrow == std::string::npos) { // implicit: the indices seen once, in alphabetical order
+    for (char c : all)
+      if (std::count(all.begin(), all.end(), c) == 1)
+        output += c;
+    std::sort(output.begin(), output.end());
+  } else {
+    output = spec.substr(arrow + 2);
+  }
+  for (char c : output)
+    if (std::count(output.begin(), output.end(), c) != 1 || all.find(c) == std::string::npos)
+      fail("einsum", "bad output subscripts '" + output + "'");
+  // Sum each operand's indices that appear nowhere else.
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::string others = output;
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (j != k)
+        others += inputs[j];
+    std::vector<int64_t> alone;
+    std::string kept;
+    for (size_t i = 0; i < inputs[k].size(); ++i) {
+      if (others.find(inputs[k][i]) == std::string::npos)
+        alone.push_back(static_cast<int64_t>(i));
+      else
+        kept += inputs[k][i];
+    }
+    if (!alone.empty()) {
+      ts[k] = sum(ts[k], Axes(alone));
+      inputs[k] = kept;
+    }
+  }
+  auto order = [](const std::string &from, const std::string &to) {
+    std::vector<int64_t> perm;
+    for (char c : to)
+      perm.push_back(static_cast<int64_t>(from.find(c)));
+    return perm;
+  };
+  if (ts.size() == 1)
+    return transpose(ts[0], order(inputs[0], output));
+  std::string a = inputs[0], b = inputs[1];
+  std::string batch, summed;
+  for (char c : a)
+    if (b.find(c) != std::string::npos)
+      (output.find(c) != std::string::npos ? batch : summed) += c;
+  // Batch indices lead, as the batch axes of one matmul.
+  auto leading = [&](const std::string &names) {
+    std::string r = batch;
+    for (char c : names)
+      if (batch.find(c) == std::string::npos)
+        r += c;
+    return r;
+  };
+  Tensor ta = transpose(ts[0], order(a, leading(a))), tb = transpose(ts[1], order(b, leading(b)));
+  a = leading(a);
+  b = leading(b);
+  std::string freeA, freeB;
+  for (char c : a.substr(batch.size()))
+    if (summed.find(c) == std::string::npos)
+      freeA += c;
+  for (char c : b.substr(batch.size()))
+    if (summed.find(c) == std::string::npos)
+      freeB += c;
+  std::map<char, int64_t> sizes;
+  for (char c : batch + summed) {
+    const int64_t p = ta.shape()[a.find(c)], q = tb.shape()[b.find(c)];
+    if (p != q)
+      fail("einsum", std::string("index '") + c + "' has sizes " + std::to_string(p) + " and " +
+                         std::to_string(q));
+  }
+  for (size_t i = 0; i < a.size(); ++i)
+    sizes[a[i]] = ta.shape()[i];
+  for (size_t i = 0; i < b.size(); ++i)
+    sizes[b[i]] = tb.shape()[i];
+  auto product = [&](const std::string &names) {
+    int64_t p = 1;
+    for (char c : names)
+      p *= sizes[c];
+    return p;
+  };
+  Shape bshape;
+  for (char c : batch)
+    bshape.push_back(sizes[c]);
+  auto with = [&](std::initializer_list<int64_t> tail) {
+    Shape s = bshape;
+    s.insert(s.end(), tail);
+    return s;
+  };
+  const Tensor left = reshape(transpose(ta, order(a, batch + freeA + summed)),
+                              with({product(freeA), product(summed)}));
+  const Tensor right = reshape(transpose(tb, order(b, batch + summed + freeB)),
+                               with({product(summed), product(freeB)}));
+  Tensor result =
+      summed.empty() // an outer product per batch: exact, as NumPy's
+          ? reshape(left, with({product(freeA), 1})) * reshape(right, with({1, product(freeB)}))
+          : matmul(left, right);
+  Shape shape = bshape;
+  for (char c : freeA + freeB)
+    shape.push_back(sizes[c]);
+  result = reshape(result, shape);
+  return transpose(result, order(batch + freeA + freeB, output));
 }
 
 } // namespace tinymlir

@@ -1057,7 +1057,7 @@ Ref Ref::get(const Index &index) const {
   case IndexKind::Mask:
     throw Error("tinymlir: x[mask] has a shape that depends on the data: reduce it, or assign "
                 "through it",
-                ErrorKind::Type);
+                ErrorKind::Trace);
   case IndexKind::Dynamic:
     return Ref(dynamicRead(*this, e));
   case IndexKind::Basic: {
@@ -1085,7 +1085,7 @@ void Ref::set(const Index &index, const Tensor &value) {
       throw Error("tinymlir: x[mask] = an array of shape " + shapeString(value.shape()) +
                       " places values by the mask's count, which depends on the data; assign a "
                       "scalar, or f(x[mask]) of the same mask",
-                  ErrorKind::Type);
+                  ErrorKind::Trace);
     assignWhere(m, reshape(value, {}));
     return;
   }

@@ -111,8 +111,9 @@ std::vector<int64_t> normalizeAxes(const char *op, const Axes &axes, int64_t ran
   std::vector<int64_t> out;
   for (int64_t a : *axes.list) {
     if (a < -rank || a >= rank)
-      fail(op, "axis " + std::to_string(a) + " is out of bounds for array of dimension " +
-                   std::to_string(rank),
+      fail(op,
+           "axis " + std::to_string(a) + " is out of bounds for array of dimension " +
+               std::to_string(rank),
            ErrorKind::Axis);
     out.push_back(a < 0 ? a + rank : a);
   }
@@ -494,8 +495,8 @@ Tensor reduce(Op op, const Tensor &t, const Axes &axis, bool keepdims) {
   // NumPy's ufunc reductions take axis 0 or -1 of a rank-0 array as all of it.
   const bool scalarAxis = x->shape.empty() && axis.list && axis.list->size() == 1 &&
                           ((*axis.list)[0] == 0 || (*axis.list)[0] == -1);
-  std::vector<int64_t> axes = scalarAxis ? std::vector<int64_t>{}
-                                         : reducedAxes(opName(op), axis, x->shape);
+  std::vector<int64_t> axes =
+      scalarAxis ? std::vector<int64_t>{} : reducedAxes(opName(op), axis, x->shape);
   if (axes.empty())
     return Tensor(x);
   Shape shape;

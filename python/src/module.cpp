@@ -176,6 +176,11 @@ NB_MODULE(_tinymlir, m) {
         PyErr_SetString(linAlgError.ptr(), e.what());
         return;
       }
+      if (e.kind() == ErrorKind::Trace) { // tinymlir.TracingError, a TypeError
+        nb::object tracingError = nb::module_::import_("tinymlir._trace").attr("TracingError");
+        PyErr_SetString(tracingError.ptr(), e.what());
+        return;
+      }
       if (e.kind() == ErrorKind::Axis) { // a ValueError and an IndexError
         nb::object axisError = nb::module_::import_("numpy.exceptions").attr("AxisError");
         PyErr_SetObject(axisError.ptr(), nb::str(e.what()).ptr());
@@ -323,6 +328,9 @@ NB_MODULE(_tinymlir, m) {
       },
       "x"_a, "xp"_a, "fp"_a, "left"_a.none(), "right"_a.none());
   m.def("lexsort", &lexsort, "keys"_a);
+  m.def("squeeze", &squeeze, "x"_a, "axis"_a.none());
+  m.def("expand_dims", &expandDims, "x"_a, "axes"_a);
+  m.def("einsum", &einsum, "subscripts"_a, "operands"_a);
   // Products and layout.
   m.def("matmul", &matmul);
   // The library's kernels (kernels.h), those GPT-2 runs.

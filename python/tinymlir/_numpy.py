@@ -713,75 +713,13 @@ def _tensordot(a, b, axes=2):
 @_implements(np.einsum)
 def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """One or two operands, each index at most once per operand, no ellipsis:
-    transposes, sums and one matmul (the contraction NumPy's BLAS path does)."""
+    the C++ core's einsum (sums, transposes and one matmul)."""
     _check("einsum", out=out, dtype=dtype)
     if not isinstance(subscripts, str):
         raise TracingError("tinymlir traces numpy.einsum with a subscripts string only")
-    spec = subscripts.replace(" ", "")
-    inputs, arrow, output = spec.partition("->")
-    inputs = inputs.split(",")
-    if "." in spec or len(inputs) != len(operands) or not 1 <= len(inputs) <= 2:
-        raise TracingError(
-            f"tinymlir traces numpy.einsum of one or two operands without '...', not {subscripts!r}"
-        )
-    ts = [_traced(x, "numpy.einsum's operand") for x in operands]
-    for names, t in zip(inputs, ts):
-        if not names.isalpha() or len(set(names)) != len(names) or len(names) != t.ndim:
-            raise TracingError(
-                f"tinymlir traces numpy.einsum with one letter per axis, each at "
-                f"most once per operand: {names!r} for shape {t.shape}"
-            )
-    if not arrow:  # implicit: the indices seen once, in alphabetical order
-        counts = {c: "".join(inputs).count(c) for c in "".join(inputs)}
-        output = "".join(sorted(c for c, n in counts.items() if n == 1))
-    if len(set(output)) != len(output) or any(c not in "".join(inputs) for c in output):
-        raise ValueError(f"numpy.einsum: bad output subscripts {output!r}")
-    # Sum each operand's indices that appear nowhere else.
-    for k, names in enumerate(inputs):
-        others = output + "".join(n for j, n in enumerate(inputs) if j != k)
-        alone = [i for i, c in enumerate(names) if c not in others]
-        if alone:
-            ts[k] = np.sum(ts[k], axis=tuple(alone))
-            inputs[k] = "".join(c for c in names if c in others)
-    if len(ts) == 1:
-        return np.transpose(ts[0], [inputs[0].index(c) for c in output])
-    (a, b), (ta, tb) = inputs, ts
-    batch = [c for c in a if c in b and c in output]
-    summed = [c for c in a if c in b and c not in output]
-    # Batch indices are contracted as a diagonal would not be: take them as
-    # leading axes of a batched matmul.
-    ta = np.transpose(ta, [a.index(c) for c in batch] + [a.index(c) for c in a if c not in batch])
-    tb = np.transpose(tb, [b.index(c) for c in batch] + [b.index(c) for c in b if c not in batch])
-    a = "".join(batch) + "".join(c for c in a if c not in batch)
-    b = "".join(batch) + "".join(c for c in b if c not in batch)
-    nb = len(batch)
-    free_a = [c for c in a[nb:] if c not in summed]
-    free_b = [c for c in b[nb:] if c not in summed]
-    for c in batch + summed:
-        if ta.shape[a.index(c)] != tb.shape[b.index(c)]:
-            raise ValueError(
-                f"numpy.einsum: index {c!r} has sizes {ta.shape[a.index(c)]} and "
-                f"{tb.shape[b.index(c)]}"
-            )
-    sizes = {c: ta.shape[a.index(c)] for c in a}
-    sizes.update({c: tb.shape[b.index(c)] for c in b})
-    k = 1
-    for c in summed:
-        k *= sizes[c]
-    bshape = [sizes[c] for c in batch]
-    left = np.transpose(
-        ta, list(range(nb)) + [a.index(c) for c in free_a] + [a.index(c) for c in summed]
-    ).reshape(bshape + [-1, k])
-    right = np.transpose(
-        tb, list(range(nb)) + [b.index(c) for c in summed] + [b.index(c) for c in free_b]
-    ).reshape(bshape + [k, -1])
-    if not summed:  # an outer product per batch: exact, as NumPy's
-        product = left.reshape(bshape + [-1, 1]) * right.reshape(bshape + [1, -1])
-    else:
-        product = left @ right
-    got = "".join(batch) + "".join(free_a) + "".join(free_b)
-    product = product.reshape(bshape + [sizes[c] for c in free_a] + [sizes[c] for c in free_b])
-    return np.transpose(product, [got.index(c) for c in output])
+    return Traced(
+        _core.einsum(subscripts, [to_tensor(x, "numpy.einsum's operand") for x in operands])
+    )
 
 
 @_implements(np.ravel)
@@ -813,30 +751,24 @@ def _swapaxes(a, axis1, axis2):
     return t.transpose(tuple(perm))
 
 
+def _reshaped_view(t, shape):
+    """A view of traced `t` in `shape` (squeeze and expand_dims add or drop
+    size-1 axes: NumPy's result is always a view)."""
+    shape = list(shape)
+    return Traced(None, t._ref.whole() if shape == list(t.shape) else t._ref.reshaped(shape))
+
+
 @_implements(np.expand_dims)
 def _expand_dims(a, axis):
     t = _traced(a, "numpy.expand_dims's operand")
-    rank = t.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
-    axes = _axis_tuple(axis, rank)
-    shape = list(t.shape)
-    for x in axes:
-        shape.insert(x, 1)
-    return t.reshape(tuple(shape))
+    axes = [operator.index(x) for x in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    return _reshaped_view(t, _core.expand_dims(t._t, axes).shape)
 
 
 @_implements(np.squeeze)
 def _squeeze(a, axis=None):
     t = _traced(a, "numpy.squeeze's operand")
-    if axis is None:
-        axes = [i for i, d in enumerate(t.shape) if d == 1]
-    else:
-        axes = _axis_tuple(axis, t.ndim)
-        for x in axes:
-            if t.shape[x] != 1:
-                raise ValueError(
-                    "cannot select an axis to squeeze out which has size not equal to one"
-                )
-    return t.reshape(tuple(d for i, d in enumerate(t.shape) if i not in axes))
+    return _reshaped_view(t, _core.squeeze(t._t, axis).shape)
 
 
 @_implements(np.split)

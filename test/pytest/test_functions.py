@@ -1047,3 +1047,43 @@ def test_cross_ptp_inner_vdot_gradient_interp_and_lexsort_as_numpys():
     assert got.dtype == want.dtype and np.array_equal(got, want)
     got = jit(lambda k0, k1: np.lexsort((k0, k1)))(keys[0], keys[1].astype(np.float32))
     assert np.array_equal(got, np.lexsort((keys[0], keys[1].astype(np.float32))))
+
+
+def test_einsum_squeeze_and_expand_dims_as_numpys():
+    """einsum, squeeze and expand_dims in the C++ core: values, shapes and
+    errors as NumPy's, and squeeze/expand_dims are views (a write through them
+    reaches the argument)."""
+    r = np.random.default_rng(9)
+    a, b = r.standard_normal((3, 4, 5)), r.standard_normal((3, 5, 2))
+    for spec, ops in (
+        ("ijk,ikl->ijl", (a, b)),
+        ("ijk->kj", (a,)),
+        ("ijk", (a,)),
+        ("ijk,ikl", (a, b)),
+        ("ij,kl->ijkl", (a[0], b[0])),
+        ("ijk,ikl->l", (a, b)),
+    ):
+        got, want = jit(lambda *x, s=spec: np.einsum(s, *x))(*ops), np.einsum(spec, *ops)
+        assert got.shape == want.shape and got.dtype == want.dtype, spec
+        k = max(a.shape[1], a.shape[2]) * a.shape[0] * 4  # terms summed, at most
+        np.testing.assert_allclose(got, want, rtol=0, atol=k * 2.0**-52 * np.abs(want).max())
+    with pytest.raises(TypeError, match="one letter per axis"):
+        jit(lambda x: np.einsum("iij->j", x))(a)
+    with pytest.raises(ValueError, match="index 'k' has sizes 5 and 2"):
+        jit(lambda x, y: np.einsum("ijk,ilk->ijl", x, y))(a, b)
+
+    def views(x):
+        s = np.squeeze(x[:, :1, 2:3])  # (3,): a view
+        s *= 2
+        e = np.expand_dims(x[0], (0, -1))  # (1, 4, 5, 1)
+        e[0, 1, :, 0] = -1
+        return np.squeeze(x, axis=()).sum()
+
+    x, y = a.copy(), a.copy()
+    got, want = jit(views)(x), views(y)
+    np.testing.assert_array_equal(x, y)  # the writes through the views, exactly
+    assert abs(got - want) <= 60 * 2.0**-52 * np.abs(y).sum()  # a sum of 60 terms
+    with pytest.raises(ValueError, match="size not equal to one"):
+        jit(lambda v: np.squeeze(v, axis=1))(a)
+    with pytest.raises(np.exceptions.AxisError):
+        jit(lambda v: np.expand_dims(v, 5))(a)
