@@ -21,6 +21,8 @@ PUBLIC = {
     "tensor.h": "frontend",
     "ops.def": "frontend",
     "kernels.h": "frontend",
+    "index.h": "frontend",
+    "numpy.h": "frontend",
     "jit.h": "jit",
     "tinymlir.h": "jit",
 }
