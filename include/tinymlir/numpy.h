@@ -80,4 +80,30 @@ Tensor expandDims(const Tensor &x, const std::vector<int64_t> &axes);
 /// (batched) matrix product, as NumPy's BLAS path contracts.
 Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands);
 
+/// np.moveaxis's permutation: the axes `source` moved to `destination`, the
+/// others in order (np.transpose of it is NumPy's view).
+std::vector<int64_t> moveaxisOrder(int64_t rank, const std::vector<int64_t> &source,
+                                   const std::vector<int64_t> &destination);
+/// np.column_stack: 1-D arrays as columns, 2-D ones as they are, joined on axis 1.
+Tensor columnStack(const std::vector<Tensor> &arrays);
+/// np.append: values after arr along `axis` (none: both flattened).
+Tensor append(const Tensor &arr, const Tensor &values, std::optional<int64_t> axis);
+/// np.trapezoid: the trapezoid rule along `axis`, spacing dx or coordinates x.
+Tensor trapezoid(const Tensor &y, const Tensor &x, double dx, int64_t axis);
+/// np.digitize: the bin of each value (int64), bins increasing or decreasing
+/// (constant bins: NumPy's check of their order, made while tracing).
+Tensor digitize(const Tensor &x, const Tensor &bins, bool right = false);
+/// np.isin (no invert, no kind): whether each element equals one of `test`'s.
+Tensor isin(const Tensor &element, const Tensor &test);
+/// np.polyval: Horner's rule over the coefficients p (highest power first).
+Tensor polyval(const Tensor &p, const Tensor &x);
+/// np.select: the first choice whose condition holds, else `otherwise`.
+Tensor select(const std::vector<Tensor> &conditions, const std::vector<Tensor> &choices,
+              const Tensor &otherwise);
+/// np.sinc: sin(pi x) / (pi x), 1 at 0.
+Tensor sinc(const Tensor &x);
+/// np.array_equal: a traced bool, whether the shapes and values agree (nan
+/// equal to nan with equalNan).
+Tensor arrayEqual(const Tensor &a, const Tensor &b, bool equalNan = false);
+
 } // namespace tinymlir

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <numbers>
 #include <limits>
 #include <string>
 
@@ -642,6 +643,155 @@ Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands
     shape.push_back(sizes[c]);
   result = reshape(result, shape);
   return transpose(result, order(batch + freeA + freeB, output));
+}
+
+std::vector<int64_t> moveaxisOrder(int64_t rank, const std::vector<int64_t> &source,
+                                   const std::vector<int64_t> &destination) {
+  if (source.size() != destination.size())
+    fail("moveaxis", "`source` and `destination` arguments must have the same number of "
+                     "elements");
+  std::vector<int64_t> src, dst;
+  for (int64_t a : source)
+    src.push_back(normalizeAxes("moveaxis", Axes(a), rank)[0]);
+  for (int64_t a : destination)
+    dst.push_back(normalizeAxes("moveaxis", Axes(a), rank)[0]);
+  for (const auto *axes : {&src, &dst}) {
+    std::vector<int64_t> sorted = *axes;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      fail("moveaxis", "repeated axis in `source` or `destination` argument");
+  }
+  std::vector<int64_t> order;
+  for (int64_t a = 0; a < rank; ++a)
+    if (std::find(src.begin(), src.end(), a) == src.end())
+      order.push_back(a);
+  std::vector<std::pair<int64_t, int64_t>> moves;
+  for (size_t i = 0; i < src.size(); ++i)
+    moves.emplace_back(dst[i], src[i]);
+  std::sort(moves.begin(), moves.end());
+  for (const auto &[to, from] : moves)
+    order.insert(order.begin() + to, from);
+  return order;
+}
+
+Tensor columnStack(const std::vector<Tensor> &arrays) {
+  if (arrays.empty())
+    fail("column_stack", "need at least one array to concatenate");
+  std::vector<Tensor> columns;
+  for (const Tensor &t : arrays)
+    columns.push_back(t.rank() < 2 ? reshape(t, {numElements(t.shape()), 1}) : t);
+  return concatenate(columns, 1);
+}
+
+Tensor append(const Tensor &arr, const Tensor &values, std::optional<int64_t> axis) {
+  if (!axis)
+    return concatenate(
+        {reshape(arr, {numElements(arr.shape())}), reshape(values, {numElements(values.shape())})},
+        0);
+  return concatenate({arr, values}, *axis);
+}
+
+Tensor trapezoid(const Tensor &y, const Tensor &x, double dx, int64_t axis) {
+  const int64_t ax = normalizeAxes("trapezoid", Axes(axis), y.rank())[0];
+  const int64_t n = y.shape()[static_cast<size_t>(ax)];
+  Tensor d = weakScalar(dx, false);
+  if (x.valid()) { // NumPy's: d = diff(x), shaped along the axis where x is 1-D
+    Tensor xs = x;
+    int64_t xa = x.rank() == 1 ? 0 : ax;
+    const int64_t m = xs.shape()[static_cast<size_t>(xa)];
+    d = along(xs, xa, Slice{1, m}) - along(xs, xa, Slice{0, m - 1});
+    if (x.rank() == 1 && y.rank() > 1) {
+      Shape shape(static_cast<size_t>(y.rank()), 1);
+      shape[static_cast<size_t>(ax)] = m - 1;
+      d = reshape(d, shape);
+    }
+  }
+  const Tensor mid = along(y, ax, Slice{1, n}) + along(y, ax, Slice{0, n - 1});
+  return sum(d * mid / 2.0, ax);
+}
+
+Tensor digitize(const Tensor &x, const Tensor &bins, bool right) {
+  if (bins.rank() != 1)
+    fail("digitize", "object too deep for desired array");
+  if (isComplex(x.dtype()))
+    fail("digitize", "x may not be complex", ErrorKind::Type);
+  const Tensor reversed = Ref(bins).get({Slice{{}, {}, -1}}).value();
+  const Tensor up = searchsorted(bins, x, !right);
+  const Tensor down =
+      subtract(ScalarType{DType::i64}(bins.shape()[0]), searchsorted(reversed, x, !right));
+  if (bins.isConcrete()) { // NumPy's _monotonicity, while tracing
+    const std::vector<double> b = bins.array().astype(DType::f64).toVector<double>();
+    const bool increasing = std::is_sorted(b.begin(), b.end());
+    if (!increasing && !std::is_sorted(b.rbegin(), b.rend()))
+      fail("digitize", "bins must be monotonically increasing or decreasing");
+    return increasing ? up : down;
+  }
+  // Traced bins: their order is known when the kernel runs, which checks it
+  // (NumPy's ValueError) and picks the search that fits.
+  const int64_t n = bins.shape()[0];
+  if (n < 2)
+    return up;
+  const Tensor head = Ref(bins).get({Slice{0, n - 1}}).value();
+  const Tensor tail = Ref(bins).get({Slice{1, n}}).value();
+  const Tensor increasing = all(less_equal(head, tail)),
+               decreasing = all(greater_equal(head, tail));
+  const Tensor ordered =
+      detail::requireAtLeast(cast(logical_or(increasing, decreasing), DType::i64), 1, 2);
+  return where(increasing, up, down) + (ordered - 1); // + 0, once the order is checked
+}
+
+Tensor isin(const Tensor &element, const Tensor &test) {
+  const Tensor flat = reshape(test, {numElements(test.shape())});
+  if (numElements(test.shape()) == 0)
+    return broadcastTo(ScalarType{DType::b8}(0.0), element.shape());
+  Shape shape = element.shape();
+  shape.push_back(1);
+  return any(equal(reshape(element, shape), flat), -1);
+}
+
+Tensor polyval(const Tensor &p, const Tensor &x) {
+  if (p.rank() != 1)
+    fail("polyval", "tinymlir traces numpy.polyval of 1-D coefficients", ErrorKind::Trace);
+  // NumPy's: y = zeros_like(x); for pv in p: y = y * x + pv.
+  Tensor y = multiply(x, ScalarType{x.dtype()}(0.0));
+  for (int64_t i = 0; i < p.shape()[0]; ++i)
+    y = y * x + Ref(p).get({i}).value();
+  return y;
+}
+
+Tensor select(const std::vector<Tensor> &conditions, const std::vector<Tensor> &choices,
+              const Tensor &otherwise) {
+  if (conditions.size() != choices.size())
+    fail("select", "list of cases must be same length as list of conditions");
+  if (conditions.empty())
+    fail("select", "select with an empty condition list is not possible");
+  for (size_t i = 0; i < conditions.size(); ++i)
+    if (conditions[i].dtype() != DType::b8)
+      fail("select",
+           "invalid entry " + std::to_string(i) + " in condlist: should be boolean ndarray",
+           ErrorKind::Type);
+  Tensor r = otherwise;
+  for (size_t i = conditions.size(); i-- > 0;) // the first that holds wins
+    r = where(conditions[i], choices[i], r);
+  // NumPy's dtype: the choices' and the default's, all together.
+  Tensor probe = otherwise;
+  for (const Tensor &c : choices)
+    probe = add(probe, c);
+  return r.dtype() == probe.dtype() ? r : cast(r, probe.dtype());
+}
+
+Tensor sinc(const Tensor &x) {
+  const Tensor y = multiply(std::numbers::pi, where(equal(x, 0), weakScalar(1.0e-20, false), x));
+  return sin(y) / y;
+}
+
+Tensor arrayEqual(const Tensor &a, const Tensor &b, bool equalNan) {
+  if (a.shape() != b.shape())
+    return ScalarType{DType::b8}(0.0);
+  Tensor same = equal(a, b);
+  if (equalNan)
+    same = logical_or(same, logical_and(isnan(a), isnan(b)));
+  return all(same);
 }
 
 } // namespace tinymlir

@@ -241,11 +241,12 @@ void requireAtLeast(Rows<int64_t> values, Rows<int64_t> out, int64_t bound, int6
       if (v >= bound)
         continue;
       const std::string message =
-          reason == 0 ? "Integers to negative integer powers are not allowed."
-                      : "[lstsq] the matrix's rank is " + std::to_string(v) + ", below its " +
-                            std::to_string(bound) +
-                            " columns: NumPy's residuals would then be empty, a shape that "
-                            "depends on the data (compute them from the solution instead)";
+          reason == 0   ? "Integers to negative integer powers are not allowed."
+          : reason == 2 ? "bins must be monotonically increasing or decreasing"
+                        : "[lstsq] the matrix's rank is " + std::to_string(v) + ", below its " +
+                              std::to_string(bound) +
+                              " columns: NumPy's residuals would then be empty, a shape that "
+                              "depends on the data (compute them from the solution instead)";
       tinymlir::detail::reportKernelError(tinymlir::ErrorKind::Value, message);
       return;
     }

@@ -331,6 +331,26 @@ NB_MODULE(_tinymlir, m) {
   m.def("squeeze", &squeeze, "x"_a, "axis"_a.none());
   m.def("expand_dims", &expandDims, "x"_a, "axes"_a);
   m.def("einsum", &einsum, "subscripts"_a, "operands"_a);
+  m.def("moveaxis_order", &moveaxisOrder, "rank"_a, "source"_a, "destination"_a);
+  m.def("column_stack", &columnStack, "arrays"_a);
+  m.def("append", &append, "arr"_a, "values"_a, "axis"_a.none());
+  m.def(
+      "trapezoid",
+      [](const Tensor &y, std::optional<Tensor> x, double dx, int64_t axis) {
+        return trapezoid(y, x.value_or(Tensor()), dx, axis);
+      },
+      "y"_a, "x"_a.none(), "dx"_a = 1.0, "axis"_a = -1);
+  m.def("digitize", &digitize, "x"_a, "bins"_a, "right"_a = false);
+  m.def("isin", &isin, "element"_a, "test"_a);
+  m.def("polyval", &polyval, "p"_a, "x"_a);
+  m.def(
+      "select",
+      [](const std::vector<Tensor> &c, const std::vector<Tensor> &x, const Tensor &o) {
+        return tinymlir::select(c, x, o);
+      },
+      "conditions"_a, "choices"_a, "otherwise"_a);
+  m.def("sinc", &sinc, "x"_a);
+  m.def("array_equal", &arrayEqual, "a"_a, "b"_a, "equal_nan"_a = false);
   // Products and layout.
   m.def("matmul", &matmul);
   // The library's kernels (kernels.h), those GPT-2 runs.

@@ -1562,3 +1562,84 @@ def _lexsort(keys, axis=-1):
     if isinstance(keys, (Traced, np.ndarray)) and keys.ndim == 2:
         keys = [keys[i] for i in range(keys.shape[0])]
     return Traced(_core.lexsort([to_tensor(k, "numpy.lexsort's key") for k in keys]))
+
+
+# --- moveaxis, column_stack, append, trapezoid, digitize, isin, polyval, select, sinc,
+# --- array_equal, fix (numpy.h) ----------------------------------------------------
+
+
+def _axes_list(axis):
+    return [operator.index(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+
+
+@_implements(np.moveaxis)
+def _moveaxis(a, source, destination):
+    t = _traced(a, "numpy.moveaxis's operand")
+    order = _core.moveaxis_order(t.ndim, _axes_list(source), _axes_list(destination))
+    return t.transpose(order)  # a view, as NumPy's
+
+
+@_implements(np.column_stack)
+def _column_stack(tup):
+    return Traced(_core.column_stack([to_tensor(a, "numpy.column_stack's operand") for a in tup]))
+
+
+@_implements(np.append)
+def _append(arr, values, axis=None):
+    a, v = to_tensor(arr, "numpy.append's array"), to_tensor(values, "numpy.append's values")
+    return Traced(_core.append(a, v, None if axis is None else operator.index(axis)))
+
+
+@_implements(np.trapezoid)
+def _trapezoid(y, x=None, dx=1.0, axis=-1):
+    t = _traced(y, "numpy.trapezoid's operand")
+    xs = None if x is None else to_tensor(x, "numpy.trapezoid's x")
+    return Traced(_core.trapezoid(t._t, xs, float(dx), operator.index(axis)))
+
+
+@_implements(np.digitize)
+def _digitize(x, bins, right=False):
+    t, b = to_tensor(x, "numpy.digitize's operand"), to_tensor(bins, "numpy.digitize's bins")
+    return Traced(_core.digitize(t, b, bool(right)))
+
+
+@_implements(np.isin)
+def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    e, t = to_tensor(element, "numpy.isin's operand"), to_tensor(test_elements, "numpy.isin's test")
+    r = Traced(_core.isin(e, t))
+    return ~r if invert else r
+
+
+@_implements(np.polyval)
+def _polyval(p, x):
+    return Traced(
+        _core.polyval(to_tensor(p, "numpy.polyval's p"), to_tensor(x, "numpy.polyval's x"))
+    )
+
+
+@_implements(np.select)
+def _select(condlist, choicelist, default=0):
+    conds = [to_tensor(c, "numpy.select's condition") for c in condlist]
+    choices = [to_tensor(c, "numpy.select's choice") for c in choicelist]
+    return Traced(_core.select(conds, choices, to_tensor(default, "numpy.select's default")))
+
+
+@_implements(np.sinc)
+def _sinc(x):
+    return Traced(_core.sinc(to_tensor(x, "numpy.sinc's operand")))
+
+
+@_implements(np.array_equal)
+def _array_equal(a1, a2, equal_nan=False):
+    x, y = (
+        to_tensor(a1, "numpy.array_equal's operand"),
+        to_tensor(a2, "numpy.array_equal's operand"),
+    )
+    return Traced(_core.array_equal(x, y, bool(equal_nan)))
+
+
+@_implements(np.fix)
+def _fix(x, out=None):
+    if out is not None:
+        raise TracingError("tinymlir cannot trace numpy.fix with out=")
+    return Traced(_core.trunc(to_tensor(x, "numpy.fix's operand")))  # ceil below 0, floor above

@@ -1087,3 +1087,57 @@ def test_einsum_squeeze_and_expand_dims_as_numpys():
         jit(lambda v: np.squeeze(v, axis=1))(a)
     with pytest.raises(np.exceptions.AxisError):
         jit(lambda v: np.expand_dims(v, 5))(a)
+
+
+def test_moveaxis_stacking_trapezoid_digitize_isin_polyval_select_sinc_as_numpys():
+    """More functions programs reach for, in the C++ core, against NumPy:
+    values (sums of a few products: within 16 ulps), dtypes and shapes; moveaxis
+    is a view."""
+    r = np.random.default_rng(11)
+    a = r.standard_normal((3, 4, 5))
+    v = np.array([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0])
+
+    def same(fn, *args):
+        got, want = jit(fn)(*args), fn(*args)
+        assert np.asarray(got).dtype == np.asarray(want).dtype, fn
+        assert np.shape(got) == np.shape(want), fn
+        np.testing.assert_allclose(got, want, rtol=16 * 2.0**-52, atol=1e-300)
+
+    same(lambda x: np.moveaxis(x, [0, 1], [-1, 0]), a)
+    same(lambda x: np.moveaxis(x, 2, 0), a)
+    same(lambda x, y: np.column_stack([x[0, 0], y[:5], x[0].T]), a, v)
+    same(lambda x, y: np.append(x, y), a, v)
+    same(lambda x: np.append(x, x[:1], axis=0), a)
+    same(lambda x: np.trapezoid(x, dx=0.5, axis=1), a)
+    same(lambda x, y: np.trapezoid(x, y[:5]), a, np.cumsum(np.abs(v)))
+    same(lambda x, b: np.digitize(x, b), a, np.array([-1.0, 0.0, 0.5]))
+    same(lambda x, b: np.digitize(x, b, right=True), a, np.array([0.5, 0.0, -1.0]))
+    same(lambda x: np.digitize(np.round(x), np.array([-1.0, 0.0, 1.0]), right=True), a)
+    same(lambda x, t: np.isin(np.round(x), t), a, np.array([0.0, 1.0]))
+    same(lambda x: np.isin(np.round(x), [2.0], invert=True), a)
+    same(lambda x: np.polyval(np.array([1.5, -2.0, 0.5]), x), a)
+    same(lambda x: np.polyval(np.array([2, 1]), x.astype(np.int32)), a * 3)
+    same(lambda x: np.select([x < -1, x > 1], [x, -x], 7.0), a)
+    same(lambda x: np.select([x < 0], [x.astype(np.float32)], 1), a)
+    same(np.sinc, v)
+    same(lambda x: np.fix(x * 3), a)
+    same(lambda x: np.fix(np.round(x * 3).astype(np.int64)), a)
+    assert bool(jit(lambda x: np.array_equal(x, x.copy()))(a))
+    assert not bool(jit(lambda x: np.array_equal(x, x[:2]))(a))
+    nan = np.array([1.0, np.nan])
+    assert not bool(jit(np.array_equal)(nan, nan))
+    assert bool(jit(lambda x, y: np.array_equal(x, y, equal_nan=True))(nan, nan))
+    with pytest.raises(ValueError, match="monotonically"):  # constant bins: while tracing
+        jit(lambda x: np.digitize(x, np.array([0.0, 2.0, 1.0])))(a)
+    with pytest.raises(ValueError, match="monotonically"):  # bins an argument: when it runs
+        jit(np.digitize)(a, np.array([0.0, 2.0, 1.0]))
+
+    def through(x):
+        m = np.moveaxis(x, 0, -1)
+        m[0, 0] = -1.0  # a view: writes x[:, 0, 0]
+        return m.sum()
+
+    x, y = a.copy(), a.copy()
+    jit(through)(x)
+    through(y)
+    np.testing.assert_array_equal(x, y)
