@@ -106,4 +106,23 @@ Tensor sinc(const Tensor &x);
 /// equal to nan with equalNan).
 Tensor arrayEqual(const Tensor &a, const Tensor &b, bool equalNan = false);
 
+/// np.deg2rad (np.radians) and np.rad2deg (np.degrees): x times pi/180 or
+/// 180/pi in the ufunc's float type (integers: float64; bool, int8: float16).
+Tensor deg2rad(const Tensor &x);
+Tensor rad2deg(const Tensor &x);
+/// np.float_power: x ** y in float64 (complex128 with a complex operand).
+Tensor floatPower(const Tensor &x, const Tensor &y);
+/// np.atleast_1d/2d/3d's shape for x (np.atleast_3d puts a 1-D array in the
+/// middle, a 2-D one first): a reshape, a view in NumPy.
+Tensor atleast(const Tensor &x, int rank);
+/// np.dstack: arrays as at least 3-D, joined along axis 2.
+Tensor dstack(const std::vector<Tensor> &arrays);
+/// np.rollaxis's permutation: `axis` moved to before `start`.
+std::vector<int64_t> rollaxisOrder(int64_t rank, int64_t axis, int64_t start);
+/// np.broadcast_arrays: each array broadcast to their common shape.
+std::vector<Tensor> broadcastArrays(const std::vector<Tensor> &arrays);
+/// np.ediff1d: the differences of the flattened array, with optional values
+/// before and after (flattened, cast to its dtype).
+Tensor ediff1d(const Tensor &x, const Tensor &toEnd = Tensor(), const Tensor &toBegin = Tensor());
+
 } // namespace tinymlir

@@ -794,4 +794,110 @@ Tensor arrayEqual(const Tensor &a, const Tensor &b, bool equalNan) {
   return all(same);
 }
 
+namespace {
+/// The float type of a float ufunc's loop for x (as np.sin's).
+DType ufuncFloat(const Tensor &x) { return sin(x).dtype(); }
+} // namespace
+
+Tensor deg2rad(const Tensor &x) {
+  const DType d = isComplex(x.dtype()) ? x.dtype() : ufuncFloat(x);
+  if (isComplex(d))
+    fail("deg2rad", "ufunc 'deg2rad' not supported for complex input", ErrorKind::Type);
+  return cast(x, d) * ScalarType{d}(std::numbers::pi / 180.0);
+}
+
+Tensor rad2deg(const Tensor &x) {
+  const DType d = isComplex(x.dtype()) ? x.dtype() : ufuncFloat(x);
+  if (isComplex(d))
+    fail("rad2deg", "ufunc 'rad2deg' not supported for complex input", ErrorKind::Type);
+  return cast(x, d) * ScalarType{d}(180.0 / std::numbers::pi);
+}
+
+Tensor floatPower(const Tensor &x, const Tensor &y) {
+  const DType d = isComplex(x.dtype()) || isComplex(y.dtype()) ? DType::c128 : DType::f64;
+  return tinymlir::pow(cast(x, d), cast(y, d));
+}
+
+Tensor atleast(const Tensor &x, int rank) {
+  const Shape &s = x.shape();
+  if (x.rank() >= rank)
+    return x;
+  Shape out;
+  if (rank == 3 && s.size() == 1)
+    out = {1, s[0], 1};
+  else if (rank == 3 && s.size() == 2)
+    out = {s[0], s[1], 1};
+  else {
+    out.assign(static_cast<size_t>(rank) - s.size(), 1);
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  return reshape(x, out);
+}
+
+Tensor dstack(const std::vector<Tensor> &arrays) {
+  if (arrays.empty())
+    fail("dstack", "need at least one array to concatenate");
+  std::vector<Tensor> parts;
+  for (const Tensor &t : arrays)
+    parts.push_back(atleast(t, 3));
+  return concatenate(parts, 2);
+}
+
+std::vector<int64_t> rollaxisOrder(int64_t rank, int64_t axis, int64_t start) {
+  const int64_t a = normalizeAxes("rollaxis", Axes(axis), rank)[0];
+  if (start < 0)
+    start += rank;
+  if (start < 0 || start > rank)
+    fail("rollaxis",
+         "'start' arg requires " + std::to_string(-rank) + " <= start < " +
+             std::to_string(rank + 1) + ", but " + std::to_string(start) + " was passed in",
+         ErrorKind::Axis);
+  if (a < start)
+    --start; // the axis' removal shifts the later ones
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != a)
+      order.push_back(d);
+  order.insert(order.begin() + start, a);
+  return order;
+}
+
+std::vector<Tensor> broadcastArrays(const std::vector<Tensor> &arrays) {
+  Shape shape;
+  for (const Tensor &t : arrays) { // NumPy's broadcast of every shape
+    const Shape &s = t.shape();
+    if (s.size() > shape.size())
+      shape.insert(shape.begin(), s.size() - shape.size(), 1);
+    for (size_t a = 0; a < s.size(); ++a) {
+      int64_t &o = shape[shape.size() - s.size() + a];
+      if (s[a] != 1 && o != 1 && s[a] != o)
+        fail("broadcast_arrays", "shape mismatch: objects cannot be broadcast to a single shape");
+      if (s[a] != 1)
+        o = s[a];
+    }
+  }
+  std::vector<Tensor> out;
+  for (const Tensor &t : arrays)
+    out.push_back(broadcastTo(t, shape));
+  return out;
+}
+
+Tensor ediff1d(const Tensor &x, const Tensor &toEnd, const Tensor &toBegin) {
+  const int64_t n = numElements(x.shape());
+  const Tensor flat = reshape(x, {n});
+  std::vector<Tensor> parts;
+  if (toBegin.valid())
+    parts.push_back(cast(reshape(toBegin, {numElements(toBegin.shape())}), x.dtype()));
+  if (n > 1)
+    parts.push_back(along(flat, 0, Slice{1, n}) - along(flat, 0, Slice{0, n - 1}));
+  if (toEnd.valid())
+    parts.push_back(cast(reshape(toEnd, {numElements(toEnd.shape())}), x.dtype()));
+  if (parts.empty())
+    fail("ediff1d",
+         "tinymlir: the differences of fewer than 2 elements are empty (zero-size "
+         "results are not traced)",
+         ErrorKind::Trace);
+  return parts.size() == 1 ? parts[0] : concatenate(parts, 0);
+}
+
 } // namespace tinymlir

@@ -351,6 +351,19 @@ NB_MODULE(_tinymlir, m) {
       "conditions"_a, "choices"_a, "otherwise"_a);
   m.def("sinc", &sinc, "x"_a);
   m.def("array_equal", &arrayEqual, "a"_a, "b"_a, "equal_nan"_a = false);
+  m.def("deg2rad", &deg2rad, "x"_a);
+  m.def("rad2deg", &rad2deg, "x"_a);
+  m.def("float_power", &floatPower, "x"_a, "y"_a);
+  m.def("atleast", &atleast, "x"_a, "rank"_a);
+  m.def("dstack", &dstack, "arrays"_a);
+  m.def("rollaxis_order", &rollaxisOrder, "rank"_a, "axis"_a, "start"_a);
+  m.def("broadcast_arrays", &broadcastArrays, "arrays"_a);
+  m.def(
+      "ediff1d",
+      [](const Tensor &x, std::optional<Tensor> toEnd, std::optional<Tensor> toBegin) {
+        return ediff1d(x, toEnd.value_or(Tensor()), toBegin.value_or(Tensor()));
+      },
+      "x"_a, "to_end"_a.none(), "to_begin"_a.none());
   // Products and layout.
   m.def("matmul", &matmul);
   // The library's kernels (kernels.h), those GPT-2 runs.

@@ -1643,3 +1643,62 @@ def _fix(x, out=None):
     if out is not None:
         raise TracingError("tinymlir cannot trace numpy.fix with out=")
     return Traced(_core.trunc(to_tensor(x, "numpy.fix's operand")))  # ceil below 0, floor above
+
+
+# --- atleast_*d, dstack, hsplit/vsplit/dsplit, rollaxis, broadcast_arrays, ediff1d -------
+
+
+def _atleast(rank):
+    def atleast(*arys):
+        out = []
+        for a in arys:
+            t = _traced(a, f"numpy.atleast_{rank}d's operand")
+            shape = list(_core.atleast(t._t, rank).shape)
+            out.append(t._view_of_shape(shape))  # a view, as NumPy's
+        return out[0] if len(out) == 1 else tuple(out)
+
+    return atleast
+
+
+_FUNCTIONS[np.atleast_1d] = _atleast(1)
+_FUNCTIONS[np.atleast_2d] = _atleast(2)
+_FUNCTIONS[np.atleast_3d] = _atleast(3)
+
+
+@_implements(np.dstack)
+def _dstack(tup):
+    return Traced(_core.dstack([to_tensor(a, "numpy.dstack's operand") for a in tup]))
+
+
+def _split_along(name, axis_of):
+    def split(ary, indices_or_sections):
+        t = _traced(ary, f"numpy.{name}'s operand")
+        return np.split(t, indices_or_sections, axis=axis_of(t.ndim))
+
+    return split
+
+
+_FUNCTIONS[np.hsplit] = _split_along("hsplit", lambda ndim: 1 if ndim > 1 else 0)
+_FUNCTIONS[np.vsplit] = _split_along("vsplit", lambda ndim: 0)
+_FUNCTIONS[np.dsplit] = _split_along("dsplit", lambda ndim: 2)
+
+
+@_implements(np.rollaxis)
+def _rollaxis(a, axis, start=0):
+    t = _traced(a, "numpy.rollaxis's operand")
+    return t.transpose(_core.rollaxis_order(t.ndim, operator.index(axis), operator.index(start)))
+
+
+@_implements(np.broadcast_arrays)
+def _broadcast_arrays(*args, subok=False):
+    tensors = [to_tensor(a, "numpy.broadcast_arrays' operand") for a in args]
+    return tuple(Traced(t) for t in _core.broadcast_arrays(tensors))
+
+
+@_implements(np.ediff1d)
+def _ediff1d(ary, to_end=None, to_begin=None):
+    t = _traced(ary, "numpy.ediff1d's operand")
+    end, begin = (
+        None if v is None else to_tensor(v, "numpy.ediff1d's value") for v in (to_end, to_begin)
+    )
+    return Traced(_core.ediff1d(t._t, end, begin))

@@ -166,6 +166,12 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return Traced(_BINARY[ufunc](a, b))
     if ufunc in (np.square, np.isnan, np.isinf, np.isfinite):
         return Traced(getattr(_core, ufunc.__name__)(to_tensor(inputs[0], f"{name}'s operand")))
+    if ufunc in (np.deg2rad, np.radians, np.rad2deg, np.degrees):
+        f = _core.deg2rad if ufunc in (np.deg2rad, np.radians) else _core.rad2deg
+        return Traced(f(to_tensor(inputs[0], f"{name}'s operand")))
+    if ufunc is np.float_power:
+        x = to_tensor(inputs[0], f"{name}'s first operand")
+        return Traced(_core.float_power(x, to_tensor(inputs[1], f"{name}'s second operand")))
     if ufunc is np.heaviside:
         x1 = to_tensor(inputs[0], f"{name}'s first operand")
         return Traced(_core.heaviside(x1, to_tensor(inputs[1], f"{name}'s second operand")))
@@ -751,24 +757,17 @@ def _swapaxes(a, axis1, axis2):
     return t.transpose(tuple(perm))
 
 
-def _reshaped_view(t, shape):
-    """A view of traced `t` in `shape` (squeeze and expand_dims add or drop
-    size-1 axes: NumPy's result is always a view)."""
-    shape = list(shape)
-    return Traced(None, t._ref.whole() if shape == list(t.shape) else t._ref.reshaped(shape))
-
-
 @_implements(np.expand_dims)
 def _expand_dims(a, axis):
     t = _traced(a, "numpy.expand_dims's operand")
     axes = [operator.index(x) for x in (axis if isinstance(axis, (tuple, list)) else (axis,))]
-    return _reshaped_view(t, _core.expand_dims(t._t, axes).shape)
+    return t._view_of_shape(_core.expand_dims(t._t, axes).shape)
 
 
 @_implements(np.squeeze)
 def _squeeze(a, axis=None):
     t = _traced(a, "numpy.squeeze's operand")
-    return _reshaped_view(t, _core.squeeze(t._t, axis).shape)
+    return t._view_of_shape(_core.squeeze(t._t, axis).shape)
 
 
 @_implements(np.split)

@@ -571,6 +571,14 @@ class Traced:
         ("slice", begin, end, steps), ("reshape", shape), ("transpose", perm)."""
         return self._ref.steps
 
+    def _view_of_shape(self, shape):
+        """A view of this array in `shape` (the same elements, size-1 axes
+        added or dropped: NumPy's squeeze, expand_dims and atleast_*d)."""
+        shape = list(shape)
+        return Traced(
+            None, self._ref.whole() if shape == list(self.shape) else self._ref.reshaped(shape)
+        )
+
     def _assign(self, value):
         """Replaces every element of this array (or view) by `value` (a C++
         tensor), cast and broadcast as NumPy's assignment does."""

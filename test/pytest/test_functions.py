@@ -1141,3 +1141,54 @@ def test_moveaxis_stacking_trapezoid_digitize_isin_polyval_select_sinc_as_numpys
     jit(through)(x)
     through(y)
     np.testing.assert_array_equal(x, y)
+
+
+def test_angles_float_power_atleast_dstack_splits_rollaxis_broadcast_ediff1d_as_numpys():
+    """Small functions, in the C++ core, against NumPy: dtypes (deg2rad of
+    int8 is float16, of ints float64), values within 2 ulps (one rounded
+    product with a constant NumPy may round in the loop's own type), shapes,
+    and atleast_*d as views."""
+    r = np.random.default_rng(13)
+    a = r.standard_normal((3, 4))
+
+    def same(fn, *args):
+        got, want = jit(fn)(*args), fn(*args)
+        for g, w in zip(
+            got if isinstance(want, tuple) else (got,), want if isinstance(want, tuple) else (want,)
+        ):
+            assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w), fn
+            eps = np.finfo(np.asarray(w).dtype).eps if np.asarray(w).dtype.kind in "fc" else 0
+            np.testing.assert_allclose(g, w, rtol=2 * eps, atol=0)
+
+    for dtype in (np.float64, np.float32, np.float16, np.int8, np.int64):
+        x = (a * 100).astype(dtype)
+        same(np.deg2rad, x)
+        same(np.radians, x)
+        same(np.rad2deg, x)
+        same(np.degrees, x)
+    same(np.float_power, np.abs(a), a)
+    same(lambda x: np.float_power(np.round(x * 3).astype(np.int32), 2), a)
+    same(lambda x: np.atleast_1d(x[0, 0]), a)
+    same(lambda x: np.atleast_2d(x[0], x), a)
+    same(lambda x: np.atleast_3d(x[0], x, x[None]), a)
+    same(lambda x: np.dstack([x, x * 2, x[:, :, None]]), a)
+    same(lambda x: np.hsplit(x, 2), a)
+    same(lambda x: np.vsplit(x, 3), a)
+    same(lambda x: np.dsplit(x[:, :, None] * np.ones(2), 2), a)
+    same(lambda x: np.rollaxis(x[None], 2), a)
+    same(lambda x: np.rollaxis(x[None], 0, 3), a)
+    same(lambda x, y: np.broadcast_arrays(x, y[0], 1.5)[:2], a, a)
+    same(np.ediff1d, a)
+    same(lambda x: np.ediff1d(x[0], to_end=[7, 8], to_begin=-1), a)
+
+    def through(x):
+        v = np.atleast_2d(x[0])
+        v[0, 1] = 9.0  # a view: writes x[0, 1]
+        return v.sum()
+
+    x, y = a.copy(), a.copy()
+    jit(through)(x)
+    through(y)
+    np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        jit(lambda x: np.broadcast_arrays(x, x[:2, :3]))(a)
