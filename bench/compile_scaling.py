@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """First-call time of unrolled Python loops against their length (NumPy programs as written).
 
-  .venv/bin/python bench/compile_scaling.py [--max-ops 50000] [--rounds 3]
+  .venv/bin/python bench/compile_scaling.py [--max-ops 70000] [--rounds 3]
 
 Two loops, each traced into a graph whose size grows with n, compiled with an empty disk
 cache in a fresh process per point:
 - scalar: `for i in range(n): trace += np.tanh(a[i, i])` (about 4 graph nodes a step);
 - cholesky: the (i, j) steps `A[i, j] -= np.dot(A[i, :j], A[j, :j]); A[i, j] /= A[j, j]` of
   an unrolled Cholesky of an (m, m) matrix (about 10 nodes a step).
-Reports t(n), the stage times (TINYMLIR timing) and t(2n)/t(n); linear is 2.
+Reports t(n) and t(2n)/t(n) of consecutive points; linear is 2. Where n does not exactly
+double, the ratio per doubling is also given: (t2/t1) ** (ln 2 / ln(n2/n1)).
 """
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -63,30 +65,34 @@ def point(kind, n):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--max-ops", type=int, default=50000)
+    parser.add_argument("--max-ops", type=int, default=70000)
     parser.add_argument("--rounds", type=int, default=3, help="fresh processes per point")
     opts = parser.parse_args()
     # scalar: n steps; cholesky: m (m - 1) / 2 (i, j) steps
     for kind, sizes, steps in (
         ("scalar", [250, 500, 1000, 2000, 4000, 8000], lambda n: n),
-        ("cholesky", [10, 14, 20, 28, 40, 56, 80, 100], lambda m: m * (m - 1) // 2),
+        ("cholesky", [10, 14, 20, 28, 40, 56, 80, 100, 112], lambda m: m * (m - 1) // 2),
     ):
         prev = None
         print(
             f"{kind}: steps, first call (s): median [range] over {opts.rounds}, "
-            "t(2n)/t(n) of the medians"
+            "t(n2)/t(n1) of the medians, and per doubling"
         )
         for n in sizes:
             if steps(n) * (4 if kind == "scalar" else 10) > opts.max_ops:
                 break
             times = [point(kind, n) for _ in range(opts.rounds)]
             t = statistics.median(times)
-            ratio = f"{t / prev:.2f}" if prev else "-"
+            ratio = doubling = "-"
+            if prev:
+                ratio = f"{t / prev[1]:.2f}"
+                doubling = f"{(t / prev[1]) ** (math.log(2) / math.log(steps(n) / prev[0])):.2f}"
             print(
-                f"  {steps(n):6d} {t:8.2f} [{min(times):.2f}, {max(times):.2f}] {ratio:>6}",
+                f"  {steps(n):6d} {t:8.2f} [{min(times):.2f}, {max(times):.2f}] {ratio:>6} "
+                f"{doubling:>6}",
                 flush=True,
             )
-            prev = t
+            prev = (steps(n), t)
 
 
 if __name__ == "__main__":
