@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Checks that lib/ is layered as docs/architecture.md says: a file includes
 only headers of its own layer or of lower ones, core and runtime include no
-MLIR or LLVM header, and models include only the public API and models.
+MLIR or LLVM header, and models include only the public API and models. The
+Python package's modules are layered too: each imports (at any depth, local
+imports included) only modules below it in PY_LAYERS, so there is no import
+cycle.
 
   test/check_layers.py [SOURCE_DIR]
 
@@ -26,6 +29,9 @@ PUBLIC = {
     "jit.h": "jit",
     "tinymlir.h": "jit",
 }
+# python/tinymlir's modules, lowest first (the extension _tinymlir is below them all).
+PY_LAYERS = ["_trace", "_creation", "_numpy", "_functions", "_jit", "_ops", "gpt2", "__init__"]
+PY_IMPORT = re.compile(r"^\s*from \.(\w*) import ([\w, ]+)", re.M)
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -35,6 +41,27 @@ def layer_of_header(path):
         return PUBLIC.get(path[len("tinymlir/") :])
     first = path.split("/")[0]
     return first if first in LAYERS else None
+
+
+def python_problems(root):
+    """Imports of a module of python/tinymlir from one at or below its layer."""
+    problems, package = [], os.path.join(root, "python", "tinymlir")
+    found = sorted(n[:-3] for n in os.listdir(package) if n.endswith(".py"))
+    if found != sorted(PY_LAYERS):
+        return [f"python/tinymlir has {found}; PY_LAYERS lists {sorted(PY_LAYERS)}"]
+    for module in PY_LAYERS:
+        with open(os.path.join(package, module + ".py"), encoding="utf-8") as f:
+            text = f.read()
+        for source, names in PY_IMPORT.findall(text):
+            targets = [source] if source else [n.split(" as ")[0].strip() for n in names.split(",")]
+            for target in targets:
+                if target not in PY_LAYERS:
+                    continue  # _tinymlir, _elementwise (generated from the op table)
+                if PY_LAYERS.index(target) >= PY_LAYERS.index(module):
+                    problems.append(
+                        f"python/tinymlir/{module}.py imports {target}, at or above its layer"
+                    )
+    return problems
 
 
 def main():
@@ -68,6 +95,7 @@ def main():
                 )
             if target and LAYERS.index(target) > LAYERS.index(layer):
                 problems.append(f"{rel} ({layer}) includes {header} ({target}, a higher layer)")
+    problems += python_problems(root)
     for p in problems:
         print(p)
     if files < 40:

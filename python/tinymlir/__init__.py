@@ -55,6 +55,10 @@ from ._ops import (
 )
 from ._trace import Traced as Traced, TracingError as TracingError
 
+# NumPy's protocols on traced arrays and the functions they dispatch to, each
+# module registering itself with _trace's layers as it is imported.
+from . import _creation, _numpy, _functions  # noqa: E402,F401
+
 # The elementwise functions of ops.def (tinymlir.exp, tinymlir.add, ...), generated from
 # the op table at build time.
 from . import _elementwise

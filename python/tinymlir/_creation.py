@@ -28,7 +28,16 @@ import threading
 import numpy as np
 
 from . import _tinymlir as _core
-from ._trace import Traced, _broadcast_into, _state, dtype_name, set_known, to_tensor
+from ._trace import (
+    Traced,
+    _broadcast_into,
+    _state,
+    constant,
+    dtype_name,
+    layers,
+    set_known,
+    to_tensor,
+)
 
 
 def _dtype(dtype, name, default=np.float64):
@@ -73,20 +82,6 @@ def full_traced(shape, value, dtype, name):
     else:
         r = Traced(_core.full(list(dims), float(v.astype(d)), dtype_name(d)))
     return set_known(r, lambda: np.full(dims, v, d))
-
-
-def _constant(array, name):
-    """A traced array holding NumPy's result for static arguments."""
-    dtype_name(array.dtype, f"{name}'s result")
-    array = np.ascontiguousarray(array)
-    return set_known(Traced(_core.constant(array)), array)
-
-
-def known_constant(value):
-    """A traced array holding a value computed while tracing (folded), known."""
-    if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):
-        return value  # a NumPy or Python scalar: returned as NumPy gives it
-    return _constant(np.asarray(value), "a folded operation")
 
 
 def _has_traced(x):
@@ -153,7 +148,7 @@ def _computed(orig, *args, **kwargs):
             f"tinymlir: numpy.{orig.__name__} takes static arguments inside a traced "
             "function (its shape must be known while tracing)"
         )
-    return _constant(orig(*args, **kwargs), f"numpy.{orig.__name__}")
+    return constant(orig(*args, **kwargs), f"numpy.{orig.__name__}")
 
 
 def _array(orig, obj, dtype=None, *args, copy=True, **kwargs):
@@ -314,3 +309,6 @@ def uninstall(token):
         if _active == 0:
             for name, orig in _ORIGINALS.items():
                 setattr(np, name, orig)
+
+
+layers.install, layers.uninstall = install, uninstall

@@ -30,7 +30,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _creation
 from . import _tinymlir as _core
-from ._numpy import _FUNCTIONS, _implements, _traced
+from ._numpy import _FUNCTIONS, _implements, _traced, _var
 from ._trace import (
     Traced,
     TracingError,
@@ -39,6 +39,7 @@ from ._trace import (
     _positions,
     _state,
     known_value,
+    layers,
     to_tensor,
 )
 
@@ -959,8 +960,6 @@ def _nanvar_impl(name, a, axis, dtype, ddof, keepdims, mean, correction):
     _real_only(arr, name)
     keep = _keepdims(keepdims)
     if mask is None:
-        from ._numpy import _var
-
         return _var(arr, axis=axis, dtype=dtype, ddof=ddof, keepdims=keep)
     if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
         raise TypeError("If a is inexact, then dtype must be inexact")
@@ -1428,14 +1427,14 @@ def _uninstall(hooks):
         _creation_uninstall(hooks.creation)
 
 
-with _creation._lock:  # imported inside a trace, as a rule: wrap for the running ones
-    _creation_install, _creation_uninstall = _creation.install, _creation.uninstall
+with _creation._lock:  # chained to _creation's: every trace installs both
+    _creation_install, _creation_uninstall = layers.install, layers.uninstall
     if _setup_random():
         with _random_lock:
             _random_active = _random_before = _creation._active
             if _random_active:
                 _wrap_random_module()
-    _creation.install, _creation.uninstall = _install, _uninstall
+    layers.install, layers.uninstall = _install, _uninstall
 
 
 # --- diagonal, trace, diag (numpy/_core/fromnumeric.py, lib/_twodim_base_impl.py) ---------

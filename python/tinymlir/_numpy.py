@@ -13,8 +13,19 @@ import operator
 import numpy as np
 
 from . import _tinymlir as _core
+from ._creation import full_like
 from ._trace import _arange  # noqa: F401  (NumPy's, also while creation is traced)
-from ._trace import Masked, Traced, TracingError, _axis_tuple, _reduce, folded, in_dtype, to_tensor
+from ._trace import (
+    Masked,
+    Traced,
+    TracingError,
+    _axis_tuple,
+    _reduce,
+    folded,
+    in_dtype,
+    layers,
+    to_tensor,
+)
 
 # NumPy's ufuncs of ops.def's elementwise rows (np.abs is np.absolute, np.pow
 # is np.power), and matmul.
@@ -820,22 +831,16 @@ def _tril(m, k=0):
 
 @_implements(np.ones_like)
 def _ones_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
-    from ._creation import full_like
-
     return full_like(a, 1, dtype, shape, "numpy.ones_like")
 
 
 @_implements(np.zeros_like, np.empty_like)
 def _zeros_like(a, dtype=None, order="K", subok=True, shape=None, device=None):
-    from ._creation import full_like
-
     return full_like(a, 0, dtype, shape, "numpy.zeros_like")  # empty_like: zeros, deterministic
 
 
 @_implements(np.full_like)
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None):
-    from ._creation import full_like
-
     return full_like(a, fill_value, dtype, shape, "numpy.full_like")
 
 
@@ -1217,4 +1222,4 @@ def array_function(func, types, args, kwargs):
     return impl(*args, **kwargs)
 
 
-from . import _functions  # noqa: E402,F401  (more array functions, registered on import)
+layers.array_ufunc, layers.array_function = array_ufunc, array_function

@@ -70,6 +70,18 @@ class _State(threading.local):
 _state = _State()
 
 
+class _Layers:
+    """What the modules above this one provide, registered as they are imported
+    (tinymlir/__init__.py imports them all), so that this module imports none
+    of them: NumPy's protocols (_numpy) and the stand-ins for NumPy's creation
+    functions installed while a trace runs (_creation, chained by _functions)."""
+
+    array_ufunc = array_function = install = uninstall = None
+
+
+layers = _Layers()
+
+
 class TraceContext:
     """Active while a function is traced on this thread. Collects hidden inputs:
     constant index arrays used for gathers (gather ids must be runtime inputs so
@@ -91,19 +103,15 @@ class TraceContext:
         return Traced(t)
 
     def __enter__(self):
-        from . import _creation
-
-        self._hooks = _creation.install(*self.fn_scope)
+        self._hooks = layers.install(*self.fn_scope)
         _core.trace_enter()
         _state.contexts.append(self)
         return self
 
     def __exit__(self, *exc):
-        from . import _creation
-
         _state.contexts.pop()
         _core.trace_exit()
-        _creation.uninstall(self._hooks)
+        layers.uninstall(self._hooks)
         return False
 
 
@@ -197,6 +205,20 @@ def set_known(x: "Traced", value):
     if context is not None:
         context.known[x._ref.buffer_id] = value
     return x
+
+
+def constant(array, name):
+    """A traced array holding NumPy's result for static arguments."""
+    dtype_name(array.dtype, f"{name}'s result")
+    array = np.ascontiguousarray(array)
+    return set_known(Traced(_core.constant(array)), array)
+
+
+def known_constant(value):
+    """A traced array holding a value computed while tracing (folded), known."""
+    if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):
+        return value  # a NumPy or Python scalar: returned as NumPy gives it
+    return constant(np.asarray(value), "a folded operation")
 
 
 def _axis_tuple(axis, ndim):
@@ -521,8 +543,6 @@ def folded(fn, *operands):
             return None
     if not any(isinstance(x, Traced) for x in operands):
         return None
-    from ._creation import known_constant
-
     return known_constant(fn(*values))
 
 
@@ -908,10 +928,7 @@ class Traced:
         return _reduce("mean", in_dtype(self, dtype, "mean"), axis, keepdims)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        _no_out("var", out)
-        from ._numpy import variance
-
-        return variance(in_dtype(self, dtype, "var"), axis, keepdims, ddof)
+        return np.var(self, axis, dtype, out, ddof, keepdims)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return np.sqrt(self.var(axis, dtype, out, ddof, keepdims))  # as NumPy's
@@ -944,14 +961,10 @@ class Traced:
         return np.squeeze(self, axis)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from ._numpy import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return layers.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from ._numpy import array_function
-
-        return array_function(func, types, args, kwargs)
+        return layers.array_function(func, types, args, kwargs)
 
 
 def _no_out(name, out):
