@@ -125,4 +125,23 @@ std::vector<Tensor> broadcastArrays(const std::vector<Tensor> &arrays);
 /// before and after (flattened, cast to its dtype).
 Tensor ediff1d(const Tensor &x, const Tensor &toEnd = Tensor(), const Tensor &toBegin = Tensor());
 
+/// np.roll: the elements shifted by `shift` along `axis` (both scalars or 1-D,
+/// broadcast together; shifts of one axis add up), out at one end and in at
+/// the other. No axis: the flattened array, reshaped back.
+Tensor roll(const Tensor &a, const std::vector<int64_t> &shift,
+            const std::optional<std::vector<int64_t>> &axis);
+/// np.tile: `a` repeated `reps` times along each axis (reps and a's shape
+/// padded with leading ones to the same length).
+Tensor tile(const Tensor &a, const std::vector<int64_t> &reps);
+/// np.repeat: each element along `axis` repeated (one count for all, or one
+/// count per element); no axis: the flattened array.
+Tensor repeat(const Tensor &a, const std::vector<int64_t> &repeats, std::optional<int64_t> axis);
+/// np.kron: the Kronecker product (bool operands: their logical and).
+Tensor kron(const Tensor &a, const Tensor &b);
+/// np.meshgrid: coordinate arrays of the 1-D (flattened) inputs, "xy"
+/// (Cartesian: the first two axes swapped) or "ij" (matrix) indexing,
+/// broadcast to the full grid unless sparse.
+std::vector<Tensor> meshgrid(const std::vector<Tensor> &xi, const std::string &indexing = "xy",
+                             bool sparse = false);
+
 } // namespace tinymlir

@@ -900,4 +900,125 @@ Tensor ediff1d(const Tensor &x, const Tensor &toEnd, const Tensor &toBegin) {
   return parts.size() == 1 ? parts[0] : concatenate(parts, 0);
 }
 
+Tensor roll(const Tensor &a, const std::vector<int64_t> &shift,
+            const std::optional<std::vector<int64_t>> &axis) {
+  if (!axis)
+    return reshape(roll(reshape(a, {numElements(a.shape())}), shift, std::vector<int64_t>{0}),
+                   a.shape());
+  const size_t n = std::max(shift.size(), axis->size());
+  if ((shift.size() != n && shift.size() != 1) || (axis->size() != n && axis->size() != 1))
+    fail("roll", "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                 "between arg 0 with shape (" +
+                     std::to_string(shift.size()) + ",) and arg 1 with shape (" +
+                     std::to_string(axis->size()) + ",).");
+  std::vector<int64_t> offsets(static_cast<size_t>(a.rank()), 0);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t ax = normalizeAxes("roll", Axes((*axis)[axis->size() == 1 ? 0 : i]), a.rank())[0];
+    offsets[static_cast<size_t>(ax)] += shift[shift.size() == 1 ? 0 : i];
+  }
+  Tensor result = a;
+  for (int64_t ax = 0; ax < a.rank(); ++ax) {
+    const int64_t size = a.shape()[static_cast<size_t>(ax)];
+    const int64_t k = size ? ((offsets[static_cast<size_t>(ax)] % size) + size) % size : 0;
+    if (k)
+      result = concatenate(
+          {along(result, ax, Slice{size - k, size}), along(result, ax, Slice{0, size - k})}, ax);
+  }
+  return result;
+}
+
+Tensor tile(const Tensor &a, const std::vector<int64_t> &reps) {
+  if (std::any_of(reps.begin(), reps.end(), [](int64_t r) { return r < 0; }))
+    fail("tile", "negative dimensions are not allowed");
+  const size_t rank = std::max(reps.size(), static_cast<size_t>(a.rank()));
+  Shape shape(rank - static_cast<size_t>(a.rank()), 1);
+  shape.insert(shape.end(), a.shape().begin(), a.shape().end());
+  std::vector<int64_t> r(rank - reps.size(), 1);
+  r.insert(r.end(), reps.begin(), reps.end());
+  // (s0, s1, ...) as (1, s0, 1, s1, ...), broadcast to (r0, s0, r1, s1, ...)
+  Shape spread, wide, out;
+  for (size_t i = 0; i < rank; ++i) {
+    spread.insert(spread.end(), {1, shape[i]});
+    wide.insert(wide.end(), {r[i], shape[i]});
+    out.push_back(r[i] * shape[i]);
+  }
+  return reshape(broadcastTo(reshape(a, spread), wide), out);
+}
+
+Tensor repeat(const Tensor &a, const std::vector<int64_t> &repeats, std::optional<int64_t> axis) {
+  const Tensor x = axis ? a : reshape(a, {numElements(a.shape())});
+  const int64_t ax = axis ? normalizeAxes("repeat", Axes(*axis), a.rank())[0] : 0;
+  const int64_t n = x.shape()[static_cast<size_t>(ax)];
+  if (repeats.size() != 1 && static_cast<int64_t>(repeats.size()) != n)
+    fail("repeat", "operands could not be broadcast together with shape (" + std::to_string(n) +
+                       ",) (" + std::to_string(repeats.size()) + ",)");
+  if (std::any_of(repeats.begin(), repeats.end(), [](int64_t r) { return r < 0; }))
+    fail("repeat", repeats.size() == 1 ? "negative dimensions are not allowed"
+                                       : "repeats may not contain negative values.");
+  Shape shape = x.shape();
+  if (repeats.size() == 1) { // each element k times: a broadcast
+    Shape column = shape, wide = shape;
+    column.insert(column.begin() + ax + 1, 1);
+    wide.insert(wide.begin() + ax + 1, repeats[0]);
+    shape[static_cast<size_t>(ax)] = n * repeats[0];
+    return reshape(broadcastTo(reshape(x, column), wide), shape);
+  }
+  std::vector<int64_t> ids; // the positions, gathered (a copy)
+  for (int64_t i = 0; i < n; ++i)
+    ids.insert(ids.end(), static_cast<size_t>(repeats[static_cast<size_t>(i)]), i);
+  if (ids.empty())
+    return along(x, ax, Slice{0, 0});
+  const int64_t m = static_cast<int64_t>(ids.size());
+  Index index(static_cast<size_t>(ax), Slice{});
+  index.push_back(Tensor(Array::fromVector(ids, {m})));
+  return Ref(x).get(index).value();
+}
+
+Tensor kron(const Tensor &a, const Tensor &b) {
+  const bool logical = a.dtype() == DType::b8 && b.dtype() == DType::b8;
+  auto multiply = [&](const Tensor &x, const Tensor &y) {
+    return logical ? logical_and(x, y) : x * y;
+  };
+  if (a.rank() == 0 || b.rank() == 0)
+    return multiply(a, b);
+  const size_t rank = static_cast<size_t>(std::max(a.rank(), b.rank()));
+  auto padded = [&](const Tensor &t) {
+    Shape s(rank - static_cast<size_t>(t.rank()), 1);
+    s.insert(s.end(), t.shape().begin(), t.shape().end());
+    return s;
+  };
+  const Shape as = padded(a), bs = padded(b);
+  Shape ashape, bshape, out; // a as (s0, 1, s1, 1...), b as (1, t0, 1, t1...)
+  for (size_t i = 0; i < rank; ++i) {
+    ashape.insert(ashape.end(), {as[i], 1});
+    bshape.insert(bshape.end(), {1, bs[i]});
+    out.push_back(as[i] * bs[i]);
+  }
+  return reshape(multiply(reshape(a, ashape), reshape(b, bshape)), out);
+}
+
+std::vector<Tensor> meshgrid(const std::vector<Tensor> &xi, const std::string &indexing,
+                             bool sparse) {
+  if (indexing != "xy" && indexing != "ij")
+    fail("meshgrid", "Valid values for `indexing` are 'xy' and 'ij'.");
+  const size_t n = xi.size();
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < n; ++i) {
+    Shape s(n, 1);
+    const size_t at = indexing == "xy" && n > 1 && i < 2 ? 1 - i : i;
+    s[at] = numElements(xi[i].shape());
+    out.push_back(reshape(xi[i], s));
+  }
+  if (!sparse) {
+    Shape full(n, 1);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < n; ++k)
+        if (out[i].shape()[k] != 1)
+          full[k] = out[i].shape()[k];
+    for (Tensor &t : out)
+      t = broadcastTo(t, full);
+  }
+  return out;
+}
+
 } // namespace tinymlir

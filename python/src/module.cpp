@@ -341,6 +341,11 @@ NB_MODULE(_tinymlir, m) {
       },
       "y"_a, "x"_a.none(), "dx"_a = 1.0, "axis"_a = -1);
   m.def("digitize", &digitize, "x"_a, "bins"_a, "right"_a = false);
+  m.def("roll", &roll, "a"_a, "shift"_a, "axis"_a.none());
+  m.def("tile", &tile, "a"_a, "reps"_a);
+  m.def("repeat", &repeat, "a"_a, "repeats"_a, "axis"_a.none());
+  m.def("kron", &kron, "a"_a, "b"_a);
+  m.def("meshgrid", &meshgrid, "xi"_a, "indexing"_a = "xy", "sparse"_a = false);
   m.def("isin", &isin, "element"_a, "test"_a);
   m.def("polyval", &polyval, "p"_a, "x"_a);
   m.def(

@@ -430,126 +430,50 @@ def _pad(array, pad_width, mode="constant", **kwargs):
 # --- roll, repeat, tile, meshgrid, kron -----------------------------------------------
 
 
+def _ints(x, name):
+    """A static int or 1-D sequence of ints as a list (NumPy's scalars or 1-D)."""
+    x = np.asarray(_static(x, name))
+    if x.ndim > 1:
+        raise ValueError(f"{name} should be scalars or 1D sequences")
+    return [operator.index(v) for v in x.reshape(-1).tolist()]
+
+
 @_implements(np.roll)
 def _roll(a, shift, axis=None):
     t = _traced(a, "numpy.roll's operand")
-    shift = _static(shift, "numpy.roll's shift")
-    if axis is None:
-        return _roll(t.reshape(-1), shift, 0).reshape(t.shape)
-    axis = normalize_axis_tuple(axis, t.ndim, allow_duplicate=True)
-    broadcasted = np.broadcast(shift, axis)
-    if broadcasted.ndim > 1:
+    if np.ndim(shift) > 1 or np.ndim(axis) > 1:
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
-    shifts = dict.fromkeys(_range(t.ndim), 0)
-    for sh, ax in broadcasted:
-        shifts[ax] += int(sh)
-    result = t
-    for ax, offset in shifts.items():
-        n = t.shape[ax]
-        offset %= n or 1
-        if offset:
-            result = Traced(
-                _core.concatenate(
-                    [
-                        result[_at_axis(slice(n - offset, None), ax)]._t,
-                        result[_at_axis(slice(None, n - offset), ax)]._t,
-                    ],
-                    ax,
-                )
-            )
-    return result.copy() if result is t else result
+    axes = None if axis is None else _ints(axis, "numpy.roll's axis")
+    return Traced(_core.roll(t._t, _ints(shift, "numpy.roll's shift"), axes))
 
 
 @_implements(np.repeat)
 def _repeat(a, repeats, axis=None):
     t = _traced(a, "numpy.repeat's operand")
-    repeats = _static(repeats, "numpy.repeat's repeats")
-    if axis is None:
-        t = t.reshape(-1)
-        axis = 0
-    else:
-        axis = normalize_axis_index(axis, t.ndim)
-    n = t.shape[axis]
-    ids = np.repeat(_arange(n), repeats)  # NumPy's checks and errors
-    shape = tuple(t.shape)
-    out_shape = shape[:axis] + (ids.size,) + shape[axis + 1 :]
-    if ids.size == 0:
-        return t[_at_axis(slice(0, 0), axis)].copy()
-    if np.ndim(repeats) == 0 or np.size(repeats) == 1:  # each element k times: a broadcast
-        k = ids.size // n
-        column = t.reshape(shape[: axis + 1] + (1,) + shape[axis + 1 :])
-        wide = Traced(
-            _core.broadcast_to(column._t, list(shape[: axis + 1] + (k,) + shape[axis + 1 :]))
-        )
-        return wide.reshape(out_shape)
-    return t[(slice(None),) * axis + (ids,)]  # a gather of the positions, a copy
+    axis = None if axis is None else operator.index(axis)
+    return Traced(_core.repeat(t._t, _ints(repeats, "numpy.repeat's repeats"), axis))
 
 
 @_implements(np.tile)
 def _tile(A, reps):
     t = _traced(A, "numpy.tile's operand")
-    reps = _static(reps, "numpy.tile's reps")
-    try:
-        tup = tuple(reps)
-    except TypeError:
-        tup = (reps,)
-    tup = tuple(operator.index(r) for r in tup)
-    if any(r < 0 for r in tup):
-        raise ValueError("negative dimensions are not allowed")
-    d = len(tup)
-    c = t.reshape((1,) * (d - t.ndim) + tuple(t.shape)) if d > t.ndim else t
-    if d < c.ndim:
-        tup = (1,) * (c.ndim - d) + tup
-    shape_out = tuple(s * r for s, r in zip(c.shape, tup))
-    if all(r == 1 for r in tup):
-        return c.copy()
-    # (s0, s1, ...) as (1, s0, 1, s1, ...), broadcast to (r0, s0, r1, s1, ...)
-    spread = c.reshape(sum(((1, s) for s in c.shape), ()))
-    wide = _core.broadcast_to(spread._t, [v for r, s in zip(tup, c.shape) for v in (r, s)])
-    return Traced(_core.reshape(wide, list(shape_out)))
+    return Traced(_core.tile(t._t, _ints(reps, "numpy.tile's reps")))
 
 
 @_implements(np.meshgrid)
 def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    ndim = len(xi)
-    if indexing not in ["xy", "ij"]:
-        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    s0 = (1,) * ndim
-    output = [
-        _strong(x, "numpy.meshgrid's operand").reshape(s0[:i] + (-1,) + s0[i + 1 :])
-        for i, x in enumerate(xi)
-    ]
-    if indexing == "xy" and ndim > 1:
-        output[0] = output[0].reshape((1, -1) + s0[2:])
-        output[1] = output[1].reshape((-1, 1) + s0[2:])
-    if not sparse:
-        shape = np.broadcast_shapes(*(tuple(o.shape) for o in output))
-        output = [
-            o if tuple(o.shape) == shape else Traced(_core.broadcast_to(o._t, list(shape)))
-            for o in output
-        ]
-    if copy:
-        output = [o.copy() for o in output]
-    return tuple(output)
+    ts = [_strong(x, "numpy.meshgrid's operand") for x in xi]
+    grids = _core.meshgrid([t._t for t in ts], indexing, bool(sparse))
+    if copy or not sparse:  # broadcast grids are copies here (NumPy's are read-only views)
+        return tuple(Traced(g) for g in grids)
+    return tuple(t._view_of_shape(g.shape) for t, g in zip(ts, grids))  # views, as NumPy's
 
 
 @_implements(np.kron)
 def _kron(a, b):
-    b = _strong(b, "numpy.kron's operand")
-    a = _strong(a, "numpy.kron's operand")
-    if a.ndim < b.ndim:
-        a = a.reshape((1,) * (b.ndim - a.ndim) + tuple(a.shape))
-    ndb, nda = b.ndim, a.ndim
-    # NumPy's multiply of two bool arrays is their logical and (the core's refuses it)
-    multiply = np.logical_and if a.dtype == b.dtype == np.bool_ else np.multiply
-    if nda == 0 or ndb == 0:
-        return multiply(a, b)
-    as_ = (1,) * max(0, ndb - nda) + tuple(a.shape)
-    bs = (1,) * max(0, nda - ndb) + tuple(b.shape)
-    a_arr = a.reshape(sum(((s, 1) for s in as_), ()))
-    b_arr = b.reshape(sum(((1, s) for s in bs), ()))
-    result = multiply(a_arr, b_arr)
-    return result.reshape(tuple(x * y for x, y in zip(as_, bs)))
+    return Traced(
+        _core.kron(_strong(a, "numpy.kron's operand")._t, _strong(b, "numpy.kron's operand")._t)
+    )
 
 
 # --- cov, corrcoef, average -----------------------------------------------------------

@@ -198,3 +198,32 @@ TEST(Functions, NumPyFunctionsOfTheCoreMatchNumPy) {
   EXPECT_EQ(errorOf([&] { diagonal(Tensor(m), 0, 1, -2); }),
             "[diagonal] axis1 and axis2 cannot be the same");
 }
+
+TEST(Functions, RollTileRepeatKronAndMeshgridMatchNumPy) {
+  // Selections: exact, every element where NumPy puts it.
+  Array m = randomArray({3, 4}, DType::f64, 43), v = randomArray({5}, DType::f64, 44);
+  auto same = [&](const Array &got, const char *expression) {
+    EXPECT_TRUE(allClose(got, numpy(expression, {{"a", m}, {"v", v}}), 0, 0)) << expression;
+  };
+  same(jit([](const Tensor &a) { return roll(a, {1, -7}, std::vector<int64_t>{0, 1}); })(m),
+       "np.roll(a, (1, -7), axis=(0, 1))");
+  same(jit([](const Tensor &a) { return roll(a, {2, 3}, std::vector<int64_t>{-1}); })(m),
+       "np.roll(a, (2, 3), axis=-1)");
+  same(jit([](const Tensor &a) { return roll(a, {13}, std::nullopt); })(m), "np.roll(a, 13)");
+  same(jit([](const Tensor &a) { return tile(a, {2, 1, 3}); })(m), "np.tile(a, (2, 1, 3))");
+  same(jit([](const Tensor &a) { return repeat(a, {2, 0, 1}, 0); })(m),
+       "np.repeat(a, [2, 0, 1], axis=0)");
+  same(jit([](const Tensor &a) { return repeat(a, {3}, std::nullopt); })(m), "np.repeat(a, 3)");
+  same(jit([](const Tensor &a, const Tensor &b) { return kron(a, b); })(m, v), "np.kron(a, v)");
+  same(jit([](const Tensor &a, const Tensor &b) {
+         std::vector<Tensor> g = meshgrid({b, a});
+         return concatenate({reshape(g[0], {-1}), reshape(g[1], {-1})}, 0);
+       })(m, v),
+       "np.concatenate([g.ravel() for g in np.meshgrid(v, a)])");
+  EXPECT_EQ(errorOf([&] { repeat(Tensor(m), {1, 2}, 0); }),
+            "[repeat] operands could not be broadcast together with shape (3,) (2,)");
+  EXPECT_EQ(errorOf([&] { tile(Tensor(m), {-1}); }),
+            "[tile] negative dimensions are not allowed");
+  EXPECT_EQ(errorOf([&] { roll(Tensor(m), {1}, std::vector<int64_t>{2}); }),
+            "[roll] axis 2 is out of bounds for array of dimension 2");
+}
