@@ -254,10 +254,15 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
   };
   auto reassoc = arith::FastMathFlags::reassoc;
 
-  if (!transposedB && !batched && K % (kRowChunks * kRowsPerPass) == 0) {
+  if (!transposedB && !batched && K >= kRowChunks * kRowsPerPass) {
     // Weights (K, N): each chunk of rows is streamed front to back by one
     // thread into its own partial sums, which are then added in chunk order.
-    const int64_t rowsPerChunk = K / kRowChunks;
+    // Chunks are whole passes of kRowsPerPass rows; the last takes what is
+    // left, and rows past its last whole pass are added one at a time (K of
+    // 2,000 made one thread stream every row before: NumPy's column products
+    // of a (2000, 200) array, data[:, i] @ data[:, i:], ran 1.5x NumPy's time).
+    const int64_t rowsPerChunk =
+        (K + kRowChunks * kRowsPerPass - 1) / (kRowChunks * kRowsPerPass) * kRowsPerPass;
     auto partialType = MemRefType::get({kRowChunks, M, N}, acc);
     Value partial = memref::AllocOp::create(b, loc, partialType);
     Value zeroAcc = arith::ConstantOp::create(b, loc, b.getFloatAttr(acc, 0.0));
@@ -265,8 +270,18 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
         b, loc, ValueRange{index(b, 0)}, ValueRange{index(b, kRowChunks)}, ValueRange{index(b, 1)},
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           Value chunk = ivs[0];
-          Value k0 = arith::MulIOp::create(b, loc, chunk, index(b, rowsPerChunk));
-          Value kEnd = arith::AddIOp::create(b, loc, k0, index(b, rowsPerChunk));
+          Value k0 = arith::MinSIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, chunk, index(b, rowsPerChunk)), index(b, K));
+          Value kEnd = arith::MinSIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, k0, index(b, rowsPerChunk)), index(b, K));
+          // the end of the chunk's whole passes
+          Value kPasses =
+              K % kRowsPerPass == 0
+                  ? kEnd
+                  : arith::SubIOp::create(
+                        b, loc, kEnd,
+                        arith::RemSIOp::create(b, loc, arith::SubIOp::create(b, loc, kEnd, k0),
+                                               index(b, kRowsPerPass)));
           forLoop(b, loc, index(b, 0), index(b, M), 1, [&](OpBuilder &b, Location loc, Value i) {
             forLoop(b, loc, index(b, 0), index(b, N), 1, [&](OpBuilder &b, Location loc, Value j) {
               memref::StoreOp::create(b, loc, zeroAcc, partial, ValueRange{chunk, i, j});
@@ -275,7 +290,7 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
           // kRowsPerPass rows of B per pass, used by every row of A while they are in
           // cache; each partial row is loaded and stored once per pass. The
           // additions stay in k order.
-          forLoop(b, loc, k0, kEnd, kRowsPerPass, [&](OpBuilder &b, Location loc, Value k) {
+          forLoop(b, loc, k0, kPasses, kRowsPerPass, [&](OpBuilder &b, Location loc, Value k) {
             SmallVector<Value> ks;
             for (int64_t u = 0; u < kRowsPerPass; ++u)
               ks.push_back(u == 0 ? k : Value(arith::AddIOp::create(b, loc, k, index(b, u))));
@@ -309,6 +324,21 @@ void lowerProduct(linalg::LinalgOp op, bool transposedB, int64_t vectorBits) {
                         for (int64_t u = 0; u < kRowsPerPass; ++u)
                           prefetch(b, loc, B, ks[u], column);
                         columns(b, loc, j0, arith::AddIOp::create(b, loc, j0, index(b, kLine)));
+                      });
+            });
+          });
+          // The rows after the chunk's whole passes (the last chunk's K %
+          // kRowsPerPass), one at a time, in k order.
+          if (K % kRowsPerPass == 0)
+            return;
+          forLoop(b, loc, kPasses, kEnd, 1, [&](OpBuilder &b, Location loc, Value k) {
+            forLoop(b, loc, index(b, 0), index(b, M), 1, [&](OpBuilder &b, Location loc, Value i) {
+              Value a = loadAs(b, loc, A, {i, k}, acc);
+              forLoop(b, loc, index(b, 0), index(b, N), 1,
+                      [&](OpBuilder &b, Location loc, Value j) {
+                        Value c = memref::LoadOp::create(b, loc, partial, ValueRange{chunk, i, j});
+                        c = multiplyAdd(b, loc, a, loadAs(b, loc, B, {k, j}, acc), c);
+                        memref::StoreOp::create(b, loc, c, partial, ValueRange{chunk, i, j});
                       });
             });
           });

@@ -327,8 +327,8 @@ TEST(StreamedProducts, EachRowIsItsOneRowProduct) {
   // Few-row products streamed as batched decoding's (JitOptions::streamRows):
   // within the product bound of NumPy's, and each row bit for bit the product
   // of that row alone -- with ragged tiles (rows not a multiple of the register
-  // block, weight rows not a multiple of the tile) and K the vectors do not
-  // divide.
+  // block, weight rows not a multiple of the tile), K the vectors do not
+  // divide, and K the row chunks do not divide.
   JitOptions streamed;
   streamed.streamRows = 16;
   auto plain = jit([](const Tensor &x, const Tensor &w) { return matmul(x, w); }, streamed);
@@ -340,7 +340,11 @@ TEST(StreamedProducts, EachRowIsItsOneRowProduct) {
   uint64_t seed = 200;
   for (const Case &c :
        {Case{3, 64, 50, DType::f32}, Case{8, 64, 67, DType::f64}, Case{5, 96, 64, DType::f32},
-        Case{16, 32, 33, DType::f64}, Case{4, 12, 13, DType::f32}, Case{7, 6, 64, DType::f64}}) {
+        Case{16, 32, 33, DType::f64}, Case{4, 12, 13, DType::f32}, Case{7, 6, 64, DType::f64},
+        // K not a multiple of the chunks' passes: whole passes, then the last
+        // chunk's rows one at a time
+        Case{3, 45, 50, DType::f32}, Case{1, 1001, 20, DType::f64},
+        Case{2, 2000, 37, DType::f64}}) {
     Array x = randomArray({c.rows, c.k}, c.dx, ++seed),
           wt = randomArray({c.n, c.k}, DType::f32, ++seed),
           w = randomArray({c.k, c.n}, DType::f32, ++seed);
