@@ -10,8 +10,11 @@
 
 #include <tinymlir/array.h>
 
+#include <hwy/contrib/sort/vqsort.h>
+
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -62,24 +65,92 @@ template <class T> bool less(T a, T b) {
     return a < b;
 }
 
-/// Row i's positions in stable sorted order: std::sort with ties broken by
-/// position (std::stable_sort's temporary buffer is deprecated in C++20's
-/// libstdc++).
-template <class T> void stableOrder(const Rows<T> &in, int64_t i, std::vector<int64_t> &order) {
-  order.resize(static_cast<size_t>(in.columns));
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    const T x = in(i, a), y = in(i, b);
-    return before(x, y) || (!before(y, x) && a < b);
-  });
+/// The dtypes Highway's vectorized quicksort (vqsort) sorts: 16-, 32- and
+/// 64-bit integers and floats. The others (bool, 8-bit, float16, complex)
+/// go through std::sort with NumPy's order.
+template <class T>
+constexpr bool kVectorSort =
+    std::is_same_v<T, double> || std::is_same_v<T, float> || std::is_same_v<T, int64_t> ||
+    std::is_same_v<T, int32_t> || std::is_same_v<T, int16_t> || std::is_same_v<T, uint64_t> ||
+    std::is_same_v<T, uint32_t> || std::is_same_v<T, uint16_t>;
+
+/// A float's bits as an unsigned key in its order (-0.0 before 0.0): the
+/// sign folded in. keyBits undoes it.
+inline uint64_t bitsKey(double v) {
+  const uint64_t bits = std::bit_cast<uint64_t>(v);
+  return bits >> 63 ? ~bits : bits | (uint64_t{1} << 63);
+}
+inline double keyBits(uint64_t key) {
+  return std::bit_cast<double>(key >> 63 ? key ^ (uint64_t{1} << 63) : ~key);
 }
 
+/// An unsigned key in NumPy's sort order: a float's bitsKey with -0.0 as 0.0
+/// (NumPy finds them equal) and every nan one key after inf; an integer with
+/// its sign bit flipped.
+template <class T> uint64_t orderKey(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return v != v ? ~uint64_t{0} - 1 : bitsKey(static_cast<double>(v) + 0.0); // -0.0 + 0.0: 0.0
+  else if constexpr (std::is_signed_v<T>)
+    return static_cast<uint64_t>(static_cast<int64_t>(v)) ^ (uint64_t{1} << 63);
+  else
+    return static_cast<uint64_t>(v);
+}
+
+/// Row i's positions in stable sorted order. vqsort's types: (key, position)
+/// pairs as 128-bit numbers, sorted (ties by position: stable). Others:
+/// (value, position) pairs by std::sort with ties broken by position
+/// (std::stable_sort's temporary buffer is deprecated in C++20's libstdc++).
+template <class T> void stableOrder(const Rows<T> &in, int64_t i, std::vector<int64_t> &order) {
+  const auto n = static_cast<size_t>(in.columns);
+  order.resize(n);
+  if constexpr (kVectorSort<T>) {
+    std::vector<hwy::uint128_t> keyed(n);
+    for (size_t j = 0; j < n; ++j)
+      keyed[j] = {static_cast<uint64_t>(j), orderKey(in(i, static_cast<int64_t>(j)))};
+    const hwy::Sorter sorter;
+    sorter(keyed.data(), n, hwy::SortAscending());
+    for (size_t j = 0; j < n; ++j)
+      order[j] = static_cast<int64_t>(keyed[j].lo);
+  } else {
+    std::vector<std::pair<T, int64_t>> keyed(n);
+    for (size_t j = 0; j < n; ++j)
+      keyed[j] = {in(i, static_cast<int64_t>(j)), static_cast<int64_t>(j)};
+    std::sort(keyed.begin(), keyed.end(), [](const auto &x, const auto &y) {
+      return before(x.first, y.first) || (!before(y.first, x.first) && x.second < y.second);
+    });
+    for (size_t j = 0; j < n; ++j)
+      order[j] = keyed[j].second;
+  }
+}
+
+/// Rows sorted by value. Equal numbers are alike, so the sort need not be
+/// stable, and sorts the values themselves by vqsort, nans moved to the end
+/// (30,000 float64: 0.16 ms; a sort of positions took 2.2, NumPy's AVX-512
+/// sort 0.1), or by std::sort.
 template <class T> void sortRows(Rows<T> in, Rows<T> out) {
-  std::vector<int64_t> order;
+  std::vector<T> row(static_cast<size_t>(in.columns));
+  std::vector<uint64_t> keys;
+  const hwy::Sorter sorter;
   for (int64_t i = 0; i < in.rows; ++i) {
-    stableOrder(in, i, order);
     for (int64_t j = 0; j < in.columns; ++j)
-      out(i, j) = in(i, order[static_cast<size_t>(j)]);
+      row[static_cast<size_t>(j)] = in(i, j);
+    if constexpr (std::is_floating_point_v<T>) {
+      // The numbers' bitsKeys, sorted and turned back; nans after them. (Highway
+      // 1.0.3's own float sort returned the largest finite value for inf.)
+      auto numbers = std::partition(row.begin(), row.end(), [](T v) { return !isNan(v); });
+      keys.resize(static_cast<size_t>(numbers - row.begin()));
+      for (size_t j = 0; j < keys.size(); ++j)
+        keys[j] = bitsKey(static_cast<double>(row[j]));
+      sorter(keys.data(), keys.size(), hwy::SortAscending());
+      for (size_t j = 0; j < keys.size(); ++j)
+        row[j] = static_cast<T>(keyBits(keys[j]));
+    } else if constexpr (kVectorSort<T>) {
+      sorter(row.data(), row.size(), hwy::SortAscending());
+    } else {
+      std::sort(row.begin(), row.end(), [](T a, T b) { return before(a, b); });
+    }
+    for (int64_t j = 0; j < in.columns; ++j)
+      out(i, j) = row[static_cast<size_t>(j)];
   }
 }
 

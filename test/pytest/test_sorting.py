@@ -304,3 +304,25 @@ def test_complex_numbers_sort_and_compare_lexicographically(dtype):
             same(np.imag(got), np.imag(want), f"{what} of {dtype}, imaginary parts")
     with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
         jit(np.max)(np.zeros((0,), dtype))
+
+
+@pytest.mark.parametrize(
+    "dtype", ["float64", "float32", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
+)
+def test_sorts_of_extremes_signed_zeros_and_nans_are_numpys(dtype):
+    """The vectorized sorts' keys: -0.0 equal to 0.0 (a stable argsort keeps
+    their order), every nan after inf and equal to the others (nans of other
+    payloads and signs included), and integers at both ends of their range."""
+    info = np.finfo(dtype) if np.dtype(dtype).kind == "f" else np.iinfo(dtype)
+    if np.dtype(dtype).kind == "f":
+        negative_nan = -np.array(np.nan, dtype)
+        values = [0.0, -0.0, np.inf, np.nan, -np.inf, info.max, -info.max, info.tiny, -0.0]
+        values += [negative_nan, 0.0, 1.0, np.nan, -info.tiny, 1.0]
+    else:
+        values = [info.max, info.min, 0, 1, info.max, info.min + 1, 7, 0, info.max - 1]
+    x = np.array(values * 3, dtype)
+    sort = jit(lambda a: (np.sort(a), np.argsort(a, kind="stable")))
+    got = sort(x)
+    same(got, (np.sort(x), np.argsort(x, kind="stable")), dtype)
+    # the values themselves, moved: as many negative zeros (and nans) as given
+    assert np.signbit(got[0]).sum() == np.signbit(x).sum()
