@@ -144,4 +144,26 @@ Tensor kron(const Tensor &a, const Tensor &b);
 std::vector<Tensor> meshgrid(const std::vector<Tensor> &xi, const std::string &indexing = "xy",
                              bool sparse = false);
 
+// NumPy's nan-ignoring reductions (numpy/lib/_nanfunctions_impl.py). Float and
+// complex operands have their nans replaced first (the others reduce as the
+// plain functions do); `dtype`, where given, is the accumulator's.
+/// np.nansum and np.nanprod: nans counted as 0 (1).
+Tensor nansum(const Tensor &a, const Axes &axes = {}, bool keepdims = false,
+              std::optional<DType> dtype = std::nullopt);
+Tensor nanprod(const Tensor &a, const Axes &axes = {}, bool keepdims = false,
+               std::optional<DType> dtype = std::nullopt);
+/// np.nanmax and np.nanmin (real operands): nan where a slice holds nothing
+/// else (NumPy also warns, which a compiled kernel cannot).
+Tensor nanmax(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
+Tensor nanmin(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
+/// np.nanmean: the sum of the numbers over their count (nan for none).
+Tensor nanmean(const Tensor &a, const Axes &axes = {}, bool keepdims = false,
+               std::optional<DType> dtype = std::nullopt);
+/// np.nanvar and np.nanstd (real operands): the variance of the numbers with
+/// `ddof`, nan where they are at most ddof.
+Tensor nanvar(const Tensor &a, const Axes &axes = {}, bool keepdims = false, double ddof = 0,
+              std::optional<DType> dtype = std::nullopt);
+Tensor nanstd(const Tensor &a, const Axes &axes = {}, bool keepdims = false, double ddof = 0,
+              std::optional<DType> dtype = std::nullopt);
+
 } // namespace tinymlir

@@ -218,8 +218,10 @@ Tensor prod(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
 Tensor any(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
 Tensor all(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
 Tensor mean(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
-/// Population variance, computed centered: mean((x - mean(x))^2).
-Tensor var(const Tensor &x, const Axes &axes = {}, bool keepdims = false);
+/// The variance, computed centered: mean(|x - mean(x)|^2), or with `ddof`
+/// (delta degrees of freedom) sum(|x - mean(x)|^2) / max(n - ddof, 0), as
+/// NumPy's; integers and bool in float64, float16 in float32.
+Tensor var(const Tensor &x, const Axes &axes = {}, bool keepdims = false, double ddof = 0);
 
 // Matrix products and layout.
 /// NumPy's matmul: 1-D operands, stacks of matrices, broadcast batch dimensions.

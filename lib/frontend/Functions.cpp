@@ -1021,4 +1021,109 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor> &xi, const std::string &i
   return out;
 }
 
+// --- nan functions ---------------------------------------------------------------
+
+namespace {
+
+/// NumPy's _replace_nan: a float or complex operand with its nans replaced by
+/// `fill`, and their mask; others as they are, with no mask.
+std::pair<Tensor, Tensor> replaceNan(const Tensor &a, double fill) {
+  if (!inexact(a.dtype()))
+    return {a, Tensor()};
+  Tensor mask = isnan(a);
+  return {where(mask, ScalarType{a.dtype()}(fill), a), mask};
+}
+
+Tensor inDtype(const Tensor &x, std::optional<DType> dtype) { return dtype ? cast(x, *dtype) : x; }
+
+void realOnly(const Tensor &a, const char *op) {
+  if (isComplex(a.dtype()))
+    fail(op,
+         std::string("tinymlir traces numpy.") + op + " of real (and bool) values, not " +
+             dtypeName(a.dtype()),
+         ErrorKind::Trace);
+}
+
+/// NumPy's means and variances take a float dtype= here (an integer one
+/// would truncate the accumulator).
+void floatDtype(const char *op, std::optional<DType> dtype, bool masked) {
+  if (!dtype || isFloat(*dtype))
+    return;
+  if (masked) { // NumPy's own check; the sums then take any inexact dtype
+    if (!isComplex(*dtype))
+      fail(op, "If a is inexact, then dtype must be inexact", ErrorKind::Type);
+    return;
+  }
+  fail(op,
+       std::string("tinymlir traces ") + op + "(dtype=...) with a float dtype only, got " +
+           dtypeName(*dtype),
+       ErrorKind::Trace);
+}
+
+/// NumPy's _divide_by_count: a / b in a's dtype.
+Tensor divideByCount(const Tensor &a, const Tensor &b) { return cast(a / b, a.dtype()); }
+
+Tensor nanExtreme(const char *op, const Tensor &a, const Axes &axes, bool keepdims, bool largest) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto [t, mask] = replaceNan(a, largest ? -inf : inf);
+  realOnly(t, op);
+  Tensor r = largest ? max(t, axes, keepdims) : min(t, axes, keepdims);
+  if (!mask.valid())
+    return r;
+  return where(all(mask, axes, keepdims), ScalarType{r.dtype()}(std::nan("")), r);
+}
+
+} // namespace
+
+Tensor nansum(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {
+  return sum(inDtype(replaceNan(a, 0).first, dtype), axes, keepdims);
+}
+
+Tensor nanprod(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {
+  return prod(inDtype(replaceNan(a, 1).first, dtype), axes, keepdims);
+}
+
+Tensor nanmax(const Tensor &a, const Axes &axes, bool keepdims) {
+  return nanExtreme("nanmax", a, axes, keepdims, true);
+}
+
+Tensor nanmin(const Tensor &a, const Axes &axes, bool keepdims) {
+  return nanExtreme("nanmin", a, axes, keepdims, false);
+}
+
+Tensor nanmean(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {
+  auto [t, mask] = replaceNan(a, 0);
+  floatDtype("nanmean", dtype, mask.valid());
+  if (!mask.valid())
+    return mean(inDtype(t, dtype), axes, keepdims);
+  const Tensor count = sum(logical_not(mask), axes, keepdims);
+  return divideByCount(sum(inDtype(t, dtype), axes, keepdims), count); // nan for none
+}
+
+Tensor nanvar(const Tensor &a, const Axes &axes, bool keepdims, double ddof,
+              std::optional<DType> dtype) {
+  auto [t, mask] = replaceNan(a, 0);
+  realOnly(t, "nanvar");
+  floatDtype("nanvar", dtype, mask.valid());
+  if (!mask.valid())
+    return var(inDtype(t, dtype), axes, keepdims, ddof);
+  // NumPy's: the numbers' mean, their squared deviations (zero at the nans)
+  // summed, over the count less ddof, nan where that is not positive.
+  const Tensor count = sum(logical_not(mask), axes, /*keepdims=*/true);
+  const Tensor average = divideByCount(sum(inDtype(t, dtype), axes, true), count);
+  Tensor deviation = cast(t - average, t.dtype()); // NumPy's subtract into arr
+  deviation = where(mask, ScalarType{t.dtype()}(0.0), deviation);
+  const Tensor squares = sum(inDtype(deviation * deviation, dtype), axes, keepdims);
+  const Tensor dof =
+      subtract(keepdims ? count : reshape(count, squares.shape()), ScalarType{DType::f64}(ddof));
+  const Tensor v = divideByCount(squares, dof);
+  return where(less_equal(dof, ScalarType{DType::f64}(0.0)), ScalarType{v.dtype()}(std::nan("")),
+               v);
+}
+
+Tensor nanstd(const Tensor &a, const Axes &axes, bool keepdims, double ddof,
+              std::optional<DType> dtype) {
+  return sqrt(nanvar(a, axes, keepdims, ddof, dtype));
+}
+
 } // namespace tinymlir

@@ -687,19 +687,25 @@ Tensor mean(const Tensor &x, const Axes &axis, bool keepdims) {
   int64_t count = reducedCount(n->shape, reducedAxes("mean", axis, n->shape));
   return sum(x, axis, keepdims) / count;
 }
-Tensor var(const Tensor &x, const Axes &axis, bool keepdims) {
+Tensor var(const Tensor &x, const Axes &axis, bool keepdims, double ddof) {
   const NodePtr &n = nodeOf(x, "var");
   if (!isFloat(n->dtype) && !isComplex(n->dtype)) // NumPy's: in float64
-    return var(cast(x, DType::f64), axis, keepdims);
+    return var(cast(x, DType::f64), axis, keepdims, ddof);
   if (n->dtype == DType::f16)
-    return cast(var(cast(x, DType::f32), axis, keepdims), DType::f16);
-  reducedAxes("var", axis, n->shape); // validates the axis before building anything
+    return cast(var(cast(x, DType::f32), axis, keepdims, ddof), DType::f16);
+  const std::vector<int64_t> axes = reducedAxes("var", axis, n->shape); // validated first
   Tensor centered = x - mean(x, axis, /*keepdims=*/true);
+  Tensor squares = centered * centered;
   if (isComplex(n->dtype)) { // |x - mean|^2, real
     Tensor re = real(centered), im = imag(centered);
-    return mean(re * re + im * im, axis, keepdims);
+    squares = re * re + im * im;
   }
-  return mean(centered * centered, axis, keepdims);
+  if (ddof == 0)
+    return mean(squares, axis, keepdims);
+  int64_t count = 1;
+  for (int64_t a : axes)
+    count *= n->shape[static_cast<size_t>(a)];
+  return sum(squares, axis, keepdims) / std::max(static_cast<double>(count) - ddof, 0.0);
 }
 
 // --- Matrix products and layout -------------------------------------------------

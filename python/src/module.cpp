@@ -288,8 +288,11 @@ NB_MODULE(_tinymlir, m) {
       "mean", [](const Tensor &a, const Axes &axis, bool keep) { return mean(a, axis, keep); },
       "x"_a, "axis"_a.none(), "keepdims"_a);
   m.def(
-      "var", [](const Tensor &a, const Axes &axis, bool keep) { return var(a, axis, keep); }, "x"_a,
-      "axis"_a.none(), "keepdims"_a);
+      "var",
+      [](const Tensor &a, const Axes &axis, bool keep, double ddof) {
+        return var(a, axis, keep, ddof);
+      },
+      "x"_a, "axis"_a.none(), "keepdims"_a, "ddof"_a = 0.0);
   // NumPy functions made of the core's operations (numpy.h).
   m.def("isnan", [](const Tensor &x) { return tinymlir::isnan(x); });
   m.def("isinf", [](const Tensor &x) { return tinymlir::isinf(x); });
@@ -342,6 +345,30 @@ NB_MODULE(_tinymlir, m) {
       "y"_a, "x"_a.none(), "dx"_a = 1.0, "axis"_a = -1);
   m.def("digitize", &digitize, "x"_a, "bins"_a, "right"_a = false);
   m.def("roll", &roll, "a"_a, "shift"_a, "axis"_a.none());
+  // The nan reductions: dtype (a name or None) is the accumulator's.
+  auto dtypeOf = [](const std::optional<std::string> &name) -> std::optional<DType> {
+    return name ? std::optional(parseDType(*name)) : std::nullopt;
+  };
+  for (auto [name, f] : {std::pair{"nansum", &nansum}, std::pair{"nanprod", &nanprod},
+                         std::pair{"nanmean", &nanmean}})
+    m.def(
+        name,
+        [f, dtypeOf](const Tensor &a, const Axes &axis, bool keep,
+                     const std::optional<std::string> &dtype) {
+          return f(a, axis, keep, dtypeOf(dtype));
+        },
+        "a"_a, "axis"_a.none(), "keepdims"_a = false, "dtype"_a.none() = nb::none());
+  m.def("nanmax", &nanmax, "a"_a, "axis"_a.none(), "keepdims"_a = false);
+  m.def("nanmin", &nanmin, "a"_a, "axis"_a.none(), "keepdims"_a = false);
+  for (auto [name, f] : {std::pair{"nanvar", &nanvar}, std::pair{"nanstd", &nanstd}})
+    m.def(
+        name,
+        [f, dtypeOf](const Tensor &a, const Axes &axis, bool keep, double ddof,
+                     const std::optional<std::string> &dtype) {
+          return f(a, axis, keep, ddof, dtypeOf(dtype));
+        },
+        "a"_a, "axis"_a.none(), "keepdims"_a = false, "ddof"_a = 0.0,
+        "dtype"_a.none() = nb::none());
   m.def("tile", &tile, "a"_a, "reps"_a);
   m.def("repeat", &repeat, "a"_a, "repeats"_a, "axis"_a.none());
   m.def("kron", &kron, "a"_a, "b"_a);

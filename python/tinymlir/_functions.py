@@ -30,7 +30,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _creation
 from . import _tinymlir as _core
-from ._numpy import _FUNCTIONS, _implements, _traced, _var
+from ._numpy import _FUNCTIONS, _implements, _traced
 from ._trace import (
     Traced,
     TracingError,
@@ -38,6 +38,7 @@ from ._trace import (
     _broadcast_into,
     _positions,
     _state,
+    dtype_name,
     known_value,
     layers,
     to_tensor,
@@ -806,14 +807,11 @@ def _weighted_counts(xe, edges, n, keep, w, given_edges):
 # --- nansum, nanmean, nanmax... ----------------------------------------------------------
 
 
-def _nan_operand(a, name, fill):
-    """NumPy's _replace_nan: floats with their NaNs replaced by `fill`, and the
-    mask; other dtypes as they are (mask None)."""
+def _nan_reduction(name, a, axis, dtype, keepdims, *args):
+    """np.nan<name> of `a`: the C++ core's (numpy.h), dtype= as its name."""
     t = _traced(a, f"numpy.{name}'s operand")
-    if t.dtype.kind not in "fc":
-        return t, None
-    mask = np.isnan(t)
-    return np.where(mask, t.dtype.type(fill), t), mask
+    dtype = None if dtype is None else dtype_name(np.dtype(dtype), f"numpy.{name}'s dtype")
+    return Traced(getattr(_core, name)(t._t, axis, _keepdims(keepdims), *args, dtype))
 
 
 @_implements(np.nansum)
@@ -821,8 +819,7 @@ def _nansum(
     a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue
 ):
     _refuse_kwargs("nansum", out=out, initial=initial, where=where)
-    t, _ = _nan_operand(a, "nansum", 0)
-    return np.sum(t, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
+    return _nan_reduction("nansum", a, axis, dtype, keepdims)
 
 
 @_implements(np.nanprod)
@@ -830,73 +827,38 @@ def _nanprod(
     a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue
 ):
     _refuse_kwargs("nanprod", out=out, initial=initial, where=where)
-    t, _ = _nan_operand(a, "nanprod", 1)
-    return np.prod(t, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
+    return _nan_reduction("nanprod", a, axis, dtype, keepdims)
 
 
-def _nan_extreme(name, reduce, fill):
+def _nan_extreme(name):
     def extreme(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
         """NumPy's fmax/fmin reduction: NaNs ignored, NaN where all are NaN
         (NumPy's RuntimeWarning for an all-NaN slice cannot be given)."""
         _refuse_kwargs(name, out=out, initial=initial, where=where)
-        t, mask = _nan_operand(a, name, fill)
-        _real_only(t, name)
-        res = reduce(t, axis=axis, keepdims=_keepdims(keepdims))
-        if mask is None:
-            return res
-        all_nan = np.all(mask, axis=axis, keepdims=_keepdims(keepdims))
-        return np.where(all_nan, res.dtype.type(np.nan), res)
+        t = _traced(a, f"numpy.{name}'s operand")
+        return Traced(getattr(_core, name)(t._t, axis, _keepdims(keepdims)))
 
     extreme.__name__ = f"_{name}"
     return extreme
 
 
-_implements(np.nanmax)(_nan_extreme("nanmax", np.max, -np.inf))
-_implements(np.nanmin)(_nan_extreme("nanmin", np.min, np.inf))
-
-
-def _divide_by_count(a, b):
-    """NumPy's _divide_by_count: a / b, cast back to a's dtype (float32 sums
-    are divided in float64, as NumPy's unsafe-casting divide)."""
-    return (a / b).astype(a.dtype)
+_implements(np.nanmax)(_nan_extreme("nanmax"))
+_implements(np.nanmin)(_nan_extreme("nanmin"))
 
 
 @_implements(np.nanmean)
 def _nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
     _refuse_kwargs("nanmean", out=out, where=where)
-    arr, mask = _nan_operand(a, "nanmean", 0)
-    if mask is None:
-        return np.mean(arr, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
-    if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
-        raise TypeError("If a is inexact, then dtype must be inexact")
-    cnt = np.sum(~mask, axis=axis, keepdims=_keepdims(keepdims))
-    tot = np.sum(arr, axis=axis, dtype=dtype, keepdims=_keepdims(keepdims))
-    return _divide_by_count(tot, cnt)  # nan for an all-NaN slice (no warning)
+    return _nan_reduction("nanmean", a, axis, dtype, keepdims)
 
 
-def _nanvar_impl(name, a, axis, dtype, ddof, keepdims, mean, correction):
+def _nan_variance(name, a, axis, dtype, ddof, keepdims, mean, correction):
     _refuse_kwargs(name, mean=mean)
     if correction is not _NoValue:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
-    arr, mask = _nan_operand(a, name, 0)
-    _real_only(arr, name)
-    keep = _keepdims(keepdims)
-    if mask is None:
-        return _var(arr, axis=axis, dtype=dtype, ddof=ddof, keepdims=keep)
-    if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
-        raise TypeError("If a is inexact, then dtype must be inexact")
-    cnt = np.sum(~mask, axis=axis, keepdims=True)
-    avg = _divide_by_count(np.sum(arr, axis=axis, dtype=dtype, keepdims=True), cnt)
-    arr = (arr - avg).astype(arr.dtype)  # NumPy's subtract into arr, unsafe casting
-    arr = np.where(mask, arr.dtype.type(0), arr)
-    var = np.sum(arr * arr, axis=axis, dtype=dtype, keepdims=keep)
-    if not keep:
-        cnt = cnt.reshape(var.shape)
-    dof = cnt - ddof
-    var = _divide_by_count(var, dof)
-    return np.where(dof <= 0, var.dtype.type(np.nan), var)
+    return _nan_reduction(name, a, axis, dtype, keepdims, float(ddof))
 
 
 @_implements(np.nanvar)
@@ -913,7 +875,7 @@ def _nanvar(
     correction=_NoValue,
 ):
     _refuse_kwargs("nanvar", out=out, where=where)
-    return _nanvar_impl("nanvar", a, axis, dtype, ddof, keepdims, mean, correction)
+    return _nan_variance("nanvar", a, axis, dtype, ddof, keepdims, mean, correction)
 
 
 @_implements(np.nanstd)
@@ -930,7 +892,7 @@ def _nanstd(
     correction=_NoValue,
 ):
     _refuse_kwargs("nanstd", out=out, where=where)
-    return np.sqrt(_nanvar_impl("nanstd", a, axis, dtype, ddof, keepdims, mean, correction))
+    return _nan_variance("nanstd", a, axis, dtype, ddof, keepdims, mean, correction)
 
 
 # --- take, take_along_axis, put_along_axis --------------------------------------------

@@ -274,18 +274,9 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 def variance(t, axis, keepdims, ddof):
-    """NumPy's var: sum((x - mean)**2) / (n - ddof), in float64 for int32 and bool."""
+    """NumPy's var (the C++ core's, with ddof)."""
     ddof = operator.index(ddof) if not isinstance(ddof, float) else ddof
-    if ddof == 0:
-        return _reduce("var", t, axis, keepdims)
-    if t.dtype not in (np.float32, np.float64):
-        t = t.astype(np.float64)
-    axes = list(range(t.ndim)) if axis is None else _axis_tuple(axis, t.ndim)
-    n = 1
-    for a in axes:
-        n *= t.shape[a]
-    centered = t - _reduce("mean", t, axes, True)
-    return _reduce("sum", centered * centered, axes, keepdims) / max(n - ddof, 0)
+    return Traced(_core.var(to_tensor(t), axis, bool(keepdims), float(ddof)))
 
 
 @_implements(np.var)

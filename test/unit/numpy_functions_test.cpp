@@ -177,8 +177,8 @@ TEST(Functions, NumPyFunctionsOfTheCoreMatchNumPy) {
        "np.clip(a, 2, 150)", {{"a", u}});
   same(jit([](const Tensor &a) { return clip(a, weakNumber(2), weakNumber(1.5)); })(u),
        "np.clip(a, 2, 1.5)", {{"a", u}});
-  same(jit([](const Tensor &a) { return square(greater(a, 100)); })(u),
-       "np.square(a > 100)", {{"a", u}});
+  same(jit([](const Tensor &a) { return square(greater(a, 100)); })(u), "np.square(a > 100)",
+       {{"a", u}});
   // Layout: diagonals, diag, tensordot, stack.
   Array m = randomArray({3, 4, 5}, DType::f64, 41), v = randomArray({4}, DType::f64, 42);
   same(jit([](const Tensor &a) { return diagonal(a, -1, 2, 0); })(m),
@@ -222,8 +222,39 @@ TEST(Functions, RollTileRepeatKronAndMeshgridMatchNumPy) {
        "np.concatenate([g.ravel() for g in np.meshgrid(v, a)])");
   EXPECT_EQ(errorOf([&] { repeat(Tensor(m), {1, 2}, 0); }),
             "[repeat] operands could not be broadcast together with shape (3,) (2,)");
-  EXPECT_EQ(errorOf([&] { tile(Tensor(m), {-1}); }),
-            "[tile] negative dimensions are not allowed");
+  EXPECT_EQ(errorOf([&] { tile(Tensor(m), {-1}); }), "[tile] negative dimensions are not allowed");
   EXPECT_EQ(errorOf([&] { roll(Tensor(m), {1}, std::vector<int64_t>{2}); }),
             "[roll] axis 2 is out of bounds for array of dimension 2");
+}
+
+TEST(Functions, NanReductionsAndVarianceWithDdofMatchNumPy) {
+  // The nan functions and var's ddof, against NumPy: a slice with no number
+  // (nan), one with fewer numbers than ddof (nan), ints as the plain
+  // reductions. Tolerance: n * eps of the sums of squares' magnitudes.
+  const double nan = std::nan("");
+  Array x = Array::fromVector<double>(
+      {1.5, nan, -2.0, 4.0, nan, nan, nan, nan, 0.25, 3.0, nan, 7.5}, {3, 4});
+  Array i = Array::fromVector<int32_t>({3, -1, 4, 1, -5, 9}, {2, 3});
+  const char *warnings = "import warnings; warnings.simplefilter('ignore')";
+  auto near = [&](const Array &got, const char *expression, const Array &in, double tolerance) {
+    EXPECT_TRUE(allClose(got, numpy(expression, {{"a", in}}, warnings), tolerance, tolerance))
+        << expression;
+  };
+  const double tight = 16 * std::numeric_limits<double>::epsilon() * 64;
+  near(jit([](const Tensor &a) { return nansum(a, 1); })(x), "np.nansum(a, 1)", x, 0);
+  near(jit([](const Tensor &a) { return nanprod(a, {}, true); })(x), "np.nanprod(a, keepdims=True)",
+       x, tight);
+  near(jit([](const Tensor &a) { return nanmax(a, 1); })(x), "np.nanmax(a, 1)", x, 0);
+  near(jit([](const Tensor &a) { return nanmin(a, 0); })(x), "np.nanmin(a, 0)", x, 0);
+  near(jit([](const Tensor &a) { return nanmean(a, 1); })(x), "np.nanmean(a, 1)", x, tight);
+  near(jit([](const Tensor &a) { return nanvar(a, 1, false, 1); })(x), "np.nanvar(a, 1, ddof=1)", x,
+       tight);
+  near(jit([](const Tensor &a) { return nanstd(a, 0, true, 2); })(x),
+       "np.nanstd(a, 0, ddof=2, keepdims=True)", x, tight);
+  near(jit([](const Tensor &a) { return nanmean(a, 0); })(i), "np.nanmean(a, 0)", i, tight);
+  near(jit([](const Tensor &a) { return var(a, 1, false, 1.5); })(i), "np.var(a, 1, ddof=1.5)", i,
+       tight);
+  near(jit([](const Tensor &a) { return var(a, {}, false, 6); })(i), "np.var(a, ddof=6)", i, 0);
+  EXPECT_EQ(errorOf([&] { nanmean(Tensor(x), {}, false, DType::i32); }),
+            "[nanmean] If a is inexact, then dtype must be inexact");
 }
