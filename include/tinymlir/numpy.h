@@ -144,6 +144,12 @@ Tensor kron(const Tensor &a, const Tensor &b);
 std::vector<Tensor> meshgrid(const std::vector<Tensor> &xi, const std::string &indexing = "xy",
                              bool sparse = false);
 
+/// np.convolve and np.correlate of 1-D arrays (mode "full", "same" or
+/// "valid"): correlate(a, v) is convolve(a, conj(v[::-1])), with NumPy's
+/// "same" window where v is the longer. Bools: and-or, as NumPy's.
+Tensor convolve(const Tensor &a, const Tensor &v, const std::string &mode = "full");
+Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode = "valid");
+
 // NumPy's nan-ignoring reductions (numpy/lib/_nanfunctions_impl.py). Float and
 // complex operands have their nans replaced first (the others reduce as the
 // plain functions do); `dtype`, where given, is the accumulator's.

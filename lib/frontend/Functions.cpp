@@ -1021,6 +1021,73 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor> &xi, const std::string &i
   return out;
 }
 
+// --- convolve, correlate -----------------------------------------------------------
+
+namespace {
+
+/// The full convolution of 1-D a and v (n + m - 1 values) in their common
+/// dtype: each tap of the shorter, times a shifted slice of the zero-padded
+/// longer, summed in tap order. `same` and `valid` windows are taken by the
+/// callers.
+Tensor fullConvolution(const char *op, const Tensor &a, const Tensor &v, const std::string &mode) {
+  if (mode != "full" && mode != "same" && mode != "valid")
+    fail(op, "mode must be one of 'valid', 'same', or 'full' (got '" + mode + "')");
+  for (const auto &[x, name] : {std::pair{&a, "a"}, std::pair{&v, "v"}}) {
+    if (x->rank() > 1)
+      fail(op, "object too deep for desired array");
+    if (numElements(x->shape()) == 0)
+      fail(op, std::string(name) + " cannot be empty");
+  }
+  const DType dtype = detail::promoteTypes(a.dtype(), v.dtype());
+  Tensor longer = cast(reshape(a, {numElements(a.shape())}), dtype);
+  Tensor shorter = cast(reshape(v, {numElements(v.shape())}), dtype);
+  if (shorter.shape()[0] > longer.shape()[0])
+    std::swap(longer, shorter);
+  const int64_t n = longer.shape()[0], m = shorter.shape()[0], length = n + m - 1;
+  const bool logical = dtype == DType::b8;
+  Tensor padded = longer;
+  if (m > 1) {
+    const Tensor zeros = broadcastTo(ScalarType{dtype}(0.0), {m - 1});
+    padded = concatenate({zeros, longer, zeros}, 0);
+  }
+  Tensor full;
+  for (int64_t k = 0; k < m; ++k) {
+    const Tensor tap = Ref(shorter).get({k}).value();
+    const Tensor shifted = along(padded, 0, Slice{m - 1 - k, m - 1 - k + length});
+    const Tensor term = logical ? logical_and(shifted, tap) : shifted * tap;
+    full = !full.valid() ? term : logical ? logical_or(full, term) : full + term;
+  }
+  return full;
+}
+
+} // namespace
+
+Tensor convolve(const Tensor &a, const Tensor &v, const std::string &mode) {
+  const Tensor full = fullConvolution("convolve", a, v, mode);
+  const int64_t n = std::max(numElements(a.shape()), numElements(v.shape()));
+  const int64_t m = std::min(numElements(a.shape()), numElements(v.shape()));
+  if (mode == "same")
+    return along(full, 0, Slice{(m - 1) / 2, (m - 1) / 2 + n});
+  if (mode == "valid")
+    return along(full, 0, Slice{m - 1, n});
+  return full;
+}
+
+Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode) {
+  // v reversed (and conjugated): the checks and the full window are convolve's
+  Tensor flipped = v.rank() == 1 ? Ref(v).get({Slice{{}, {}, -1}}).value() : v;
+  if (isComplex(flipped.dtype()))
+    flipped = conjugate(flipped);
+  const Tensor full = fullConvolution("correlate", a, flipped, mode);
+  const int64_t na = numElements(a.shape()), nv = numElements(v.shape());
+  const int64_t n = std::max(na, nv), m = std::min(na, nv);
+  if (mode == "same") // NumPy's window; where v is the longer it correlates (v, a), reversed
+    return along(full, 0, na >= nv ? Slice{(m - 1) / 2, (m - 1) / 2 + n} : Slice{m / 2, m / 2 + n});
+  if (mode == "valid")
+    return along(full, 0, Slice{m - 1, n});
+  return full;
+}
+
 // --- nan functions ---------------------------------------------------------------
 
 namespace {

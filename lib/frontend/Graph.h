@@ -116,6 +116,9 @@ inline Tensor requireAtLeast(const Tensor &values, int64_t bound, int64_t reason
   return cast(reshape(Tensor(node), values.shape()), values.dtype());
 }
 
+/// NumPy 2's promotion of two strong dtypes (Tensor.cpp).
+DType promoteTypes(DType a, DType b);
+
 /// Ops lowered to calls of the runtime's row and LAPACK kernels (CPU only).
 constexpr bool isRowKernel(Op op) {
   return opInfo(op).kind == OpKind::Row || opInfo(op).kind == OpKind::CheckedRow;

@@ -102,6 +102,8 @@ DType promote(DType a, DType b) {
 
 } // namespace
 
+DType detail::promoteTypes(DType a, DType b) { return promote(a, b); }
+
 std::vector<int64_t> normalizeAxes(const char *op, const Axes &axes, int64_t rank) {
   if (!axes.list) {
     std::vector<int64_t> all(static_cast<size_t>(rank));

@@ -345,6 +345,8 @@ NB_MODULE(_tinymlir, m) {
       "y"_a, "x"_a.none(), "dx"_a = 1.0, "axis"_a = -1);
   m.def("digitize", &digitize, "x"_a, "bins"_a, "right"_a = false);
   m.def("roll", &roll, "a"_a, "shift"_a, "axis"_a.none());
+  m.def("convolve", &convolve, "a"_a, "v"_a, "mode"_a = "full");
+  m.def("correlate", &correlate, "a"_a, "v"_a, "mode"_a = "valid");
   // The nan reductions: dtype (a name or None) is the accumulator's.
   auto dtypeOf = [](const std::optional<std::string> &name) -> std::optional<DType> {
     return name ? std::optional(parseDType(*name)) : std::nullopt;

@@ -1087,35 +1087,20 @@ def _may_share_memory(a, b, max_work=None):
 
 @_implements(np.convolve)
 def _convolve(a, v, mode="full"):
-    """NumPy's convolve of two 1-D arrays: the shorter one's taps, each a
-    shifted slice of the longer one (zero-padded) times the tap, summed; then
-    the full, same or valid part, as NumPy's offsets give them."""
-    if mode not in ("full", "same", "valid"):
-        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
-    a, v = _traced(a, "numpy.convolve's a"), _traced(v, "numpy.convolve's v")
-    for x, name in ((a, "a"), (v, "v")):
-        if x.ndim > 1:
-            raise ValueError("object too deep for desired array")
-        if x.size == 0:
-            raise ValueError(f"{name} cannot be empty")
-    a, v = a.reshape(-1), v.reshape(-1)
-    if v.shape[0] > a.shape[0]:
-        a, v = v, a
-    n, m = a.shape[0], v.shape[0]
-    dtype = np.result_type(a.dtype, v.dtype)
-    a, v = a.astype(dtype), v.astype(dtype)
-    pad = _creation.full_traced((m - 1,), 0, dtype, "numpy.convolve")
-    padded = np.concatenate([pad, a, pad]) if m > 1 else a
-    length = n + m - 1
-    full = None
-    for k in _range(m):
-        term = padded[m - 1 - k : m - 1 - k + length] * v[k]
-        full = term if full is None else full + term
-    if mode == "same":
-        return full[(m - 1) // 2 : (m - 1) // 2 + n]
-    if mode == "valid":
-        return full[m - 1 : m - 1 + n - m + 1]
-    return full
+    return Traced(
+        _core.convolve(
+            _strong(a, "numpy.convolve's a")._t, _strong(v, "numpy.convolve's v")._t, mode
+        )
+    )
+
+
+@_implements(np.correlate)
+def _correlate(a, v, mode="valid"):
+    return Traced(
+        _core.correlate(
+            _strong(a, "numpy.correlate's a")._t, _strong(v, "numpy.correlate's v")._t, mode
+        )
+    )
 
 
 # --- Refusals -------------------------------------------------------------------------

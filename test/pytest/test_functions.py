@@ -57,9 +57,10 @@ def _compare(expected, got, bound, path):
         if e.dtype.kind == "f":  # signed zeros too
             np.testing.assert_array_equal(np.signbit(g), np.signbit(e), err_msg=path)
         return
+    wide = np.complex128 if e.dtype.kind == "c" else np.float64  # both parts of complex ones
     with np.errstate(invalid="ignore"):
-        err = np.abs(g.astype(np.float64) - e.astype(np.float64))
-        err = np.where(g.astype(np.float64) == e.astype(np.float64), 0.0, err)
+        err = np.abs(g.astype(wide) - e.astype(wide))
+        err = np.where(g.astype(wide) == e.astype(wide), 0.0, err)
     bad = ~(err <= np.broadcast_to(bound, err.shape)) & ~(np.isnan(g) & np.isnan(e))
     assert not bad.any(), (
         f"{path}: {bad.sum()} of {bad.size} elements off; worst error "
@@ -498,6 +499,28 @@ def test_convolve_modes_as_numpys(dtype):
         jit(lambda t: np.convolve(t, t, mode="middle"))(x)
     with pytest.raises(ValueError, match="v cannot be empty"):
         jit(lambda t: np.convolve(t, t[:0]))(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.int64, np.bool_])
+def test_correlate_modes_as_numpys(dtype):
+    """np.correlate: v reversed and conjugated, and NumPy's "same" window
+    where v is the longer (NumPy correlates (v, a) and reverses)."""
+    for n, m in [(5, 3), (3, 5), (2, 7), (4, 8), (6, 6), (1, 4), (9, 1)]:
+        a, v = data((n,), dtype, n), data((m,), dtype, 10 + m)
+        if np.dtype(dtype).kind == "c":
+            a, v = a + 1j * data((n,), np.float64, 20 + n), v - 2j * data((m,), np.float64, m)
+        for mode in ("valid", "same", "full"):
+            # each output: a sum of min(n, m) products (complex ones: each within
+            # 2 eps |a||v|, so a bound of (min(n, m) + 2) * 2 eps)
+            complex_ = np.dtype(dtype).kind == "c"
+            e = 2 * eps(np.float64) if complex_ else eps(dtype)
+            k = min(n, m) + 2 if complex_ else min(n, m)
+            b = k * e * np.correlate(np.abs(a), np.abs(v), mode).real
+            same(lambda a, v: np.correlate(a, v, mode), a, v, bound=b if e else None)
+    x = data((6,), np.float64)
+    same(lambda t: np.correlate(t, [1.0, -1.0]), x, bound=2 * eps(np.float64) * 8)
+    with pytest.raises(ValueError, match="object too deep"):
+        jit(lambda t: np.correlate(t.reshape(2, 3), t))(x)
 
 
 def test_shares_memory_of_views_as_numpys():
