@@ -150,6 +150,12 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor> &xi, const std::string &i
 Tensor convolve(const Tensor &a, const Tensor &v, const std::string &mode = "full");
 Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode = "valid");
 
+/// np.cumulative_sum and np.cumulative_prod (NumPy 2.1): cumsum (cumprod)
+/// along `axis`, which arrays of more than one dimension must give (0-d:
+/// one element), with the identity first where `includeInitial`.
+Tensor cumulativeSum(const Tensor &x, std::optional<int64_t> axis, bool includeInitial = false);
+Tensor cumulativeProd(const Tensor &x, std::optional<int64_t> axis, bool includeInitial = false);
+
 // NumPy's nan-ignoring reductions (numpy/lib/_nanfunctions_impl.py). Float and
 // complex operands have their nans replaced first (the others reduce as the
 // plain functions do); `dtype`, where given, is the accumulator's.

@@ -1088,6 +1088,34 @@ Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode) {
   return full;
 }
 
+// --- cumulative_sum, cumulative_prod -----------------------------------------------
+
+namespace {
+
+Tensor cumulative(const char *op, const Tensor &x, std::optional<int64_t> axis, bool initial,
+                  bool product) {
+  if (!axis && x.rank() > 1)
+    fail(op, "For arrays which have more than one dimension ``axis`` argument is required.");
+  const Tensor t = x.rank() == 0 ? reshape(x, {1}) : x;
+  const int64_t ax = normalizeAxes(op, Axes(axis.value_or(0)), t.rank())[0];
+  const Tensor r = product ? cumprod(t, ax) : cumsum(t, ax);
+  if (!initial)
+    return r;
+  Shape first = r.shape();
+  first[static_cast<size_t>(ax)] = 1;
+  return concatenate({broadcastTo(ScalarType{r.dtype()}(product ? 1.0 : 0.0), first), r}, ax);
+}
+
+} // namespace
+
+Tensor cumulativeSum(const Tensor &x, std::optional<int64_t> axis, bool includeInitial) {
+  return cumulative("cumulative_sum", x, axis, includeInitial, false);
+}
+
+Tensor cumulativeProd(const Tensor &x, std::optional<int64_t> axis, bool includeInitial) {
+  return cumulative("cumulative_prod", x, axis, includeInitial, true);
+}
+
 // --- nan functions ---------------------------------------------------------------
 
 namespace {

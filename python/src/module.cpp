@@ -346,6 +346,8 @@ NB_MODULE(_tinymlir, m) {
   m.def("digitize", &digitize, "x"_a, "bins"_a, "right"_a = false);
   m.def("roll", &roll, "a"_a, "shift"_a, "axis"_a.none());
   m.def("convolve", &convolve, "a"_a, "v"_a, "mode"_a = "full");
+  m.def("cumulative_sum", &cumulativeSum, "x"_a, "axis"_a.none(), "include_initial"_a = false);
+  m.def("cumulative_prod", &cumulativeProd, "x"_a, "axis"_a.none(), "include_initial"_a = false);
   m.def("correlate", &correlate, "a"_a, "v"_a, "mode"_a = "valid");
   // The nan reductions: dtype (a name or None) is the accumulator's.
   auto dtypeOf = [](const std::optional<std::string> &name) -> std::optional<DType> {

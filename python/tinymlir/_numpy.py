@@ -961,6 +961,25 @@ def _cumprod(a, axis=None, dtype=None, out=None):
     return _accumulate(_core.cumprod, "cumprod", a, axis, dtype, out)
 
 
+def _cumulative(name):
+    """np.cumulative_sum / cumulative_prod (NumPy 2.1): the core's, after
+    dtype='s cast, as cumsum's."""
+
+    def cumulative(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        fn = getattr(_core, name)
+        return _accumulate(
+            lambda t, ax: fn(t, ax, bool(include_initial)), name, x, axis, dtype, out
+        )
+
+    cumulative.__name__ = f"_{name}"
+    return cumulative
+
+
+if hasattr(np, "cumulative_sum"):  # NumPy 2.1
+    _implements(np.cumulative_sum)(_cumulative("cumulative_sum"))
+    _implements(np.cumulative_prod)(_cumulative("cumulative_prod"))
+
+
 def _extreme_index(fn, name, a, axis, out, keepdims):
     t = _traced(a, f"numpy.{name}'s operand")
     if t.ndim == 0 and axis is not None and operator.index(axis) in (0, -1):

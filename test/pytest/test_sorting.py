@@ -326,3 +326,23 @@ def test_sorts_of_extremes_signed_zeros_and_nans_are_numpys(dtype):
     same(got, (np.sort(x), np.argsort(x, kind="stable")), dtype)
     # the values themselves, moved: as many negative zeros (and nans) as given
     assert np.signbit(got[0]).sum() == np.signbit(x).sum()
+
+
+def test_cumulative_sum_and_prod_as_numpys(rng):
+    """NumPy 2.1's cumulative_sum/cumulative_prod: the identity first with
+    include_initial, axis required above one dimension, dtype= as cumsum's;
+    sequential as cumsum, so exact."""
+    x = rng.standard_normal((3, 4))
+    i = rng.integers(-3, 4, (5,)).astype(np.int8)
+    cases = (
+        lambda a, b: np.cumulative_sum(a, axis=1, include_initial=True),
+        lambda a, b: np.cumulative_prod(a, axis=0),
+        lambda a, b: np.cumulative_sum(a, axis=-1, dtype=np.float32),
+        lambda a, b: np.cumulative_sum(b, include_initial=True),
+        lambda a, b: np.cumulative_prod(b, include_initial=True),
+        lambda a, b: np.cumulative_sum(a[0, 0]),
+    )
+    for k, fn in enumerate(cases):
+        same(jit(fn)(x, i), fn(x, i), f"case {k}")
+    with pytest.raises(ValueError, match="``axis`` argument is required"):
+        jit(lambda a: np.cumulative_sum(a))(x)
