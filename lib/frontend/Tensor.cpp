@@ -704,10 +704,8 @@ Tensor var(const Tensor &x, const Axes &axis, bool keepdims, double ddof) {
   }
   if (ddof == 0)
     return mean(squares, axis, keepdims);
-  int64_t count = 1;
-  for (int64_t a : axes)
-    count *= n->shape[static_cast<size_t>(a)];
-  return sum(squares, axis, keepdims) / std::max(static_cast<double>(count) - ddof, 0.0);
+  const auto count = static_cast<double>(reducedCount(n->shape, axes));
+  return sum(squares, axis, keepdims) / std::max(count - ddof, 0.0);
 }
 
 // --- Matrix products and layout -------------------------------------------------

@@ -1145,17 +1145,11 @@ _RANDOM_BY_ID = {}
 
 
 def _setup_random():
-    """Makes the wrappers of numpy.random's functions: where it is imported, or
-    where it can be (NumPy loads it lazily; importing it while a trace runs
-    would see the trace's stand-ins for np.zeros and np.ndarray). Called with
-    _creation's lock held."""
-    if _RANDOM:
-        return True
-    if "numpy.random" not in _sys.modules:
-        if _creation._active:
-            return False
-        import numpy.random  # noqa: F401
-    module = _sys.modules["numpy.random"]
+    """Makes the wrappers of numpy.random's functions, once, as tinymlir is
+    imported (before any trace: importing numpy.random while one runs would
+    see the trace's stand-ins for np.zeros and np.ndarray)."""
+    import numpy.random as module
+
     for name, f in vars(module).items():
         if (
             not name.startswith("_")
@@ -1167,7 +1161,6 @@ def _setup_random():
             _RANDOM[name] = f
     _RANDOM_WRAPPERS.update({name: _random_wrapper(name, f) for name, f in _RANDOM.items()})
     _RANDOM_BY_ID.update({id(f): name for name, f in _RANDOM.items()})
-    return True
 
 
 def _random_wrapper(name, orig):
@@ -1188,7 +1181,6 @@ def _random_wrapper(name, orig):
 
 _random_lock = threading.Lock()
 _random_active = 0  # traces that installed the wrappers (and still run)
-_random_before = 0  # of them, the traces that began before this module was imported
 _random_rebound = {}  # (id of a globals dict, name) -> [globals dict, count, random name]
 
 
@@ -1235,28 +1227,22 @@ def _install_random(fn_globals, closure):
 
 
 def _uninstall_random(token):
-    """Undoes one _install_random (token None: a trace that began before this
-    module was imported, counted at import if numpy.random was wrapped then)."""
-    global _random_active, _random_before
+    """Undoes one _install_random."""
+    global _random_active
     with _random_lock:
-        if token is None:
-            if _random_before == 0:
-                return
-            _random_before -= 1
-        else:
-            fn_globals, names, cells = token
-            for cell, name in cells:
-                if cell.cell_contents is _RANDOM_WRAPPERS[name]:
-                    cell.cell_contents = _RANDOM[name]
-            for key in names:
-                entry = _random_rebound.get((id(fn_globals), key))
-                if entry is None:
-                    continue
-                entry[1] -= 1
-                if entry[1] == 0:
-                    del _random_rebound[(id(fn_globals), key)]
-                    if fn_globals.get(key) is _RANDOM_WRAPPERS[entry[2]]:
-                        fn_globals[key] = _RANDOM[entry[2]]
+        fn_globals, names, cells = token
+        for cell, name in cells:
+            if cell.cell_contents is _RANDOM_WRAPPERS[name]:
+                cell.cell_contents = _RANDOM[name]
+        for key in names:
+            entry = _random_rebound.get((id(fn_globals), key))
+            if entry is None:
+                continue
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _random_rebound[(id(fn_globals), key)]
+                if fn_globals.get(key) is _RANDOM_WRAPPERS[entry[2]]:
+                    fn_globals[key] = _RANDOM[entry[2]]
         _random_active -= 1
         if _random_active == 0:
             _unwrap_random_module()
@@ -1272,40 +1258,26 @@ class _Hooks:
 
 
 def _install(fn_globals=None, closure=None):
-    ready = bool(_RANDOM)
-    if not ready:
-        with _creation._lock:  # before _creation's stand-ins are installed
-            ready = _setup_random()
     token = _creation_install(fn_globals, closure)
     try:
-        return _Hooks(token, _install_random(fn_globals, closure) if ready else None)
+        return _Hooks(token, _install_random(fn_globals, closure))
     except BaseException:
         _creation_uninstall(token)
         raise
 
 
 def _uninstall(hooks):
-    if not isinstance(hooks, _Hooks):  # began before this module was imported
-        try:
-            _uninstall_random(None)
-        finally:
-            _creation_uninstall(hooks)
-        return
     try:
-        if hooks.random is not None:
-            _uninstall_random(hooks.random)
+        _uninstall_random(hooks.random)
     finally:
         _creation_uninstall(hooks.creation)
 
 
-with _creation._lock:  # chained to _creation's: every trace installs both
-    _creation_install, _creation_uninstall = layers.install, layers.uninstall
-    if _setup_random():
-        with _random_lock:
-            _random_active = _random_before = _creation._active
-            if _random_active:
-                _wrap_random_module()
-    layers.install, layers.uninstall = _install, _uninstall
+# Imported with the package (tinymlir/__init__.py), before any trace can run:
+# the chain is made once, and every trace installs both.
+_setup_random()
+_creation_install, _creation_uninstall = layers.install, layers.uninstall
+layers.install, layers.uninstall = _install, _uninstall
 
 
 # --- diagonal, trace, diag (numpy/_core/fromnumeric.py, lib/_twodim_base_impl.py) ---------
