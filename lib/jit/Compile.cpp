@@ -377,14 +377,23 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
   impl->bufferized = stageText(module);
   stage("print");
 
-  target->lower(module, impl->stages);
+  // The modules of the kernel's parts, lowered; destroyed before the context.
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> parts = target->lower(module, impl->stages);
   impl->blasCalls = detail::countBlasCalls(module);
+  for (const auto &part : parts)
+    impl->blasCalls += detail::countBlasCalls(*part);
   stage("lower");
   impl->lowered = stageText(module);
+  for (const auto &part : parts)
+    if (keepText)
+      impl->lowered += "\n" + detail::printModule(*part);
   stage("print");
 
   std::vector<std::string> objects;
   if (target->hasConstructors() || options.perf) {
+    if (!parts.empty())
+      throw Error("[compile] stage 'jit': internal: MLIR's ExecutionEngine takes the kernel in "
+                  "one module, and its parts were moved out");
     // MLIR's ExecutionEngine: it runs the GPU's constructors (its kernel
     // binaries) and tells perf about the code.
     mlir::ExecutionEngineOptions engineOptions;
@@ -417,8 +426,7 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
       objects.push_back(dumpObject(*impl->engine, cacheDir));
   } else {
     // Objects of our own, a long kernel's parts compiled on every core.
-    const unsigned cores = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-    objects = detail::compileObjects(module, *target, level, cores);
+    objects = detail::compileObjects(module, parts, *target, level);
     if (!loadObjects(*impl, objects, *target))
       throw Error("[compile] stage 'jit' failed: LLVM's JIT could not link the kernel's objects");
   }

@@ -1,6 +1,5 @@
-// Native code for a lowered module (LLVM dialect), compiled by LLVM on
-// several threads: the kernel's outlined parts (tinymlir-outline-parts) are
-// spread over partitions, each optimized and compiled on a thread of its own.
+// Native code for a lowered kernel (LLVM dialect), compiled by LLVM on every
+// core: one object for the kernel's module, one for each module of its parts.
 #pragma once
 
 #include <mlir/IR/BuiltinOps.h>
@@ -18,10 +17,11 @@ std::string interfaceName();
 /// as MLIR's ExecutionEngine names it (_mlir_ prefixed).
 std::string packedEntryName();
 
-/// Relocatable object files of `module`: its LLVM IR with the packed entry,
-/// in at most `partitions` partitions (one unless the kernel was split into
-/// parts), each optimized at `level` and compiled on its own thread.
-std::vector<std::string> compileObjects(mlir::ModuleOp module, const CompileTarget &target,
-                                        int level, unsigned partitions);
+/// Relocatable object files: the kernel's module with the packed entry first,
+/// then the modules of its parts (CompileTarget::lower), each optimized at
+/// `level` and compiled on one of several threads.
+std::vector<std::string> compileObjects(mlir::ModuleOp kernel,
+                                        const std::vector<mlir::OwningOpRef<mlir::ModuleOp>> &parts,
+                                        const CompileTarget &target, int level);
 
 } // namespace tinymlir::detail

@@ -114,6 +114,16 @@ def OutlinePartsPass : ModulePass<"tinymlir-outline-parts"> {
   let statistics = [Statistic<"outlined", "parts", "parts outlined">];
 }
 
+def MoveOutPartsPass : ModulePass<"tinymlir-move-out-parts"> {
+  let summary = "Move the parts tinymlir-outline-parts made into nested modules of their own, "
+                "each lowered and compiled on its own (the kernel's module declares them)";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"perModule", "per-module", "int64_t", "2", "Consecutive parts in each module">,
+  ];
+  let statistics = [Statistic<"moved", "parts", "parts moved">];
+}
+
 // --- lib/passes/gpu (targets/gpu/GpuTarget.cpp describes the order) ---
 
 def GpuMatmulKernelsPass : ModulePass<"tinymlir-gpu-matmul-kernels"> {

@@ -20,7 +20,10 @@
 
 #include <llvm/Support/raw_ostream.h>
 
+#include <atomic>
+#include <exception>
 #include <limits>
+#include <thread>
 
 namespace tinymlir::detail {
 #define GEN_PASS_DECL_SIMPLIFYMATHPASS
@@ -83,6 +86,53 @@ void runPipeline(mlir::ModuleOp module, const std::string &pipeline, const char 
   if (mlir::failed(pm.run(module)))
     throw Error(std::string("[compile] stage '") + stage + "' failed:" + diags.text());
   verifyModule(module, stage);
+}
+
+void forEachInParallel(mlir::MLIRContext *context, size_t n, unsigned workers,
+                       const std::function<void(size_t)> &fn) {
+  workers = static_cast<unsigned>(std::min<size_t>(std::max(workers, 1u), n));
+  if (workers <= 1) {
+    for (size_t i = 0; i < n; ++i)
+      fn(i);
+    return;
+  }
+  const bool wasThreaded = context->isMultithreadingEnabled();
+  context->enableMultithreading(true);
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(n);
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < workers; ++t)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &t : threads)
+    t.join();
+  context->enableMultithreading(wasThreaded);
+  for (const std::exception_ptr &e : errors)
+    if (e)
+      std::rethrow_exception(e);
+}
+
+std::vector<mlir::OwningOpRef<mlir::ModuleOp>> takeNestedModules(mlir::ModuleOp module) {
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> nested;
+  for (auto inner : llvm::make_early_inc_range(module.getOps<mlir::ModuleOp>())) {
+    inner->remove();
+    inner.setSymNameAttr(nullptr);
+    nested.emplace_back(inner);
+  }
+  return nested;
+}
+
+unsigned compileWorkers() {
+  return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
 }
 
 std::string joinPipelines(std::initializer_list<std::string> pipelines) {

@@ -4,6 +4,7 @@
 
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/MLIRContext.h>
+#include <mlir/IR/OwningOpRef.h>
 
 namespace mlir::linalg {
 class GenericOp;
@@ -11,10 +12,12 @@ class GenericOp;
 
 #include <tinymlir/array.h>
 
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tinymlir::detail {
 
@@ -58,6 +61,17 @@ template <class Step> mlir::LogicalResult reportErrors(mlir::Operation *op, Step
     return mlir::failure();
   }
 }
+
+/// The modules nested in `module` (tinymlir-move-out-parts), taken out of it.
+std::vector<mlir::OwningOpRef<mlir::ModuleOp>> takeNestedModules(mlir::ModuleOp module);
+
+/// Runs fn(0) ... fn(n - 1) on up to `workers` threads, this one among them,
+/// with `context`'s multithreading on meanwhile (its uniquers then take
+/// locks); rethrows the first error once every thread has stopped.
+void forEachInParallel(mlir::MLIRContext *context, size_t n, unsigned workers,
+                       const std::function<void(size_t)> &fn);
+/// The threads that compile: the cores, at most 8.
+unsigned compileWorkers();
 
 /// The module's text; the module must have been verified (the printer does
 /// not verify it again).

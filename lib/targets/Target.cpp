@@ -17,8 +17,10 @@
 namespace tinymlir {
 namespace detail {
 
-void CompileTarget::lower(mlir::ModuleOp module, TargetStages &) const {
+std::vector<mlir::OwningOpRef<mlir::ModuleOp>> CompileTarget::lower(mlir::ModuleOp module,
+                                                                    TargetStages &) const {
   runPipeline(module, lowerPipeline(), "lower");
+  return {};
 }
 
 llvm::orc::JITTargetMachineBuilder CompileTarget::machineBuilder() const {

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -81,8 +82,12 @@ public:
   virtual const char *name() const = 0;
   /// The passes from the bufferized module to the LLVM dialect.
   virtual std::string lowerPipeline() const = 0;
-  /// Runs them on the module, keeping the target's own stages.
-  virtual void lower(mlir::ModuleOp module, TargetStages &stages) const;
+  /// Runs them on the module, keeping the target's own stages. Returns the
+  /// modules that parts of the kernel were moved to, lowered (CPU: see
+  /// tinymlir-move-out-parts), each to be compiled to an object of its own; none where
+  /// the module holds the whole kernel.
+  virtual std::vector<mlir::OwningOpRef<mlir::ModuleOp>> lower(mlir::ModuleOp module,
+                                                               TargetStages &stages) const;
   /// The functions its code calls.
   virtual RuntimeSymbols runtimeSymbols() const = 0;
   /// Whether the code has global constructors to run (GPU: kernel binaries).

@@ -173,12 +173,13 @@ public:
   std::string lowerPipeline() const override {
     return joinPipelines({mapPipeline(tile_), loweringPipeline(chips_, libdevice_)});
   }
-  void lower(ModuleOp module, TargetStages &stages) const override {
+  std::vector<OwningOpRef<ModuleOp>> lower(ModuleOp module, TargetStages &stages) const override {
     initializeNvptx();
     runPipeline(module, mapPipeline(tile_), "gpu");
     stages.gpu = printModule(module);
     runPipeline(module, loweringPipeline(chips_, libdevice_), "gpu-lower");
     stages.ptx = firstPtx(module);
+    return {};
   }
   RuntimeSymbols runtimeSymbols() const override { return withCpuSymbols(cudaRuntimeSymbols()); }
   bool hasConstructors() const override { return true; } // they register the kernel binaries
@@ -198,10 +199,11 @@ public:
   std::string lowerPipeline() const override {
     return joinPipelines({mapPipeline(tile_), emulation()});
   }
-  void lower(ModuleOp module, TargetStages &stages) const override {
+  std::vector<OwningOpRef<ModuleOp>> lower(ModuleOp module, TargetStages &stages) const override {
     runPipeline(module, mapPipeline(tile_), "gpu");
     stages.gpu = printModule(module);
     runPipeline(module, emulation(), "gpu-emulate");
+    return {};
   }
   RuntimeSymbols runtimeSymbols() const override { return withCpuSymbols(gpuEmulationSymbols()); }
   CallHooks callHooks() const override { return {&checkGpuErrors, &checkGpuErrors}; }
