@@ -98,6 +98,8 @@ void forEachInParallel(mlir::MLIRContext *context, size_t n, unsigned workers,
   }
   const bool wasThreaded = context->isMultithreadingEnabled();
   context->enableMultithreading(true);
+  if (!context->isMultithreadingEnabled()) // --mlir-disable-threading: one thread
+    workers = 1;
   std::atomic<size_t> next{0};
   std::vector<std::exception_ptr> errors(n);
   auto work = [&] {

@@ -281,13 +281,38 @@ def test_element_updates_compile_to_scalars_and_parts():
     parts = len(defined)
     assert parts >= 2 and sorted(defined) == sorted(declared) == sorted(set(defined))
     assert spec.lowered.count("llvm.call @kernel_part") == parts
-    assert len(re.findall("^module", spec.lowered, re.M)) == 1 + (parts + 1) // 2  # two parts a module
+    assert (
+        len(re.findall("^module", spec.lowered, re.M)) == 1 + (parts + 1) // 2
+    )  # two parts a module
     (line,) = re.findall(r"^ *llvm\.func @kernel_part0\(.*\{$", spec.lowered, re.M)
     assert '"noinline"' in line
     # Its 800 dot loops stay scalar: LLVM's vectorizer would cost more than
     # they take (the annotation reaches the branches, which LLVM reads).
     assert "#llvm.loop_vectorize<disable = true>" in spec.lowered
     assert spec.lowered.count("{loop_annotation = #loop_annotation}") >= 700
+
+
+def test_dot_loops_are_told_apart_by_what_they_read():
+    # CSE's hash does not look into regions, and dot loops of one length have
+    # the same operands: each loop carries the ids of the vectors it reads, so
+    # CSE does not compare it with every earlier loop of its length. The same
+    # dot traced twice still gets one id pair, and CSE still merges it.
+    n = 12
+    spec = jit(cholesky).compile(spd(n))
+    ids = re.findall(r"tinymlir\.dot = array<i64: (\d+), (\d+)>", spec.module)
+    assert len(ids) == spec.module.count("scf.for") > 50
+    assert len(set(ids)) == len(ids)
+
+    def twice(a):
+        a[0, 3] = np.dot(a[0, :3], a[1, :3]) + np.dot(a[0, :3], a[1, :3])
+        a[2, 3] = np.dot(a[2, :3], a[1, :3])
+
+    a = pos(3, 4)
+    spec = jit(twice).compile(a)
+    first, second, third = re.findall(r"tinymlir\.dot = (array<i64: \d+, \d+>)", spec.module)
+    assert first == second != third
+    assert spec.optimized.count("scf.for") == 2
+    program(twice, a, k=8)
 
 
 def test_the_text_of_later_stages_is_kept_for_kernels_up_to_ir_limit():
