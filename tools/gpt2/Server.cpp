@@ -1,10 +1,10 @@
 #include "gpt2/Server.h"
 
+#include "models/gpt2/Engine.h"
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include <malloc.h>
-#include <sys/resource.h>
 #include <sys/types.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,40 +13,18 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <filesystem>
-#include <iostream>
-#include <map>
+#include <limits>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 namespace tinymlir::gpt2 {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-/// A request's progress, shared by its HTTP thread and the engine.
-struct Job {
-  std::vector<int32_t> prompt;
-  int64_t maxTokens = 16;
-  SamplingOptions sampling;
-  bool stopAtEnd = true;
-  std::atomic<bool> cancelled = false; ///< its client went away
-  Clock::time_point admitted = Clock::now();
-  bool started = false; ///< its first token was chosen (the engine's)
-
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<int32_t> tokens;
-  std::string finish; ///< "" while running; "length", "stop", "cancelled" or "error"
-  std::string error;
-};
 
 /// The bytes of `text` up to the last complete UTF-8 character (a token may
 /// end inside one; the rest waits for the next token).
@@ -104,29 +82,16 @@ bool clientGone(int connection) {
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-/// Prometheus histogram buckets of the time to first token, in seconds.
-constexpr std::array<double, 12> kFirstTokenBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                                    0.5,   1,    2.5,   5,    10,  30};
-
 } // namespace
 
 struct Server::Impl {
   Impl(const Model &model, const Tokenizer &tokenizer, ServerOptions options)
-      : model(model), tokenizer(tokenizer), options(std::move(options)) {
+      : model(model), tokenizer(tokenizer), options(std::move(options)),
+        engine(model, EngineOptions{this->options.slots, this->options.queue,
+                                    this->options.prefixCache, this->options.warmUp}) {
     const int64_t context = model.config().n_positions;
     if (this->options.maxTokens <= 0 || this->options.maxTokens > context)
       this->options.maxTokens = context;
-    if (this->options.slots < 1 || this->options.slots > Decoder::kMaxSlots)
-      throw Error("[server] --slots must be 1 to " + std::to_string(Decoder::kMaxSlots) + ", not " +
-                  std::to_string(this->options.slots));
-    if (this->options.queue < 1)
-      throw Error("[server] --queue must be at least 1, not " +
-                  std::to_string(this->options.queue));
-    if (this->options.prefixCache < 0)
-      throw Error("[server] --prefix-cache must be at least 0 positions, not " +
-                  std::to_string(this->options.prefixCache));
-    if (this->options.prefixCache > 0)
-      prefix = std::make_unique<PrefixCache>(this->options.prefixCache);
     routes();
   }
 
@@ -134,211 +99,17 @@ struct Server::Impl {
   const Tokenizer &tokenizer;
   ServerOptions options;
   httplib::Server http;
-  std::thread engine;
-  std::unique_ptr<PrefixCache> prefix; ///< null: none; outlives the idle decoder resets
+  Engine engine;
 
-  // The queue and the engine's state, under `mutex`.
-  std::mutex mutex;
-  std::condition_variable wake;
-  std::deque<std::shared_ptr<Job>> pending;
-  bool stopping = false;
-  int64_t active = 0;
-  std::deque<std::pair<Clock::time_point, int64_t>> recent; ///< tokens per step, last 10 s
-  std::map<std::string, int64_t> finished;                  ///< requests by finish reason
-  int64_t tokensTotal = 0, rejectedFull = 0, rejectedBad = 0, rejectedDraining = 0,
-          rejectedWarming = 0;
-  int64_t inFlight = 0; ///< admitted requests not yet answered
-  std::array<int64_t, kFirstTokenBuckets.size()> firstTokenCounts{};
-  int64_t firstTokenCount = 0;
-  double firstTokenSeconds = 0;
+  mutable std::mutex mutex; ///< the counters below
+  int64_t rejectedBad = 0;
+  int64_t inFlight = 0; ///< requests let in and not yet answered
   std::atomic<int64_t> requests = 0;
-  std::atomic<bool> warming = false;
-  std::atomic<bool> draining = false;
-  std::jthread warmUp; ///< last: stopped and joined first
-
-  /// Positions of the decoder's first caches (grown by longer sequences).
-  int64_t firstCapacity() const { return std::min<int64_t>(128, model.config().n_positions); }
-
-  void startWarmUp() {
-    warming = true;
-    warmUp = std::jthread([this](std::stop_token stop) {
-      // At the lowest priority: on the cores that serving leaves idle.
-      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
-      try {
-        Decoder(model, options.slots, firstCapacity()).compileAll(stop);
-      } catch (const std::exception &e) {
-        std::cerr << "tinymlir-gpt2: warm-up: " << e.what() << "\n"; // the call itself throws it
-      }
-      warming = false;
-    });
-  }
-
-  // --- the engine ---------------------------------------------------------
-
-  struct Running {
-    std::shared_ptr<Job> job;
-    Sampler sampler;
-    std::vector<int32_t> history;
-  };
-
-  void finish(Job &job, const std::string &reason, const std::string &error = "") {
-    {
-      std::lock_guard lock(job.mutex);
-      job.finish = reason;
-      job.error = error;
-    }
-    job.changed.notify_all();
-    std::lock_guard lock(mutex);
-    ++finished[reason];
-  }
-
-  /// Chooses a sequence's next token from its logits row; false when it ends.
-  bool choose(Running &r, const Array &row) {
-    Job &job = *r.job;
-    if (!job.started) {
-      job.started = true;
-      const double seconds = std::chrono::duration<double>(Clock::now() - job.admitted).count();
-      std::lock_guard lock(mutex);
-      for (size_t b = 0; b < kFirstTokenBuckets.size(); ++b)
-        firstTokenCounts[b] += seconds <= kFirstTokenBuckets[b];
-      ++firstTokenCount;
-      firstTokenSeconds += seconds;
-    }
-    const int32_t next = r.sampler.next(row, r.history);
-    if (job.stopAtEnd && next == kEndOfText && next < model.config().vocab_size) {
-      finish(job, "stop");
-      return false;
-    }
-    r.history.push_back(next);
-    size_t count;
-    {
-      std::lock_guard lock(job.mutex);
-      job.tokens.push_back(next);
-      count = job.tokens.size();
-    }
-    job.changed.notify_all();
-    if (static_cast<int64_t>(count) >= job.maxTokens) {
-      finish(job, "length");
-      return false;
-    }
-    return true;
-  }
-
-  /// A sequence that ends leaves its keys and values in the prefix cache.
-  void keep(const Decoder &decoder, Decoder::Sequence q, const Running &r) {
-    if (prefix)
-      decoder.save(q, r.history, *prefix);
-  }
-
-  void countTokens(int64_t n) {
-    std::lock_guard lock(mutex);
-    tokensTotal += n;
-    recent.emplace_back(Clock::now(), n);
-  }
-
-  void runEngine() {
-    std::optional<Decoder> decoder;
-    std::map<Decoder::Sequence, Running> running;
-    auto failAll = [&](const std::string &message) {
-      for (auto &[q, r] : running)
-        finish(*r.job, "error", message);
-      running.clear();
-      decoder.reset();
-    };
-    for (;;) {
-      std::shared_ptr<Job> joining; // at most one a step
-      std::vector<std::shared_ptr<Job>> cancelledWaiting;
-      {
-        std::unique_lock lock(mutex);
-        wake.wait(lock, [&] { return stopping || !pending.empty() || !running.empty(); });
-        if (stopping)
-          break;
-        // A newcomer's prompt is computed alone, and the running sequences
-        // wait for it (a prompt costs up to a few steps' time): one joins per
-        // step, so that a running sequence's next token waits for at most one
-        // prompt. Requests cancelled while waiting do not take that turn.
-        while (!pending.empty() && !joining &&
-               static_cast<int64_t>(running.size()) < options.slots) {
-          std::shared_ptr<Job> job = pending.front();
-          pending.pop_front();
-          if (job->cancelled)
-            cancelledWaiting.push_back(std::move(job));
-          else
-            joining = std::move(job);
-        }
-      }
-      for (const std::shared_ptr<Job> &job : cancelledWaiting)
-        finish(*job, "cancelled");
-      try {
-        if (joining && joining->cancelled) {
-          finish(*joining, "cancelled");
-        } else if (joining) {
-          if (!decoder)
-            decoder.emplace(model, options.slots, firstCapacity());
-          auto [q, logits] = decoder->add(joining->prompt, prefix.get());
-          Running r{joining, Sampler(joining->sampling), joining->prompt};
-          countTokens(1);
-          if (choose(r, logits)) {
-            running.emplace(q, std::move(r));
-          } else {
-            keep(*decoder, q, r);
-            decoder->remove(q);
-          }
-          joining.reset(); // running, or finished
-        }
-        for (auto it = running.begin(); it != running.end();) {
-          if (it->second.job->cancelled) {
-            finish(*it->second.job, "cancelled");
-            keep(*decoder, it->first, it->second);
-            decoder->remove(it->first);
-            it = running.erase(it);
-          } else {
-            ++it;
-          }
-        }
-        if (!running.empty()) {
-          const auto rows = static_cast<int64_t>(running.size());
-          decoder->advance([&](Decoder::Sequence q) { return running.at(q).history.back(); },
-                           [&](Decoder::Sequence q, const Array &row) {
-                             if (choose(running.at(q), row))
-                               return true;
-                             keep(*decoder, q, running.at(q));
-                             running.erase(q);
-                             return false;
-                           });
-          countTokens(rows);
-        }
-      } catch (const std::exception &e) {
-        std::cerr << "tinymlir-gpt2: " << e.what() << "\n";
-        if (joining) // its prompt failed: neither waiting nor running, answered here
-          finish(*joining, "error", e.what());
-        failAll(e.what());
-      }
-      if (running.empty() && decoder) {
-        decoder.reset(); // idle: the caches go, and the memory back to the system
-        releaseMemory();
-        malloc_trim(0);
-      }
-      std::lock_guard lock(mutex);
-      active = static_cast<int64_t>(running.size());
-    }
-    failAll("[server] shutting down");
-    std::lock_guard lock(mutex);
-    for (const std::shared_ptr<Job> &job : pending) {
-      {
-        std::lock_guard jobLock(job->mutex);
-        job->finish = "error";
-        job->error = "[server] shutting down";
-      }
-      job->changed.notify_all();
-    }
-    pending.clear();
-  }
 
   // --- HTTP ------------------------------------------------------------------
 
-  /// The request's job, or a 400 reason.
-  std::shared_ptr<Job> parse(const std::string &body, bool &stream) {
+  /// The request, or a 400 reason.
+  Request parse(const std::string &body, bool &stream) {
     json j;
     try {
       j = json::parse(body);
@@ -376,7 +147,7 @@ struct Server::Impl {
     auto isNumber = [](const json &v) { return v.is_number(); };
     auto isBool = [](const json &v) { return v.is_boolean(); };
     auto isString = [](const json &v) { return v.is_string(); };
-    auto job = std::make_shared<Job>();
+    Request request;
     field("model", std::string(), isString);
     field("user", std::string(), isString);
     if (field("n", int64_t{1}, isInt) != 1)
@@ -384,9 +155,9 @@ struct Server::Impl {
     if (field("echo", false, isBool))
       throw Error("[completions] 'echo' is not supported: it must be false");
     stream = field("stream", false, isBool);
-    job->stopAtEnd = !field("ignore_eos", false, isBool);
-    job->maxTokens = field("max_tokens", int64_t{16}, isInt);
-    SamplingOptions &s = job->sampling;
+    request.stopAtEnd = !field("ignore_eos", false, isBool);
+    request.maxTokens = field("max_tokens", int64_t{16}, isInt);
+    SamplingOptions &s = request.sampling;
     s.temperature = field("temperature", 0.0, isNumber);
     s.topP = field("top_p", 1.0, isNumber);
     s.topK = field("top_k", int64_t{0}, isInt);
@@ -405,9 +176,9 @@ struct Server::Impl {
       throw Error("[completions] 'prompt' is missing: give a string or a list of token ids");
     const json &p = j["prompt"];
     if (p.is_array() && p.size() == 1 && p[0].is_string()) {
-      job->prompt = tokenizer.encode(p[0].get<std::string>());
+      request.prompt = tokenizer.encode(p[0].get<std::string>());
     } else if (p.is_string()) {
-      job->prompt = tokenizer.encode(p.get<std::string>());
+      request.prompt = tokenizer.encode(p.get<std::string>());
     } else if (p.is_array() &&
                std::ranges::all_of(p, [](const json &v) { return v.is_number_integer(); })) {
       for (const json &v : p) {
@@ -415,18 +186,18 @@ struct Server::Impl {
         if (id < 0 || id >= model.config().vocab_size)
           throw Error("[completions] token id " + std::to_string(id) +
                       " is outside the vocabulary of " + std::to_string(model.config().vocab_size));
-        job->prompt.push_back(static_cast<int32_t>(id));
+        request.prompt.push_back(static_cast<int32_t>(id));
       }
     } else {
       throw Error("[completions] 'prompt' must be a string, a list of one string or a list of "
                   "token ids, not " +
                   p.dump().substr(0, 80));
     }
-    if (job->maxTokens < 1 || job->maxTokens > options.maxTokens)
+    if (request.maxTokens < 1 || request.maxTokens > options.maxTokens)
       throw Error("[completions] 'max_tokens' must be 1 to " + std::to_string(options.maxTokens) +
-                  ", not " + std::to_string(job->maxTokens));
-    model.checkIds(job->prompt, job->maxTokens);
-    return job;
+                  ", not " + std::to_string(request.maxTokens));
+    model.checkIds(request.prompt, request.maxTokens);
+    return request;
   }
 
   /// A completion object; `ids`, the tokens its text covers (an extension:
@@ -471,23 +242,26 @@ struct Server::Impl {
   }
 
   /// The final body: the whole answer, or a stream's last event.
-  std::string finalBody(const Job &job, const std::string &id, bool stream,
-                        const std::vector<int32_t> &tokens, const std::string &held) const {
-    json usage = {{"prompt_tokens", job.prompt.size()},
+  std::string finalBody(const Job &job, const Job::State &state, const std::string &id, bool stream,
+                        const std::string &held) const {
+    const std::vector<int32_t> &tokens = state.tokens;
+    const size_t prompt = job.request.prompt.size();
+    json usage = {{"prompt_tokens", prompt},
                   {"completion_tokens", tokens.size()},
-                  {"total_tokens", job.prompt.size() + tokens.size()}};
-    if (job.finish == "error")
-      return dump(errorBody(job.error, "server_error"));
+                  {"total_tokens", prompt + tokens.size()}};
+    if (state.finish == "error")
+      return dump(errorBody(state.error, "server_error"));
     if (stream)
-      return dump(completion(id, held, job.finish.c_str(), {}, usage));
-    return dump(completion(id, text(tokens, 0, tokens.size()), job.finish.c_str(), tokens, usage));
+      return dump(completion(id, held, state.finish.c_str(), {}, usage));
+    return dump(
+        completion(id, text(tokens, 0, tokens.size()), state.finish.c_str(), tokens, usage));
   }
 
   void completions(const httplib::Request &req, httplib::Response &res) {
     bool stream = false;
-    std::shared_ptr<Job> job;
+    Request request;
     try {
-      job = parse(req.body, stream);
+      request = parse(req.body, stream);
     } catch (const Error &e) {
       {
         std::lock_guard lock(mutex);
@@ -499,30 +273,34 @@ struct Server::Impl {
     }
     {
       std::lock_guard lock(mutex);
-      if (draining) {
-        ++rejectedDraining;
-        unavailable(res, "[server] this replica is shutting down: try another", "server_draining",
-                    1);
-        return;
-      }
-      if (warming && !options.serveWhileWarming) {
-        ++rejectedWarming;
-        unavailable(res, "[server] this replica is still compiling: try again shortly",
-                    "server_warming_up", 2);
-        return;
-      }
-      if (static_cast<int64_t>(pending.size()) >= options.queue) {
-        ++rejectedFull;
-        unavailable(res,
-                    "[server] the queue is full (" + std::to_string(options.queue) +
-                        " requests waiting): try again later",
-                    "server_busy", 1);
-        return;
-      }
-      pending.push_back(job);
-      ++inFlight;
+      ++inFlight; // before the engine has it: idle() is never true while it waits
     }
-    wake.notify_one();
+    Engine::Admission admitted;
+    try {
+      admitted = engine.submit(std::move(request), options.serveWhileWarming);
+    } catch (const Error &e) { // parse() checked what the engine checks
+      answered();
+      res.status = 400;
+      res.set_content(dump(errorBody(e.what(), "invalid_request_error")), "application/json");
+      return;
+    }
+    if (!admitted.job) {
+      answered();
+      switch (admitted.refusal) {
+      case Engine::Refusal::Draining:
+        return unavailable(res, "[server] this replica is shutting down: try another",
+                           "server_draining", 1);
+      case Engine::Refusal::WarmingUp:
+        return unavailable(res, "[server] this replica is still compiling: try again shortly",
+                           "server_warming_up", 2);
+      default:
+        return unavailable(res,
+                           "[server] the queue is full (" + std::to_string(options.queue) +
+                               " requests waiting): try again later",
+                           "server_busy", 1);
+      }
+    }
+    std::shared_ptr<Job> job = std::move(admitted.job);
     const std::string id = "cmpl-" + std::to_string(++requests);
     if (!stream) {
       // Headers and body together, once the answer is done: a balancer can
@@ -533,16 +311,14 @@ struct Server::Impl {
         ~Answered() { s.answered(); }
       } answered{*this};
       const int connection = connectionOf(req);
-      std::unique_lock lock(job->mutex);
-      while (!job->changed.wait_for(lock, std::chrono::milliseconds(250),
-                                    [&] { return !job->finish.empty(); }))
-        if (!job->cancelled && clientGone(connection)) {
-          job->cancelled = true;
-          wake.notify_one();
-        }
-      if (job->finish == "error")
+      Job::State state;
+      constexpr size_t kDoneOnly = std::numeric_limits<size_t>::max(); // no token count wakes it
+      while (!job->wait(kDoneOnly, std::chrono::milliseconds(250), state))
+        if (!job->cancelled() && clientGone(connection))
+          job->cancel();
+      if (state.finish == "error")
         res.status = 500;
-      res.set_content(finalBody(*job, id, false, job->tokens, ""), "application/json");
+      res.set_content(finalBody(*job, state, id, false, ""), "application/json");
       return;
     }
     // Streamed: the provider runs on this connection's thread until the job
@@ -552,42 +328,28 @@ struct Server::Impl {
     auto provider = [this, job, id, sent, held](size_t, httplib::DataSink &sink) {
       auto write = [&](const std::string &data) {
         if (!sink.write(data.data(), data.size())) {
-          job->cancelled = true;
-          wake.notify_one();
+          job->cancel();
           return false;
         }
         return true;
       };
       for (;;) {
-        std::vector<int32_t> tokens;
-        std::string finish;
-        bool waited; // nothing to send after a while
-        {
-          std::unique_lock lock(job->mutex);
-          waited = !job->changed.wait_for(lock, std::chrono::milliseconds(250), [&] {
-            return !job->finish.empty() || job->tokens.size() > *sent;
-          });
-          tokens = job->tokens;
-          finish = job->finish;
-        }
+        Job::State state;
+        const bool waited = !job->wait(*sent, std::chrono::milliseconds(250), state);
+        const std::vector<int32_t> &tokens = state.tokens;
         if (tokens.size() > *sent) {
           *held += text(tokens, *sent, tokens.size());
           std::vector<int32_t> fresh(tokens.begin() + static_cast<std::ptrdiff_t>(*sent),
                                      tokens.end());
           *sent = tokens.size();
-          const size_t ready = finish.empty() ? completeUtf8(*held) : held->size();
+          const size_t ready = state.finish.empty() ? completeUtf8(*held) : held->size();
           std::string piece = held->substr(0, ready);
           held->erase(0, ready);
           if (!write("data: " + dump(completion(id, piece, nullptr, fresh)) + "\n\n"))
             return false;
         }
-        if (!finish.empty()) {
-          std::string body;
-          {
-            std::lock_guard lock(job->mutex);
-            body = finalBody(*job, id, true, tokens, *held);
-          }
-          if (!write("data: " + body + "\n\ndata: [DONE]\n\n"))
+        if (!state.finish.empty()) {
+          if (!write("data: " + finalBody(*job, state, id, true, *held) + "\n\ndata: [DONE]\n\n"))
             return false;
           sink.done();
           return true;
@@ -599,12 +361,8 @@ struct Server::Impl {
       }
     };
     res.set_chunked_content_provider("text/event-stream", provider, [this, job](bool) {
-      if (!job->cancelled) {
-        std::lock_guard lock(job->mutex);
-        if (job->finish.empty())
-          job->cancelled = true;
-      }
-      wake.notify_one();
+      if (job->state().finish.empty())
+        job->cancel();
       answered();
     });
     res.set_header("Cache-Control", "no-cache");
@@ -612,13 +370,13 @@ struct Server::Impl {
   }
 
   std::string metrics() {
-    std::lock_guard lock(mutex);
-    const auto now = Clock::now();
-    while (!recent.empty() && now - recent.front().first > std::chrono::seconds(10))
-      recent.pop_front();
-    int64_t window = 0;
-    for (const auto &[t, n] : recent)
-      window += n;
+    const Engine::Stats e = engine.stats();
+    int64_t bad, flight;
+    {
+      std::lock_guard lock(mutex);
+      bad = rejectedBad;
+      flight = inFlight;
+    }
     std::string out;
     auto metric = [&](const std::string &name, const std::string &help, const std::string &type,
                       const std::string &value, const std::string &labels = "") {
@@ -627,33 +385,35 @@ struct Server::Impl {
       out += name + labels + " " + value + "\n";
     };
     metric("tinymlir_tokens_per_second", "Tokens generated per second over the last 10 seconds",
-           "gauge", std::to_string(static_cast<double>(window) / 10.0));
+           "gauge", std::to_string(e.tokensPerSecond));
     metric("tinymlir_queue_length", "Requests waiting for a slot", "gauge",
-           std::to_string(pending.size()));
-    metric("tinymlir_active_sequences", "Sequences being decoded", "gauge", std::to_string(active));
+           std::to_string(e.queued));
+    metric("tinymlir_active_sequences", "Sequences being decoded", "gauge",
+           std::to_string(e.active));
     metric("tinymlir_slots", "Sequences decoded together at most", "gauge",
            std::to_string(options.slots));
-    metric("tinymlir_tokens_total", "Tokens generated", "counter", std::to_string(tokensTotal));
+    metric("tinymlir_tokens_total", "Tokens generated", "counter", std::to_string(e.tokens));
     metric("tinymlir_warming_up", "1 while the start's compilations run", "gauge",
-           warming ? "1" : "0");
+           engine.warmingUp() ? "1" : "0");
     metric("tinymlir_kernels_total", "Kernels compiled or loaded from the disk cache", "counter",
            std::to_string(model.compilations() + model.diskHits()));
     for (const char *reason : {"length", "stop", "cancelled", "error"})
       metric("tinymlir_requests_total", "Requests finished, by finish reason", "counter",
-             std::to_string(finished[reason]), std::string("{finish_reason=\"") + reason + "\"}");
-    metric("tinymlir_rejected_total", "Requests refused", "counter", std::to_string(rejectedFull),
+             std::to_string(e.finished.contains(reason) ? e.finished.at(reason) : 0),
+             std::string("{finish_reason=\"") + reason + "\"}");
+    metric("tinymlir_rejected_total", "Requests refused", "counter", std::to_string(e.refusedFull),
            "{reason=\"queue_full\"}");
-    metric("tinymlir_rejected_total", "Requests refused", "counter", std::to_string(rejectedBad),
+    metric("tinymlir_rejected_total", "Requests refused", "counter", std::to_string(bad),
            "{reason=\"bad_request\"}");
     metric("tinymlir_rejected_total", "Requests refused", "counter",
-           std::to_string(rejectedDraining), "{reason=\"draining\"}");
+           std::to_string(e.refusedDraining), "{reason=\"draining\"}");
     metric("tinymlir_rejected_total", "Requests refused", "counter",
-           std::to_string(rejectedWarming), "{reason=\"warming_up\"}");
+           std::to_string(e.refusedWarming), "{reason=\"warming_up\"}");
     metric("tinymlir_draining", "1 once SIGTERM came: new requests get 503", "gauge",
-           draining ? "1" : "0");
+           engine.draining() ? "1" : "0");
     metric("tinymlir_requests_in_flight", "Requests admitted and not yet answered", "gauge",
-           std::to_string(inFlight));
-    const PrefixCache::Stats p = prefix ? prefix->stats() : PrefixCache::Stats{};
+           std::to_string(flight));
+    const PrefixCache::Stats &p = e.prefix;
     metric("tinymlir_prefix_cache_hits_total", "Prompts that started from a cached prefix",
            "counter", std::to_string(p.hits));
     metric("tinymlir_prefix_cache_misses_total", "Prompts that found no cached prefix", "counter",
@@ -668,15 +428,15 @@ struct Server::Impl {
     const std::string ttft = "tinymlir_time_to_first_token_seconds";
     out += "# HELP " + ttft + " From admission to the first token chosen\n# TYPE " + ttft +
            " histogram\n";
-    for (size_t b = 0; b < kFirstTokenBuckets.size(); ++b) {
+    for (size_t b = 0; b < Engine::kFirstTokenBuckets.size(); ++b) {
       std::ostringstream le;
-      le << kFirstTokenBuckets[b];
+      le << Engine::kFirstTokenBuckets[b];
       out +=
-          ttft + "_bucket{le=\"" + le.str() + "\"} " + std::to_string(firstTokenCounts[b]) + "\n";
+          ttft + "_bucket{le=\"" + le.str() + "\"} " + std::to_string(e.firstTokenCounts[b]) + "\n";
     }
-    out += ttft + "_bucket{le=\"+Inf\"} " + std::to_string(firstTokenCount) + "\n";
-    out += ttft + "_sum " + std::to_string(firstTokenSeconds) + "\n";
-    out += ttft + "_count " + std::to_string(firstTokenCount) + "\n";
+    out += ttft + "_bucket{le=\"+Inf\"} " + std::to_string(e.firstTokens) + "\n";
+    out += ttft + "_sum " + std::to_string(e.firstTokenSeconds) + "\n";
+    out += ttft + "_count " + std::to_string(e.firstTokens) + "\n";
     return out;
   }
 
@@ -707,18 +467,19 @@ struct Server::Impl {
     });
     // Readiness: 503 (Retry-After) while compiling at start or draining.
     http.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
-      std::lock_guard lock(mutex);
+      const bool draining = engine.draining(), warming = engine.warmingUp();
+      const Engine::Stats e = engine.stats();
       const char *status = draining ? "draining" : warming ? "warming_up" : "ok";
       if (draining || warming) {
         res.status = 503;
         res.set_header("Retry-After", draining ? "5" : "2");
       }
       res.set_content(dump({{"status", status},
-                            {"warming_up", warming.load()},
-                            {"draining", draining.load()},
+                            {"warming_up", warming},
+                            {"draining", draining},
                             {"slots", options.slots},
-                            {"active", active},
-                            {"queue", pending.size()}}),
+                            {"active", e.active},
+                            {"queue", e.queued}}),
                       "application/json");
     });
     // Liveness: the process answers (whatever it is doing).
@@ -737,11 +498,7 @@ struct Server::Impl {
 Server::Server(const Model &model, const Tokenizer &tokenizer, ServerOptions options)
     : impl_(std::make_unique<Impl>(model, tokenizer, std::move(options))) {}
 
-Server::~Server() {
-  stop();
-  if (impl_->engine.joinable())
-    impl_->engine.join();
-}
+Server::~Server() { stop(); }
 
 int Server::bind() {
   Impl &s = *impl_;
@@ -763,17 +520,13 @@ int Server::bind() {
 
 void Server::run() {
   Impl &s = *impl_;
-  if (s.options.warmUp)
-    s.startWarmUp();
-  s.engine = std::thread([&s] { s.runEngine(); });
+  s.engine.start();
   s.http.listen_after_bind();
   stop();
   s.engine.join();
-  if (s.warmUp.joinable())
-    s.warmUp.join();
 }
 
-void Server::drain() { impl_->draining = true; }
+void Server::drain() { impl_->engine.drain(); }
 
 bool Server::idle() const {
   std::lock_guard lock(impl_->mutex);
@@ -781,14 +534,8 @@ bool Server::idle() const {
 }
 
 void Server::stop() {
-  Impl &s = *impl_;
-  {
-    std::lock_guard lock(s.mutex);
-    s.stopping = true;
-  }
-  s.wake.notify_all();
-  s.warmUp.request_stop();
-  s.http.stop();
+  impl_->engine.stop();
+  impl_->http.stop();
 }
 
 } // namespace tinymlir::gpt2

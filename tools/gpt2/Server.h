@@ -1,15 +1,9 @@
 // tinymlir-gpt2 --serve: an HTTP server with OpenAI's /v1/completions
-// (streamed as server-sent events, or one JSON answer), /health and /metrics.
-//
-// One engine thread owns a gpt2::Decoder and runs continuous batching:
-// requests wait in a bounded queue, join the running batch as slots free up
-// (their prompt computed alone, into their slot), advance one token per step
-// together with every other sequence, and leave when they finish, stop at
-// end-of-text, or their client goes away. A full queue answers 503; bad
-// requests get a 400 naming the field and the value at fault. Each request's
-// tokens are those of the same prompt and settings generated alone. At start,
-// a thread at the lowest priority compiles (or loads from the disk cache)
-// every step and prompt the decoder's first capacity can call.
+// (streamed as server-sent events, or one JSON answer), /health and /metrics,
+// in front of the serving engine (models/gpt2/Engine.h: the queue, continuous
+// batching, the prefix cache and the warm-up). A full queue answers 503; bad
+// requests get a 400 naming the field and the value at fault. A client that
+// goes away cancels its request.
 //
 // Behind a balancer (docs/serving.md): /health is readiness (503 with
 // Retry-After while the warm-up compiles or while draining), /live is
