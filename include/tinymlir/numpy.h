@@ -11,6 +11,8 @@
 
 namespace tinymlir {
 
+class Ref;
+
 /// np.isnan, np.isinf, np.isfinite: bool; integers and bools are never nan or
 /// infinite; a complex number is nan or infinite where either part is.
 Tensor isnan(const Tensor &x);
@@ -155,6 +157,22 @@ Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode = "va
 /// one element), with the identity first where `includeInitial`.
 Tensor cumulativeSum(const Tensor &x, std::optional<int64_t> axis, bool includeInitial = false);
 Tensor cumulativeProd(const Tensor &x, std::optional<int64_t> axis, bool includeInitial = false);
+
+/// np.take: the elements of `a` at `indices` (integers or bools) along `axis`
+/// (none: of the flattened array), by mode "raise" (out of bounds: NumPy's
+/// IndexError, while tracing for concrete indices, when the kernel runs for
+/// traced ones), "wrap" or "clip". (take(table, ids) is the core's.)
+Tensor take(const Tensor &a, const Tensor &indices, std::optional<int64_t> axis,
+            const std::string &mode = "raise");
+/// np.take_along_axis: arr at `indices` along `axis`, the other axes' own
+/// positions (indices broadcast against arr but along the axis); no axis: the
+/// flattened array, 1-D indices.
+Tensor takeAlongAxis(const Tensor &arr, const Tensor &indices, std::optional<int64_t> axis);
+/// np.put_along_axis: `values` written into `arr` where take_along_axis reads
+/// (a repeated position takes the last value, as NumPy's). With no axis the
+/// array must be contiguous (NumPy writes through arr.flat).
+void putAlongAxis(Ref &arr, const Tensor &indices, const Tensor &values,
+                  std::optional<int64_t> axis);
 
 // NumPy's nan-ignoring reductions (numpy/lib/_nanfunctions_impl.py). Float and
 // complex operands have their nans replaced first (the others reduce as the

@@ -14,12 +14,8 @@
 #include <string>
 
 namespace tinymlir {
+using detail::fail;
 namespace {
-
-[[noreturn]] void fail(const char *op, const std::string &message,
-                       ErrorKind kind = ErrorKind::Value) {
-  throw Error(std::string("[") + op + "] " + message, kind);
-}
 
 bool inexact(DType d) { return isFloat(d) || isComplex(d); }
 
@@ -863,19 +859,13 @@ std::vector<int64_t> rollaxisOrder(int64_t rank, int64_t axis, int64_t start) {
 }
 
 std::vector<Tensor> broadcastArrays(const std::vector<Tensor> &arrays) {
-  Shape shape;
-  for (const Tensor &t : arrays) { // NumPy's broadcast of every shape
-    const Shape &s = t.shape();
-    if (s.size() > shape.size())
-      shape.insert(shape.begin(), s.size() - shape.size(), 1);
-    for (size_t a = 0; a < s.size(); ++a) {
-      int64_t &o = shape[shape.size() - s.size() + a];
-      if (s[a] != 1 && o != 1 && s[a] != o)
-        fail("broadcast_arrays", "shape mismatch: objects cannot be broadcast to a single shape");
-      if (s[a] != 1)
-        o = s[a];
-    }
-  }
+  std::vector<Shape> shapes;
+  for (const Tensor &t : arrays)
+    shapes.push_back(t.shape());
+  const std::optional<Shape> broadcast = detail::broadcastShapes(shapes);
+  if (!broadcast)
+    fail("broadcast_arrays", "shape mismatch: objects cannot be broadcast to a single shape");
+  const Shape &shape = *broadcast;
   std::vector<Tensor> out;
   for (const Tensor &t : arrays)
     out.push_back(broadcastTo(t, shape));
@@ -1062,15 +1052,25 @@ Tensor fullConvolution(const char *op, const Tensor &a, const Tensor &v, const s
 
 } // namespace
 
+namespace {
+
+/// NumPy's window of the full convolution of operands of na and nv elements:
+/// "same" keeps max(na, nv) elements from (m - 1) / 2, or from m / 2 where
+/// `late` (m = min(na, nv)); "valid" those from m - 1 to max(na, nv).
+Tensor window(const Tensor &full, int64_t na, int64_t nv, const std::string &mode, bool late) {
+  const int64_t n = std::max(na, nv), m = std::min(na, nv);
+  if (mode == "same") {
+    const int64_t start = late ? m / 2 : (m - 1) / 2;
+    return along(full, 0, Slice{start, start + n});
+  }
+  return mode == "valid" ? along(full, 0, Slice{m - 1, n}) : full;
+}
+
+} // namespace
+
 Tensor convolve(const Tensor &a, const Tensor &v, const std::string &mode) {
-  const Tensor full = fullConvolution("convolve", a, v, mode);
-  const int64_t n = std::max(numElements(a.shape()), numElements(v.shape()));
-  const int64_t m = std::min(numElements(a.shape()), numElements(v.shape()));
-  if (mode == "same")
-    return along(full, 0, Slice{(m - 1) / 2, (m - 1) / 2 + n});
-  if (mode == "valid")
-    return along(full, 0, Slice{m - 1, n});
-  return full;
+  return window(fullConvolution("convolve", a, v, mode), numElements(a.shape()),
+                numElements(v.shape()), mode, false);
 }
 
 Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode) {
@@ -1078,14 +1078,173 @@ Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode) {
   Tensor flipped = v.rank() == 1 ? Ref(v).get({Slice{{}, {}, -1}}).value() : v;
   if (isComplex(flipped.dtype()))
     flipped = conjugate(flipped);
-  const Tensor full = fullConvolution("correlate", a, flipped, mode);
   const int64_t na = numElements(a.shape()), nv = numElements(v.shape());
-  const int64_t n = std::max(na, nv), m = std::min(na, nv);
-  if (mode == "same") // NumPy's window; where v is the longer it correlates (v, a), reversed
-    return along(full, 0, na >= nv ? Slice{(m - 1) / 2, (m - 1) / 2 + n} : Slice{m / 2, m / 2 + n});
-  if (mode == "valid")
-    return along(full, 0, Slice{m - 1, n});
-  return full;
+  // NumPy's "same" window: where v is the longer it correlates (v, a), reversed
+  return window(fullConvolution("correlate", a, flipped, mode), na, nv, mode, na < nv);
+}
+
+// --- take, take_along_axis, put_along_axis ----------------------------------------
+
+namespace {
+
+/// Indices as int64 positions along an axis of n elements, by np.take's mode:
+/// as they are ("raise"), wrapped into [0, n) or clipped. Concrete indices
+/// stay concrete (computed here), so that an index out of bounds is found
+/// while tracing.
+Tensor positions(const Tensor &ids, int64_t n, const std::string &mode) {
+  if (ids.isConcrete()) {
+    Array p = ids.array().astype(DType::i64).copy();
+    int64_t *v = p.data<int64_t>();
+    for (int64_t i = 0, size = numElements(p.shape()); i < size; ++i)
+      v[i] = mode == "wrap"   ? ((v[i] % n) + n) % n
+             : mode == "clip" ? std::clamp<int64_t>(v[i], 0, n - 1)
+                              : v[i];
+    return Tensor(p);
+  }
+  const Tensor p = cast(ids, DType::i64);
+  if (mode == "wrap")
+    return remainder(p, n); // NumPy's remainder: in [0, n)
+  return mode == "clip" ? clip(p, weakInteger(0), weakInteger(n - 1)) : p;
+}
+
+/// take_along_axis' and put_along_axis' checks: the array (flattened where
+/// axis is none) and the axis.
+std::pair<Ref, int64_t> alongAxis(const char *op, const Ref &arr, const Tensor &ids,
+                                  std::optional<int64_t> axis) {
+  Ref target = arr;
+  if (!axis) {
+    if (ids.rank() != 1)
+      fail(op, "when axis=None, `indices` must have a single dimension.");
+    target = arr.view({ViewStep{ViewStep::Kind::Reshape, {numElements(arr.shape())}, {}, {}}});
+  }
+  const int64_t ax = axis ? normalizeAxes(op, Axes(*axis), arr.value().rank())[0] : 0;
+  if (!isInteger(ids.dtype()))
+    fail(op, "`indices` must be an integer array", ErrorKind::Index);
+  if (target.value().rank() != ids.rank())
+    fail(op, "`indices` and `arr` must have the same number of dimensions");
+  return {target, ax};
+}
+
+/// NumPy's _make_along_axis_idx: the indices along `axis`, aranges on the
+/// other axes (shaped to broadcast against them).
+Index fancyIndex(const Shape &shape, const Tensor &ids, int64_t axis) {
+  Index index;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (d == axis) {
+      index.push_back(ids);
+      continue;
+    }
+    Shape ones(shape.size(), 1);
+    ones[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
+    index.push_back(
+        Tensor(Array::arange(shape[static_cast<size_t>(d)], DType::i64).reshaped(ones)));
+  }
+  return index;
+}
+
+/// The positions in the flattened array of `shape` of traced `ids` (int64,
+/// of the fancy index's shape) along `axis`, the other axes' own. One out of
+/// bounds becomes a position the core's take and put refuse (IndexError when
+/// the kernel runs).
+Tensor flatPositions(const Shape &shape, const Tensor &ids, int64_t axis) {
+  const int64_t n = shape[static_cast<size_t>(axis)], size = numElements(shape);
+  const Tensor p = where(less(ids, 0), ids + n, ids);
+  Tensor flat = full(p.shape(), 0, DType::i64);
+  int64_t stride = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    Shape ones(shape.size(), 1);
+    ones[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
+    const Tensor at =
+        d == axis ? p
+                  : Tensor(Array::arange(shape[static_cast<size_t>(d)], DType::i64).reshaped(ones));
+    flat = flat + at * stride;
+    stride *= shape[static_cast<size_t>(d)];
+  }
+  return where(logical_or(less(p, 0), greater_equal(p, n)), -size - 1, flat);
+}
+
+/// The shape the fancy index of traced `ids` selects: ids broadcast against
+/// the array's shape but along `axis`.
+Shape fancyShape(const char *op, const Shape &shape, const Tensor &ids, int64_t axis) {
+  Shape others = shape;
+  others[static_cast<size_t>(axis)] = 1;
+  if (std::optional<Shape> out = detail::broadcastShapes({ids.shape(), others}))
+    return *out;
+  fail(op,
+       "shape mismatch: indexing arrays could not be broadcast together with shapes " +
+           shapeString(ids.shape()) + " " + shapeString(others),
+       ErrorKind::Index);
+}
+
+} // namespace
+
+Tensor take(const Tensor &a, const Tensor &indices, std::optional<int64_t> axis,
+            const std::string &mode) {
+  constexpr const char *op = "take";
+  if (mode != "raise" && mode != "wrap" && mode != "clip")
+    fail(op, "clipmode must be one of 'clip', 'raise', or 'wrap' (got '" + mode + "')");
+  const Tensor t = axis ? a : reshape(a, {numElements(a.shape())});
+  const int64_t ax = axis ? normalizeAxes(op, Axes(*axis), t.rank())[0] : 0;
+  const int64_t n = t.dim(ax);
+  Shape out(t.shape().begin(), t.shape().begin() + ax);
+  out.insert(out.end(), indices.shape().begin(), indices.shape().end());
+  out.insert(out.end(), t.shape().begin() + ax + 1, t.shape().end());
+  if (numElements(indices.shape()) == 0) // NumPy's empty take (an empty list is float64)
+    return reshape(along(t, ax, Slice{0, 0}), out);
+  if (!isInteger(indices.dtype()) && indices.dtype() != DType::b8)
+    fail(op,
+         std::string("Cannot cast array data from dtype('") + dtypeName(indices.dtype()) +
+             "') to dtype('int64') according to the rule 'same_kind'",
+         ErrorKind::Type);
+  if (n == 0)
+    fail(op, "cannot do a non-empty take from an empty axes.", ErrorKind::Index);
+  Index index(static_cast<size_t>(ax), Slice{});
+  const Tensor p = positions(indices, n, mode);
+  if (p.isConcrete() && p.rank() == 0) // an int index, as NumPy takes a 0-d one
+    index.push_back(p.array().data<int64_t>()[0]);
+  else
+    index.push_back(p);
+  return reshape(Ref(t).get(index).value(), out);
+}
+
+Tensor takeAlongAxis(const Tensor &arr, const Tensor &indices, std::optional<int64_t> axis) {
+  constexpr const char *op = "take_along_axis";
+  auto [t, ax] = alongAxis(op, Ref(arr), indices, axis);
+  const Shape shape = t.shape();
+  if (indices.isConcrete())
+    return t.get(fancyIndex(shape, positions(indices, shape[static_cast<size_t>(ax)], "raise"), ax))
+        .value();
+  const Tensor ids = broadcastTo(cast(indices, DType::i64), fancyShape(op, shape, indices, ax));
+  return take(reshape(t.value(), {numElements(shape)}), flatPositions(shape, ids, ax));
+}
+
+void putAlongAxis(Ref &arr, const Tensor &indices, const Tensor &values,
+                  std::optional<int64_t> axis) {
+  constexpr const char *op = "put_along_axis";
+  if (!axis && !arr.contiguous()) // NumPy writes through np.array(arr.flat): a read-only copy
+    fail(op, "assignment destination is read-only");
+  auto [target, ax] = alongAxis(op, arr, indices, axis);
+  const Shape shape = target.shape();
+  if (indices.isConcrete()) {
+    target.set(fancyIndex(shape, positions(indices, shape[static_cast<size_t>(ax)], "raise"), ax),
+               values);
+    return;
+  }
+  // Traced positions: the core's put on the flattened array (a repeated
+  // position takes the last value, as NumPy's).
+  Shape fancy = shape;
+  fancy[static_cast<size_t>(ax)] = indices.shape()[static_cast<size_t>(ax)];
+  if (fancyShape(op, shape, indices, ax) != fancy)
+    fail(op,
+         "tinymlir traces numpy.put_along_axis with traced indices whose other axes are the "
+         "array's (or 1)",
+         ErrorKind::Trace);
+  const Tensor ids = broadcastTo(cast(indices, DType::i64), fancy);
+  const Tensor v = broadcastInto(cast(values, target.dtype()), fancy);
+  const Tensor flat = put(reshape(target.value(), {numElements(shape)}),
+                          reshape(flatPositions(shape, ids, ax), {numElements(fancy)}),
+                          reshape(v, {numElements(fancy)}));
+  target.assign(reshape(flat, shape));
 }
 
 // --- cumulative_sum, cumulative_prod -----------------------------------------------

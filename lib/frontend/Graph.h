@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -118,6 +119,21 @@ inline Tensor requireAtLeast(const Tensor &values, int64_t bound, int64_t reason
 
 /// NumPy 2's promotion of two strong dtypes (Tensor.cpp).
 DType promoteTypes(DType a, DType b);
+
+/// NumPy's broadcast of `shapes`: nullopt where they do not broadcast (each
+/// caller raises NumPy's error for its case). Tensor.cpp.
+std::optional<Shape> broadcastShapes(const std::vector<Shape> &shapes);
+
+/// Throws the frontend's errors: "[op] message", NumPy's ValueError unless
+/// `kind` says otherwise.
+[[noreturn]] inline void fail(const char *op, const std::string &message,
+                              ErrorKind kind = ErrorKind::Value) {
+  throw Error(std::string("[") + op + "] " + message, kind);
+}
+[[noreturn]] inline void fail(Op op, const std::string &message,
+                              ErrorKind kind = ErrorKind::Value) {
+  fail(opName(op), message, kind);
+}
 
 /// Ops lowered to calls of the runtime's row and LAPACK kernels (CPU only).
 constexpr bool isRowKernel(Op op) {

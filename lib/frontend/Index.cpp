@@ -2,6 +2,8 @@
 // the index specification, view steps, and buffers with versions.
 #include <tinymlir/index.h>
 
+#include "frontend/Graph.h"
+
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -237,21 +239,10 @@ std::string shapesText(const std::vector<Shape> &shapes) {
 
 /// NumPy's broadcast of index shapes; its IndexError when they do not.
 Shape broadcastIndexShapes(const std::vector<Shape> &shapes) {
-  size_t rank = 0;
-  for (const Shape &s : shapes)
-    rank = std::max(rank, s.size());
-  Shape out(rank, 1);
-  for (const Shape &s : shapes)
-    for (size_t a = 0; a < s.size(); ++a) {
-      int64_t &o = out[rank - s.size() + a];
-      const int64_t d = s[a];
-      if (d != 1 && o != 1 && d != o)
-        indexError("shape mismatch: indexing arrays could not be broadcast together with shapes " +
-                   shapesText(shapes));
-      if (d != 1)
-        o = d;
-    }
-  return out;
+  if (std::optional<Shape> out = detail::broadcastShapes(shapes))
+    return *out;
+  indexError("shape mismatch: indexing arrays could not be broadcast together with shapes " +
+             shapesText(shapes));
 }
 
 /// `values` of `shape` broadcast to `out`, in C order.

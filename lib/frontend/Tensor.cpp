@@ -12,6 +12,7 @@
 #include <sstream>
 
 namespace tinymlir {
+using detail::fail;
 using detail::IntPolicy;
 using detail::makeNode;
 using detail::Node;
@@ -29,14 +30,6 @@ const char *opName(Op op) {
 }
 
 namespace {
-
-[[noreturn]] void fail(Op op, const std::string &message, ErrorKind kind = ErrorKind::Value) {
-  throw Error(std::string("[") + opName(op) + "] " + message, kind);
-}
-[[noreturn]] void fail(const char *op, const std::string &message,
-                       ErrorKind kind = ErrorKind::Value) {
-  throw Error(std::string("[") + op + "] " + message, kind);
-}
 
 const NodePtr &nodeOf(const Tensor &t, const char *op) {
   if (!t.valid())
@@ -103,6 +96,22 @@ DType promote(DType a, DType b) {
 } // namespace
 
 DType detail::promoteTypes(DType a, DType b) { return promote(a, b); }
+
+std::optional<Shape> detail::broadcastShapes(const std::vector<Shape> &shapes) {
+  size_t rank = 0;
+  for (const Shape &s : shapes)
+    rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (const Shape &s : shapes)
+    for (size_t a = 0; a < s.size(); ++a) {
+      int64_t &o = out[rank - s.size() + a];
+      if (s[a] != 1 && o != 1 && s[a] != o)
+        return std::nullopt;
+      if (s[a] != 1)
+        o = s[a];
+    }
+  return out;
+}
 
 std::vector<int64_t> normalizeAxes(const char *op, const Axes &axes, int64_t rank) {
   if (!axes.list) {
@@ -172,16 +181,9 @@ DType resolveWeak(const Node &weak, DType other) {
 }
 
 Shape broadcastShapes(Op op, const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1)
-      fail(op, "cannot broadcast shapes " + shapeString(a) + " and " + shapeString(b));
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  if (std::optional<Shape> out = detail::broadcastShapes({a, b}))
+    return *out;
+  fail(op, "cannot broadcast shapes " + shapeString(a) + " and " + shapeString(b));
 }
 
 /// Whether the integer value v (held exactly in a double) is in dtype's range.

@@ -8,6 +8,7 @@
 // arrays that own the native buffer.
 #include "binding.h"
 
+#include <tinymlir/index.h>
 #include <tinymlir/jit.h>
 #include <tinymlir/kernels.h>
 #include <tinymlir/numpy.h>
@@ -349,6 +350,12 @@ NB_MODULE(_tinymlir, m) {
   m.def("cumulative_sum", &cumulativeSum, "x"_a, "axis"_a.none(), "include_initial"_a = false);
   m.def("cumulative_prod", &cumulativeProd, "x"_a, "axis"_a.none(), "include_initial"_a = false);
   m.def("correlate", &correlate, "a"_a, "v"_a, "mode"_a = "valid");
+  m.def("take",
+        nb::overload_cast<const Tensor &, const Tensor &, std::optional<int64_t>,
+                          const std::string &>(&take),
+        "a"_a, "indices"_a, "axis"_a.none(), "mode"_a = "raise");
+  m.def("take_along_axis", &takeAlongAxis, "arr"_a, "indices"_a, "axis"_a.none());
+  m.def("put_along_axis", &putAlongAxis, "arr"_a, "indices"_a, "values"_a, "axis"_a.none());
   // The nan reductions: dtype (a name or None) is the accumulator's.
   auto dtypeOf = [](const std::optional<std::string> &name) -> std::optional<DType> {
     return name ? std::optional(parseDType(*name)) : std::nullopt;
@@ -447,7 +454,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("argmax", &argmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("argmin", &argmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("searchsorted", &searchsorted, "sorted"_a, "values"_a, "right"_a = false);
-  m.def("take", &take, "table"_a, "ids"_a);
+  m.def("take", nb::overload_cast<const Tensor &, const Tensor &>(&take), "table"_a, "ids"_a);
   m.def(
       "bincount",
       [](const Tensor &ids, int64_t length, std::optional<Tensor> weights) {

@@ -4,7 +4,7 @@ Each follows NumPy's own implementation (numpy/lib/_arraypad_impl.py,
 _function_base_impl.py, _histograms_impl.py, _nanfunctions_impl.py,
 _shape_base_impl.py, numpy/_core/numeric.py) step by step, so that result
 dtypes, shapes and values are NumPy's: selections (pad, roll, repeat, tile,
-meshgrid, take...) are exact, as are histogram counts; reductions round as the
+meshgrid...) are exact, as are histogram counts; reductions round as the
 C++ core's do.
 
 What NumPy decides from the data (an error for a non-finite autodetected
@@ -26,7 +26,7 @@ import threading
 import warnings
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _creation
 from . import _tinymlir as _core
@@ -35,7 +35,6 @@ from ._trace import (
     Traced,
     TracingError,
     _arange,
-    _broadcast_into,
     _positions,
     _state,
     dtype_name,
@@ -104,13 +103,6 @@ def _real_only(t, name):
 
 def _at_axis(sl, axis):
     return (slice(None),) * axis + (sl, Ellipsis)
-
-
-def _iota(n, axis, ndim):
-    """0 .. n-1 (int64) along `axis` of a rank-`ndim` constant."""
-    shape = [1] * ndim
-    shape[axis] = n
-    return Traced(to_tensor(_arange(n, dtype=np.int64).reshape(shape)))
 
 
 # --- np.pad ---------------------------------------------------------------------------
@@ -898,163 +890,38 @@ def _nanstd(
 # --- take, take_along_axis, put_along_axis --------------------------------------------
 
 
-def _traced_positions(ids, n, mode, name):
-    """Traced positions along an axis of size n, by NumPy's mode: as they are
-    for 'raise' (the core's take and put count negative ones from the end and
-    raise NumPy's IndexError for the others when the kernel runs), wrapped or
-    clipped."""
-    if ids.dtype.kind not in "biu":  # bools cast safely, as NumPy's take casts them
-        raise IndexError(f"numpy.{name}: indices must be integers, got {ids.dtype}")
-    ids = ids.astype(np.int64)
-    if mode == "wrap":
-        return ids % n  # NumPy's remainder: in [0, n)
-    if mode == "clip":
-        return np.clip(ids, 0, n - 1)
-    return ids
-
-
-def _static_positions(ids, n, mode):
-    if mode == "wrap":
-        return np.mod(ids, n)
-    if mode == "clip":
-        return np.clip(ids, 0, n - 1)
-    return ids
-
-
-def _flat_positions(shape, ids, axis):
-    """take_along_axis's positions in the flattened array of `shape`: ids
-    (checked against the axis: one out of range is made negative beyond the
-    whole array, so that the take or put kernel raises an IndexError) along
-    `axis`, the other axes' own positions."""
-    n = shape[axis]
-    p = np.where(ids < 0, ids + n, ids)
-    size = int(np.prod(shape, dtype=np.int64))
-    flat = p * int(np.prod(shape[axis + 1 :], dtype=np.int64))
-    for d in _range(len(shape)):
-        if d != axis:
-            flat = flat + _iota(shape[d], d, len(shape)) * int(
-                np.prod(shape[d + 1 :], dtype=np.int64)
-            )
-    return np.where((p < 0) | (p >= n), -size - 1, flat)
-
-
 @_implements(np.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
-    """NumPy's take. Static indices gather (bounds checked here, as NumPy's);
-    traced indices are compared with every position (an index out of bounds
-    gives the dtype's lowest value: it cannot raise while the kernel runs)."""
+    """NumPy's take: the core's (numpy.h). Concrete indices are checked while
+    tracing, traced ones when the kernel runs (NumPy's IndexError)."""
     if out is not None:
         raise TracingError("tinymlir cannot trace numpy.take with out= given positionally")
-    if mode not in ("raise", "wrap", "clip"):
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     t = _traced(a, "numpy.take's operand")
-    if axis is None:
-        t = t.reshape(-1)
-        axis = 0
-    else:
-        axis = normalize_axis_index(axis, t.ndim)
-    n = t.shape[axis]
-    if isinstance(indices, Traced) and known_value(indices) is None:
-        ids = _traced_positions(indices, n, mode, "take")
-        return t[(slice(None),) * axis + (ids,)]  # the core's take, checked as it runs
-    ids = np.asarray(_static(indices, "numpy.take's indices"))
-    if ids.dtype == np.bool_:  # a safe cast, as NumPy's
-        ids = ids.astype(np.int64)
-    if ids.dtype.kind not in "iu" and ids.size:
-        raise TypeError(
-            f"Cannot cast array data from {ids.dtype!r} to dtype('int64') according "
-            "to the rule 'safe'"
-        )
-    if ids.size == 0:  # NumPy's empty take (an empty list is float64)
-        shape = tuple(t.shape)
-        return t[_at_axis(slice(0, 0), axis)].reshape(shape[:axis] + ids.shape + shape[axis + 1 :])
-    ids = _static_positions(ids, n, mode)
-    if ids.ndim == 0:
-        return t[(slice(None),) * axis + (int(ids),)].copy()
-    return t[(slice(None),) * axis + (ids,)]
-
-
-def _along_axis(arr, indices, axis, name):
-    if axis is None:
-        if np.ndim(indices) != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
-        arr, axis = arr.reshape(-1), 0
-    else:
-        axis = normalize_axis_index(axis, arr.ndim)
-    if not np.issubdtype(indices.dtype, np.integer):
-        raise IndexError("`indices` must be an integer array")
-    if arr.ndim != indices.ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    return arr, axis
-
-
-def _fancy_index(arr_shape, ids, axis):
-    """NumPy's _make_along_axis_idx: aranges on the other axes."""
-    ones = (1,) * ids.ndim
-    return tuple(
-        ids if dim == axis else _arange(n).reshape(ones[:dim] + (-1,) + ones[dim + 1 :])
-        for dim, n in enumerate(arr_shape)
-    )
+    ids = to_tensor(_maybe_static(indices), "numpy.take's indices")
+    axis = None if axis is None else operator.index(axis)
+    return Traced(_core.take(t._t, ids, axis, mode))
 
 
 @_implements(np.take_along_axis)
 def _take_along_axis(arr, indices, axis=-1):
     t = _traced(arr, "numpy.take_along_axis's operand")
-    ids = _maybe_static(indices)
-    t, axis = _along_axis(t, ids, axis, "take_along_axis")
-    if not isinstance(ids, Traced):
-        return t[_fancy_index(t.shape, ids, axis)]
-    ids = _traced_positions(ids, t.shape[axis], "raise", "take_along_axis")
-    shape = np.broadcast_shapes(
-        tuple(ids.shape), tuple(d if k != axis else 1 for k, d in enumerate(t.shape))
-    )
-    ids = np.broadcast_to(ids, shape)
-    return t.reshape(-1)[_flat_positions(tuple(t.shape), ids, axis)]
+    ids = to_tensor(_maybe_static(indices), "numpy.take_along_axis's indices")
+    axis = None if axis is None else operator.index(axis)
+    return Traced(_core.take_along_axis(t._t, ids, axis))
 
 
 @_implements(np.put_along_axis)
 def _put_along_axis(arr, indices, values, axis):
-    """NumPy's put_along_axis: arr[fancy index] = values, into a traced `arr`
-    (a repeated position takes the last value, as NumPy's). With axis=None,
-    NumPy writes through np.array(arr.flat): a view of a contiguous array, a
-    read-only copy of others (ValueError); here a view reshaped only counts
-    as contiguous."""
+    """NumPy's put_along_axis (numpy.h), into a traced `arr`."""
     if not isinstance(arr, Traced):
         raise TracingError(
             "tinymlir: numpy.put_along_axis writes into a traced array only (one "
             "made inside the function, or an argument)"
         )
-    ids = _maybe_static(indices)
-    if axis is None and not arr._ref.contiguous():
-        raise ValueError("assignment destination is read-only")
-    target, ax = _along_axis(arr, ids, axis, "put_along_axis")
-    if not isinstance(ids, Traced):
-        target[_fancy_index(target.shape, ids, ax)] = values
-        return None
-    # Traced positions: the core's put on a flat copy, written back (a
-    # repeated position takes the last value, as NumPy's).
-    shape, n = tuple(target.shape), target.shape[ax]
-    ids = _traced_positions(ids, n, "raise", "put_along_axis")
-    fancy = tuple(ids.shape[d] if d == ax else shape[d] for d in _range(target.ndim))
-    if (
-        np.broadcast_shapes(
-            tuple(ids.shape), tuple(d if k != ax else 1 for k, d in enumerate(shape))
-        )
-        != fancy
-    ):
-        raise TracingError(
-            "tinymlir traces numpy.put_along_axis with traced indices whose "
-            "other axes are the array's (or 1)"
-        )
-    ids = np.broadcast_to(ids, fancy)
-    v = Traced(
-        _broadcast_into(
-            _traced(values, "numpy.put_along_axis's values").astype(target.dtype)._t, fancy
-        )
-    )
-    flat = target.copy().reshape(-1)
-    flat[_flat_positions(shape, ids, ax)] = v
-    target[...] = flat.reshape(shape)
+    ids = to_tensor(_maybe_static(indices), "numpy.put_along_axis's indices")
+    v = _traced(values, "numpy.put_along_axis's values")._t
+    axis = None if axis is None else operator.index(axis)
+    _core.put_along_axis(arr._ref, ids, v, axis)
     return None
 
 

@@ -258,3 +258,60 @@ TEST(Functions, NanReductionsAndVarianceWithDdofMatchNumPy) {
   EXPECT_EQ(errorOf([&] { nanmean(Tensor(x), {}, false, DType::i32); }),
             "[nanmean] If a is inexact, then dtype must be inexact");
 }
+
+TEST(Functions, TakeTakeAlongAxisAndPutAlongAxisMatchNumPy) {
+  // Selections: exact. Concrete indices are checked while tracing, traced
+  // ones (arguments) when the kernel runs; both give NumPy's IndexError.
+  Array m = randomArray({3, 4}, DType::f64, 45);
+  Array ids = Array::fromVector<int64_t>({2, -6, 0, 9}, {2, 2});
+  Array along = Array::fromVector<int64_t>({3, 0, -1, 1, 2, 2}, {3, 2});
+  const char *put = "def put(a, j, v, axis):\n  b = a.copy(); np.put_along_axis(b, j, v, axis)\n"
+                    "  return b";
+  auto same = [&](const Array &got, const char *expression) {
+    EXPECT_TRUE(allClose(got, numpy(expression, {{"a", m}, {"i", ids}, {"j", along}}, put), 0, 0))
+        << expression;
+  };
+  same(jit([&](const Tensor &a) { return take(a, Tensor(ids), 1, "wrap"); })(m),
+       "np.take(a, i, axis=1, mode='wrap')");
+  same(jit([](const Tensor &a, const Tensor &i) { return take(a, i, 1, "clip"); })(m, ids),
+       "np.take(a, i, axis=1, mode='clip')");
+  same(jit([](const Tensor &a, const Tensor &i) { return take(a, i, std::nullopt, "wrap"); })(m,
+                                                                                              ids),
+       "np.take(a, i, mode='wrap')");
+  same(jit([&](const Tensor &a) { return take(a, Tensor(along), std::nullopt); })(m),
+       "np.take(a, j)");
+  same(jit([](const Tensor &a, const Tensor &j) { return takeAlongAxis(a, j, 1); })(m, along),
+       "np.take_along_axis(a, j, 1)");
+  same(jit([&](const Tensor &a) { return takeAlongAxis(a, Tensor(along), -1); })(m),
+       "np.take_along_axis(a, j, -1)");
+  same(jit([](const Tensor &a, const Tensor &j) {
+         Ref r(a);
+         putAlongAxis(r, j, Tensor(Array::fromVector<double>({-1, -2}, {1, 2})), 1);
+         return r.value();
+       })(m, along),
+       "put(a, j, np.array([[-1.0, -2.0]]), 1)");
+  same(jit([&](const Tensor &a) {
+         Ref r(a);
+         putAlongAxis(r, Tensor(along), Tensor(Array::scalar(9, DType::f64)), 1);
+         return r.value();
+       })(m),
+       "put(a, j, 9.0, 1)");
+  same(jit([](const Tensor &a, const Tensor &j) {
+         Ref r(a);
+         putAlongAxis(r, reshape(j, {-1}), Tensor(Array::scalar(5, DType::f64)), std::nullopt);
+         return r.value();
+       })(m, along),
+       "put(a, j.ravel(), 5.0, None)");
+  // Out of bounds: NumPy's IndexError, while tracing or when the kernel runs.
+  EXPECT_EQ(errorOf([&] { take(Tensor(m), Tensor(ids), 1); }),
+            "index -6 is out of bounds for axis 1 with size 4");
+  auto traced = jit([](const Tensor &a, const Tensor &i) { return take(a, i, 1); });
+  EXPECT_NE(errorOf([&] { traced(m, ids); }).find("out of bounds"), std::string::npos);
+  EXPECT_EQ(errorOf([&] { take(Tensor(m), Tensor(ids), 0, "fold"); }),
+            "[take] clipmode must be one of 'clip', 'raise', or 'wrap' (got 'fold')");
+  EXPECT_EQ(errorOf([&] { take(Tensor(m), Tensor(Array::scalar(1, DType::f64)), 0); }),
+            "[take] Cannot cast array data from dtype('float64') to dtype('int64') according to "
+            "the rule 'same_kind'");
+  EXPECT_EQ(errorOf([&] { takeAlongAxis(Tensor(m), Tensor(ids), std::nullopt); }),
+            "[take_along_axis] when axis=None, `indices` must have a single dimension.");
+}
