@@ -226,7 +226,6 @@ _IMPLS = {
 
 _ORIGINALS = {name: getattr(np, name) for name in _IMPLS}
 _ORIGINALS["ndarray"] = np.ndarray
-_BY_ID = {id(f): name for name, f in _ORIGINALS.items()}
 
 
 def _wrapper(name):
@@ -249,66 +248,74 @@ def _wrapper(name):
 _LIBRARIES = ("numpy.", "tinymlir.")
 _WRAPPERS = {name: _wrapper(name) for name in _IMPLS}
 _WRAPPERS["ndarray"] = _TracedNdarray
-_lock = threading.Lock()
-_active = 0
-_rebound = {}  # (id of a globals dict, name) -> [globals dict, count]
 
 
-def install(fn_globals=None, closure=None):
-    """Starts intercepting (one trace begins); returns what `uninstall` takes."""
-    global _active
-    with _lock:
-        if _active == 0:
-            for name, w in _WRAPPERS.items():
-                setattr(np, name, w)
-        _active += 1
-        names = []
-        if fn_globals is not None:
-            for key, value in list(fn_globals.items()):
-                name = _BY_ID.get(id(value))
-                if name is not None and value is _ORIGINALS[name]:
-                    entry = _rebound.setdefault((id(fn_globals), key), [fn_globals, 0, name])
+class Rebinding:
+    """Functions of `module` replaced by their wrappers while any trace runs:
+    the module's attributes, and the traced function's globals and closure
+    cells bound to them. Globals are counted, so that traces running at once
+    or nested undo only their own."""
+
+    def __init__(self, module, originals, wrappers):
+        self._module, self._originals, self._wrappers = module, originals, wrappers
+        self._by_id = {id(f): name for name, f in originals.items()}
+        self._lock = threading.Lock()
+        self._active = 0  # traces that installed the wrappers (and still run)
+        self._rebound = {}  # (id of a globals dict, name) -> [globals dict, count, its name]
+
+    def install(self, fn_globals=None, closure=None):
+        """Starts intercepting (one trace begins); returns what `uninstall` takes."""
+        with self._lock:
+            if self._active == 0:
+                for name, w in self._wrappers.items():
+                    setattr(self._module, name, w)
+            self._active += 1
+            names = []
+            for key, value in list((fn_globals or {}).items()):
+                name, at = self._by_id.get(id(value)), (id(fn_globals), key)
+                if name is not None and value is self._originals[name]:
+                    entry = self._rebound.setdefault(at, [fn_globals, 0, name])
                     entry[1] += 1
-                    fn_globals[key] = _WRAPPERS[name]
+                    fn_globals[key] = self._wrappers[name]
                     names.append(key)
-                elif (id(fn_globals), key) in _rebound and any(
-                    value is w for w in _WRAPPERS.values()
-                ):
-                    _rebound[(id(fn_globals), key)][1] += 1
+                elif at in self._rebound and value is self._wrappers[self._rebound[at][2]]:
+                    self._rebound[at][1] += 1
                     names.append(key)
-        cells = []
-        for cell in closure or ():
-            try:
-                value = cell.cell_contents
-            except ValueError:  # not bound yet
-                continue
-            name = _BY_ID.get(id(value))
-            if name is not None and value is _ORIGINALS[name]:
-                cell.cell_contents = _WRAPPERS[name]
-                cells.append((cell, name))
-        return fn_globals, names, cells
+            cells = []
+            for cell in closure or ():
+                try:
+                    value = cell.cell_contents
+                except ValueError:  # not bound yet
+                    continue
+                name = self._by_id.get(id(value))
+                if name is not None and value is self._originals[name]:
+                    cell.cell_contents = self._wrappers[name]
+                    cells.append((cell, name))
+            return fn_globals, names, cells
+
+    def uninstall(self, token):
+        """Undoes one install."""
+        fn_globals, names, cells = token
+        with self._lock:
+            for cell, name in cells:
+                if cell.cell_contents is self._wrappers[name]:
+                    cell.cell_contents = self._originals[name]
+            for key in names:
+                entry = self._rebound.get((id(fn_globals), key))
+                if entry is None:
+                    continue
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._rebound[(id(fn_globals), key)]
+                    if fn_globals.get(key) is self._wrappers[entry[2]]:
+                        fn_globals[key] = self._originals[entry[2]]
+            self._active -= 1
+            if self._active == 0:
+                for name, orig in self._originals.items():
+                    setattr(self._module, name, orig)
 
 
-def uninstall(token):
-    global _active
-    fn_globals, names, cells = token
-    with _lock:
-        for cell, name in cells:
-            if cell.cell_contents is _WRAPPERS[name]:
-                cell.cell_contents = _ORIGINALS[name]
-        for key in names:
-            entry = _rebound.get((id(fn_globals), key))
-            if entry is None:
-                continue
-            entry[1] -= 1
-            if entry[1] == 0:
-                del _rebound[(id(fn_globals), key)]
-                if fn_globals.get(key) is _WRAPPERS[entry[2]]:
-                    fn_globals[key] = _ORIGINALS[entry[2]]
-        _active -= 1
-        if _active == 0:
-            for name, orig in _ORIGINALS.items():
-                setattr(np, name, orig)
-
+_rebinding = Rebinding(np, _ORIGINALS, _WRAPPERS)
+install, uninstall = _rebinding.install, _rebinding.uninstall
 
 layers.install, layers.uninstall = install, uninstall

@@ -22,7 +22,6 @@ import functools
 import inspect
 import operator
 import sys as _sys
-import threading
 import warnings
 
 import numpy as np
@@ -1008,13 +1007,14 @@ _implements(np.flatnonzero)(
 
 _RANDOM = {}  # numpy.random's functions by name, once it is imported
 _RANDOM_WRAPPERS = {}  # the wrappers that refuse them while tracing
-_RANDOM_BY_ID = {}
+_random = None  # their _creation.Rebinding
 
 
 def _setup_random():
     """Makes the wrappers of numpy.random's functions, once, as tinymlir is
     imported (before any trace: importing numpy.random while one runs would
     see the trace's stand-ins for np.zeros and np.ndarray)."""
+    global _random
     import numpy.random as module
 
     for name, f in vars(module).items():
@@ -1027,7 +1027,7 @@ def _setup_random():
         ):
             _RANDOM[name] = f
     _RANDOM_WRAPPERS.update({name: _random_wrapper(name, f) for name, f in _RANDOM.items()})
-    _RANDOM_BY_ID.update({id(f): name for name, f in _RANDOM.items()})
+    _random = _creation.Rebinding(module, _RANDOM, _RANDOM_WRAPPERS)
 
 
 def _random_wrapper(name, orig):
@@ -1046,75 +1046,6 @@ def _random_wrapper(name, orig):
     return wrapper
 
 
-_random_lock = threading.Lock()
-_random_active = 0  # traces that installed the wrappers (and still run)
-_random_rebound = {}  # (id of a globals dict, name) -> [globals dict, count, random name]
-
-
-def _wrap_random_module():
-    for name, w in _RANDOM_WRAPPERS.items():
-        setattr(_sys.modules["numpy.random"], name, w)
-
-
-def _unwrap_random_module():
-    for name, f in _RANDOM.items():
-        setattr(_sys.modules["numpy.random"], name, f)
-
-
-def _install_random(fn_globals, closure):
-    global _random_active
-    with _random_lock:
-        if _random_active == 0:
-            _wrap_random_module()
-        _random_active += 1
-        names = []
-        for key, value in list((fn_globals or {}).items()):
-            name = _RANDOM_BY_ID.get(id(value))
-            if name is not None and value is _RANDOM[name]:
-                entry = _random_rebound.setdefault((id(fn_globals), key), [fn_globals, 0, name])
-                entry[1] += 1
-                fn_globals[key] = _RANDOM_WRAPPERS[name]
-                names.append(key)
-            elif (id(fn_globals), key) in _random_rebound and value is _RANDOM_WRAPPERS[
-                _random_rebound[(id(fn_globals), key)][2]
-            ]:
-                _random_rebound[(id(fn_globals), key)][1] += 1
-                names.append(key)
-        cells = []
-        for cell in closure or ():
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                continue
-            name = _RANDOM_BY_ID.get(id(value))
-            if name is not None and value is _RANDOM[name]:
-                cell.cell_contents = _RANDOM_WRAPPERS[name]
-                cells.append((cell, name))
-        return fn_globals, names, cells
-
-
-def _uninstall_random(token):
-    """Undoes one _install_random."""
-    global _random_active
-    with _random_lock:
-        fn_globals, names, cells = token
-        for cell, name in cells:
-            if cell.cell_contents is _RANDOM_WRAPPERS[name]:
-                cell.cell_contents = _RANDOM[name]
-        for key in names:
-            entry = _random_rebound.get((id(fn_globals), key))
-            if entry is None:
-                continue
-            entry[1] -= 1
-            if entry[1] == 0:
-                del _random_rebound[(id(fn_globals), key)]
-                if fn_globals.get(key) is _RANDOM_WRAPPERS[entry[2]]:
-                    fn_globals[key] = _RANDOM[entry[2]]
-        _random_active -= 1
-        if _random_active == 0:
-            _unwrap_random_module()
-
-
 class _Hooks:
     """What the chained install returns: _creation's token and ours."""
 
@@ -1127,7 +1058,7 @@ class _Hooks:
 def _install(fn_globals=None, closure=None):
     token = _creation_install(fn_globals, closure)
     try:
-        return _Hooks(token, _install_random(fn_globals, closure))
+        return _Hooks(token, _random.install(fn_globals, closure))
     except BaseException:
         _creation_uninstall(token)
         raise
@@ -1135,7 +1066,7 @@ def _install(fn_globals=None, closure=None):
 
 def _uninstall(hooks):
     try:
-        _uninstall_random(hooks.random)
+        _random.uninstall(hooks.random)
     finally:
         _creation_uninstall(hooks.creation)
 
