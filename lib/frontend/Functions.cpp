@@ -1050,10 +1050,6 @@ Tensor fullConvolution(const char *op, const Tensor &a, const Tensor &v, const s
   return full;
 }
 
-} // namespace
-
-namespace {
-
 /// NumPy's window of the full convolution of operands of na and nv elements:
 /// "same" keeps max(na, nv) elements from (m - 1) / 2, or from m / 2 where
 /// `late` (m = min(na, nv)); "valid" those from m - 1 to max(na, nv).
@@ -1125,20 +1121,20 @@ std::pair<Ref, int64_t> alongAxis(const char *op, const Ref &arr, const Tensor &
   return {target, ax};
 }
 
+/// 0 .. shape[d] - 1 (int64) along axis d of an array of `shape`'s rank, a
+/// constant that broadcasts against the others.
+Tensor iotaAlong(const Shape &shape, int64_t d) {
+  Shape ones(shape.size(), 1);
+  ones[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
+  return Tensor(Array::arange(shape[static_cast<size_t>(d)], DType::i64).reshaped(ones));
+}
+
 /// NumPy's _make_along_axis_idx: the indices along `axis`, aranges on the
 /// other axes (shaped to broadcast against them).
 Index fancyIndex(const Shape &shape, const Tensor &ids, int64_t axis) {
   Index index;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-    if (d == axis) {
-      index.push_back(ids);
-      continue;
-    }
-    Shape ones(shape.size(), 1);
-    ones[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
-    index.push_back(
-        Tensor(Array::arange(shape[static_cast<size_t>(d)], DType::i64).reshaped(ones)));
-  }
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    index.push_back(d == axis ? ids : iotaAlong(shape, d));
   return index;
 }
 
@@ -1152,12 +1148,7 @@ Tensor flatPositions(const Shape &shape, const Tensor &ids, int64_t axis) {
   Tensor flat = full(p.shape(), 0, DType::i64);
   int64_t stride = 1;
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    Shape ones(shape.size(), 1);
-    ones[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
-    const Tensor at =
-        d == axis ? p
-                  : Tensor(Array::arange(shape[static_cast<size_t>(d)], DType::i64).reshaped(ones));
-    flat = flat + at * stride;
+    flat = flat + (d == axis ? p : iotaAlong(shape, d)) * stride;
     stride *= shape[static_cast<size_t>(d)];
   }
   return where(logical_or(less(p, 0), greater_equal(p, n)), -size - 1, flat);

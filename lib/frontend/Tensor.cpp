@@ -698,12 +698,12 @@ Tensor var(const Tensor &x, const Axes &axis, bool keepdims, double ddof) {
   if (n->dtype == DType::f16)
     return cast(var(cast(x, DType::f32), axis, keepdims, ddof), DType::f16);
   const std::vector<int64_t> axes = reducedAxes("var", axis, n->shape); // validated first
-  Tensor centered = x - mean(x, axis, /*keepdims=*/true);
-  Tensor squares = centered * centered;
-  if (isComplex(n->dtype)) { // |x - mean|^2, real
-    Tensor re = real(centered), im = imag(centered);
-    squares = re * re + im * im;
-  }
+  const Tensor centered = x - mean(x, axis, /*keepdims=*/true);
+  auto modulusSquared = [](const Tensor &c) { // |x - mean|^2 of complex values, real
+    const Tensor re = real(c), im = imag(c);
+    return re * re + im * im;
+  };
+  const Tensor squares = isComplex(n->dtype) ? modulusSquared(centered) : centered * centered;
   if (ddof == 0)
     return mean(squares, axis, keepdims);
   const auto count = static_cast<double>(reducedCount(n->shape, axes));

@@ -384,8 +384,8 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
     impl->blasCalls += detail::countBlasCalls(*part);
   stage("lower");
   impl->lowered = stageText(module);
-  for (const auto &part : parts)
-    if (keepText)
+  if (keepText)
+    for (const auto &part : parts)
       impl->lowered += "\n" + detail::printModule(*part);
   stage("print");
 

@@ -3,10 +3,10 @@
 //
 // An unrolled Python loop is one kernel of thousands of small loops, split
 // into parts (tinymlir-outline-parts) that the CPU target lowers in modules
-// of their own (tinymlir-move-out-parts). Each module is exported into an LLVM context of
-// its own (LLVM's contexts are not shared across threads), optimized and
-// compiled there, on every core, and comes back as an object file: LLVM's
-// time then grows linearly with the number of parts. The JIT links the
+// of their own (tinymlir-move-out-parts). Each module is exported into an
+// LLVM context of its own (LLVM's contexts are not shared across threads),
+// optimized and compiled there, on every core, and comes back as an object
+// file: LLVM's time then grows linearly with the number of parts. The JIT links the
 // objects (Compile.cpp's loadObjects), and the disk cache keeps them.
 #include "jit/ObjectCode.h"
 

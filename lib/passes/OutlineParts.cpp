@@ -264,5 +264,4 @@ struct MoveOutPartsPass : impl::MoveOutPartsPassBase<MoveOutPartsPass> {
 };
 
 } // namespace
-
 } // namespace tinymlir::detail

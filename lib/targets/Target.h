@@ -84,8 +84,8 @@ public:
   virtual std::string lowerPipeline() const = 0;
   /// Runs them on the module, keeping the target's own stages. Returns the
   /// modules that parts of the kernel were moved to, lowered (CPU: see
-  /// tinymlir-move-out-parts), each to be compiled to an object of its own; none where
-  /// the module holds the whole kernel.
+  /// tinymlir-move-out-parts), each to be compiled to an object of its own;
+  /// none where the module holds the whole kernel.
   virtual std::vector<mlir::OwningOpRef<mlir::ModuleOp>> lower(mlir::ModuleOp module,
                                                                TargetStages &stages) const;
   /// The functions its code calls.
