@@ -1245,10 +1245,11 @@ private:
   Box boxOf(const Node &n, const Shape &sizes) {
     Box box;
     const size_t rank = sizes.size();
+    const auto &traced = tracedOffsets(n);
     for (size_t i = 0; i < rank; ++i) {
-      box.offsets.push_back(b_.getIndexAttr(n.axes[i]));
+      box.offsets.push_back(traced[i] ? OpFoldResult(traced[i]) : b_.getIndexAttr(n.axes[i]));
       box.sizes.push_back(b_.getIndexAttr(sizes[i]));
-      box.strides.push_back(b_.getIndexAttr(n.axes.size() == 2 * rank ? n.axes[rank + i] : 1));
+      box.strides.push_back(b_.getIndexAttr(n.axes.size() >= 2 * rank ? n.axes[rank + i] : 1));
     }
     return box;
   }
@@ -1257,9 +1258,76 @@ private:
   /// first `rank` of axes), as index values: a one-element box's position.
   SmallVector<Value> boxOrigin(const Node &n) {
     SmallVector<Value> at;
+    const auto &traced = tracedOffsets(n);
     for (size_t i = 0; i < n.shape.size(); ++i)
-      at.push_back(arith::ConstantIndexOp::create(b_, loc_, n.axes[i]));
+      at.push_back(traced[i] ? traced[i] : arith::ConstantIndexOp::create(b_, loc_, n.axes[i]));
     return at;
+  }
+
+  /// Per axis of a Slice's or SliceUpdate's array, the box's offset where a
+  /// traced position gives it (DynamicBox), else null: the static offset plus
+  /// the position times the step, computed once, where first asked for. A
+  /// negative position counts from the end of the box's extent; one out of
+  /// range reports NumPy's IndexError (runtime/Rows.cpp, raised after the
+  /// kernel) and reads or writes the box's first element instead.
+  const SmallVector<Value> &tracedOffsets(const Node &n) {
+    auto [it, added] = tracedOffsets_.try_emplace(&n);
+    if (!added)
+      return it->second;
+    const size_t rank = n.op == Op::SliceUpdate ? n.shape.size() : n.args[0]->shape.size();
+    SmallVector<Value> offsets(rank);
+    const size_t count = tracedPositions(n), first = n.args.size() - count;
+    for (size_t j = 0; j < count; ++j) {
+      const NodePtr &k = n.args[first + j];
+      const int64_t axis = n.axes[2 * rank + 2 * j], extent = n.axes[2 * rank + 2 * j + 1];
+      Type i64 = b_.getI64Type();
+      Value v = scalarOf(k);
+      if (dtypeSize(k->dtype) < 8)
+        v = isUnsigned(k->dtype) ? Value(arith::ExtUIOp::create(b_, loc_, i64, v))
+                                 : Value(arith::ExtSIOp::create(b_, loc_, i64, v));
+      Value size = arith::ConstantIntOp::create(b_, loc_, i64, extent);
+      Value zero = arith::ConstantIntOp::create(b_, loc_, i64, 0);
+      Value p = v;
+      if (!isUnsigned(k->dtype)) {
+        Value negative = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::slt, v, zero);
+        p = arith::SelectOp::create(b_, loc_, negative, arith::AddIOp::create(b_, loc_, v, size),
+                                    v);
+      }
+      // Unsigned: a position still negative is past any extent.
+      Value bad = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::uge, p, size);
+      func::FuncOp report = indexErrorCallee();
+      scf::IfOp::create(b_, loc_, bad, [&](OpBuilder &b, Location loc) {
+        Value a = arith::ConstantIntOp::create(b, loc, i64, axis);
+        func::CallOp::create(b, loc, report, ValueRange{v, a, size});
+        scf::YieldOp::create(b, loc);
+      });
+      p = arith::SelectOp::create(b_, loc_, bad, zero, p);
+      const int64_t step = n.axes[rank + static_cast<size_t>(axis)];
+      Value offset = arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), p);
+      if (step != 1)
+        offset =
+            arith::MulIOp::create(b_, loc_, offset, arith::ConstantIndexOp::create(b_, loc_, step));
+      if (n.axes[static_cast<size_t>(axis)] != 0)
+        offset = arith::AddIOp::create(
+            b_, loc_, offset,
+            arith::ConstantIndexOp::create(b_, loc_, n.axes[static_cast<size_t>(axis)]));
+      offsets[static_cast<size_t>(axis)] = offset;
+    }
+    return it->second = std::move(offsets);
+  }
+
+  /// tinymlir_index_error(position, axis, size): NumPy's IndexError, reported.
+  func::FuncOp indexErrorCallee() {
+    const char *name = "tinymlir_index_error";
+    auto module = b_.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    if (auto callee = module.lookupSymbol<func::FuncOp>(name))
+      return callee;
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(module.getBody());
+    Type i64 = b_.getI64Type();
+    auto callee = func::FuncOp::create(b_, loc_, name, b_.getFunctionType({i64, i64, i64}, {}));
+    callee.setPrivate();
+    return callee;
   }
 
   /// A Concat's non-empty parts (an empty one has nothing to write, and no
@@ -1356,8 +1424,12 @@ private:
     if (write.op != Op::SliceUpdate || write.args[1]->shape.size() != rank)
       return false;
     auto extent = [rank](const Node &x, const Shape &sizes, size_t i) {
-      const int64_t step = x.axes.size() == 2 * rank ? x.axes[rank + i] : 1;
-      return std::pair<int64_t, int64_t>{x.axes[i], x.axes[i] + (sizes[i] - 1) * step};
+      const int64_t step = x.axes.size() >= 2 * rank ? x.axes[rank + i] : 1;
+      int64_t size = sizes[i]; // at a traced position: anywhere in the extent
+      for (size_t j = 2 * rank; j + 1 < x.axes.size(); j += 2)
+        if (x.axes[j] == static_cast<int64_t>(i))
+          size = x.axes[j + 1];
+      return std::pair<int64_t, int64_t>{x.axes[i], x.axes[i] + (size - 1) * step};
     };
     for (size_t i = 0; i < rank; ++i) {
       const int64_t written = write.args[1]->shape[i];
@@ -1949,6 +2021,7 @@ private:
   std::unordered_map<const Node *, Value> values_;
   bool scalarMode_ = false;                         // isScalarNode: straight-line graphs
   std::unordered_map<const Node *, Value> scalars_; // scalarOf
+  std::unordered_map<const Node *, SmallVector<Value>> tracedOffsets_;
   // Slice updates (emitInOrder): each version's buffer, the version each
   // buffer holds now, each version's successor, and each node's readers.
   std::unordered_map<const Node *, Value> chainOf_;

@@ -50,7 +50,9 @@ struct Node {
   bool weakComplex = false;  // Scalar, weak: a Python complex number
   std::vector<int64_t> axes; // Sum/Max/Min: reduced axes (sorted, non-negative);
                              // Transpose: permutation; Slice: offsets, then
-                             // the steps where one is not 1;
+                             // the steps where one is not 1 (with traced
+                             // offsets: the steps always, then (axis, extent)
+                             // per traced position, see DynamicBox);
                              // IndexPut: the indexed axes (increasing);
                              // Triu/Tril: {k}, the diagonal; Flip: the
                              // reversed axes (increasing)
@@ -115,6 +117,32 @@ inline Tensor requireAtLeast(const Tensor &values, int64_t bound, int64_t reason
   auto node = makeNode(Op::Require, {1, m}, DType::i64, {v.node()});
   node->axes = {bound * 4 + reason};
   return cast(reshape(Tensor(node), values.shape()), values.dtype());
+}
+
+/// A box of an array at traced positions along some of its axes: NumPy's
+/// x[i, k] with k a traced 0-d integer. Along axis `at[j].first`, the box
+/// holds the element at position k = `at[j].second` of the `extents` there
+/// (negative counts from the end; out of range raises NumPy's IndexError
+/// when the kernel runs); along the others, its `extents` elements. A Slice
+/// or SliceUpdate node with operands past its own: their axes hold the
+/// offsets, the steps, then (axis, extent) per position (Tensor.cpp).
+struct DynamicBox {
+  std::vector<int64_t> offsets, steps; // per axis of the array
+  Shape extents;                       // per axis: the box's elements, before the positions
+  std::vector<std::pair<int64_t, Tensor>> at;
+  /// The box's shape: its extents, 1 along the traced axes.
+  Shape shape() const;
+};
+/// The whole of an array of `shape` as a box (no positions yet).
+DynamicBox wholeBox(const Shape &shape);
+/// x's elements in `box`, of the box's shape.
+Tensor dynamicSlice(const Tensor &x, const DynamicBox &box);
+/// x with the elements in `box` replaced by `value` (of the box's shape, x's dtype).
+Tensor dynamicSliceUpdate(const Tensor &x, const DynamicBox &box, const Tensor &value);
+/// The traced positions of a Slice (operands past 1) or SliceUpdate (past 2).
+inline size_t tracedPositions(const Node &n) {
+  const size_t own = n.op == Op::SliceUpdate ? 2 : 1;
+  return n.args.size() > own ? n.args.size() - own : 0;
 }
 
 /// NumPy 2's promotion of two strong dtypes (Tensor.cpp).

@@ -92,15 +92,6 @@ void checkRanges(const Index &index) {
                "no integer index, or slices");
 }
 
-/// The rank-0 integer tensors among the items are traced scalars: each is a
-/// position along its axis, compared with every position.
-struct DynamicTarget {
-  Ref target;
-  Tensor hit;              // bool, target's shape broadcast: true at the indexed positions
-  std::vector<bool> drop;  // per target axis: taken by an index (not a slice)
-  std::vector<int64_t> at; // the axes of the traced ints
-};
-
 /// 0..n-1 along `axis` of a rank-`rank` array, one array per shape and dtype:
 /// the same array is one constant input of a kernel however often it is used.
 Tensor iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype = DType::i32) {
@@ -119,13 +110,24 @@ Tensor iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype = DType::i32
   return Tensor(it->second);
 }
 
+/// The rank-0 integer tensors among the items are traced scalars: each is a
+/// position along its axis, read or written in place (a Slice or SliceUpdate
+/// at traced offsets, checked when the kernel runs).
+struct DynamicTarget {
+  Ref target;             // the positions' view: traced axes whole, ints as one-element ranges
+  Ref owner;              // the array whose value `base` is
+  Tensor base;            // the target's value, or the array its static box is of
+  detail::DynamicBox box; // of base
+  std::vector<bool> drop; // per target axis: taken by an index (not a slice)
+};
+
 DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
   const Shape &shape = x.shape();
   if (rankOf(shape) < static_cast<int64_t>(index.size()))
     indexError("too many indices for array: array is " + std::to_string(shape.size()) +
                "-dimensional, but " + std::to_string(index.size()) + " were indexed");
   Index rest;
-  DynamicTarget d;
+  std::vector<std::pair<int64_t, Tensor>> at;
   for (size_t a = 0; a < index.size(); ++a) {
     const IndexItem &i = index[a];
     if (const Tensor *t = std::get_if<Tensor>(&i)) {
@@ -135,7 +137,7 @@ DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
         indexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
                    "integer or boolean arrays are valid indices");
       rest.emplace_back(Slice{});
-      d.at.push_back(static_cast<int64_t>(a));
+      at.emplace_back(static_cast<int64_t>(a), *t);
     } else if (const int64_t *k = std::get_if<int64_t>(&i)) {
       const int64_t n = shape[a];
       if (*k < -n || *k >= n)
@@ -148,32 +150,36 @@ DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
       indexError("tinymlir: a traced int index mixes only with ints and slices");
     }
   }
+  DynamicTarget d;
   d.target = x.view(basicIndex(shape, rest).steps);
   const Tensor value = d.target.value();
-  const int64_t rank = value.rank();
-  for (int64_t a : d.at) {
-    const int64_t n = value.shape()[static_cast<size_t>(a)];
-    Tensor k = cast(std::get<Tensor>(index[static_cast<size_t>(a)]), DType::i32);
-    k = where(less(k, 0), k + n, k);
-    Tensor m = equal(iotaAlong(n, a, rank), k);
-    d.hit = d.hit.valid() ? bitwise_and(d.hit, m) : m;
+  // A static box of x itself (x[i, k]: row i of x) becomes the box's origin
+  // and steps, so that the element is read and written in x's buffer; else
+  // the box is of the view's value.
+  const detail::NodePtr &v = value.node();
+  if (v->op == Op::Slice && detail::tracedPositions(*v) == 0 && v->args[0] == x.value().node()) {
+    const size_t rank = v->shape.size();
+    d.owner = x;
+    d.base = x.value();
+    d.box.offsets.assign(v->axes.begin(), v->axes.begin() + static_cast<int64_t>(rank));
+    d.box.steps =
+        v->axes.size() == 2 * rank
+            ? std::vector<int64_t>(v->axes.begin() + static_cast<int64_t>(rank), v->axes.end())
+            : std::vector<int64_t>(rank, 1);
+    d.box.extents = v->shape;
+  } else {
+    d.owner = d.target;
+    d.base = value;
+    d.box = detail::wholeBox(value.shape());
   }
-  d.drop.assign(static_cast<size_t>(rank), false);
+  d.box.at = std::move(at);
+  for (const auto &[axis, k] : d.box.at)
+    if (d.box.extents[static_cast<size_t>(axis)] == 0)
+      indexError(outOfBounds(0, static_cast<size_t>(axis), 0)); // any position is out of range
+  d.drop.assign(value.shape().size(), false);
   for (size_t a = 0; a < index.size(); ++a)
     d.drop[a] = !std::holds_alternative<Slice>(index[a]);
   return d;
-}
-
-/// The lowest value of a real dtype (-inf for floats): the identity of max.
-Tensor lowest(DType dtype) {
-  switch (dtypeKind(dtype)) {
-  case DTypeKind::Float:
-    return ScalarType{dtype}(-std::numeric_limits<double>::infinity());
-  case DTypeKind::Signed:
-    return ScalarType{dtype}(static_cast<int64_t>(-(uint64_t{1} << (8 * dtypeSize(dtype) - 1))));
-  default: // bool and unsigned
-    return ScalarType{dtype}(0.0);
-  }
 }
 
 Tensor dropAxes(const Tensor &t, const std::vector<bool> &drop) {
@@ -186,28 +192,18 @@ Tensor dropAxes(const Tensor &t, const std::vector<bool> &drop) {
 
 Tensor dynamicRead(const Ref &x, const Index &index) {
   DynamicTarget d = dynamicTarget(x, index);
-  const Tensor target = d.target.value();
-  const DType dtype = target.dtype();
-  // One element is selected, the others are the reduction's identity: exact.
-  // Complex numbers have no order: their sum (a part's -0.0 reads as 0.0).
-  const bool complex = isComplex(dtype);
-  Tensor r = where(d.hit, target, complex ? ScalarType{dtype}(0.0) : lowest(dtype));
-  for (int64_t a : d.at)
-    r = complex ? sum(r, a, true) : max(r, a, true);
-  return dropAxes(r, d.drop);
+  return dropAxes(detail::dynamicSlice(d.base, d.box), d.drop);
 }
 
 void dynamicWrite(const Ref &x, const Index &index, const Tensor &value) {
   DynamicTarget d = dynamicTarget(x, index);
-  const Tensor target = d.target.value();
-  Shape kept, ones;
-  for (size_t a = 0; a < target.shape().size(); ++a) {
+  const Shape box = d.box.shape();
+  Shape kept;
+  for (size_t a = 0; a < box.size(); ++a)
     if (!d.drop[a])
-      kept.push_back(target.shape()[a]);
-    ones.push_back(d.drop[a] ? 1 : target.shape()[a]);
-  }
-  Tensor v = reshape(cast(broadcastInto(value, kept), target.dtype()), ones);
-  d.target.assign(where(d.hit, v, target));
+      kept.push_back(box[a]);
+  Tensor v = reshape(cast(broadcastInto(value, kept), d.base.dtype()), box);
+  d.owner.assign(detail::dynamicSliceUpdate(d.base, d.box, v));
 }
 
 std::vector<int64_t> cStrides(const Shape &shape) {

@@ -855,6 +855,65 @@ Tensor sliceUpdate(const Tensor &t, const std::vector<int64_t> &begin,
   return Tensor(node);
 }
 
+namespace detail {
+
+Shape DynamicBox::shape() const {
+  Shape s = extents;
+  for (const auto &[axis, k] : at)
+    s[static_cast<size_t>(axis)] = 1;
+  return s;
+}
+
+DynamicBox wholeBox(const Shape &shape) {
+  return {std::vector<int64_t>(shape.size(), 0), std::vector<int64_t>(shape.size(), 1), shape, {}};
+}
+
+namespace {
+/// The Slice or SliceUpdate node of `box` over x: operands, then axes as the
+/// DynamicBox's comment says.
+NodePtr boxNode(Op op, const NodePtr &x, const DynamicBox &box, std::vector<NodePtr> args) {
+  const size_t rank = x->shape.size();
+  if (box.offsets.size() != rank || box.steps.size() != rank || box.extents.size() != rank)
+    fail(op,
+         "internal: a box of rank " + std::to_string(box.offsets.size()) + " for " + describe(x));
+  for (size_t i = 0; i < rank; ++i)
+    if (box.offsets[i] < 0 || box.steps[i] < 1 || box.extents[i] < 1 ||
+        box.offsets[i] + (box.extents[i] - 1) * box.steps[i] >= x->shape[i])
+      fail(op, "internal: the box leaves " + describe(x) + " on axis " + std::to_string(i));
+  std::vector<int64_t> axes = box.offsets;
+  axes.insert(axes.end(), box.steps.begin(), box.steps.end());
+  for (const auto &[axis, k] : box.at) {
+    NodePtr p = nodeOf(k, opName(op));
+    if (!p->shape.empty() || !isInteger(p->dtype))
+      fail(op, "a traced position must be a 0-d integer, got " + describe(p), ErrorKind::Type);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank))
+      fail(op, "internal: position on axis " + std::to_string(axis) + " of " + describe(x));
+    axes.insert(axes.end(), {axis, box.extents[static_cast<size_t>(axis)]});
+    args.push_back(p);
+  }
+  auto node = makeNode(op, op == Op::Slice ? box.shape() : x->shape, x->dtype, std::move(args));
+  node->axes = std::move(axes);
+  return node;
+}
+} // namespace
+
+Tensor dynamicSlice(const Tensor &t, const DynamicBox &box) {
+  NodePtr x = nodeOf(t, "slice");
+  return Tensor(boxNode(Op::Slice, x, box, {x}));
+}
+
+Tensor dynamicSliceUpdate(const Tensor &t, const DynamicBox &box, const Tensor &value) {
+  NodePtr x = nodeOf(t, "slice_update"), v = nodeOf(value, "slice_update");
+  if (x->weak)
+    fail(Op::SliceUpdate, "the target must be a tensor, got " + describe(x));
+  if (v->shape != box.shape() || v->dtype != x->dtype)
+    fail(Op::SliceUpdate, "internal: a value " + describe(v) + " for a box of shape " +
+                              shapeString(box.shape()) + " of " + describe(x));
+  return Tensor(boxNode(Op::SliceUpdate, x, box, {x, v}));
+}
+
+} // namespace detail
+
 Tensor broadcastTo(const Tensor &t, const Shape &shape) {
   NodePtr x = nodeOf(t, "broadcast_to");
   if (x->shape.size() > shape.size() || broadcastShapes(Op::Broadcast, x->shape, shape) != shape)

@@ -105,6 +105,10 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
     if (detail::isRowKernel(n->op) && !target.hostLoops())
       throw Error(std::string("[") + opName(n->op) + "] the " + target.name() +
                   " target cannot run it (a host function along rows); compile it for the CPU");
+    if (n->op == Op::Slice && detail::tracedPositions(*n) > 0 && !target.hostLoops())
+      throw Error(std::string("[slice] the ") + target.name() +
+                  " target cannot run it (an element at a traced position, checked on the "
+                  "host); compile it for the CPU");
     if (n->op == Op::SliceUpdate && !target.hostLoops())
       throw Error(std::string("[slice_update] the ") + target.name() +
                   " target cannot run it (an array's updates are written in order into one "
@@ -221,7 +225,8 @@ bool mayFailWhileRunning(const Node *root) {
   while (!stack.empty()) {
     const Node *n = stack.back();
     stack.pop_back();
-    if (detail::opInfo(n->op).kind == detail::OpKind::CheckedRow)
+    if (detail::opInfo(n->op).kind == detail::OpKind::CheckedRow ||
+        ((n->op == Op::Slice || n->op == Op::SliceUpdate) && detail::tracedPositions(*n) > 0))
       return true;
     for (const NodePtr &a : n->args)
       if (seen.insert(a.get()).second)

@@ -246,6 +246,15 @@ int64_t position(int64_t i, int64_t size) {
   return p;
 }
 
+/// Compiled code's report of a traced position out of range (MLIRGen's
+/// tracedOffsets): NumPy's IndexError, raised after the kernel.
+extern "C" void tinymlir_index_error(int64_t position, int64_t axis, int64_t size) {
+  tinymlir::detail::reportKernelError(tinymlir::ErrorKind::Index,
+                                      "index " + std::to_string(position) +
+                                          " is out of bounds for axis " + std::to_string(axis) +
+                                          " with size " + std::to_string(size));
+}
+
 template <class T> void takeRows(Rows<T> table, Rows<int64_t> ids, Rows<T> out) {
   // Rows copied over the OpenMP team when there are many elements. Errors
   // are thread-local (reportKernelError): the first id out of range is
@@ -389,7 +398,8 @@ extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
 #include <tinymlir/dtypes.def>
 
 tinymlir::detail::RuntimeSymbols tinymlir::detail::rowRuntimeSymbols() {
-  RuntimeSymbols out{symbol("tinymlir_require_int64", &tinymlir_require_int64),
+  RuntimeSymbols out{symbol("tinymlir_index_error", &tinymlir_index_error),
+                     symbol("tinymlir_require_int64", &tinymlir_require_int64),
                      symbol("tinymlir_bincount_int64", &tinymlir_bincount_int64),
                      symbol("tinymlir_bincount_weighted_int64", &tinymlir_bincount_weighted_int64)};
 #define TINYMLIR_SYMBOL(op, Name, name)                                                            \

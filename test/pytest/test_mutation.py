@@ -189,6 +189,45 @@ def test_reads_at_traced_ints_share_their_position_constant():
     same(f, x, k, rtol=40 * EPS64)
 
 
+def test_traced_int_positions_are_read_and_written_in_place_and_checked():
+    # x[k] at a traced int reads or writes that one element (a slice at a
+    # traced offset): no pass over the array per access. Negative positions
+    # count from the end; positions out of range raise NumPy's IndexError
+    # when the kernel runs, and the arguments are left as they were.
+    def scatter(h, g, ks):
+        for j in range(ks.shape[0]):
+            k = ks[j]
+            h[k] += g[1, k]  # a row of g at a traced column
+            h[2:][k // 2] -= 0.5  # a view: positions of the view
+            g[0, k] = h[k] * 2.0  # a static row, a traced column: g's own buffer
+        return h, g[::2, 1:][0, ks[0] // 3]  # steps and offsets
+
+    ks = np.array([3, -1, 0, 5, 3, -6], dtype=np.int64)
+    same(scatter, positive(8), positive(2, 8), ks)
+
+    def hist(x, bins):
+        h = np.zeros(bins)
+        for v in x:
+            h[np.floor(v * bins).astype(np.int32)] += 1.0
+        return h
+
+    x = np.random.default_rng(1).random(60)
+    same(hist, x, 1000)
+    # One buffer for the counts, updated in place: no array per update.
+    assert jit(hist).compile(x, 1000).bufferized.count("memref.alloc") <= 2
+
+    h = positive(8)
+    before = h.copy()
+    for bad in (8, -9):
+        with pytest.raises(
+            IndexError, match=f"index {bad} is out of bounds for axis 0 with size 8"
+        ):
+            jit(scatter)(h, positive(2, 8), np.array([1, bad], dtype=np.int64))
+        np.testing.assert_array_equal(h, before)
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 1 with size 6"):
+        jit(lambda a, k: a[1, k])(positive(3, 6), np.int32(6))
+
+
 def test_setting_shape_reshapes_in_place_as_numpy():
     # mandelbrot2's `Xi.shape = Yi.shape = C.shape = xn * yn`: the array
     # itself becomes a reshaped view of its data, seen by later writes.
