@@ -1539,10 +1539,30 @@ private:
       // elementwise readers: collapse_shape, a strided view. tensor.reshape
       // takes identity layouts only, so bufferization copied each such
       // column first (unrolled sweeps: a copy and its loop per read).
+      // A slice of an array that is not updated is taken squeezed
+      // (a rank-reduced extract_slice): no collapse_shape for fusion to move
+      // below the reader, where it kept a column's product from fusing with
+      // a row's update (syrk's C[i, :i] += a * A[:i, k]).
       if (n.args[0]->op == Op::Slice && onlyDropsUnitDims(n.args[0]->shape, n.shape) &&
           readByElementwiseOps(n)) {
+        const Node &slice = *n.args[0];
+        if (!chainOf_.contains(slice.args[0].get())) {
+          Box box = boxOf(slice, slice.shape);
+          return tensor::ExtractSliceOp::create(b_, loc_, tensorType(n), emit(slice.args[0]),
+                                                box.offsets, box.sizes, box.strides);
+        }
         if (auto groups = getReassociationIndicesForReshape(tensorType(*n.args[0]), tensorType(n)))
           return tensor::CollapseShapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), *groups);
+      }
+      // An elementwise result given unit axes for an elementwise reader or a
+      // slice update (a row's new values, (n,) -> (1, n)): expand_shape,
+      // which fusion folds into the producer, so that the update's value is
+      // computed in its box's shape and can be written into the box itself
+      // (tinymlir-write-into-destination).
+      if (isElementwise(*n.args[0]) && onlyDropsUnitDims(n.shape, n.args[0]->shape) &&
+          readByElementwiseOps(n)) {
+        if (auto groups = getReassociationIndicesForReshape(tensorType(*n.args[0]), tensorType(n)))
+          return tensor::ExpandShapeOp::create(b_, loc_, tensorType(n), emit(n.args[0]), *groups);
       }
       // Otherwise a shape operand (not expand/collapse_shape), so fusion
       // cannot fold the reshape into a neighbouring matmul and turn it into a
@@ -1616,6 +1636,12 @@ private:
     return j == to.size();
   }
 
+  static bool isElementwise(const Node &n) {
+    const OpKind kind = opInfo(n.op).kind;
+    return kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Compare ||
+           kind == OpKind::Select || kind == OpKind::Convert;
+  }
+
   /// Whether every reader of `n` (known when the graph is emitted in order)
   /// is elementwise or writes it into a slice: none can be a product, which
   /// fusion would turn into a generic through a collapse_shape.
@@ -1623,11 +1649,8 @@ private:
     auto it = consumers_.find(&n);
     if (it == consumers_.end() || it->second.empty())
       return false;
-    return std::all_of(it->second.begin(), it->second.end(), [](const Node *r) {
-      const OpKind kind = opInfo(r->op).kind;
-      return r->op == Op::SliceUpdate || kind == OpKind::Unary || kind == OpKind::Binary ||
-             kind == OpKind::Compare || kind == OpKind::Select || kind == OpKind::Convert;
-    });
+    return std::all_of(it->second.begin(), it->second.end(),
+                       [](const Node *r) { return r->op == Op::SliceUpdate || isElementwise(*r); });
   }
 
   /// A read of `tensor`'s buffer by the memref op that follows (a call, a
@@ -1704,11 +1727,18 @@ private:
   Value emitElementwise(const Node &n) {
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
-    // Operand i of the region is either a block argument or an inline constant.
+    // Operand i of the region is either a block argument, an inline
+    // constant, or an SSA scalar of the straight-line graph (isScalarNode:
+    // a[i, k] in `a[:, j] * a[i, k]`), read from above the loop.
     SmallVector<int> blockArg(n.args.size(), -1);
+    SmallVector<Value> captured(n.args.size());
     for (size_t i = 0; i < n.args.size(); ++i) {
       if (n.args[i]->op == Op::Scalar)
         continue;
+      if (n.args[i]->shape.size() <= n.shape.size() && isScalarNode(*n.args[i])) {
+        captured[i] = scalarOf(n.args[i]);
+        continue;
+      }
       blockArg[i] = static_cast<int>(inputs.size());
       inputs.push_back(emit(n.args[i]));
       maps.push_back(broadcastMap(n.args[i]->shape, n.shape));
@@ -1720,7 +1750,9 @@ private:
         [&](OpBuilder &b, Location loc, ValueRange block) {
           SmallVector<Value> operands;
           for (size_t i = 0; i < n.args.size(); ++i)
-            operands.push_back(blockArg[i] >= 0 ? block[blockArg[i]] : scalarValue(b, *n.args[i]));
+            operands.push_back(blockArg[i] >= 0 ? block[blockArg[i]]
+                               : captured[i]    ? captured[i]
+                                                : scalarValue(b, *n.args[i]));
           linalg::YieldOp::create(b, loc, scalarOp(b, n, operands));
         });
     return generic.getResult(0);

@@ -366,6 +366,22 @@ def test_gemm_syrk_syr2k_trmm():
     program(trmm, 1.5, pos(n, n), pos(n, m), k=2 * n + 2)
 
 
+def test_row_updates_of_column_products_need_no_temporaries():
+    # syrk's C[i, :i + 1] += alpha * A[i, k] * A[: i + 1, k]: the scalar is
+    # read once above the loop, the column read squeezed where it is, and the
+    # product added into C's row itself. Each update had made a scalar
+    # buffer, a column product, a snapshot of the row and two copies.
+    n, m = 12, 6
+    for fn, args, k in (
+        (syrk, (1.5, 1.2, pos(n, n), pos(n, m)), 3 * m + 3),
+        (syr2k, (1.5, 1.2, pos(n, n), pos(n, m), pos(n, m)), 6 * m + 3),
+    ):
+        bufferized = jit(fn).compile(*args).bufferized
+        assert bufferized.count("memref.alloc") == 0, fn.__name__
+        assert bufferized.count("memref.copy") == 0, fn.__name__
+        program(fn, *args, k=k)
+
+
 def test_blas_like_kernels():
     n = 9
     program(gesummv, 1.5, 1.2, pos(n, n), pos(n, n), pos(n), k=2 * n + 3)
