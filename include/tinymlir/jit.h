@@ -120,31 +120,114 @@ struct CacheStats {
 
 namespace detail {
 
-/// The specialization cache of one jitted function (thread-safe, LRU).
-class Cache {
+/// What a cache entry says of itself, for CacheStats: a Compiled's own
+/// figures. Other entry types (Python's) overload these beside their type.
+inline double compileSecondsOf(const Compiled &c) { return c.compileSeconds(); }
+inline bool fromDiskCacheOf(const Compiled &c) { return c.fromDiskCache(); }
+
+/// The specialization cache of one jitted function (thread-safe, LRU), keyed
+/// by the text of a call's tree, shapes, dtypes, statics and options. One
+/// cache serves C++ (Value = Compiled) and Python (a compiled Specialization
+/// object, python/src/module.cpp).
+template <class Value> class BasicCache {
 public:
-  void insert(const std::string &key, const Compiled &compiled, size_t limit);
+  /// Awaits a compilation under way in another thread (Python's releases
+  /// the GIL meanwhile); the default blocks.
+  using Await = std::function<void(const std::shared_future<Value> &)>;
+
+  void insert(const std::string &key, const Value &value, size_t limit) {
+    std::lock_guard lock(mutex_);
+    if (fromDiskCacheOf(value))
+      ++stats_.diskHits;
+    else
+      ++stats_.compilations;
+    stats_.compileSeconds += compileSecondsOf(value);
+    entries_.insert_or_assign(key, Entry{value, ++clock_});
+    evictLocked(limit);
+  }
+
   /// The entry for `key`, or `compile()`'s result, inserted. Threads asking
   /// for a key being compiled wait for that compilation (once per key); if it
   /// throws, each waiter gets the error and the next call compiles again.
-  Compiled findOrCompile(const std::string &key, size_t limit,
-                         const std::function<Compiled()> &compile);
+  Value findOrCompile(const std::string &key, size_t limit, const std::function<Value()> &compile,
+                      const Await &await = nullptr) {
+    std::unique_lock lock(mutex_);
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      it->second.lastUse = ++clock_;
+      ++stats_.hits;
+      return it->second.value;
+    }
+    if (auto it = inFlight_.find(key); it != inFlight_.end()) {
+      std::shared_future<Value> pending = it->second;
+      ++stats_.hits; // served by the compilation under way
+      lock.unlock();
+      if (await)
+        await(pending);
+      return pending.get(); // rethrows the compiler's error
+    }
+    std::promise<Value> promise;
+    inFlight_.emplace(key, promise.get_future().share());
+    lock.unlock();
+    try {
+      Value value = compile();
+      insert(key, value, limit);
+      promise.set_value(value);
+      std::lock_guard done(mutex_);
+      inFlight_.erase(key);
+      return value;
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+      std::lock_guard failed(mutex_);
+      inFlight_.erase(key);
+      throw;
+    }
+  }
+
   /// Whether `key`'s code is here, to be called without compiling.
-  bool contains(const std::string &key) const;
-  CacheStats stats() const;
-  void clear();
+  bool contains(const std::string &key) const {
+    std::lock_guard lock(mutex_);
+    return entries_.contains(key);
+  }
+  /// Drops the least recently used entries beyond `limit` (0: no limit).
+  void evict(size_t limit) {
+    std::lock_guard lock(mutex_);
+    evictLocked(limit);
+  }
+  CacheStats stats() const {
+    std::lock_guard lock(mutex_);
+    CacheStats s = stats_;
+    s.size = entries_.size();
+    return s;
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    entries_.clear();
+  }
 
 private:
+  void evictLocked(size_t limit) {
+    while (limit > 0 && entries_.size() > limit) {
+      auto oldest = entries_.begin();
+      for (auto it = entries_.begin(); it != entries_.end(); ++it)
+        if (it->second.lastUse < oldest->second.lastUse)
+          oldest = it;
+      entries_.erase(oldest);
+      ++stats_.evictions;
+    }
+  }
+
   struct Entry {
-    Compiled compiled;
+    Value value;
     uint64_t lastUse;
   };
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;
-  std::map<std::string, std::shared_future<Compiled>> inFlight_;
+  std::map<std::string, std::shared_future<Value>> inFlight_;
   uint64_t clock_ = 0;
   CacheStats stats_;
 };
+
+using Cache = BasicCache<Compiled>;
 
 // --- Argument trees -------------------------------------------------------
 

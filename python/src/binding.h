@@ -76,6 +76,7 @@ Array viewOf(const InArray &a, const char *what);
 /// A NumPy array that owns `array`'s buffer (no copy).
 nanobind::object toNumPy(Array array);
 
+void registerCache(nanobind::module_ &m);
 void registerGpt2(nanobind::module_ &m);
 void registerIndex(nanobind::module_ &m);
 

@@ -595,5 +595,6 @@ NB_MODULE(_tinymlir, m) {
   });
 
   registerIndex(m);
+  registerCache(m);
   registerGpt2(m);
 }

@@ -16,11 +16,10 @@ import copyreg
 import dataclasses
 import functools
 import inspect
+import itertools
 import os
 import sys
-import threading
 import types
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -227,16 +226,9 @@ def _flatten_result(result, outs):
 # --- Cache ------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class CacheStats:
-    """As the C++ CacheStats: hits, compilations, disk hits, evictions, size, seconds."""
-
-    hits: int = 0
-    compilations: int = 0
-    disk_hits: int = 0
-    evictions: int = 0
-    size: int = 0
-    compile_seconds: float = 0.0
+# A jitted function's cache statistics: the C++ CacheStats (hits, compilations,
+# disk_hits, evictions, size, compile_seconds).
+CacheStats = _core.CacheStats
 
 
 class Specialization:
@@ -478,11 +470,12 @@ class JitFunction:
         self.fn = fn
         self.options = _options(target, options, "tinymlir.jit")
         self._limit = int(cache_limit)
-        self._entries = OrderedDict()
-        self._lock = threading.Lock()
-        self._compiling = {}
-        self._hits = self._compilations = self._disk_hits = self._evictions = 0
-        self._seconds = 0.0
+        # The specializations, in the C++ cache (python/src/cache.cpp), and
+        # the key names of call trees it has no key text for (NumPy scalars,
+        # named tuples, dataclasses, other static objects).
+        self._cache = _core.SpecializationCache()
+        self._tree_keys = {}
+        self._tree_names = itertools.count()
         try:
             self._takes_target = "target" in inspect.signature(fn).parameters
         except (TypeError, ValueError):  # no signature (some builtins)
@@ -497,29 +490,14 @@ class JitFunction:
 
     @cache_limit.setter
     def cache_limit(self, limit: int) -> None:
-        with self._lock:
-            self._limit = int(limit)
-            self._evict()
+        self._limit = int(limit)
+        self._cache.evict(self._limit)
 
     def stats(self) -> CacheStats:
-        with self._lock:
-            return CacheStats(
-                self._hits,
-                self._compilations,
-                self._disk_hits,
-                self._evictions,
-                len(self._entries),
-                self._seconds,
-            )
+        return self._cache.stats()
 
     def clear_cache(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-    def _evict(self):
-        while self._limit > 0 and len(self._entries) > self._limit:
-            self._entries.popitem(last=False)
-            self._evictions += 1
+        self._cache.clear()
 
     # Calls. Keyword arguments are inputs where they hold arrays, as positional
     # ones are, and static values otherwise.
@@ -528,14 +506,13 @@ class JitFunction:
         if tracing():
             # inlined into the function being traced
             return _with_traceable_captures(self.fn)(*args, **kwargs)
-        treedef, leaves = _flatten_call(args, kwargs)
-        entry = self._specialization(treedef, leaves, target)
+        entry, leaves = self._specialization(args, kwargs, target)
         return entry.run(leaves)
 
     def compile(self, *args: Any, target: str | None = None, **kwargs: Any) -> Specialization:
         """The specialization for these arguments, compiled if not cached yet."""
         target = self._target(target, kwargs)
-        return self._specialization(*_flatten_call(args, kwargs), target)
+        return self._specialization(args, kwargs, target)[0]
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -566,57 +543,35 @@ class JitFunction:
             )
         return target
 
-    def _specialization(self, treedef, leaves, target):
+    def _specialization(self, args, kwargs, target):
+        """The Specialization of a call (from the cache, or compiled) and its array leaves."""
         options = self.options
         if target is not None and target != options.target:
             options = _core.Options(options)
             options.target = target
-        key = (treedef, tuple((a.shape, a.dtype) for a in leaves), _aliases(leaves), options.key())
-        entry = self._entries.get(key)
-        if entry is not None:
-            with self._lock:
-                if key in self._entries:
-                    self._entries.move_to_end(key)
-                self._hits += 1
-            return entry
-        return self._miss(key, treedef, leaves, options)
+        found = _core.SpecializationCache.key(args, kwargs, options.key())
+        if found is not None:
+            key, leaves = found
+            treedef = None
+        else:  # keyed by flatten's tree, named once per function
+            treedef, leaves = _flatten_call(args, kwargs)
+            tree_key = (treedef, tuple((a.shape, a.dtype) for a in leaves), _aliases(leaves))
+            name = self._tree_keys.setdefault(tree_key, next(self._tree_names))
+            key = f"tree {name}|{options.key()}"
 
-    def _miss(self, key, treedef, leaves, options):
-        for i, a in enumerate(leaves):
-            if isinstance(a, Traced):
-                raise TypeError("tinymlir.jit: a traced value was passed outside of tracing")
-            if a.dtype not in _SUPPORTED_DTYPES:
-                path = _call_paths(treedef)[i]
-                dtype_name(a.dtype, f"argument {path}")
-        # One compilation per key at a time; other keys compile concurrently.
-        with self._lock:
-            event = self._compiling.get(key)
-            owner = event is None
-            if owner:
-                event = self._compiling[key] = threading.Event()
-        if not owner:
-            event.wait()
-            entry = self._entries.get(key)
-            if entry is not None:
-                with self._lock:
-                    self._hits += 1
-                return entry
-            return self._miss(key, treedef, leaves, options)
-        try:
-            entry = self._build(treedef, leaves, options)
-            with self._lock:
-                if entry.from_disk_cache:
-                    self._disk_hits += 1
-                else:
-                    self._compilations += 1
-                self._seconds += entry.compile_seconds
-                self._entries[key] = entry
-                self._evict()
-            return entry
-        finally:
-            with self._lock:
-                del self._compiling[key]
-            event.set()
+        def compile():
+            nonlocal treedef, leaves
+            if treedef is None:
+                treedef, leaves = _flatten_call(args, kwargs)
+            for i, a in enumerate(leaves):
+                if isinstance(a, Traced):
+                    raise TypeError("tinymlir.jit: a traced value was passed outside of tracing")
+                if a.dtype not in _SUPPORTED_DTYPES:
+                    path = _call_paths(treedef)[i]
+                    dtype_name(a.dtype, f"argument {path}")
+            return self._build(treedef, leaves, options)
+
+        return self._cache.find_or_compile(key, self._limit, compile), leaves
 
     def _build(self, treedef, leaves, options):
         n = len(leaves)

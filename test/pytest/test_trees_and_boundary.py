@@ -238,6 +238,45 @@ def test_concurrent_calls_from_threads(rng):
     assert f.stats().compilations + f.stats().disk_hits == 3
 
 
+def test_threads_waiting_for_a_compilation_share_its_result_or_its_error():
+    # One C++ cache for Python too: threads asking for a key being compiled
+    # wait for that compilation (without the GIL: the tracing thread runs)
+    # and get its specialization, or its exception. Before, Python's waiters
+    # traced again after a failed compilation.
+    traces = []
+
+    def slow(x, fail):
+        traces.append(fail)
+        time.sleep(0.2)  # while tracing: the other threads arrive meanwhile
+        if fail:
+            raise ValueError("refused while tracing")
+        return x * 2
+
+    f = jit(slow)
+    x = np.arange(4.0)
+    for fail in (False, True):
+        outcomes = [None] * 4
+
+        def work(k, fail=fail):
+            try:
+                outcomes[k] = f(x, fail)
+            except ValueError as e:
+                outcomes[k] = e
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert traces.count(fail) == 1, traces
+        if fail:
+            assert all(isinstance(o, ValueError) and "refused" in str(o) for o in outcomes)
+        else:
+            assert all(np.array_equal(o, x * 2) for o in outcomes)
+    stats = f.stats()
+    assert (stats.compilations + stats.disk_hits, stats.hits, stats.size) == (1, 6, 1), stats
+
+
 def test_bad_inputs_raise_instead_of_crashing():
     f = jit(lambda a: a + 1)
     for bad in (object(), "text", np.array(["a"]), np.ones(3, "datetime64[s]")):

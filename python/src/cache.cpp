@@ -1,0 +1,243 @@
+// tinymlir.jit's specialization cache: the C++ cache (detail::BasicCache,
+// include/tinymlir/jit.h) holding Python Specialization objects, and the
+// key of a call computed here, so that a call that hits touches no Python
+// code until the Specialization runs.
+//
+// The key is text, as the C++ jit's: the argument tree with each array's
+// dtype and shape, each static value's type and exact value, which leaves
+// are one array, and the options. A tree with anything else (NumPy scalars,
+// named tuples, dataclasses, other static objects) has no such text here:
+// _jit.py then keys it by flatten's tree definition.
+#include "binding.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+
+#include <tinymlir/jit.h>
+
+#include <algorithm>
+#include <bit>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tinymlir::python {
+namespace {
+
+/// A reference to a Python object that copies share without touching its
+/// reference count (cache entries are copied under the cache's lock); the
+/// last copy releases it with the GIL held.
+using Shared = std::shared_ptr<PyObject>;
+Shared share(nb::handle h) {
+  return Shared(nb::handle(h).inc_ref().ptr(), [](PyObject *p) {
+    nb::gil_scoped_acquire gil;
+    Py_DECREF(p);
+  });
+}
+
+/// A cache entry: a Specialization, with what CacheStats counts of it.
+struct Entry {
+  Shared specialization;
+  double seconds = 0;
+  bool fromDisk = false;
+};
+double compileSecondsOf(const Entry &e) { return e.seconds; }
+bool fromDiskCacheOf(const Entry &e) { return e.fromDisk; }
+
+/// A compilation's Python exception, carried through the cache to every
+/// thread that waited for it (each raises the same exception object).
+struct Failure {
+  Shared exception;
+};
+
+using SpecializationCache = detail::BasicCache<Entry>;
+
+void hex(std::string &key, double v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%" PRIx64, std::bit_cast<uint64_t>(v));
+  key += text;
+}
+
+void text(std::string &key, char tag, const char *data, size_t size) {
+  key += tag;
+  key += std::to_string(size);
+  key += ':';
+  key.append(data, size);
+}
+
+/// Appends the key text of tree `x` (as _jit.flatten walks it) to `key` and
+/// its arrays to `leaves`; false where flatten's tree must key it instead.
+bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObject *ndarray) {
+  PyTypeObject *t = Py_TYPE(x);
+  if (reinterpret_cast<PyObject *>(t) == ndarray) {
+    nb::handle a(x);
+    nb::str dtype = nb::str(a.attr("dtype").attr("str"));
+    key += 'A';
+    key += dtype.c_str();
+    key += '[';
+    for (nb::handle d : nb::tuple(a.attr("shape"))) {
+      key += std::to_string(nb::cast<int64_t>(d));
+      key += ',';
+    }
+    key += ']';
+    leaves.push_back(x);
+    return true;
+  }
+  if (t == &PyBool_Type) {
+    key += x == Py_True ? "T;" : "F;";
+  } else if (t == &PyLong_Type) {
+    nb::str digits = nb::str(nb::handle(x));
+    key += 'i';
+    key += digits.c_str();
+    key += ';';
+  } else if (t == &PyFloat_Type) {
+    key += 'f';
+    hex(key, PyFloat_AS_DOUBLE(x));
+    key += ';';
+  } else if (t == &PyComplex_Type) {
+    key += 'c';
+    hex(key, PyComplex_RealAsDouble(x));
+    key += ',';
+    hex(key, PyComplex_ImagAsDouble(x));
+    key += ';';
+  } else if (x == Py_None) {
+    key += "N;";
+  } else if (t == &PyUnicode_Type) {
+    Py_ssize_t size = 0;
+    const char *data = PyUnicode_AsUTF8AndSize(x, &size);
+    if (!data) {
+      PyErr_Clear(); // unencodable text: flatten's key
+      return false;
+    }
+    text(key, 's', data, static_cast<size_t>(size));
+  } else if (t == &PyBytes_Type) {
+    text(key, 'y', PyBytes_AS_STRING(x), static_cast<size_t>(PyBytes_GET_SIZE(x)));
+  } else if (t == &PyTuple_Type || t == &PyList_Type) {
+    const bool tuple = t == &PyTuple_Type;
+    key += tuple ? '(' : '[';
+    const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(x) : PyList_GET_SIZE(x);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!keyOf(tuple ? PyTuple_GET_ITEM(x, i) : PyList_GET_ITEM(x, i), key, leaves, ndarray))
+        return false;
+    key += tuple ? ')' : ']';
+  } else if (t == &PyDict_Type) {
+    key += '{';
+    PyObject *name, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(x, &pos, &name, &value)) { // insertion order, as flatten's
+      if (Py_TYPE(name) != &PyUnicode_Type || !keyOf(name, key, leaves, ndarray) ||
+          !keyOf(value, key, leaves, ndarray))
+        return false;
+    }
+    key += '}';
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// The key of a call and its array leaves, or None: see the header.
+nb::object callKey(nb::tuple args, nb::dict kwargs, const std::string &options) {
+  static nb::object ndarray = nb::module_::import_("numpy").attr("ndarray");
+  std::string key = "(";
+  std::vector<PyObject *> leaves;
+  for (nb::handle a : args)
+    if (!keyOf(a.ptr(), key, leaves, ndarray.ptr()))
+      return nb::none();
+  key += ')';
+  // Keyword arguments by name, as _flatten_call sorts them.
+  std::vector<std::pair<std::string, nb::handle>> named;
+  for (auto [name, value] : kwargs)
+    named.emplace_back(nb::cast<std::string>(name), value);
+  std::sort(named.begin(), named.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (const auto &[name, value] : named) {
+    text(key, 'k', name.data(), name.size());
+    if (!keyOf(value.ptr(), key, leaves, ndarray.ptr()))
+      return nb::none();
+  }
+  // Which leaves are one array (_jit._aliases).
+  std::string aliases;
+  std::unordered_map<PyObject *, size_t> first;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    auto [it, added] = first.try_emplace(leaves[i], i);
+    aliases += std::to_string(it->second) + ',';
+  }
+  if (first.size() != leaves.size())
+    key += "|aliases " + aliases;
+  key += '|';
+  key += options;
+  nb::list list;
+  for (PyObject *leaf : leaves)
+    list.append(nb::handle(leaf));
+  return nb::make_tuple(nb::str(key.data(), key.size()), list);
+}
+
+nb::object findOrCompile(SpecializationCache &cache, const std::string &key, size_t limit,
+                         nb::callable compile) {
+  auto build = [&]() -> Entry {
+    try {
+      nb::object specialization = compile();
+      return {share(specialization), nb::cast<double>(specialization.attr("compile_seconds")),
+              nb::cast<bool>(specialization.attr("from_disk_cache"))};
+    } catch (nb::python_error &e) {
+      throw Failure{share(e.value())};
+    }
+  };
+  // Threads waiting for another's compilation wait without the GIL: the
+  // compiling thread traces (Python) with it.
+  auto await = [](const std::shared_future<Entry> &pending) {
+    nb::gil_scoped_release release;
+    pending.wait();
+  };
+  try {
+    Entry entry = cache.findOrCompile(key, limit, build, await);
+    return nb::borrow(entry.specialization.get());
+  } catch (const Failure &failure) {
+    PyObject *e = failure.exception.get();
+    PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(e)), e);
+    throw nb::python_error();
+  }
+}
+
+} // namespace
+
+void registerCache(nb::module_ &m) {
+  nb::class_<CacheStats>(m, "CacheStats",
+                         "A jitted function's specializations: hits, compilations, disk hits, "
+                         "evictions, size, and seconds spent compiling.")
+      .def_ro("hits", &CacheStats::hits)
+      .def_ro("compilations", &CacheStats::compilations)
+      .def_ro("disk_hits", &CacheStats::diskHits)
+      .def_ro("evictions", &CacheStats::evictions)
+      .def_ro("size", &CacheStats::size)
+      .def_ro("compile_seconds", &CacheStats::compileSeconds)
+      .def("__repr__", [](const CacheStats &s) {
+        return "CacheStats(hits=" + std::to_string(s.hits) +
+               ", compilations=" + std::to_string(s.compilations) +
+               ", disk_hits=" + std::to_string(s.diskHits) +
+               ", evictions=" + std::to_string(s.evictions) + ", size=" + std::to_string(s.size) +
+               ", compile_seconds=" + std::to_string(s.compileSeconds) + ")";
+      });
+
+  nb::class_<SpecializationCache>(
+      m, "SpecializationCache",
+      "The C++ specialization cache (thread-safe, LRU) of one jitted Python function.")
+      .def(nb::init<>())
+      .def_static("key", &callKey, "args"_a, "kwargs"_a, "options"_a,
+                  "(key, array leaves) of a call, or None where flatten's tree must key it.")
+      .def("find_or_compile", &findOrCompile, "key"_a, "limit"_a, "compile"_a,
+           "The Specialization of `key`, or compile()'s, inserted (threads asking for a key "
+           "being compiled wait for it, without the GIL, and get its exception).")
+      .def("evict", &SpecializationCache::evict, "limit"_a)
+      .def("clear", &SpecializationCache::clear)
+      .def("stats", &SpecializationCache::stats);
+}
+
+} // namespace tinymlir::python
