@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Does the CausalMask op earn its row in ops.def? A masked softmax of (T, T) float32 scores,
-three ways: the op, np.where of an iota comparison, and np.triu of a constant. Each is one
-kernel; the results must be equal bit for bit.
+"""Did the CausalMask op earn its row in ops.def? A masked softmax of (T, T) float32 scores,
+three ways: tinymlir.causal_mask, np.where of an iota comparison, and np.triu of a constant.
+Each is one kernel; the results must be equal bit for bit. The op measured no faster than the
+other two and was removed: causal_mask is now a where of int32 positions itself
+(docs/performance.md).
 
   .venv/bin/python bench/causal_mask_bench.py [--size 1024] [--rounds 7]
 

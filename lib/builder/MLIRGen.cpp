@@ -1591,8 +1591,6 @@ private:
       return emitGather(n);
     case Op::IndexPut:
       return emitIndexPut(n);
-    case Op::CausalMask:
-      return emitCausalMask(n);
     case Op::Triu:
     case Op::Tril:
       return emitTriangle(n);
@@ -2006,41 +2004,6 @@ private:
           Value zero = scalarConstant(b, n.dtype, 0.0);
           linalg::YieldOp::create(b, loc,
                                   Value(arith::SelectOp::create(b, loc, keep, block[0], zero)));
-        });
-    return generic.getResult(0);
-  }
-
-  Value emitCausalMask(const Node &n) {
-    // mask[i, j] = j > i + start ? -1e10 : 0, start a runtime scalar (or 0);
-    // with a start per row, j > start[i] ? -1e10 : 0.
-    Value start;
-    const bool perRow = !n.args.empty() && !n.args[0]->shape.empty();
-    if (!n.args.empty() && !perRow) {
-      Value t = tensor::ExtractOp::create(b_, loc_, emit(n.args[0]), ValueRange{});
-      start = arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), t);
-    }
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    if (perRow) {
-      inputs.push_back(emit(n.args[0]));
-      maps.push_back(AffineMap::get(2, 0, {b_.getAffineDimExpr(0)}, &context_));
-    }
-    maps.push_back(AffineMap::getMultiDimIdentityMap(2, &context_));
-    SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        b_, loc_, TypeRange{tensorType(n)}, inputs, ValueRange{emptyLike(n)}, maps, iterators,
-        [&](OpBuilder &b, Location loc, ValueRange block) {
-          Value i = linalg::IndexOp::create(b, loc, 0);
-          Value j = linalg::IndexOp::create(b, loc, 1);
-          if (perRow)
-            i = arith::IndexCastOp::create(b, loc, b.getIndexType(), block[0]);
-          else if (start)
-            i = arith::AddIOp::create(b, loc, i, start);
-          Value future = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, j, i);
-          Value masked = scalarConstant(b, n.dtype, -1e10);
-          Value zero = scalarConstant(b, n.dtype, 0.0);
-          linalg::YieldOp::create(b, loc,
-                                  Value(arith::SelectOp::create(b, loc, future, masked, zero)));
         });
     return generic.getResult(0);
   }

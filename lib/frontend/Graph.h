@@ -145,6 +145,11 @@ inline size_t tracedPositions(const Node &n) {
   return n.args.size() > own ? n.args.size() - own : 0;
 }
 
+/// 0..n-1 along `axis` of a rank-`rank` array (Index.cpp), one array per
+/// shape and dtype: the same array is one constant input of a kernel however
+/// often it is used.
+Tensor iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype = DType::i32);
+
 /// NumPy 2's promotion of two strong dtypes (Tensor.cpp).
 DType promoteTypes(DType a, DType b);
 

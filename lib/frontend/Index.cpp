@@ -12,7 +12,26 @@
 #include <string>
 
 namespace tinymlir {
+
+Tensor detail::iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, DType>, Array> cache;
+  std::lock_guard lock(mutex);
+  auto key = std::make_tuple(n, axis, rank, dtype);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (cache.size() >= 256)
+      cache.clear(); // the arrays live on in the graphs that use them
+    Shape shape(static_cast<size_t>(rank), 1);
+    shape[static_cast<size_t>(axis)] = n;
+    it = cache.emplace(key, Array::arange(n, dtype).reshaped(shape)).first;
+  }
+  return Tensor(it->second);
+}
+
 namespace {
+
+using detail::iotaAlong;
 
 [[noreturn]] void indexError(const std::string &message) { throw Error(message, ErrorKind::Index); }
 
@@ -90,24 +109,6 @@ void checkRanges(const Index &index) {
   if (ranges > 1 || (ranges == 1 && ints))
     indexError("tinymlir: ranges index as integer arrays (advanced indexing): use one range and "
                "no integer index, or slices");
-}
-
-/// 0..n-1 along `axis` of a rank-`rank` array, one array per shape and dtype:
-/// the same array is one constant input of a kernel however often it is used.
-Tensor iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype = DType::i32) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int64_t, int64_t, int64_t, DType>, Array> cache;
-  std::lock_guard lock(mutex);
-  auto key = std::make_tuple(n, axis, rank, dtype);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    if (cache.size() >= 256)
-      cache.clear(); // the arrays live on in the graphs that use them
-    Shape shape(static_cast<size_t>(rank), 1);
-    shape[static_cast<size_t>(axis)] = n;
-    it = cache.emplace(key, Array::arange(n, dtype).reshaped(shape)).first;
-  }
-  return Tensor(it->second);
 }
 
 /// The rank-0 integer tensors among the items are traced scalars: each is a

@@ -1395,29 +1395,42 @@ Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values) {
 Tensor triu(const Tensor &x, int64_t k) { return triangle(Op::Triu, x, k); }
 Tensor tril(const Tensor &x, int64_t k) { return triangle(Op::Tril, x, k); }
 
+namespace {
+/// GPT-2's additive mask: -1e10 where a column comes after its row's
+/// position, else 0. Columns and rows are int32 positions that broadcast
+/// to (rows, columns): a where of a comparison, fused into its reader.
+Tensor maskAfter(const Tensor &columns, const Tensor &rows, DType dtype) {
+  return where(greater(columns, rows), ScalarType{dtype}(-1e10), ScalarType{dtype}(0.0));
+}
+void checkMaskDType(DType dtype) {
+  if (!isFloat(dtype))
+    fail("causal_mask", std::string("dtype must be float32 or float64, got ") + dtypeName(dtype),
+         ErrorKind::Type);
+}
+} // namespace
+
 Tensor causalMask(int64_t n, DType dtype) {
   if (n <= 0)
-    fail(Op::CausalMask, "size must be positive, got " + std::to_string(n));
-  if (!isFloat(dtype))
-    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype),
-         ErrorKind::Type);
-  return Tensor(makeNode(Op::CausalMask, {n, n}, dtype));
+    fail("causal_mask", "size must be positive, got " + std::to_string(n));
+  checkMaskDType(dtype);
+  return maskAfter(detail::iotaAlong(n, 1, 2), detail::iotaAlong(n, 0, 2), dtype);
 }
 
 Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype) {
   NodePtr s = nodeOf(start, "causal_mask");
   if (rows <= 0 || columns <= 0)
-    fail(Op::CausalMask, "sizes must be positive, got (" + std::to_string(rows) + ", " +
-                             std::to_string(columns) + ")");
-  if (!isFloat(dtype))
-    fail(Op::CausalMask, std::string("dtype must be float32 or float64, got ") + dtypeName(dtype),
-         ErrorKind::Type);
+    fail("causal_mask", "sizes must be positive, got (" + std::to_string(rows) + ", " +
+                            std::to_string(columns) + ")");
+  checkMaskDType(dtype);
   if (s->dtype != DType::i32 || s->weak || !(s->shape.empty() || s->shape == Shape{rows}))
-    fail(Op::CausalMask,
+    fail("causal_mask",
          "start must be a rank-0 int32 tensor or one of shape (" + std::to_string(rows) +
              ",), got " + describe(s),
          ErrorKind::Type);
-  return Tensor(makeNode(Op::CausalMask, {rows, columns}, dtype, {s}));
+  // Row r sits at position start + r, or at start[r].
+  Tensor positions =
+      s->shape.empty() ? detail::iotaAlong(rows, 0, 2) + start : reshape(start, {rows, 1});
+  return maskAfter(detail::iotaAlong(columns, 1, 2), positions, dtype);
 }
 
 bool sameValue(const Tensor &a, const Tensor &b) {
