@@ -3,7 +3,9 @@
 //   tinymlir-emit gelu --shape 4,8 --dtype float32 --stage optimized
 //   tinymlir-emit matmul --gpu --stage ptx
 //   tinymlir-emit --print-pipeline     (module -> lowered, for tinymlir-opt --pass-pipeline)
+#ifdef TINYMLIR_WITH_MODELS
 #include "models/gpt2/Model.h"
+#endif
 #include "passes/Passes.h"
 
 #include <tinymlir/tinymlir.h>
@@ -85,6 +87,7 @@ std::map<std::string, Example> examples() {
                    return matmul(x, arg(a, shapeAt(s, 1), d));
                  },
                  {{16, 768}, {768, 2304}}};
+#ifdef TINYMLIR_WITH_MODELS // GPT-2's blocks, from the model (lib/models/gpt2)
   auto block = [](bool attendBlock) {
     return [attendBlock](auto &s, DType d, int64_t heads, auto &a) {
       const Shape &x = shapeAt(s, 0);
@@ -101,6 +104,7 @@ std::map<std::string, Example> examples() {
       return gpt2::feedforward(in, ln, up, down);
     };
   };
+#endif
   m["attention"] = {"causal multi-head attention (packed QKV), x: (T, C)",
                     [](auto &s, DType d, int64_t heads, auto &a) {
                       const Shape &x = shapeAt(s, 0);
@@ -111,7 +115,9 @@ std::map<std::string, Example> examples() {
                       return attention(in, qkv, out, heads);
                     },
                     {{16, 768}}};
+#ifdef TINYMLIR_WITH_MODELS
   m["attend"] = {"x + attention(layer_norm(x)), x: (T, C)", block(true), {{16, 768}}};
+#endif
   m["cache_write"] = {"keys[slots, :, :, positions] = k, in place: keys (S, H, D, P), k (R, H, D)",
                       [](auto &s, DType d, int64_t, auto &a) {
                         const Shape &keys = shapeAt(s, 0);
@@ -123,7 +129,9 @@ std::map<std::string, Example> examples() {
                       },
                       {{4, 12, 64, 128}, {2, 12, 64}},
                       /*donated=*/0};
+#ifdef TINYMLIR_WITH_MODELS
   m["feedforward"] = {"x + mlp(layer_norm(x)), x: (T, C)", block(false), {{16, 768}}};
+#endif
   return m;
 }
 

@@ -13,6 +13,9 @@ config.environment["PATH"] = os.pathsep.join(
     [config.tinymlir_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
 config.environment["TINYMLIR_BLAS"] = "1"
+# tinymlir-emit's examples of GPT-2's blocks exist in builds with the models.
+if config.tinymlir_models.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("models")
 # Hermetic: lit passes few variables through, so tinymlir-emit would fall back
 # to ~/.cache/tinymlir; it prints IR, so it runs without the disk cache.
 config.environment["TINYMLIR_CACHE"] = "0"
