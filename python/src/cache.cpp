@@ -144,11 +144,13 @@ bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObj
 
 /// The key of a call and its array leaves, or None: see the header.
 nb::object callKey(nb::tuple args, nb::dict kwargs, const std::string &options) {
-  static nb::object ndarray = nb::module_::import_("numpy").attr("ndarray");
+  // Held for the process's life: no reference released after Python's end.
+  static PyObject *ndarray =
+      nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr();
   std::string key = "(";
   std::vector<PyObject *> leaves;
   for (nb::handle a : args)
-    if (!keyOf(a.ptr(), key, leaves, ndarray.ptr()))
+    if (!keyOf(a.ptr(), key, leaves, ndarray))
       return nb::none();
   key += ')';
   // Keyword arguments by name, as _flatten_call sorts them.
@@ -159,7 +161,7 @@ nb::object callKey(nb::tuple args, nb::dict kwargs, const std::string &options) 
             [](const auto &a, const auto &b) { return a.first < b.first; });
   for (const auto &[name, value] : named) {
     text(key, 'k', name.data(), name.size());
-    if (!keyOf(value.ptr(), key, leaves, ndarray.ptr()))
+    if (!keyOf(value.ptr(), key, leaves, ndarray))
       return nb::none();
   }
   // Which leaves are one array (_jit._aliases).
