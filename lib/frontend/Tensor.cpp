@@ -877,8 +877,9 @@ NodePtr boxNode(Op op, const NodePtr &x, const DynamicBox &box, std::vector<Node
     fail(op,
          "internal: a box of rank " + std::to_string(box.offsets.size()) + " for " + describe(x));
   for (size_t i = 0; i < rank; ++i)
-    if (box.offsets[i] < 0 || box.steps[i] < 1 || box.extents[i] < 1 ||
-        box.offsets[i] + (box.extents[i] - 1) * box.steps[i] >= x->shape[i])
+    if (box.offsets[i] < 0 || box.steps[i] < 1 || box.extents[i] < 0 ||
+        (box.extents[i] == 0 ? box.offsets[i] > x->shape[i]
+                             : box.offsets[i] + (box.extents[i] - 1) * box.steps[i] >= x->shape[i]))
       fail(op, "internal: the box leaves " + describe(x) + " on axis " + std::to_string(i));
   std::vector<int64_t> axes = box.offsets;
   axes.insert(axes.end(), box.steps.begin(), box.steps.end());

@@ -227,6 +227,16 @@ def test_traced_int_positions_are_read_and_written_in_place_and_checked():
     with pytest.raises(IndexError, match="index 6 is out of bounds for axis 1 with size 6"):
         jit(lambda a, k: a[1, k])(positive(3, 6), np.int32(6))
 
+    # Empty boxes: NumPy's empty result (and its write that changes nothing), with the
+    # position still checked.
+    def empty_box(a, k):
+        a[2:2, k] = 5.0
+        return a[1:1, k], a[:, k][3:]
+
+    same(empty_box, positive(3, 6), np.int32(-2))
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 1 with size 6"):
+        jit(empty_box)(positive(3, 6), np.int32(6))
+
 
 def test_setting_shape_reshapes_in_place_as_numpy():
     # mandelbrot2's `Xi.shape = Yi.shape = C.shape = xn * yn`: the array
