@@ -712,7 +712,8 @@ Value lower(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
 }
 
 /// Private declarations of the runtime functions that calls name without one
-/// (ComplexCall's, made inside bodies not yet in the module), typed as called.
+/// (complex math, row kernels, index errors: made inside bodies not yet in
+/// the module), typed as called.
 void declareCallees(ModuleOp module) {
   OpBuilder b(module.getContext());
   b.setInsertionPointToStart(module.getBody());
@@ -1249,7 +1250,7 @@ private:
     for (size_t i = 0; i < rank; ++i) {
       box.offsets.push_back(traced[i] ? OpFoldResult(traced[i]) : b_.getIndexAttr(n.axes[i]));
       box.sizes.push_back(b_.getIndexAttr(sizes[i]));
-      box.strides.push_back(b_.getIndexAttr(n.axes.size() >= 2 * rank ? n.axes[rank + i] : 1));
+      box.strides.push_back(b_.getIndexAttr(sliceStep(n, rank, i)));
     }
     return box;
   }
@@ -1295,10 +1296,11 @@ private:
       }
       // Unsigned: a position still negative is past any extent.
       Value bad = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::uge, p, size);
-      func::FuncOp report = indexErrorCallee();
       scf::IfOp::create(b_, loc_, bad, [&](OpBuilder &b, Location loc) {
+        // tinymlir_index_error(position, axis, size): NumPy's IndexError, reported
+        // (lib/runtime/Rows.cpp; declared by declareCallees).
         Value a = arith::ConstantIntOp::create(b, loc, i64, axis);
-        func::CallOp::create(b, loc, report, ValueRange{v, a, size});
+        func::CallOp::create(b, loc, "tinymlir_index_error", TypeRange{}, ValueRange{v, a, size});
         scf::YieldOp::create(b, loc);
       });
       p = arith::SelectOp::create(b_, loc_, bad, zero, p);
@@ -1314,20 +1316,6 @@ private:
       offsets[static_cast<size_t>(axis)] = offset;
     }
     return it->second = std::move(offsets);
-  }
-
-  /// tinymlir_index_error(position, axis, size): NumPy's IndexError, reported.
-  func::FuncOp indexErrorCallee() {
-    const char *name = "tinymlir_index_error";
-    auto module = b_.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-    if (auto callee = module.lookupSymbol<func::FuncOp>(name))
-      return callee;
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPointToStart(module.getBody());
-    Type i64 = b_.getI64Type();
-    auto callee = func::FuncOp::create(b_, loc_, name, b_.getFunctionType({i64, i64, i64}, {}));
-    callee.setPrivate();
-    return callee;
   }
 
   /// A Concat's non-empty parts (an empty one has nothing to write, and no
@@ -1424,7 +1412,7 @@ private:
     if (write.op != Op::SliceUpdate || write.args[1]->shape.size() != rank)
       return false;
     auto extent = [rank](const Node &x, const Shape &sizes, size_t i) {
-      const int64_t step = x.axes.size() >= 2 * rank ? x.axes[rank + i] : 1;
+      const int64_t step = sliceStep(x, rank, i);
       int64_t size = sizes[i]; // at a traced position: anywhere in the extent
       for (size_t j = 2 * rank; j + 1 < x.axes.size(); j += 2)
         if (x.axes[j] == static_cast<int64_t>(i))
@@ -1683,28 +1671,17 @@ private:
     for (const NodePtr &a : n.args)
       tensors.push_back(emit(a));
     SmallVector<Value> operands;
-    SmallVector<Type> types;
     for (auto [a, t] : llvm::zip(n.args, tensors)) {
       Value m = readBuffer(strided(*a), t);
       operands.push_back(memref::CastOp::create(b_, loc_, dynamic(*a), m));
-      types.push_back(dynamic(*a));
     }
     Value result = memref::AllocOp::create(b_, loc_, memrefType(n), b_.getI64IntegerAttr(64));
     operands.push_back(memref::CastOp::create(b_, loc_, dynamic(n), result));
-    types.push_back(dynamic(n));
     operands.push_back(arith::ConstantIntOp::create(b_, loc_, b_.getI64Type(), n.axes.at(0)));
-    types.push_back(b_.getI64Type());
+    // Declared by declareCallees, typed as called.
     const std::string name =
         std::string("tinymlir_") + opName(n.op) + "_" + dtypeName(n.args[0]->dtype);
-    auto module = b_.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-    auto callee = module.lookupSymbol<func::FuncOp>(name);
-    if (!callee) {
-      OpBuilder::InsertionGuard guard(b_);
-      b_.setInsertionPointToStart(module.getBody());
-      callee = func::FuncOp::create(b_, loc_, name, b_.getFunctionType(types, {}));
-      callee.setPrivate();
-    }
-    func::CallOp::create(b_, loc_, callee, operands);
+    func::CallOp::create(b_, loc_, name, TypeRange{}, operands);
     return bufferization::ToTensorOp::create(b_, loc_, tensorType(n), result, /*restrict=*/true,
                                              /*writable=*/true);
   }

@@ -139,6 +139,11 @@ DynamicBox wholeBox(const Shape &shape);
 Tensor dynamicSlice(const Tensor &x, const DynamicBox &box);
 /// x with the elements in `box` replaced by `value` (of the box's shape, x's dtype).
 Tensor dynamicSliceUpdate(const Tensor &x, const DynamicBox &box, const Tensor &value);
+/// A Slice's or SliceUpdate's step along axis i of its array of rank `rank`
+/// (its axes hold the steps after the offsets, or none where all are 1).
+inline int64_t sliceStep(const Node &n, size_t rank, size_t i) {
+  return n.axes.size() >= 2 * rank ? n.axes[rank + i] : 1;
+}
 /// The traced positions of a Slice (operands past 1) or SliceUpdate (past 2).
 inline size_t tracedPositions(const Node &n) {
   const size_t own = n.op == Op::SliceUpdate ? 2 : 1;

@@ -163,10 +163,8 @@ DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
     d.owner = x;
     d.base = x.value();
     d.box.offsets.assign(v->axes.begin(), v->axes.begin() + static_cast<int64_t>(rank));
-    d.box.steps =
-        v->axes.size() == 2 * rank
-            ? std::vector<int64_t>(v->axes.begin() + static_cast<int64_t>(rank), v->axes.end())
-            : std::vector<int64_t>(rank, 1);
+    for (size_t i = 0; i < rank; ++i)
+      d.box.steps.push_back(detail::sliceStep(*v, rank, i));
     d.box.extents = v->shape;
   } else {
     d.owner = d.target;
