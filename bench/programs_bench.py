@@ -25,9 +25,10 @@ What is measured, per program and size:
   first call  a fresh jit(fn) with an empty disk cache (TINYMLIR_CACHE_DIR is a fresh
               directory), so tracing and compiling are included; numba's first call includes
               its compile, jax's its tracing and compile;
-  warm        --rounds rounds (after a warm-up), each timing every contender back to back once
-              on fresh deep copies of the arguments (the copies are not timed; a call under
-              2 ms is timed as a loop of calls and divided). Reported: NumPy's and tinymlir's
+  warm        --rounds rounds (after a warm-up), each timing every contender once, after
+              SETTLE_S (0.15 s) idle and one untimed call, on fresh deep copies of the
+              arguments (the copies are not timed; a call under 2 ms is timed as a loop of
+              calls and divided). Reported: NumPy's and tinymlir's
               warm medians, and per contender the median [min, max] over rounds of NumPy's time
               divided by the contender's in that round (its speedup).
   correctness every contender's first-call result and every argument it updates are compared
@@ -533,9 +534,23 @@ def mismatch(want, got, int_fraction, what="result"):
 # --- Timing ------------------------------------------------------------------------------------------
 
 
+# Every contender is timed after this long idle, then one untimed call: the thread pools of
+# the contender before it (NumPy's OpenBLAS, numba's, XLA's) spin on both cores for up to
+# about 0.1 s after their last call, and a contender timed inside that window loses up to
+# half its cores to them (NumPy's A @ x, then tinymlir's (A @ x) @ A: 2.1 and 4.4 ms,
+# against 2.1 ms alone). The untimed call wakes the contender's own threads: on these
+# 2-vCPU machines a parallel call right after 0.15 s idle took 10-15 ms where warm ones
+# take 2.2 (jacobi_1d, the same for tinymlir before and after this change). Each
+# contender is measured warm and alone, as a program that uses one of them runs.
+SETTLE_S = 0.15
+
+
 def timed_loop(contender, args, reps):
-    """Seconds per call over reps calls, each on its own deep copy of args (copies untimed)."""
-    copies = [copy.deepcopy(args) for _ in range(reps)]
+    """Seconds per call over reps calls, each on its own deep copy of args (copies untimed),
+    after SETTLE_S idle and one untimed call."""
+    copies = [copy.deepcopy(args) for _ in range(reps + 1)]
+    time.sleep(SETTLE_S)
+    contender.call(copies.pop())
     t = time.perf_counter()
     for a in copies:
         contender.call(a)

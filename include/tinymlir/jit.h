@@ -86,6 +86,13 @@ private:
 /// Threads for compiled code (its parallel loops, via OpenMP) and for BLAS.
 /// 0: the runtime's default (all cores, or OMP_NUM_THREADS).
 void setThreads(int threads);
+/// The BLAS that products of code compiled with numpy_blas (the default) run
+/// on: NumPy's OpenBLAS where the process has loaded it (one BLAS thread pool
+/// with NumPy's; "numpy: " and its configuration), else tinymlir's own
+/// ("own: ..."), as after setThreads(1).
+std::string blasLibrary();
+/// Products run on NumPy's OpenBLAS so far in this process (each of a batch).
+uint64_t numpyBlasProducts();
 
 /// Compiles `results` as one function of `args` (placeholders from
 /// tracing), with one output per result: a multi-result kernel.

@@ -9,6 +9,8 @@
 namespace tinymlir {
 
 void setThreads(int threads) { detail::setRuntimeThreads(threads); }
+std::string blasLibrary() { return detail::blasLibrary(); }
+uint64_t numpyBlasProducts() { return detail::numpyBlasProducts(); }
 
 namespace detail {
 std::string staticKey(double value) {

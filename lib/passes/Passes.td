@@ -37,6 +37,9 @@ def SmallProductsPass : ModulePass<"tinymlir-small-products"> {
            "Most rows of a mixed-precision product lowered here">,
     Option<"streamRows", "stream-rows", "int64_t", "1",
            "Most rows of any product lowered here (transposed weights read in place)">,
+    Option<"blasGemv", "blas-gemv", "bool", "false",
+           "Leave float64 products of one row (x @ B) to BLAS's gemv: NumPy's, on NumPy's "
+           "thread pool (numpy_blas)">,
     Option<"vectorBits", "vector-bits", "int64_t", "256",
            "Width of the register blocks' vectors, 256 or 512 (several rows: vector-bits / 32 "
            "lanes; float32 dot products: vector-bits): the CPU target gives 512 where the CPU "

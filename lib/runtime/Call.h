@@ -67,6 +67,16 @@ void prepareThreads();
 /// Threads for generated code and BLAS (one OpenMP team); 0: all cores
 /// (setThreads).
 void setRuntimeThreads(int threads);
+/// The BLAS that products of kernels compiled with numpy_blas run on
+/// (runtime/Gemm.cpp): "numpy: " and NumPy's OpenBLAS's configuration where
+/// the process has loaded it, else "own: " and tinymlir's.
+std::string blasLibrary();
+/// Call hooks of the CPU target: the products of the kernel this thread calls
+/// next run on NumPy's OpenBLAS where loaded (numpy_blas), or on tinymlir's.
+void useNumpyBlas();
+void useOwnBlas();
+/// Products run on NumPy's OpenBLAS so far in this process (each of a batch).
+uint64_t numpyBlasProducts();
 
 struct RuntimeSymbol {
   const char *name;

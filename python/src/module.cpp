@@ -594,6 +594,13 @@ NB_MODULE(_tinymlir, m) {
     setThreads(n);
   });
 
+  m.def("blas_library", &blasLibrary,
+        "The BLAS products run on: 'numpy: ' and the configuration of NumPy's OpenBLAS "
+        "(loaded with NumPy: one thread pool for both), or 'own: ' and tinymlir's "
+        "(after set_threads(1)).");
+  m.def("numpy_blas_products", &numpyBlasProducts,
+        "Products run on NumPy's OpenBLAS so far in this process (each of a batch).");
+
   registerIndex(m);
   registerCache(m);
   registerGpt2(m);

@@ -104,6 +104,8 @@ __all__ = [
     "linear",
     "attention",
     "set_threads",
+    "blas_library",
+    "numpy_blas_products",
 ]
 __all__ += _elementwise.__all__
 
@@ -111,3 +113,16 @@ __all__ += _elementwise.__all__
 def set_threads(n: int) -> None:
     """Threads for compiled loops (OpenMP) and BLAS; 0: all cores."""
     _tinymlir.set_threads(int(n))
+
+
+def blas_library() -> str:
+    """The BLAS that products run on (with ``numpy_blas``, the default): ``"numpy: "`` and
+    the configuration of NumPy's OpenBLAS, whose thread pool they then share with NumPy's
+    products, or ``"own: "`` and tinymlir's (after ``set_threads(1)``)."""
+    return str(_tinymlir.blas_library())
+
+
+def numpy_blas_products() -> int:
+    """How many products ran on NumPy's OpenBLAS so far in this process (each of a
+    batch): ``blas_library``'s, counted."""
+    return int(_tinymlir.numpy_blas_products())

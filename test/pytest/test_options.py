@@ -52,3 +52,46 @@ def test_option_types_are_checked():
         jit(product, opt_level="3")
     with pytest.raises(TypeError, match="option blas must be bool, got 1"):
         jit(product, blas=1)
+
+
+def test_products_run_on_numpys_openblas_where_it_is_loaded():
+    """numpy_blas (the default): products outside parallel loops run on NumPy's own
+    OpenBLAS, large float64 x @ B included (gemv), so that the process has one BLAS thread
+    pool; each is then NumPy's product bit for bit (the same library, called the same
+    way). A small x @ B stays in generated loops; numpy_blas=False keeps every product on
+    tinymlir's own OpenBLAS."""
+    blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    if blas["name"] != "scipy-openblas":
+        pytest.skip(f"NumPy's BLAS is {blas['name']}, not its wheels' scipy-openblas")
+    assert tinymlir.blas_library().startswith(f"numpy: OpenBLAS {blas['version']}")
+    rng = np.random.default_rng(7)
+    A, B = rng.standard_normal((300, 200)), rng.standard_normal((200, 150))
+    x, y = rng.standard_normal(200), rng.standard_normal(300)
+    C, z = rng.standard_normal((1024, 1024)), rng.standard_normal(1024)  # 2^20 elements
+    A32, B32 = A.astype(np.float32), B.astype(np.float32)
+    args = (A, B, x, y, C, z, A32, B32)
+
+    def products(A, B, x, y, C, z, A32, B32):
+        return A @ B, A @ x, z @ C, A32 @ B32, y @ A
+
+    want = products(*args)
+    before = tinymlir.numpy_blas_products()
+    got = jit(products)(*args)
+    assert tinymlir.numpy_blas_products() - before == 4  # not y @ A
+    for g, w in zip(got[:4], want[:4]):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+    before = tinymlir.numpy_blas_products()
+    own = jit(products, numpy_blas=False)(*args)
+    assert tinymlir.numpy_blas_products() == before
+    # Summed in another order: each result is within gamma_k |P| @ |Q| of the exact
+    # product (k terms, exact inputs), so two results differ by at most twice that.
+    terms = ((A, B), (A, x), (z, C), (A32, B32), (y, A))
+    for results in (got, own):
+        for g, w, (p, q) in zip(results, want, terms):
+            assert g.dtype == w.dtype
+            k = p.shape[-1]
+            u = float(np.finfo(w.dtype).eps) / 2  # the unit roundoff
+            bound = 2 * k * u / (1 - k * u) * (np.abs(p).astype(np.float64) @ np.abs(q))
+            assert np.all(np.abs(g.astype(np.float64) - w) <= bound)

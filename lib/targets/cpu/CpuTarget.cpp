@@ -22,7 +22,7 @@ class CpuTarget final : public CompileTarget {
 public:
   explicit CpuTarget(const JitOptions &options)
       : CompileTarget(options.cpu, options.vectorMath), blas_(options.blas),
-        streamRows_(options.streamRows), oneModule_(options.perf) {}
+        numpyBlas_(options.numpyBlas), streamRows_(options.streamRows), oneModule_(options.perf) {}
   const char *name() const override { return "cpu"; }
   std::string lowerPipeline() const override { return joinPipelines({kOutline, partPipeline()}); }
   /// The kernel's parts are lowered in modules of their own
@@ -38,6 +38,10 @@ public:
     return parts;
   }
   RuntimeSymbols runtimeSymbols() const override { return cpuRuntimeSymbols(); }
+  /// Which BLAS the kernel's products run on (runtime/Gemm.cpp).
+  CallHooks callHooks() const override {
+    return {numpyBlas_ ? &useNumpyBlas : &useOwnBlas, nullptr};
+  }
   bool cacheable() const override { return true; }
   bool hostLoops() const override { return true; }
 
@@ -53,6 +57,7 @@ private:
     std::string p =
         "builtin.module(tinymlir-small-products{max-rows=" + std::to_string(kSmallProductMaxRows) +
         " stream-rows=" + std::to_string(streamRows_) +
+        (numpyBlas_ && blas_ ? " blas-gemv=1" : "") +
         " vector-bits=" + std::to_string(rowVectorBits()) + "},";
     if (blas_)
       p += "tinymlir-blas-rewrite,";
@@ -72,6 +77,7 @@ private:
   }
 
   bool blas_;
+  bool numpyBlas_;
   int streamRows_;
   bool oneModule_;
 };
