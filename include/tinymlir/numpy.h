@@ -196,4 +196,33 @@ Tensor nanvar(const Tensor &a, const Axes &axes = {}, bool keepdims = false, dou
 Tensor nanstd(const Tensor &a, const Axes &axes = {}, bool keepdims = false, double ddof = 0,
               std::optional<DType> dtype = std::nullopt);
 
+/// np.round (np.around) to `decimals`, as NumPy's PyArray_Round: rint(a *
+/// 10^d) / 10^d for d > 0, rint(a / 10^-d) * 10^-d for d < 0 (10^d a weak
+/// float, so float32 stays float32); integers unchanged for d >= 0, else
+/// rounded in float64 and cast back; complex numbers for d = 0 only.
+Tensor round(const Tensor &a, int64_t decimals = 0);
+/// np.diff: the n-th differences along `axis` (!= for bools, as NumPy's).
+Tensor diff(const Tensor &a, int64_t n = 1, int64_t axis = -1);
+/// np.linalg.matrix_power: NumPy's repeated squaring (of the inverse for
+/// n < 0); the identity for n = 0. Square matrices in the last two axes.
+Tensor matrixPower(const Tensor &a, int64_t n);
+
+// Order statistics: the sorted values of the reduced axes (axes: {} for all).
+/// np.median: the middle value, or the mean of the two middle ones; nan where
+/// the slice holds a nan. Integers and bools in float64.
+Tensor median(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
+/// np.quantile with method 'linear' at each q of `qShape` (in [0, 1], else
+/// NumPy's ValueError): the sorted values at q (n - 1), interpolated as
+/// NumPy's _lerp (from the upper end for fractions >= 0.5); nan where the
+/// slice holds a nan. The result has q's shape, then the reduced shape.
+/// `qDType`: the dtype of q where it is a NumPy array or scalar (strong: the
+/// fractions then promote in it), none for Python numbers (weak).
+Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
+                const Axes &axes = {}, bool keepdims = false,
+                std::optional<DType> qDType = std::nullopt);
+/// np.percentile: quantile at q / 100 (q in [0, 100]), divided in q's dtype.
+Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
+                  const Axes &axes = {}, bool keepdims = false,
+                  std::optional<DType> qDType = std::nullopt);
+
 } // namespace tinymlir

@@ -1371,4 +1371,207 @@ Tensor nanstd(const Tensor &a, const Axes &axes, bool keepdims, double ddof,
   return sqrt(nanvar(a, axes, keepdims, ddof, dtype));
 }
 
+namespace {
+/// NumPy's power_of_ten (multiarray/calculation.c): exact up to 1e8, then
+/// repeated products.
+double powerOfTen(int64_t n) {
+  if (n < 9)
+    return std::pow(10.0, static_cast<double>(n)); // exact: 10^n < 2^53
+  double value = 1e9;
+  for (int64_t i = 9; i < n; ++i)
+    value *= 10.0;
+  return value;
+}
+} // namespace
+
+Tensor round(const Tensor &a, int64_t decimals) {
+  if (isInteger(a.dtype()) || a.dtype() == DType::b8) {
+    if (decimals >= 0)
+      return a; // NumPy's: the array itself
+    const Tensor f = weakScalar(powerOfTen(-decimals), false);
+    return cast(rint(cast(a, DType::f64) / f) * f, a.dtype());
+  }
+  if (decimals == 0)
+    return rint(a);
+  if (isComplex(a.dtype()))
+    fail("round", "tinymlir: complex arrays are rounded with decimals=0 only", ErrorKind::Trace);
+  const Tensor f = weakScalar(powerOfTen(decimals < 0 ? -decimals : decimals), false);
+  return decimals > 0 ? rint(a * f) / f : rint(a / f) * f;
+}
+
+Tensor diff(const Tensor &a, int64_t n, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(a.shape().size());
+  if (rank == 0)
+    fail("diff", "diff requires input that is at least one dimensional");
+  if (n < 0)
+    fail("diff", "order must be non-negative but got " + std::to_string(n));
+  axis = normalizeAxes("diff", axis, rank)[0];
+  Tensor t = a;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t size = t.shape()[static_cast<size_t>(axis)];
+    if (size < 2)
+      fail("diff", "tinymlir: numpy.diff would be empty along axis " + std::to_string(axis) +
+                       " (size " + std::to_string(size) +
+                       "); arrays with zero elements are not traced");
+    const Tensor head = along(t, axis, Slice{1, {}}), tail = along(t, axis, Slice{{}, -1});
+    t = t.dtype() == DType::b8 ? not_equal(head, tail) : head - tail;
+  }
+  return t;
+}
+
+Tensor matrixPower(const Tensor &a, int64_t n) {
+  const Shape &s = a.shape();
+  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2])
+    fail("matrix_power", "Last 2 dimensions of the array must be square", ErrorKind::LinAlg);
+  if (n == 0) {
+    const int64_t m = s.back();
+    const Tensor eye = equal(detail::iotaAlong(m, 0, 2), detail::iotaAlong(m, 1, 2));
+    return broadcastTo(cast(eye, a.dtype()), s);
+  }
+  Tensor t = a;
+  if (n < 0) {
+    t = la::inv(t);
+    n = -n;
+  }
+  if (n == 1)
+    return t; // (a copy to Python: an array of its own)
+  if (n == 2)
+    return matmul(t, t);
+  if (n == 3)
+    return matmul(matmul(t, t), t);
+  Tensor result, z;
+  while (n > 0) {
+    z = z.valid() ? matmul(z, z) : t;
+    const int64_t bit = n % 2;
+    n /= 2;
+    if (bit)
+      result = result.valid() ? matmul(result, z) : z;
+  }
+  return result;
+}
+
+namespace {
+/// a's values along `axes` sorted, last: (the other axes..., n), with the
+/// reduced shape for keepdims.
+struct Sorted {
+  Tensor values;
+  int64_t n = 1;
+  Shape kept; ///< a's shape with 1 on the reduced axes
+};
+
+Sorted sortedAlong(const Tensor &a, const Axes &axes, const char *op) {
+  const int64_t rank = static_cast<int64_t>(a.shape().size());
+  const std::vector<int64_t> reduced = normalizeAxes(op, axes, rank);
+  std::vector<int64_t> order;
+  Shape rest;
+  Sorted s;
+  s.kept = a.shape();
+  for (int64_t i = 0; i < rank; ++i)
+    if (std::find(reduced.begin(), reduced.end(), i) == reduced.end()) {
+      order.push_back(i);
+      rest.push_back(a.shape()[static_cast<size_t>(i)]);
+    }
+  for (int64_t i : reduced) {
+    order.push_back(i);
+    s.n *= a.shape()[static_cast<size_t>(i)];
+    s.kept[static_cast<size_t>(i)] = 1;
+  }
+  rest.push_back(s.n);
+  s.values = sort(reshape(transpose(a, order), rest), -1);
+  return s;
+}
+
+/// s[..., i]: the i-th sorted value of every slice.
+Tensor sortedAt(const Tensor &s, int64_t i) {
+  const size_t rank = s.shape().size();
+  std::vector<int64_t> begin(rank, 0), end(s.shape().begin(), s.shape().end());
+  begin.back() = i;
+  end.back() = i + 1;
+  Shape shape(s.shape().begin(), s.shape().end() - 1);
+  return reshape(slice(s, begin, end), shape);
+}
+
+/// nan where the slice's last sorted value is (NumPy sorts nan last).
+Tensor nanWhereSliceHasNan(const Tensor &s, const Tensor &r) {
+  if (!isFloat(s.dtype()) && !isComplex(s.dtype()))
+    return r;
+  const Tensor last = sortedAt(s, s.shape().back() - 1);
+  return cast(where(isnan(last), last, r), r.dtype());
+}
+
+/// Order statistics in float64 for integers; NumPy's TypeError for bools
+/// where it subtracts them.
+Tensor orderOperand(const Tensor &a, const char *op, bool subtracts) {
+  if (a.dtype() == DType::b8 && subtracts)
+    fail(op,
+         "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the "
+         "`^` operator, or the logical_xor function instead.",
+         ErrorKind::Type);
+  return isFloat(a.dtype()) || isComplex(a.dtype()) ? a : cast(a, DType::f64);
+}
+} // namespace
+
+Tensor median(const Tensor &a, const Axes &axes, bool keepdims) {
+  const Sorted s = sortedAlong(orderOperand(a, "median", false), axes, "median");
+  const int64_t half = s.n / 2;
+  Tensor r;
+  if (s.n % 2)
+    r = sortedAt(s.values, half);
+  else {
+    const size_t rank = s.values.shape().size();
+    std::vector<int64_t> begin(rank, 0), end(s.values.shape().begin(), s.values.shape().end());
+    begin.back() = half - 1;
+    end.back() = half + 1;
+    r = mean(slice(s.values, begin, end), -1);
+  }
+  r = nanWhereSliceHasNan(s.values, r);
+  return keepdims ? reshape(r, s.kept) : r;
+}
+
+Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
+                const Axes &axes, bool keepdims, std::optional<DType> qDType) {
+  if (static_cast<int64_t>(q.size()) != numElements(qShape))
+    fail("quantile",
+         "internal: " + std::to_string(q.size()) + " values for q of shape " + shapeString(qShape));
+  for (double v : q)
+    if (!(v >= 0 && v <= 1))
+      fail("quantile", "Quantiles must be in the range [0, 1]");
+  const Tensor t = orderOperand(a, "quantile", true);
+  // NumPy's lerp: b - a in the data's dtype, then with the fraction, whose
+  // dtype is q's where q is a NumPy array or scalar, else the data's.
+  const DType fraction = qDType ? detail::promoteTypes(t.dtype(), DType::f64) : t.dtype();
+  const Sorted s = sortedAlong(t, axes, "quantile");
+  std::vector<Tensor> results;
+  for (double v : q) {
+    const double at = v * static_cast<double>(s.n - 1);
+    const int64_t lo = static_cast<int64_t>(std::floor(at)), hi = std::min(lo + 1, s.n - 1);
+    const Tensor frac = ScalarType{fraction}(at - static_cast<double>(lo));
+    const Tensor below = sortedAt(s.values, lo), above = sortedAt(s.values, hi);
+    const Tensor diff = above - below;
+    const Tensor one = ScalarType{fraction}(1.0);
+    Tensor r = where(greater_equal(frac, ScalarType{fraction}(0.5)), above - diff * (one - frac),
+                     below + diff * frac);
+    r = nanWhereSliceHasNan(s.values, r);
+    results.push_back(keepdims ? reshape(r, s.kept) : r);
+  }
+  if (qShape.empty())
+    return results[0];
+  Shape shape = qShape;
+  const Shape &each = results[0].shape();
+  shape.insert(shape.end(), each.begin(), each.end());
+  return reshape(stack(results, 0), shape);
+}
+
+Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
+                  const Axes &axes, bool keepdims, std::optional<DType> qDType) {
+  for (double v : q)
+    if (!(v >= 0 && v <= 100))
+      fail("percentile", "Percentiles must be in the range [0, 100]");
+  std::vector<double> fractions;
+  for (double v : q) // NumPy's true_divide(q, 100): in q's dtype where it is float32
+    fractions.push_back(qDType == DType::f32 ? static_cast<float>(static_cast<float>(v) / 100.0f)
+                                             : v / 100.0);
+  return quantile(a, fractions, qShape, axes, keepdims, qDType);
+}
+
 } // namespace tinymlir

@@ -370,6 +370,19 @@ NB_MODULE(_tinymlir, m) {
         },
         "a"_a, "axis"_a.none(), "keepdims"_a = false, "dtype"_a.none() = nb::none());
   m.def("nanmax", &nanmax, "a"_a, "axis"_a.none(), "keepdims"_a = false);
+  m.def("round", &tinymlir::round, "a"_a, "decimals"_a = 0);
+  m.def("diff", &diff, "a"_a, "n"_a = 1, "axis"_a = -1);
+  m.def("matrix_power", &matrixPower, "a"_a, "n"_a);
+  m.def("median", &median, "a"_a, "axis"_a.none(), "keepdims"_a = false);
+  for (auto [name, f] : {std::pair{"quantile", &quantile}, std::pair{"percentile", &percentile}})
+    m.def(
+        name,
+        [f, dtypeOf](const Tensor &a, const std::vector<double> &q, const Shape &qShape,
+                     const Axes &axis, bool keep, const std::optional<std::string> &qDType) {
+          return f(a, q, qShape, axis, keep, dtypeOf(qDType));
+        },
+        "a"_a, "q"_a, "q_shape"_a, "axis"_a.none(), "keepdims"_a = false,
+        "q_dtype"_a.none() = nb::none());
   m.def("nanmin", &nanmin, "a"_a, "axis"_a.none(), "keepdims"_a = false);
   for (auto [name, f] : {std::pair{"nanvar", &nanvar}, std::pair{"nanstd", &nanstd}})
     m.def(

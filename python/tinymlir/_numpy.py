@@ -21,6 +21,7 @@ from ._trace import (
     TracingError,
     _axis_tuple,
     _reduce,
+    dtype_name,
     folded,
     in_dtype,
     layers,
@@ -365,36 +366,12 @@ def _dot(a, b, out=None):
     return ta @ tb
 
 
-def _power_of_ten(n):
-    """NumPy's power_of_ten (multiarray/calculation.c): exact table up to 1e8,
-    then repeated products."""
-    if n < 9:
-        return float(10**n)
-    value = 1e9
-    for _ in range(n - 9):
-        value *= 10.0
-    return value
-
-
 @_implements(np.round, np.around)
 def _round(a, decimals=0, out=None):
-    """NumPy's PyArray_Round: rint(a * 10^d) / 10^d for d > 0, rint(a / 10^-d)
-    * 10^-d for d < 0 (10^d a Python float: the array's dtype stays);
-    integers unchanged for d >= 0, else rounded in float64 and cast back."""
+    """NumPy's PyArray_Round (numpy.h's round)."""
     _check("round", out=out)
-    decimals = operator.index(decimals)
     a = _traced(a, "numpy.round's operand")
-    if a.dtype.kind in "biu":
-        if decimals >= 0:
-            return a  # integers stay, as NumPy's
-        f = _power_of_ten(-decimals)
-        return (np.rint(a.astype(np.float64) / f) * f).astype(a.dtype)
-    if decimals == 0:
-        return np.rint(a)
-    if a.dtype.kind == "c":
-        raise TracingError("tinymlir traces numpy.round of complex arrays with decimals=0 only")
-    f = _power_of_ten(abs(decimals))
-    return np.rint(a * f) / f if decimals > 0 else np.rint(a / f) * f
+    return Traced(_core.round(a._t, operator.index(decimals)))
 
 
 # --- np.linalg (the C++ core's LAPACK kernels) ------------------------------------
@@ -494,26 +471,7 @@ def _lstsq(a, b, rcond=None):
 def _matrix_power(a, n):
     """NumPy's: binary powers by repeated squaring; a negative n of the inverse."""
     t = _traced(a, "numpy.linalg.matrix_power's operand")
-    n = operator.index(n)
-    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
-        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-    if n == 0:
-        return np.broadcast_to(np.eye(t.shape[-1], dtype=t.dtype), t.shape).copy()
-    if n < 0:
-        t, n = np.linalg.inv(t), -n
-    if n == 1:
-        return t.copy()
-    if n == 2:
-        return t @ t
-    if n == 3:
-        return (t @ t) @ t
-    result, z = None, None
-    while n > 0:
-        z = t if z is None else z @ z
-        n, bit = divmod(n, 2)
-        if bit:
-            result = z if result is None else result @ z
-    return result
+    return Traced(_core.matrix_power(t._t, operator.index(n)))
 
 
 @_implements(np.linalg.pinv)
@@ -676,26 +634,7 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 def _diff(a, n=1, axis=-1, prepend=None, append=None):
     _check("diff", prepend=prepend, append=append)
     t = _traced(a, "numpy.diff's operand")
-    if t.ndim == 0:
-        raise ValueError("diff requires input that is at least one dimensional")
-    axis = _axis_tuple(axis, t.ndim)[0]
-    if operator.index(n) < 0:
-        raise ValueError(f"order must be non-negative but got {n}")
-    for _ in range(operator.index(n)):
-        if t.shape[axis] < 2:
-            raise ValueError(
-                f"tinymlir: numpy.diff would be empty along axis {axis} "
-                f"(size {t.shape[axis]}); arrays with zero elements are not traced"
-            )
-        head = [slice(None)] * t.ndim
-        tail = [slice(None)] * t.ndim
-        head[axis], tail[axis] = slice(1, None), slice(None, -1)
-        t = (
-            t[tuple(head)] != t[tuple(tail)]
-            if t.dtype == np.bool_  # NumPy's for bools
-            else t[tuple(head)] - t[tuple(tail)]
-        )
-    return t
+    return Traced(_core.diff(t._t, operator.index(n), operator.index(axis)))
 
 
 @_implements(np.outer)
@@ -1051,58 +990,20 @@ def _searchsorted(a, v, side="left", sorter=None):
     )
 
 
-def _lerp(a, b, t):
-    """NumPy's _lerp for the 'linear' method: a + (b - a) t, from b's side
-    where t >= 0.5 (so that t = 1 gives b exactly)."""
-    diff = b - a
-    return np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
-
-
 def _quantiles(a, q, axis, keepdims, name, method):
-    """NumPy's quantile, method='linear': the sorted values at q (n - 1),
-    interpolated; nan where the slice holds a nan."""
+    """np.quantile and np.percentile (method='linear'): the core's (numpy.h), at the
+    static values of q, with q's dtype where it is a NumPy array or scalar (strong)."""
     if method != "linear":
         raise TracingError(f"tinymlir traces numpy.{name} with method='linear' only")
     t = _traced(a, f"numpy.{name}'s operand")
     weak = isinstance(q, (int, float)) and not isinstance(q, np.generic)  # NEP 50
-    qs = np.asarray(q, dtype=np.float64)  # static: NumPy's values of q
-    if np.any((qs < 0) | (qs > 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    if t.dtype == np.bool_:
-        raise TypeError(
-            "numpy boolean subtract, the `-` operator, is not supported, use the "
-            "bitwise_xor, the `^` operator, or the logical_xor function instead."
-        )
-    if t.dtype.kind in "iu":
-        t = t.astype(np.float64)
-    # NumPy's lerp: b - a in the data's dtype, then with the fraction, whose
-    # dtype is q's when q is a NumPy array or scalar (strong), else the data's.
-    frac_dtype = t.dtype if weak else np.result_type(t.dtype, qs.dtype)
-    axes = _axis_tuple(axis, t.ndim)
-    if axes is None:
-        axes = list(range(t.ndim))
-    rest = [i for i in range(t.ndim) if i not in axes]
-    moved = t.transpose(rest + list(axes))
-    n = 1
-    for i in axes:
-        n *= t.shape[i]
-    flat = moved.reshape(tuple(t.shape[i] for i in rest) + (n,))
-    s = np.sort(flat, axis=-1)
-    results = []
-    for qv in qs.reshape(-1):
-        virtual = qv * (n - 1)
-        lo = int(np.floor(virtual))
-        hi = min(lo + 1, n - 1)
-        frac = np.asarray(virtual - lo, dtype=np.float64).astype(frac_dtype)
-        r = _lerp(s[..., lo], s[..., hi], frac)
-        r = np.where(np.isnan(s[..., -1]), s[..., -1], r).astype(r.dtype)
-        if keepdims:
-            shape = [1 if i in axes else d for i, d in enumerate(t.shape)]
-            r = r.reshape(shape)
-        results.append(r)
-    if qs.ndim == 0:
-        return results[0]
-    return np.stack(results).reshape(qs.shape + tuple(results[0].shape))
+    qs = np.asarray(q)
+    if qs.dtype.kind not in "biuf":
+        raise TypeError(f"numpy.{name}: q must be real numbers, got {qs.dtype}")
+    dtype = None if weak else dtype_name(qs.dtype, f"numpy.{name}'s q")
+    values = qs.astype(np.float64).reshape(-1).tolist()
+    f = getattr(_core, name)
+    return Traced(f(t._t, values, list(qs.shape), axis, bool(keepdims), dtype))
 
 
 @_implements(np.quantile)
@@ -1136,11 +1037,6 @@ def _percentile(
     interpolation=None,
 ):
     _check("percentile", out=out, weights=weights, interpolation=interpolation)
-    q = (
-        q / 100
-        if isinstance(q, (int, float)) and not isinstance(q, np.generic)
-        else np.true_divide(q, 100)
-    )
     return _quantiles(a, q, axis, keepdims, "percentile", method)
 
 
@@ -1149,25 +1045,7 @@ def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The mean of the middle values (NumPy's), nan where the slice has a nan."""
     _check("median", out=out)
     t = _traced(a, "numpy.median's operand")
-    if t.dtype.kind in "biu":
-        t = t.astype(np.float64)
-    axes = _axis_tuple(axis, t.ndim)
-    if axes is None:
-        axes = list(range(t.ndim))
-    rest = [i for i in range(t.ndim) if i not in axes]
-    n = 1
-    for i in axes:
-        n *= t.shape[i]
-    s = np.sort(
-        t.transpose(rest + list(axes)).reshape(tuple(t.shape[i] for i in rest) + (n,)), axis=-1
-    )
-    half = n // 2
-    r = s[..., half] if n % 2 else np.mean(s[..., half - 1 : half + 1], axis=-1)
-    if s.dtype.kind == "f":
-        r = np.where(np.isnan(s[..., -1]), s[..., -1], r)
-    if keepdims:
-        r = r.reshape([1 if i in axes else d for i, d in enumerate(t.shape)])
-    return r
+    return Traced(_core.median(t._t, axis, bool(keepdims)))
 
 
 @_implements(np.real)
