@@ -207,6 +207,32 @@ Tensor diff(const Tensor &a, int64_t n = 1, int64_t axis = -1);
 /// n < 0); the identity for n = 0. Square matrices in the last two axes.
 Tensor matrixPower(const Tensor &a, int64_t n);
 
+/// np.linalg.norm's `ord`: none, a number (inf, -inf and 0 too), or a name
+/// ("fro", "nuc"; any other is NumPy's ValueError).
+struct NormOrder {
+  std::optional<double> p;
+  std::string name;
+};
+namespace la {
+/// np.linalg.norm: of vectors over one axis (or all of a 1-D array; with no
+/// ord and no axes, the 2-norm of all of x), of matrices over two axes
+/// (none/"fro", "nuc", 1, -1, 2, -2, inf, -inf; 2, -2 and "nuc" from the
+/// singular values); integers and bools in float64. Axes: none, one or two.
+Tensor norm(const Tensor &x, const NormOrder &ord = {}, const Axes &axes = {},
+            bool keepdims = false);
+/// np.linalg.pinv: 1/s above rcond * max(s) (default max(m, n) eps), from
+/// the SVD.
+Tensor pinv(const Tensor &a, std::optional<double> rcond = std::nullopt);
+/// np.linalg.matrix_rank: the singular values above `tol` (per matrix; none:
+/// max(s) times rtol, default max(m, n) eps); of a vector, whether any
+/// element is nonzero.
+Tensor matrixRank(const Tensor &a, const Tensor &tol = Tensor(),
+                  std::optional<double> rtol = std::nullopt);
+/// np.linalg.cond: the ratio of the extreme singular values (ord none, 2,
+/// -2), else norm(x) norm(inv(x)).
+Tensor cond(const Tensor &x, const NormOrder &ord = {});
+} // namespace la
+
 // Order statistics: the sorted values of the reduced axes (axes: {} for all).
 /// np.median: the middle value, or the mean of the two middle ones; nan where
 /// the slice holds a nan. Integers and bools in float64.

@@ -373,6 +373,24 @@ NB_MODULE(_tinymlir, m) {
   m.def("round", &tinymlir::round, "a"_a, "decimals"_a = 0);
   m.def("diff", &diff, "a"_a, "n"_a = 1, "axis"_a = -1);
   m.def("matrix_power", &matrixPower, "a"_a, "n"_a);
+  m.def(
+      "norm",
+      [](const Tensor &x, std::optional<double> p, const std::string &name, const Axes &axis,
+         bool keepdims) { return la::norm(x, NormOrder{p, name}, axis, keepdims); },
+      "x"_a, "ord"_a.none(), "ord_name"_a, "axis"_a.none(), "keepdims"_a = false);
+  m.def(
+      "cond",
+      [](const Tensor &x, std::optional<double> p, const std::string &name) {
+        return la::cond(x, NormOrder{p, name});
+      },
+      "x"_a, "ord"_a.none(), "ord_name"_a);
+  m.def("pinv", &la::pinv, "a"_a, "rcond"_a.none());
+  m.def(
+      "matrix_rank",
+      [](const Tensor &a, std::optional<Tensor> tol, std::optional<double> rtol) {
+        return la::matrixRank(a, tol.value_or(Tensor()), rtol);
+      },
+      "a"_a, "tol"_a.none(), "rtol"_a.none());
   m.def("median", &median, "a"_a, "axis"_a.none(), "keepdims"_a = false);
   for (auto [name, f] : {std::pair{"quantile", &quantile}, std::pair{"percentile", &percentile}})
     m.def(

@@ -478,109 +478,39 @@ def _matrix_power(a, n):
 def _pinv(a, rcond=None, hermitian=False, *, rtol=None):
     """NumPy's: 1/s above rcond * max(s) (default max(M, N) eps), from the SVD."""
     t = _traced(a, "numpy.linalg.pinv's operand")
-    if t.dtype.kind in "biu":
-        t = t.astype(np.float64)
-    u, s, vt = np.linalg.svd(t, full_matrices=False)
-    if rcond is None:
-        rcond = rtol if rtol is not None else max(t.shape[-2:]) * np.finfo(t.dtype).eps
-    cutoff = rcond * np.max(s, axis=-1, keepdims=True)
-    inverse = np.where(s > cutoff, 1 / np.where(s > cutoff, s, 1), 0).astype(s.dtype)
-    return np.matmul(np.swapaxes(vt, -1, -2), inverse[..., None] * np.swapaxes(u, -1, -2))
+    rcond = rcond if rcond is not None else rtol
+    return Traced(_core.pinv(t._t, None if rcond is None else float(rcond)))
 
 
 @_implements(np.linalg.matrix_rank)
 def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     t = _traced(A, "numpy.linalg.matrix_rank's operand")
-    if t.ndim < 2:
-        return np.any(t != 0).astype(np.int64)
-    s = np.linalg.svd(t, compute_uv=False)
-    if tol is None:
-        r = rtol if rtol is not None else max(t.shape[-2:]) * np.finfo(s.dtype).eps
-        tol = np.max(s, axis=-1, keepdims=True) * r
-    else:
-        tol = np.asarray(tol)[..., None]
-    return np.count_nonzero(s > tol, axis=-1)
+    tol = None if tol is None else to_tensor(tol, "numpy.linalg.matrix_rank's tol")
+    return Traced(_core.matrix_rank(t._t, tol, None if rtol is None else float(rtol)))
+
+
+def _norm_order(ord):
+    """np.linalg.norm's ord as the core's (a number, or a name)."""
+    if isinstance(ord, str):
+        return None, ord
+    return (None if ord is None else float(ord)), ""
 
 
 @_implements(np.linalg.cond)
 def _cond(x, p=None):
-    if p not in (None, 2, -2):
-        return np.linalg.norm(x, p, axis=(-2, -1)) * np.linalg.norm(
-            np.linalg.inv(x), p, axis=(-2, -1)
-        )
-    s = np.linalg.svd(_traced(x, "numpy.linalg.cond's operand"), compute_uv=False)
-    return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    t = _traced(x, "numpy.linalg.cond's operand")
+    return Traced(_core.cond(t._t, *_norm_order(p)))
 
 
 @_implements(np.linalg.norm)
 def _norm(x, ord=None, axis=None, keepdims=False):
-    """NumPy's norms: of vectors (any ord: p-norms, inf, -inf, 0) over one
-    axis or all of a 1-D array, and of matrices over two axes (None/'fro',
-    'nuc', 1, -1, 2, -2, inf, -inf; 2, -2 and 'nuc' from the singular values);
-    in float64 for integers and bools, as NumPy's."""
+    """NumPy's norms (numpy.h's la::norm)."""
     t = _traced(x, "numpy.linalg.norm's operand")
-    if t.dtype.kind not in "fc":
-        t = t.astype(np.float64)
-    if axis is None:
-        if ord is None:  # the 2-norm of all of it, as NumPy's
-            r = np.sqrt(
-                np.sum((t.real * t.real + t.imag * t.imag) if t.dtype.kind == "c" else t * t)
-            )
-            return r.reshape((1,) * t.ndim) if keepdims else r
-        if t.ndim not in (1, 2):
-            raise ValueError("Improper number of dimensions to norm.")
-        axes = tuple(range(t.ndim))
-    elif isinstance(axis, (tuple, list)):
-        axes = tuple(operator.index(a) for a in axis)
-    else:
-        axes = (operator.index(axis),)
-    axes = tuple(a % t.ndim if t.ndim else a for a in axes)
-    if len(axes) == 1:
-        a = np.abs(t)
-        if ord is None or ord == 2:
-            r = np.sqrt(np.sum(a * a, axis=axes, keepdims=keepdims))
-        elif ord == np.inf:
-            r = np.max(a, axis=axes, keepdims=keepdims)
-        elif ord == -np.inf:
-            r = np.min(a, axis=axes, keepdims=keepdims)
-        elif ord == 0:
-            r = np.sum(t != 0, axis=axes, keepdims=keepdims).astype(a.dtype)
-        elif ord == 1:
-            r = np.sum(a, axis=axes, keepdims=keepdims)
-        elif isinstance(ord, str):
-            raise ValueError(f"Invalid norm order '{ord}' for vectors")
-        else:
-            r = np.sum(a**ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
-        return r
-    if len(axes) != 2:
-        raise ValueError("Improper number of dimensions to norm.")
-    row, col = axes
-    if row == col:
-        raise ValueError("Duplicate axes given.")
-    if ord in (None, "fro"):
-        a = np.abs(t)
-        return np.sqrt(np.sum(a * a, axis=axes, keepdims=keepdims))
-    if ord in (2, -2, "nuc"):
-        moved = t.transpose([i for i in range(t.ndim) if i not in (row, col)] + [row, col])
-        s = np.linalg.svd(moved, compute_uv=False)
-        r = (
-            np.max(s, axis=-1)
-            if ord == 2
-            else np.min(s, axis=-1)
-            if ord == -2
-            else np.sum(s, axis=-1)
-        )
-    elif ord in (1, -1, np.inf, -np.inf):
-        a = np.abs(t)
-        summed, other = (row, col) if ord in (1, -1) else (col, row)
-        sums = np.sum(a, axis=summed, keepdims=True)
-        r = (np.max if ord in (1, np.inf) else np.min)(sums, axis=other, keepdims=True)
-        r = r.reshape(tuple(d for i, d in enumerate(t.shape) if i not in axes))
-    else:
-        raise ValueError("Invalid norm order for matrices.")
-    if keepdims:
-        r = r.reshape(tuple(1 if i in axes else d for i, d in enumerate(t.shape)))
-    return r
+    if isinstance(axis, (tuple, list)):
+        axis = [operator.index(a) for a in axis]
+    elif axis is not None:
+        axis = operator.index(axis)
+    return Traced(_core.norm(t._t, *_norm_order(ord), axis, bool(keepdims)))
 
 
 @_implements(np.broadcast_to)
