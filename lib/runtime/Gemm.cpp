@@ -144,6 +144,23 @@ template <typename T>
 using Gemv = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, blasint, blasint, T, const T *, blasint,
                       const T *, blasint, T, T *, blasint);
 
+/// part(i, start, size) over blocks of `extent` rows or columns of each of
+/// `batch` matrix-vector products: one block each when small, else one per
+/// thread (multiples of 16), on the OpenMP team.
+template <typename Part>
+void splitVector(int threads, double flops, int64_t batch, int64_t extent, const Part &part) {
+  const int64_t size = threads <= 1 || flops < kSplitGemvFlops
+                           ? extent
+                           : ((extent + threads - 1) / threads + 15) / 16 * 16;
+  const int64_t blocks = (extent + size - 1) / size, tasks = batch * blocks;
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(static_cast<int>(std::min<int64_t>(std::max(threads, 1), tasks))) if (tasks > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t start = (t % blocks) * size;
+    part(t / blocks, start, std::min(size, extent - start));
+  }
+}
+
 template <typename T, typename Blas>
 void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,
           int64_t strideA, const T *b, int64_t ldb, int64_t strideB, T *c, int64_t ldc,
@@ -163,33 +180,21 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
   const double flops = 2.0 * static_cast<double>(batch) * m * n * k;
   if (gemv && m == 1 && n > 1) {
     // One row: x @ B as B^T x (gemv), on column blocks over the team when large.
-    const int64_t width =
-        threads <= 1 || flops < kSplitGemvFlops ? n : ((n + threads - 1) / threads + 15) / 16 * 16;
-    const int64_t blocks = (n + width - 1) / width, tasks = batch * blocks;
-#pragma omp parallel for schedule(static)                                                          \
-    num_threads(static_cast<int>(std::min<int64_t>(std::max(threads, 1), tasks))) if (tasks > 1)
-    for (int64_t t = 0; t < tasks; ++t) {
-      const int64_t i = t / blocks, j0 = (t % blocks) * width, w = std::min(width, n - j0);
+    splitVector(threads, flops, batch, n, [&](int64_t i, int64_t j0, int64_t w) {
       gemv(CblasRowMajor, CblasTrans, static_cast<blasint>(k), static_cast<blasint>(w), T(1),
            b + i * strideB + j0, static_cast<blasint>(ldb), a + i * strideA, 1, T(1),
            c + i * strideC + j0, 1);
-    }
+    });
     return;
   }
   if (gemv && n == 1) {
     // A matrix-vector product: gemv (OpenBLAS's gemm packs a one-column B
     // as a matrix: 2.5x slower), on row blocks over the team when large.
-    const int64_t rows =
-        threads <= 1 || flops < kSplitGemvFlops ? m : ((m + threads - 1) / threads + 15) / 16 * 16;
-    const int64_t blocks = (m + rows - 1) / rows, tasks = batch * blocks;
-#pragma omp parallel for schedule(static)                                                          \
-    num_threads(static_cast<int>(std::min<int64_t>(std::max(threads, 1), tasks))) if (tasks > 1)
-    for (int64_t t = 0; t < tasks; ++t) {
-      const int64_t i = t / blocks, r0 = (t % blocks) * rows, height = std::min(rows, m - r0);
+    splitVector(threads, flops, batch, m, [&](int64_t i, int64_t r0, int64_t height) {
       gemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(height), static_cast<blasint>(k), T(1),
            a + i * strideA + r0 * lda, static_cast<blasint>(lda), b + i * strideB,
            static_cast<blasint>(ldb), T(1), c + i * strideC + r0 * ldc, static_cast<blasint>(ldc));
-    }
+    });
     return;
   }
   if (threads <= 1 || flops < kSplitFlops) {

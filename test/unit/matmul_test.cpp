@@ -64,10 +64,14 @@ TEST(Matmul, LargeProductsSplitOverThreadsMatchNumPy) {
     Shape a, b;
     DType dtype;
   };
+  // Matrix-vector products split as row blocks (A @ x) and, with no NumPy in
+  // the process, a float64 x @ B of 2^20 elements or more as column blocks of
+  // gemv on B^T (numpy_blas leaves it to BLAS): ragged blocks of 16.
   for (const Case &c :
        {Case{{100, 300}, {300, 517}, DType::f64}, Case{{130, 256}, {256, 100}, DType::f32},
         Case{{3, 64, 128}, {3, 128, 200}, DType::f32},
-        Case{{2, 70, 128}, {2, 128, 301}, DType::f64}}) {
+        Case{{2, 70, 128}, {2, 128, 301}, DType::f64}, Case{{1001, 600}, {600, 1}, DType::f64},
+        Case{{1, 1100}, {1100, 1000}, DType::f64}, Case{{1, 1024}, {1024, 1025}, DType::f64}}) {
     Array a = randomArray(c.a, c.dtype, 5), b = randomArray(c.b, c.dtype, 6);
     Array want = numpy("a @ b", {{"a", a}, {"b", b}});
     EXPECT_TRUE(withinBound(blas(a, b), want, productBound(a, b)))
