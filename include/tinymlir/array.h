@@ -20,9 +20,27 @@ namespace tinymlir {
 /// What an Error reports, as NumPy's Python exceptions tell mistakes apart
 /// (the binding raises ValueError, TypeError, IndexError, OverflowError,
 /// numpy.linalg.LinAlgError, numpy.exceptions.AxisError, which is both a
-/// ValueError and an IndexError, or tinymlir.TracingError, a TypeError: what
-/// NumPy computes but tinymlir refuses to trace, by name).
-enum class ErrorKind : uint8_t { Value, Type, Index, Overflow, LinAlg, Axis, Trace };
+/// ValueError and an IndexError, tinymlir.TracingError, a TypeError: what
+/// NumPy computes but tinymlir refuses to trace, by name; RuntimeError and
+/// ZeroDivisionError where NumPy raises those, as np.cov and np.average do).
+enum class ErrorKind : uint8_t {
+  Value,
+  Type,
+  Index,
+  Overflow,
+  LinAlg,
+  Axis,
+  Trace,
+  Runtime,
+  ZeroDivision
+};
+
+/// NumPy's RuntimeWarning given while tracing (np.cov's "Degrees of freedom
+/// <= 0 for slice"): the handler's (Python's warnings), else a line on stderr.
+/// A handler may throw (warnings turned into errors).
+void warn(const std::string &message);
+using WarningHandler = void (*)(const std::string &message);
+void setWarningHandler(WarningHandler handler);
 
 class Error : public std::runtime_error {
 public:

@@ -207,6 +207,27 @@ Tensor diff(const Tensor &a, int64_t n = 1, int64_t axis = -1);
 /// n < 0); the identity for n = 0. Square matrices in the last two axes.
 Tensor matrixPower(const Tensor &a, int64_t n);
 
+/// np.average: the mean along `axes` (all: {}), or with `weights` (of a's
+/// shape, or of a's shape along `axes`, in their order) sum(a w) / sum(w) in
+/// NumPy's result dtype (float64 at least for integers and bools). Returns
+/// (average, sum of weights broadcast to the average's shape: `returned`).
+/// Concrete weights are summed while tracing: NumPy's ZeroDivisionError for a
+/// zero sum; traced ones in the kernel (a zero sum gives inf or nan).
+std::pair<Tensor, Tensor> average(const Tensor &a, const Axes &axes = {},
+                                  const Tensor &weights = Tensor(), bool keepdims = false);
+/// np.cov of the rows (rowvar) or columns of m, with y's stacked below: real
+/// operands of at most 2 dimensions, frequency and analytic weights (concrete
+/// ones checked as NumPy does: integral, non-negative), ddof (none: 1, or 0
+/// with bias), in `dtype` (none: at least float64). NumPy's warning for
+/// degrees of freedom <= 0 is given where they are known while tracing; else
+/// the result is inf or nan.
+Tensor cov(const Tensor &m, const Tensor &y = Tensor(), bool rowvar = true, bool bias = false,
+           std::optional<int64_t> ddof = std::nullopt, const Tensor &fweights = Tensor(),
+           const Tensor &aweights = Tensor(), std::optional<DType> dtype = std::nullopt);
+/// np.corrcoef: cov normalized by the standard deviations, clipped to [-1, 1].
+Tensor corrcoef(const Tensor &x, const Tensor &y = Tensor(), bool rowvar = true,
+                std::optional<DType> dtype = std::nullopt);
+
 /// np.linalg.norm's `ord`: none, a number (inf, -inf and 0 too), or a name
 /// ("fro", "nuc"; any other is NumPy's ValueError).
 struct NormOrder {

@@ -2,6 +2,8 @@
 #include "tinymlir/array.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <charconv>
 #include <cmath>
 #include <complex>
@@ -13,6 +15,19 @@
 #include <sstream>
 
 namespace tinymlir {
+
+namespace {
+std::atomic<WarningHandler> warningHandler{nullptr};
+} // namespace
+
+void setWarningHandler(WarningHandler handler) { warningHandler.store(handler); }
+
+void warn(const std::string &message) {
+  if (WarningHandler handler = warningHandler.load())
+    handler(message);
+  else
+    std::fprintf(stderr, "RuntimeWarning: %s\n", message.c_str());
+}
 
 //===----------------------------------------------------------------------===//
 // dtypes and shapes

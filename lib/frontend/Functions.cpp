@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <numeric>
 #include <limits>
 #include <string>
 
@@ -1448,6 +1449,240 @@ Tensor matrixPower(const Tensor &a, int64_t n) {
       result = result.valid() ? matmul(result, z) : z;
   }
   return result;
+}
+
+namespace {
+/// The sum of concrete `w` over `axes` (all: empty), sequential in float64,
+/// as a concrete array of `dtype`, with 1 on the summed axes.
+Array hostSum(const Array &w, const std::vector<int64_t> &axes, DType dtype) {
+  Shape kept = w.shape();
+  for (int64_t a : axes)
+    kept[static_cast<size_t>(a)] = 1;
+  if (axes.empty())
+    kept.assign(w.shape().size(), 1);
+  std::vector<double> sums(static_cast<size_t>(numElements(kept)), 0.0);
+  const std::vector<double> values = w.toDoubles();
+  const size_t rank = w.shape().size();
+  std::vector<int64_t> index(rank, 0);
+  for (double v : values) {
+    int64_t out = 0;
+    for (size_t d = 0; d < rank; ++d)
+      out = out * kept[d] + (kept[d] == 1 ? 0 : index[d]);
+    sums[static_cast<size_t>(out)] += v;
+    for (size_t d = rank; d-- > 0;)
+      if (++index[d] < w.shape()[d])
+        break;
+      else
+        index[d] = 0;
+  }
+  return Array::fromVector(sums, kept).astype(dtype);
+}
+
+bool anyZero(const Array &a) {
+  for (double v : a.toDoubles())
+    if (v == 0.0)
+      return true;
+  return false;
+}
+} // namespace
+
+std::pair<Tensor, Tensor> average(const Tensor &a, const Axes &axes, const Tensor &weights,
+                                  bool keepdims) {
+  const int64_t rank = static_cast<int64_t>(a.shape().size());
+  const std::vector<int64_t> over =
+      axes.list ? normalizeAxes("average", axes, rank) : std::vector<int64_t>{};
+  if (!weights.valid()) {
+    const Tensor avg = mean(a, axes, keepdims);
+    const double count = static_cast<double>(numElements(a.shape())) /
+                         static_cast<double>(std::max<int64_t>(numElements(avg.shape()), 1));
+    return {avg, broadcastTo(ScalarType{avg.dtype()}(count), avg.shape())};
+  }
+  DType dtype = detail::promoteTypes(a.dtype(), weights.dtype());
+  if (isInteger(a.dtype()) || a.dtype() == DType::b8)
+    dtype = detail::promoteTypes(dtype, DType::f64);
+  Tensor w = weights;
+  bool total = false; // the weights cover exactly the averaged axes
+  if (w.shape() != a.shape()) {
+    if (!axes.list)
+      fail("average", "Axis must be specified when shapes of a and weights differ.",
+           ErrorKind::Type);
+    Shape along;
+    for (int64_t ax : *axes.list)
+      along.push_back(a.shape()[static_cast<size_t>(ax < 0 ? ax + rank : ax)]);
+    if (w.shape() != along)
+      fail("average", "Shape of weights must be consistent with shape of a along specified axis.");
+    // The weights' axes in increasing order, then 1 on the other axes.
+    std::vector<int64_t> given;
+    for (int64_t ax : *axes.list)
+      given.push_back(ax < 0 ? ax + rank : ax);
+    std::vector<int64_t> order(given.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { // distinct axes
+      return given[static_cast<size_t>(i)] < given[static_cast<size_t>(j)];
+    });
+    Shape shape(static_cast<size_t>(rank), 1);
+    for (int64_t ax : over)
+      shape[static_cast<size_t>(ax)] = a.shape()[static_cast<size_t>(ax)];
+    w = reshape(transpose(w, order), shape);
+    total = true;
+  }
+  Tensor scl;
+  if (weights.isConcrete()) {
+    // NumPy sums static weights itself: the sum, and its check, are known now.
+    const Array sums = hostSum(weights.array(), total ? std::vector<int64_t>{} : over, dtype);
+    if (anyZero(sums))
+      fail("average", "Weights sum to zero, can't be normalized", ErrorKind::ZeroDivision);
+    // NumPy's shape: its sum over the axes of the weights as broadcast.
+    if (total)
+      scl = reshape(
+          Tensor(sums),
+          Shape(keepdims ? static_cast<size_t>(rank) : static_cast<size_t>(rank) - over.size(), 1));
+    else if (!axes.list)
+      scl = reshape(Tensor(sums), keepdims ? Shape(static_cast<size_t>(rank), 1) : Shape{});
+    else
+      scl = keepdims ? Tensor(sums) : squeeze(Tensor(sums), Axes{over});
+  } else {
+    scl = sum(cast(w, dtype), axes.list ? Axes{over} : Axes{}, keepdims);
+  }
+  const Tensor avg =
+      sum(cast(a, dtype) * cast(w, dtype), axes.list ? Axes{over} : Axes{}, keepdims) / scl;
+  return {avg, scl.shape() == avg.shape() ? scl : broadcastTo(scl, avg.shape())};
+}
+
+Tensor cov(const Tensor &m, const Tensor &y, bool rowvar, bool bias, std::optional<int64_t> ddof,
+           const Tensor &fweights, const Tensor &aweights, std::optional<DType> dtype) {
+  auto realOperand = [](const Tensor &t, const char *what) {
+    if (isComplex(t.dtype()))
+      fail("cov",
+           std::string("tinymlir traces numpy.cov of real (and bool) values, not ") +
+               dtypeName(t.dtype()),
+           ErrorKind::Trace);
+    if (t.shape().size() > 2)
+      fail("cov", std::string(what) + " has more than 2 dimensions");
+  };
+  realOperand(m, "m");
+  if (y.valid())
+    realOperand(y, "y");
+  const DType type =
+      dtype ? *dtype
+            : detail::promoteTypes(
+                  y.valid() ? detail::promoteTypes(m.dtype(), y.dtype()) : m.dtype(), DType::f64);
+  auto ndmin2 = [type](const Tensor &v) {
+    const Tensor t = cast(v, type);
+    if (t.shape().size() >= 2)
+      return t;
+    Shape s = t.shape();
+    s.insert(s.begin(), 2 - s.size(), 1);
+    return reshape(t, s);
+  };
+  Tensor X = ndmin2(m);
+  if (!rowvar && m.shape().size() != 1)
+    X = transpose(X, {1, 0});
+  if (X.shape()[0] == 0)
+    return full({0, 0}, 0.0, DType::f64);
+  if (y.valid()) {
+    Tensor Y = ndmin2(y);
+    if (!rowvar && Y.shape()[0] != 1)
+      Y = transpose(Y, {1, 0});
+    X = concatenate({X, Y}, 0);
+  }
+  const int64_t dof = ddof ? *ddof : (bias ? 0 : 1);
+  const int64_t n = X.shape()[1];
+  // NumPy's checks of the weights, in its order (those of values: concrete ones).
+  auto checked = [n](const Tensor &v, const std::string &name) {
+    const bool known = v.isConcrete();
+    const std::vector<double> values = known ? v.array().toDoubles() : std::vector<double>{};
+    if (name == "fweights")
+      for (double x : values)
+        if (x != std::nearbyint(x))
+          fail("cov", "fweights must be integer", ErrorKind::Type);
+    if (v.shape().size() > 1)
+      fail("cov", "cannot handle multidimensional " + name, ErrorKind::Runtime);
+    if (v.shape().empty() || v.shape()[0] != n)
+      fail("cov", "incompatible numbers of samples and " + name, ErrorKind::Runtime);
+    for (double x : values)
+      if (x < 0)
+        fail("cov", name + " cannot be negative");
+    return known ? Tensor(Array::fromVector(values, v.shape())) : cast(v, DType::f64);
+  };
+  Tensor w, aw;
+  if (fweights.valid())
+    w = checked(fweights, "fweights");
+  if (aweights.valid()) {
+    aw = checked(aweights, "aweights");
+    if (!w.valid())
+      w = aw;
+    else if (w.isConcrete() && aw.isConcrete()) { // NumPy's product of static weights
+      std::vector<double> p = w.array().toDoubles();
+      const std::vector<double> q = aw.array().toDoubles();
+      for (size_t i = 0; i < p.size(); ++i)
+        p[i] *= q[i];
+      w = Tensor(Array::fromVector(p, {n}));
+    } else {
+      w = w * aw;
+    }
+  }
+  auto [avg, sums] = average(X, 1, w, false);
+  // The degrees of freedom: static where the weights are, as NumPy's.
+  std::optional<double> fixed;
+  Tensor fact;
+  const bool staticSum = !w.valid() || w.isConcrete();
+  double wSum = 0;
+  if (staticSum && w.valid())
+    for (double v : w.array().toDoubles())
+      wSum += v;
+  if (!w.valid())
+    fixed = static_cast<double>(n - dof);
+  else if (staticSum) {
+    if (dof == 0)
+      fixed = wSum;
+    else if (!aw.valid())
+      fixed = wSum - static_cast<double>(dof);
+    else {
+      const std::vector<double> p = w.array().toDoubles(), q = aw.array().toDoubles();
+      double s = 0; // Python's sum, in order
+      for (size_t i = 0; i < p.size(); ++i)
+        s += p[i] * q[i];
+      fixed = wSum - static_cast<double>(dof) * s / wSum;
+    }
+  } else {
+    const Tensor ws = reshape(slice(sums, {0}, {1}), {});
+    fact = dof == 0      ? ws
+           : !aw.valid() ? ws - ScalarType{DType::f64}(static_cast<double>(dof))
+                         : ws - ScalarType{DType::f64}(static_cast<double>(dof)) * sum(w * aw) / ws;
+  }
+  Tensor scale;
+  if (fixed) {
+    double f = *fixed;
+    if (f <= 0) {
+      warn("Degrees of freedom <= 0 for slice");
+      f = 0.0;
+      warn("divide by zero encountered in divide"); // NumPy's true_divide(1, 0)
+    }
+    scale = weakScalar(1.0 / f, false);
+  } else {
+    const Tensor f =
+        where(less_equal(fact, ScalarType{DType::f64}(0.0)), ScalarType{DType::f64}(0.0), fact);
+    scale = ScalarType{DType::f64}(1.0) / f;
+  }
+  Shape column = avg.shape();
+  column.push_back(1);
+  X = cast(X - reshape(avg, column), X.dtype());
+  const Tensor weighted = w.valid() ? X * w : X; // float64 weights promote, as NumPy's
+  Tensor c = matmul(X, transpose(weighted, {1, 0}));
+  c = cast(c * scale, c.dtype());
+  return squeeze(c);
+}
+
+Tensor corrcoef(const Tensor &x, const Tensor &y, bool rowvar, std::optional<DType> dtype) {
+  Tensor c = cov(x, y, rowvar, false, std::nullopt, Tensor(), Tensor(), dtype);
+  if (c.shape().size() != 2) // NumPy's diag raises for a scalar covariance
+    return c / c;
+  const int64_t k = c.shape()[0];
+  const Tensor d = sqrt(diagonal(c));
+  c = c / reshape(d, {k, 1});
+  c = c / reshape(d, {1, k});
+  return clip(c, weakScalar(-1.0, true), weakScalar(1.0, true));
 }
 
 namespace la {

@@ -167,6 +167,14 @@ using namespace tinymlir::python;
 NB_MODULE(_tinymlir, m) {
   m.doc() = "tinymlir's C++ core (use the tinymlir package, not this module)";
 
+  // The core's RuntimeWarnings (tinymlir::warn) as Python's, attributed to the
+  // caller of the NumPy function (NumPy's dispatch, then the traced code); an
+  // error when warnings are errors.
+  setWarningHandler([](const std::string &message) {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 4) < 0)
+      throw nb::python_error();
+  });
   nb::register_exception_translator([](const std::exception_ptr &p, void *) {
     try {
       std::rethrow_exception(p);
@@ -187,10 +195,12 @@ NB_MODULE(_tinymlir, m) {
         PyErr_SetObject(axisError.ptr(), nb::str(e.what()).ptr());
         return;
       }
-      PyObject *type = e.kind() == ErrorKind::Type       ? PyExc_TypeError
-                       : e.kind() == ErrorKind::Index    ? PyExc_IndexError
-                       : e.kind() == ErrorKind::Overflow ? PyExc_OverflowError
-                                                         : PyExc_ValueError;
+      PyObject *type = e.kind() == ErrorKind::Type           ? PyExc_TypeError
+                       : e.kind() == ErrorKind::Index        ? PyExc_IndexError
+                       : e.kind() == ErrorKind::Overflow     ? PyExc_OverflowError
+                       : e.kind() == ErrorKind::Runtime      ? PyExc_RuntimeError
+                       : e.kind() == ErrorKind::ZeroDivision ? PyExc_ZeroDivisionError
+                                                             : PyExc_ValueError;
       PyErr_SetString(type, e.what());
     }
   });
@@ -391,6 +401,29 @@ NB_MODULE(_tinymlir, m) {
         return la::matrixRank(a, tol.value_or(Tensor()), rtol);
       },
       "a"_a, "tol"_a.none(), "rtol"_a.none());
+  m.def(
+      "average",
+      [](const Tensor &a, const Axes &axis, std::optional<Tensor> weights, bool keepdims) {
+        return average(a, axis, weights.value_or(Tensor()), keepdims);
+      },
+      "a"_a, "axis"_a.none(), "weights"_a.none(), "keepdims"_a = false);
+  m.def(
+      "cov",
+      [dtypeOf](const Tensor &m, std::optional<Tensor> y, bool rowvar, bool bias,
+                std::optional<int64_t> ddof, std::optional<Tensor> fweights,
+                std::optional<Tensor> aweights, const std::optional<std::string> &dtype) {
+        return cov(m, y.value_or(Tensor()), rowvar, bias, ddof, fweights.value_or(Tensor()),
+                   aweights.value_or(Tensor()), dtypeOf(dtype));
+      },
+      "m"_a, "y"_a.none(), "rowvar"_a, "bias"_a, "ddof"_a.none(), "fweights"_a.none(),
+      "aweights"_a.none(), "dtype"_a.none());
+  m.def(
+      "corrcoef",
+      [dtypeOf](const Tensor &x, std::optional<Tensor> y, bool rowvar,
+                const std::optional<std::string> &dtype) {
+        return corrcoef(x, y.value_or(Tensor()), rowvar, dtypeOf(dtype));
+      },
+      "x"_a, "y"_a.none(), "rowvar"_a, "dtype"_a.none());
   m.def("median", &median, "a"_a, "axis"_a.none(), "keepdims"_a = false);
   for (auto [name, f] : {std::pair{"quantile", &quantile}, std::pair{"percentile", &percentile}})
     m.def(

@@ -25,7 +25,6 @@ import sys as _sys
 import warnings
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _creation
 from . import _tinymlir as _core
@@ -471,155 +470,56 @@ def _kron(a, b):
 # --- cov, corrcoef, average -----------------------------------------------------------
 
 
-def _average_impl(t, axis, weights, keepdims):
-    """NumPy's average of traced `t`: (avg, scl), scl NumPy's own (static)
-    where the weights are static or absent."""
-    if axis is not None:
-        axis = normalize_axis_tuple(axis, t.ndim, argname="axis")
-    kw = {} if keepdims is _NoValue else {"keepdims": keepdims}
-    if weights is None:
-        avg = np.mean(t, axis, **kw)
-        return avg, avg.dtype.type(t.size / avg.size)
-    wgt = _maybe_static(weights)
-    if issubclass(t.dtype.type, (np.integer, np.bool_)):
-        result_dtype = np.result_type(t.dtype, wgt.dtype, "f8")
-    else:
-        result_dtype = np.result_type(t.dtype, wgt.dtype)
-    if tuple(t.shape) != tuple(wgt.shape):
-        if axis is None:
-            raise TypeError("Axis must be specified when shapes of a and weights differ.")
-        if tuple(wgt.shape) != tuple(t.shape[ax] for ax in axis):
-            raise ValueError(
-                "Shape of weights must be consistent with shape of a along specified axis."
-            )
-        wgt = wgt.transpose(tuple(int(k) for k in np.argsort(axis)))
-        wgt = wgt.reshape(tuple((s if ax in axis else 1) for ax, s in enumerate(t.shape)))
-    scl = wgt.sum(axis=axis, dtype=result_dtype, **kw)  # NumPy's own for static weights
-    if not isinstance(scl, Traced) and np.any(scl == 0.0):
-        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    w = (
-        wgt.astype(result_dtype)
-        if isinstance(wgt, Traced)
-        else Traced(to_tensor(np.ascontiguousarray(wgt, result_dtype)))
-    )
-    return (t.astype(result_dtype) * w).sum(axis, **kw) / scl, scl
+def _weights(w, what):
+    """Weights as the core takes them: concrete where static (NumPy's checks of their
+    values are made while tracing), else traced."""
+    w = _maybe_static(w)
+    return w._t if isinstance(w, Traced) else to_tensor(np.asarray(w), what)
 
 
 @_implements(np.average)
 def _average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
-    """NumPy's average. With traced weights, NumPy's ZeroDivisionError for
+    """NumPy's average (numpy.h). With traced weights, NumPy's ZeroDivisionError for
     weights summing to zero cannot be raised (the result is inf or nan)."""
-    avg, scl = _average_impl(_traced(a, "numpy.average's operand"), axis, weights, keepdims)
-    if returned:
-        scl = _strong(scl, "numpy.average's sum of weights")
-        if tuple(scl.shape) != tuple(avg.shape):
-            scl = Traced(_core.broadcast_to(scl._t, list(avg.shape)))
-        return avg, scl
-    return avg
+    t = _traced(a, "numpy.average's operand")
+    w = None if weights is None else _weights(weights, "numpy.average's weights")
+    avg, scl = _core.average(t._t, axis, w, bool(_keepdims(keepdims)))
+    return (Traced(avg), Traced(scl)) if returned else Traced(avg)
 
 
 @_implements(np.cov)
 def _cov(
     m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None
 ):
-    """NumPy's cov. Weights' checks that read their values (integral,
-    non-negative) are made for static weights only; NumPy's warning for
-    degrees of freedom <= 0 is given while tracing where it is static."""
+    """NumPy's cov (numpy.h): weights' checks that read their values (integral,
+    non-negative) are made for static weights only; NumPy's warning for degrees of
+    freedom <= 0 is given while tracing where it is static."""
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
-    m = _real_only(_strong(m, "numpy.cov's operand"), "cov")
-    if m.ndim > 2:
-        raise ValueError("m has more than 2 dimensions")
-    if y is not None:
-        y = _real_only(_strong(y, "numpy.cov's y"), "cov")
-        if y.ndim > 2:
-            raise ValueError("y has more than 2 dimensions")
-    if dtype is None:
-        dtype = (
-            np.result_type(m.dtype, np.float64)
-            if y is None
-            else np.result_type(m.dtype, y.dtype, np.float64)
+    return Traced(
+        _core.cov(
+            _strong(m, "numpy.cov's operand")._t,
+            None if y is None else _strong(y, "numpy.cov's y")._t,
+            bool(rowvar),
+            bool(bias),
+            None if ddof is None else int(ddof),
+            None if fweights is None else _weights(fweights, "numpy.cov's fweights"),
+            None if aweights is None else _weights(aweights, "numpy.cov's aweights"),
+            None if dtype is None else dtype_name(np.dtype(dtype), "numpy.cov's dtype"),
         )
-
-    def ndmin2(v):
-        v = v.astype(dtype)
-        return v.reshape((1,) * (2 - v.ndim) + tuple(v.shape)) if v.ndim < 2 else v
-
-    X = ndmin2(m)
-    if not rowvar and m.ndim != 1:
-        X = X.T
-    if X.shape[0] == 0:
-        return _creation.full_traced((0, 0), 0, np.float64, "numpy.cov")
-    if y is not None:
-        yy = ndmin2(y)
-        if not rowvar and yy.shape[0] != 1:
-            yy = yy.T
-        X = np.concatenate((X, yy), axis=0)
-    if ddof is None:
-        ddof = 1 if bias == 0 else 0
-    w = None
-
-    def weights(v, name):
-        v = _maybe_static(v)
-        if isinstance(v, Traced):
-            v = v.astype(np.float64)
-        else:
-            v = np.asarray(v, dtype=float)
-            if name == "fweights" and not np.all(v == np.around(v)):
-                raise TypeError("fweights must be integer")
-        if v.ndim > 1:
-            raise RuntimeError(f"cannot handle multidimensional {name}")
-        if v.shape[0] != X.shape[1]:
-            raise RuntimeError(f"incompatible numbers of samples and {name}")
-        if not isinstance(v, Traced) and any(v < 0):
-            raise ValueError(f"{name} cannot be negative")
-        return v
-
-    if fweights is not None:
-        w = weights(fweights, "fweights")
-    if aweights is not None:
-        aweights = weights(aweights, "aweights")
-        w = aweights if w is None else w * aweights
-    avg, w_sum = _average_impl(X, 1, w, _NoValue)
-    w_sum = w_sum[0] if isinstance(w_sum, Traced) else np.asarray(w_sum).reshape(-1)[0]
-    if w is None:
-        fact = X.shape[1] - ddof
-    elif ddof == 0:
-        fact = w_sum
-    elif aweights is None:
-        fact = w_sum - ddof
-    else:
-        fact = (
-            w_sum - ddof * (w * aweights).sum() / w_sum
-            if isinstance(w, Traced)
-            else w_sum - ddof * sum(w * aweights) / w_sum
-        )  # NumPy's: Python's sum, in order
-    if isinstance(fact, Traced) and known_value(fact) is None:
-        fact = np.where(fact <= 0, 0.0, fact)  # NumPy's warning cannot be given
-        scale = 1.0 / fact
-    else:
-        if fact <= 0:
-            warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
-            fact = 0.0
-        scale = np.true_divide(1, fact)
-    X = (X - avg[:, None]).astype(X.dtype)
-    X_T = X.T if w is None else (X * w).T
-    c = X @ X_T
-    c = (c * scale).astype(c.dtype)
-    return c.squeeze()
+    )
 
 
 @_implements(np.corrcoef)
 def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
-    c = _cov(x, y, rowvar, dtype=dtype)
-    if c.ndim != 2:  # NumPy's diag raises for a scalar covariance
-        return c / c
-    n = c.shape[0]
-    d = c.reshape(-1)[:: n + 1]
-    stddev = np.sqrt(d)
-    c = c / stddev[:, None]
-    c = c / stddev[None, :]
-    return np.clip(c, -1, 1)
+    return Traced(
+        _core.corrcoef(
+            _strong(x, "numpy.corrcoef's operand")._t,
+            None if y is None else _strong(y, "numpy.corrcoef's y")._t,
+            bool(rowvar),
+            None if dtype is None else dtype_name(np.dtype(dtype), "numpy.corrcoef's dtype"),
+        )
+    )
 
 
 # --- histogram ------------------------------------------------------------------------

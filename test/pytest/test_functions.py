@@ -348,6 +348,33 @@ def test_cov_weights_dtype_and_scalar_results():
         jit(lambda a: np.cov(a, fweights=-fw))(m)
 
 
+def test_cov_errors_and_warnings_are_numpys():
+    """np.cov's errors and warning, from the C++ core: RuntimeError for weights of the
+    wrong shape, TypeError for fractional frequency weights, and NumPy's RuntimeWarning
+    (given while tracing) for degrees of freedom <= 0, with NumPy's infinite result; an
+    error where warnings are errors."""
+    m = data((3, 5), np.float64)
+    with pytest.raises(RuntimeError, match="incompatible numbers of samples and fweights"):
+        jit(lambda a: np.cov(a, fweights=np.ones(4, np.int64)))(m)
+    with pytest.raises(RuntimeError, match="cannot handle multidimensional aweights"):
+        jit(lambda a: np.cov(a, aweights=np.ones((5, 1))))(m)
+    with pytest.raises(TypeError, match="fweights must be integer"):
+        jit(lambda a: np.cov(a, fweights=np.full(5, 1.5)))(m)
+
+    def too_few(a):
+        return np.cov(a, ddof=5)
+
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0 for slice"):
+        want = too_few(m)
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0 for slice"):
+        got = jit(too_few)(m)
+    np.testing.assert_array_equal(got, want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match="Degrees of freedom"):
+            jit(lambda a: np.cov(a, ddof=6))(m)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_average_every_dtype(dtype):
     x = data((4, 6), dtype, 9)
