@@ -1478,6 +1478,17 @@ Array hostSum(const Array &w, const std::vector<int64_t> &axes, DType dtype) {
   return Array::fromVector(sums, kept).astype(dtype);
 }
 
+/// s[..., i]: the i-th element along the last axis (of sorted values: the
+/// i-th of every slice).
+Tensor sortedAt(const Tensor &s, int64_t i) {
+  const size_t rank = s.shape().size();
+  std::vector<int64_t> begin(rank, 0), end(s.shape().begin(), s.shape().end());
+  begin.back() = i;
+  end.back() = i + 1;
+  Shape shape(s.shape().begin(), s.shape().end() - 1);
+  return reshape(slice(s, begin, end), shape);
+}
+
 bool anyZero(const Array &a) {
   for (double v : a.toDoubles())
     if (v == 0.0)
@@ -1542,10 +1553,9 @@ std::pair<Tensor, Tensor> average(const Tensor &a, const Axes &axes, const Tenso
     else
       scl = keepdims ? Tensor(sums) : squeeze(Tensor(sums), Axes{over});
   } else {
-    scl = sum(cast(w, dtype), axes.list ? Axes{over} : Axes{}, keepdims);
+    scl = sum(cast(w, dtype), axes, keepdims);
   }
-  const Tensor avg =
-      sum(cast(a, dtype) * cast(w, dtype), axes.list ? Axes{over} : Axes{}, keepdims) / scl;
+  const Tensor avg = sum(cast(a, dtype) * cast(w, dtype), axes, keepdims) / scl;
   return {avg, scl.shape() == avg.shape() ? scl : broadcastTo(scl, avg.shape())};
 }
 
@@ -1832,13 +1842,7 @@ Tensor cond(const Tensor &x, const NormOrder &ord) {
     return norm(x, ord, Axes{std::vector<int64_t>{-2, -1}}) *
            norm(inv(x), ord, Axes{std::vector<int64_t>{-2, -1}});
   const Tensor s = singularValues(x);
-  auto at = [&s](int64_t i) { // s[..., i]
-    std::vector<int64_t> begin(s.shape().size(), 0), end(s.shape().begin(), s.shape().end());
-    begin.back() = i;
-    end.back() = i + 1;
-    return reshape(slice(s, begin, end), Shape(s.shape().begin(), s.shape().end() - 1));
-  };
-  const Tensor first = at(0), last = at(s.shape().back() - 1);
+  const Tensor first = sortedAt(s, 0), last = sortedAt(s, s.shape().back() - 1);
   return isOrder(ord, -2) ? last / first : first / last;
 }
 } // namespace la
@@ -1872,16 +1876,6 @@ Sorted sortedAlong(const Tensor &a, const Axes &axes, const char *op) {
   rest.push_back(s.n);
   s.values = sort(reshape(transpose(a, order), rest), -1);
   return s;
-}
-
-/// s[..., i]: the i-th sorted value of every slice.
-Tensor sortedAt(const Tensor &s, int64_t i) {
-  const size_t rank = s.shape().size();
-  std::vector<int64_t> begin(rank, 0), end(s.shape().begin(), s.shape().end());
-  begin.back() = i;
-  end.back() = i + 1;
-  Shape shape(s.shape().begin(), s.shape().end() - 1);
-  return reshape(slice(s, begin, end), shape);
 }
 
 /// nan where the slice's last sorted value is (NumPy sorts nan last).

@@ -7,10 +7,8 @@
 // In a process that has loaded NumPy, NumPy's OpenBLAS already has a pool,
 // and its workers spin for about 0.1 s after each NumPy product. Products
 // outside parallel loops then run on NumPy's OpenBLAS instead: the process
-// keeps one BLAS pool, and a product costs what NumPy's costs. Measured with
-// NumPy 2.4 (scipy-openblas 0.3.31) on 2 cores, A (2800, 2800) float64:
-// A @ x right after NumPy's own, 4.36 -> 3.13 ms (NumPy: 2.1); relu_layer's
-// (600, 600) product, 6.9 -> 3.7 ms.
+// keeps one BLAS pool, and a product costs what NumPy's costs (measured in
+// docs/performance.md).
 #include "runtime/Gemm.h"
 #include "runtime/Call.h"
 
