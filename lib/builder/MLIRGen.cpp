@@ -729,6 +729,34 @@ class ModuleBuilder {
 public:
   ModuleBuilder(MLIRContext &context) : context_(context), b_(&context), loc_(b_.getUnknownLoc()) {}
 
+  /// Updates: slice updates, emitted by emitInOrder; Large: thousands of
+  /// nodes (an unrolled loop), whose bufferization analysis would grow
+  /// superlinearly. Both are bufferized without analysis
+  /// (kBufferizeStraightLinePipeline), unless an index_put's loop carries a
+  /// tensor through a region (Small: bufferized as usual).
+  enum class GraphKind { Small, Updates, Large };
+  static constexpr size_t kLargeGraph = 2000;
+  static GraphKind classify(const NodePtr &root) {
+    bool updates = false;
+    std::vector<const Node *> stack{root.get()};
+    std::unordered_map<const Node *, bool> seen;
+    while (!stack.empty()) {
+      const Node *n = stack.back();
+      stack.pop_back();
+      if (seen[n])
+        continue;
+      seen[n] = true;
+      if (n->op == Op::IndexPut)
+        return GraphKind::Small;
+      updates |= n->op == Op::SliceUpdate;
+      for (const NodePtr &a : n->args)
+        stack.push_back(a.get());
+    }
+    return updates                     ? GraphKind::Updates
+           : seen.size() > kLargeGraph ? GraphKind::Large
+                                       : GraphKind::Small;
+  }
+
   BuiltModule build(const std::vector<NodePtr> &results, const std::vector<NodePtr> &args,
                     const std::vector<int> &donated) {
     if (results.empty() || donated.size() != results.size())
@@ -787,7 +815,11 @@ public:
     }
     // Several results bufferized with the analysis: each output as a tensor,
     // defined at the top, where empty-tensor elimination can use it (below).
-    const bool tensorDestinations = !out.straightLine && results.size() > 1;
+    // So is a donated input's result: written into the input's tensor, so
+    // that the analysis orders the write after the input's last read.
+    const bool tensorDestinations =
+        !out.straightLine && (results.size() > 1 || std::any_of(donated.begin(), donated.end(),
+                                                                [](int i) { return i >= 0; }));
     std::vector<Value> dests(results.size());
     for (size_t k = 0; tensorDestinations && k < results.size(); ++k)
       dests[k] = donated[k] >= 0
@@ -1156,34 +1188,6 @@ private:
   // buffer (liveEnd_); otherwise it copies what it reads (a slice: O(slice))
   // while the buffer holds that version. A version still read after the next
   // write is copied whole first.
-
-  /// Updates: slice updates, emitted by emitInOrder; Large: thousands of
-  /// nodes (an unrolled loop), whose bufferization analysis would grow
-  /// superlinearly. Both are bufferized without analysis
-  /// (kBufferizeStraightLinePipeline), unless an index_put's loop carries a
-  /// tensor through a region (Small: bufferized as usual).
-  enum class GraphKind { Small, Updates, Large };
-  static constexpr size_t kLargeGraph = 2000;
-  static GraphKind classify(const NodePtr &root) {
-    bool updates = false;
-    std::vector<const Node *> stack{root.get()};
-    std::unordered_map<const Node *, bool> seen;
-    while (!stack.empty()) {
-      const Node *n = stack.back();
-      stack.pop_back();
-      if (seen[n])
-        continue;
-      seen[n] = true;
-      if (n->op == Op::IndexPut)
-        return GraphKind::Small;
-      updates |= n->op == Op::SliceUpdate;
-      for (const NodePtr &a : n->args)
-        stack.push_back(a.get());
-    }
-    return updates                     ? GraphKind::Updates
-           : seen.size() > kLargeGraph ? GraphKind::Large
-                                       : GraphKind::Small;
-  }
 
   /// Emits the graph under `root` in program order, but for the nodes in
   /// `skip` (the root, and results written part by part).
@@ -2017,6 +2021,12 @@ BuiltModule buildModule(MLIRContext &context, const std::vector<NodePtr> &result
   builder.scalarDotsInLongKernels();
   declareCallees(*out.module);
   return out;
+}
+
+bool bufferizesWithAnalysis(const std::vector<NodePtr> &results) {
+  return !results.empty() &&
+         ModuleBuilder::classify(makeNode(Op::Results, {}, results[0]->dtype, results)) ==
+             ModuleBuilder::GraphKind::Small;
 }
 
 } // namespace tinymlir::detail

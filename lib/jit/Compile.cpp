@@ -313,15 +313,20 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
   }
   std::unique_ptr<CompileTarget> target = detail::makeTarget(options);
   findIndexInputs(root, *target, native.indexChecks);
-  // Each donation kept where its result is that input updated, each input at
-  // most once, and none where a kernel can fail while it runs.
+  // Each donation kept where its result is that input updated, or any value
+  // of its shape and dtype in a module bufferized with the analysis; each
+  // input at most once, and none where a kernel can fail while it runs.
   native.donated.assign(results.size(), -1);
   const bool mayFail = !donatedIn.empty() && mayFailWhileRunning(root.get());
+  const bool analyzed = !donatedIn.empty() && detail::bufferizesWithAnalysis(resultNodes);
   std::unordered_set<int> taken;
   for (size_t k = 0; k < donatedIn.size(); ++k) {
     const int i = donatedIn[k];
-    if (i >= 0 && static_cast<size_t>(i) < args.size() && target->hostLoops() && !mayFail &&
-        updates(resultNodes[k].get(), argNodes[i].get()) && taken.insert(i).second)
+    if (i < 0 || static_cast<size_t>(i) >= args.size() || !target->hostLoops() || mayFail)
+      continue;
+    const Node &result = *resultNodes[k], &arg = *argNodes[i];
+    const bool fits = analyzed && result.shape == arg.shape && result.dtype == arg.dtype;
+    if ((fits || updates(&result, &arg)) && taken.insert(i).second)
       native.donated[k] = i;
   }
 

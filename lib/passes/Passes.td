@@ -189,6 +189,13 @@ def GpuEmulateOnHostPass : ModulePass<"tinymlir-gpu-emulate-on-host"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def ReuseDeadOperandsPass : ModulePass<"tinymlir-reuse-dead-operands"> {
+  let summary = "Make an elementwise linalg.generic with a tensor.empty init write into an input "
+                "that dies there (before bufferization: no new buffer, one stream of memory)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [Statistic<"reused", "inits", "inits replaced by a dead input">];
+}
+
 def PrivateFillInitsPass : ModulePass<"tinymlir-private-fill-inits"> {
   let summary = "Give each destination use of a tensor linalg.fill a fill of its own (before "
                 "eliminate-empty-tensors, which would make a shared fill write into one output "

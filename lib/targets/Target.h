@@ -38,8 +38,12 @@ namespace tinymlir::detail {
 inline constexpr const char *kOptimizePipeline =
     "builtin.module(canonicalize,cse,tinymlir-fuse-elementwise,canonicalize,cse,"
     "tinymlir-simplify-math)";
+/// Bufferization with the analysis: elementwise ops write into an input that
+/// dies there (tinymlir-reuse-dead-operands), results into their outputs
+/// (eliminate-empty-tensors).
 inline constexpr const char *kBufferizePipeline =
-    "builtin.module(tinymlir-private-fill-inits,eliminate-empty-tensors,"
+    "builtin.module(tinymlir-reuse-dead-operands,tinymlir-private-fill-inits,"
+    "eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries},"
     "buffer-deallocation-pipeline,canonicalize)";
 /// For modules whose arrays are updated in place (slice updates, written in

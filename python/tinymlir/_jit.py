@@ -237,12 +237,13 @@ class Specialization:
     and output types, and the native code (call it with the flattened arrays).
 
     The compiled function has one output per returned array, then one per
-    argument the function wrote to. Where such an argument's new value is
-    that argument updated in place (slice updates, index_put) and no kernel
-    of the graph can fail while it runs, the kernel writes the caller's array
-    directly (donated). Otherwise its value is copied into the caller's array
-    (in its own layout) after the kernel has finished, so that a call that
-    raises leaves every argument as it was."""
+    argument the function wrote to. Where no kernel of the graph can fail
+    while it runs, and such an argument's new value is that argument updated
+    in place (slice updates, index_put) or any value of its shape and dtype
+    (x -= ..., np.exp(x, out=x)) in a graph bufferized with the analysis, the
+    kernel writes the caller's array directly (donated). Otherwise its value
+    is copied into the caller's array (in its own layout) after the kernel has
+    finished, so that a call that raises leaves every argument as it was."""
 
     def __init__(
         self, compiled, n_inputs, hidden, out_tree, writes=(), returned=(), static=None, views=()

@@ -470,6 +470,43 @@ def test_several_updated_arguments_are_written_in_place():
     assert [x.ctypes.data for x in (a, b, c)] == pointers
 
 
+def test_arguments_rebound_by_augmented_operators_are_computed_in_place():
+    # x -= ...; np.exp(x, out=x); x /= ...: each is a new value of the whole
+    # array. The argument is donated, and each elementwise step between the
+    # reductions writes into the buffer of the value it reads, where nothing
+    # reads that value after it (tinymlir-reuse-dead-operands): the kernel
+    # allocates no array of x's shape, and writes the caller's array.
+    def softmax_inplace(x):
+        x -= x.max(axis=-1, keepdims=True)
+        np.exp(x, out=x)
+        x /= x.sum(axis=-1, keepdims=True)
+
+    # t is read after u is computed, and x's old value after its new one:
+    # neither buffer may be written before those reads.
+    def still_read(x):
+        t = np.exp(x - x.max(axis=-1, keepdims=True))
+        u = t / t.sum(axis=-1, keepdims=True)
+        v = np.sqrt(u) * x.min()
+        x *= v.sum()
+        x += u * t.mean() + v
+        return u
+
+    x = rng.standard_normal((10, 12))
+    # exp and the division each round once: 2 eps a step, compared at 8 eps.
+    same(softmax_inplace, x, rtol=8 * EPS64)
+    same(softmax_inplace, np.asfortranarray(x), rtol=8 * EPS64)
+    same(softmax_inplace, rng.standard_normal((20, 12))[::2], rtol=8 * EPS64)
+    same(still_read, np.abs(x), rtol=64 * EPS64)
+    spec = jit(softmax_inplace).compile(x)
+    assert spec.donations == [0]
+    assert "memref.alloc() {alignment = 64 : i64} : memref<10x12xf64>" not in spec.bufferized
+    a = x.copy()
+    pointer = a.ctypes.data
+    jit(softmax_inplace)(a)
+    assert a.ctypes.data == pointer
+    np.testing.assert_allclose(a.sum(axis=-1), 1.0, rtol=16 * EPS64)
+
+
 def test_several_results_that_share_their_values():
     # Results that are versions of one another, computed in place of one
     # another's outputs, with an index_put so that the graph goes through
