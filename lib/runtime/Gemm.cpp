@@ -105,6 +105,18 @@ bool onNumpyBlas() {
          (omp_get_max_threads() > 1 || omp_get_num_procs() == 1);
 }
 
+/// gemv's beta for y = alpha A x + beta y: with beta 0, y is set to zero
+/// first and 1 returned. (gemm never reads C when beta is 0; gemv scales y
+/// by beta, and 0 * NaN, from an uninitialized output, is NaN on OpenBLAS
+/// 0.3.27 and later.)
+template <typename T> T zeroed(T beta, T *y, int64_t n, int64_t step) {
+  if (beta != T(0))
+    return beta;
+  for (int64_t i = 0; i < n; ++i)
+    y[i * step] = T(0);
+  return T(1);
+}
+
 /// Products run on NumPy's OpenBLAS so far (numpyBlasProducts).
 std::atomic<uint64_t> numpyProducts{0};
 
@@ -113,18 +125,20 @@ std::atomic<uint64_t> numpyProducts{0};
 template <typename T>
 void numpyGemm(const NumpyBlas &blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
                int64_t lda, int64_t strideA, const T *b, int64_t ldb, int64_t strideB, T *c,
-               int64_t ldc, int64_t strideC) {
+               int64_t ldc, int64_t strideC, T alpha, T beta) {
   numpyProducts.fetch_add(static_cast<uint64_t>(batch), std::memory_order_relaxed);
   for (int64_t i = 0; i < batch; ++i) {
     const T *ai = a + i * strideA, *bi = b + i * strideB;
     T *ci = c + i * strideC;
     if (n == 1)
-      blas.gemv<T>()(CblasRowMajor, CblasNoTrans, m, k, T(1), ai, lda, bi, ldb, T(1), ci, ldc);
+      blas.gemv<T>()(CblasRowMajor, CblasNoTrans, m, k, alpha, ai, lda, bi, ldb,
+                     zeroed(beta, ci, m, ldc), ci, ldc);
     else if (m == 1)
-      blas.gemv<T>()(CblasRowMajor, CblasTrans, k, n, T(1), bi, ldb, ai, 1, T(1), ci, 1);
+      blas.gemv<T>()(CblasRowMajor, CblasTrans, k, n, alpha, bi, ldb, ai, 1, zeroed(beta, ci, n, 1),
+                     ci, 1);
     else
-      blas.gemm<T>()(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, T(1), ai, lda, bi, ldb,
-                     T(1), ci, ldc);
+      blas.gemm<T>()(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, ai, lda, bi, ldb,
+                     beta, ci, ldc);
   }
 }
 
@@ -162,16 +176,17 @@ void splitVector(int threads, double flops, int64_t batch, int64_t extent, const
 template <typename T, typename Blas>
 void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,
           int64_t strideA, const T *b, int64_t ldb, int64_t strideB, T *c, int64_t ldc,
-          int64_t strideC, Gemv<T> gemv = nullptr) {
+          int64_t strideC, T alpha, T beta, Gemv<T> gemv = nullptr) {
   auto one = [&](int64_t i, int64_t j0, int64_t width) {
     blas(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(width),
-         static_cast<int>(k), T(1), a + i * strideA, static_cast<int>(lda), b + i * strideB + j0,
-         static_cast<int>(ldb), T(1), c + i * strideC + j0, static_cast<int>(ldc));
+         static_cast<int>(k), alpha, a + i * strideA, static_cast<int>(lda), b + i * strideB + j0,
+         static_cast<int>(ldb), beta, c + i * strideC + j0, static_cast<int>(ldc));
   };
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
     if (const NumpyBlas *blas = onNumpyBlas() ? numpyBlas() : nullptr) {
-      numpyGemm<T>(*blas, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC);
+      numpyGemm<T>(*blas, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, alpha,
+                   beta);
       return;
     }
   }
@@ -179,9 +194,10 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
   if (gemv && m == 1 && n > 1) {
     // One row: x @ B as B^T x (gemv), on column blocks over the team when large.
     splitVector(threads, flops, batch, n, [&](int64_t i, int64_t j0, int64_t w) {
-      gemv(CblasRowMajor, CblasTrans, static_cast<blasint>(k), static_cast<blasint>(w), T(1),
-           b + i * strideB + j0, static_cast<blasint>(ldb), a + i * strideA, 1, T(1),
-           c + i * strideC + j0, 1);
+      T *y = c + i * strideC + j0;
+      gemv(CblasRowMajor, CblasTrans, static_cast<blasint>(k), static_cast<blasint>(w), alpha,
+           b + i * strideB + j0, static_cast<blasint>(ldb), a + i * strideA, 1,
+           zeroed(beta, y, w, 1), y, 1);
     });
     return;
   }
@@ -189,9 +205,10 @@ void gemm(Blas blas, int64_t batch, int64_t m, int64_t n, int64_t k, const T *a,
     // A matrix-vector product: gemv (OpenBLAS's gemm packs a one-column B
     // as a matrix: 2.5x slower), on row blocks over the team when large.
     splitVector(threads, flops, batch, m, [&](int64_t i, int64_t r0, int64_t height) {
-      gemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(height), static_cast<blasint>(k), T(1),
-           a + i * strideA + r0 * lda, static_cast<blasint>(lda), b + i * strideB,
-           static_cast<blasint>(ldb), T(1), c + i * strideC + r0 * ldc, static_cast<blasint>(ldc));
+      T *y = c + i * strideC + r0 * ldc;
+      gemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(height), static_cast<blasint>(k),
+           alpha, a + i * strideA + r0 * lda, static_cast<blasint>(lda), b + i * strideB,
+           static_cast<blasint>(ldb), zeroed(beta, y, height, ldc), y, static_cast<blasint>(ldc));
     });
     return;
   }
@@ -227,31 +244,38 @@ void complexBlas(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int 
 extern "C" void tinymlir_cgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
                                const std::complex<float> *a, int64_t lda, int64_t strideA,
                                const std::complex<float> *b, int64_t ldb, int64_t strideB,
-                               std::complex<float> *c, int64_t ldc, int64_t strideC) {
+                               std::complex<float> *c, int64_t ldc, int64_t strideC, double alpha,
+                               double beta) {
   gemm<std::complex<float>>(complexBlas<std::complex<float>, cblas_cgemm>, batch, m, n, k, a, lda,
-                            strideA, b, ldb, strideB, c, ldc, strideC);
+                            strideA, b, ldb, strideB, c, ldc, strideC,
+                            std::complex<float>(static_cast<float>(alpha)),
+                            std::complex<float>(static_cast<float>(beta)));
 }
 
 extern "C" void tinymlir_zgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
                                const std::complex<double> *a, int64_t lda, int64_t strideA,
                                const std::complex<double> *b, int64_t ldb, int64_t strideB,
-                               std::complex<double> *c, int64_t ldc, int64_t strideC) {
+                               std::complex<double> *c, int64_t ldc, int64_t strideC, double alpha,
+                               double beta) {
   gemm<std::complex<double>>(complexBlas<std::complex<double>, cblas_zgemm>, batch, m, n, k, a, lda,
-                             strideA, b, ldb, strideB, c, ldc, strideC);
+                             strideA, b, ldb, strideB, c, ldc, strideC, std::complex<double>(alpha),
+                             std::complex<double>(beta));
 }
 
 extern "C" void tinymlir_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a,
                                int64_t lda, int64_t strideA, const float *b, int64_t ldb,
-                               int64_t strideB, float *c, int64_t ldc, int64_t strideC) {
+                               int64_t strideB, float *c, int64_t ldc, int64_t strideC,
+                               double alpha, double beta) {
   gemm<float>(cblas_sgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC,
-              cblas_sgemv);
+              static_cast<float>(alpha), static_cast<float>(beta), cblas_sgemv);
 }
 
 extern "C" void tinymlir_dgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const double *a,
                                int64_t lda, int64_t strideA, const double *b, int64_t ldb,
-                               int64_t strideB, double *c, int64_t ldc, int64_t strideC) {
+                               int64_t strideB, double *c, int64_t ldc, int64_t strideC,
+                               double alpha, double beta) {
   gemm<double>(cblas_dgemm, batch, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC,
-               cblas_dgemv);
+               alpha, beta, cblas_dgemv);
 }
 
 void tinymlir::detail::useNumpyBlas() { numpyBlasWanted = true; }

@@ -3,7 +3,8 @@
 // single-threaded OpenBLAS call: the generated loops and BLAS then share one
 // pool of threads instead of two that take the cores from each other.
 //
-//   C[b] += A[b] @ B[b]   for b < batch; row-major, unit inner stride
+//   C[b] = alpha A[b] @ B[b] + beta C[b]   for b < batch; row-major, unit inner
+//   stride; C is not read when beta is 0
 #pragma once
 
 #include <complex>
@@ -12,14 +13,16 @@
 extern "C" {
 void tinymlir_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                     int64_t strideA, const float *b, int64_t ldb, int64_t strideB, float *c,
-                    int64_t ldc, int64_t strideC);
+                    int64_t ldc, int64_t strideC, double alpha, double beta);
 void tinymlir_dgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                     int64_t strideA, const double *b, int64_t ldb, int64_t strideB, double *c,
-                    int64_t ldc, int64_t strideC);
+                    int64_t ldc, int64_t strideC, double alpha, double beta);
 void tinymlir_cgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const std::complex<float> *a,
                     int64_t lda, int64_t strideA, const std::complex<float> *b, int64_t ldb,
-                    int64_t strideB, std::complex<float> *c, int64_t ldc, int64_t strideC);
+                    int64_t strideB, std::complex<float> *c, int64_t ldc, int64_t strideC,
+                    double alpha, double beta);
 void tinymlir_zgemm(int64_t batch, int64_t m, int64_t n, int64_t k, const std::complex<double> *a,
                     int64_t lda, int64_t strideA, const std::complex<double> *b, int64_t ldb,
-                    int64_t strideB, std::complex<double> *c, int64_t ldc, int64_t strideC);
+                    int64_t strideB, std::complex<double> *c, int64_t ldc, int64_t strideC,
+                    double alpha, double beta);
 }

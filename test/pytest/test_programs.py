@@ -366,6 +366,37 @@ def test_gemm_syrk_syr2k_trmm():
     program(trmm, 1.5, pos(n, n), pos(n, m), k=2 * n + 2)
 
 
+def test_blas_takes_gemms_scaling_and_accumulation():
+    # C[:] = alpha * A @ B + beta * C: one BLAS call with alpha and beta, C
+    # its output (no zero fill, no scaled copy of A, no loop after it). Sizes
+    # large enough for BLAS (not the streaming loops), and for the loop after
+    # it to be parallel if it were still there.
+    n, m = 300, 40
+    args = (1.5, 1.2, pos(n, n), pos(n, m), pos(m, n))
+    program(gemm, *args, k=2 * m + 4)
+    spec = jit(gemm).compile(*args)
+    assert spec.blas_calls == 1
+    assert spec.lowered.count("llvm.call @tinymlir_dgemm") == 1
+    assert "omp.parallel" not in spec.lowered
+    # two_mm: the first product takes alpha, the second D and beta.
+    args = (1.5, 1.2, pos(n, m), pos(m, n), pos(n, m), pos(n, m))
+    program(two_mm, *args, k=2 * n + 4)
+    assert "omp.parallel" not in jit(two_mm).compile(*args).lowered
+    # A zero alpha stays a product of 0 * A (0 * inf is NaN, as NumPy has it;
+    # BLAS's alpha 0 would skip A @ B); inf and NaN in C go through beta.
+    c, a, b = pos(n, n), pos(n, m), pos(m, n)
+    a[3, 4], c[5, 6], c[7, 8] = np.inf, np.inf, np.nan
+    for alpha in (0.0, 1.5):
+        expected, got = c.copy(), c.copy()
+        gemm(alpha, 1.2, expected, a, b)
+        jit(gemm)(alpha, 1.2, got, a, b)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
+        assert np.isnan(expected[3]).all() == (alpha == 0.0)
+        finite = np.isfinite(expected)
+        np.testing.assert_allclose(got[finite], expected[finite], rtol=gamma(2 * m + 4))
+
+
 def test_row_updates_of_column_products_need_no_temporaries():
     # syrk's C[i, :i + 1] += alpha * A[i, k] * A[: i + 1, k]: the scalar is
     # read once above the loop, the column read squeezed where it is, and the

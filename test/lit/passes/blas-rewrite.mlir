@@ -2,8 +2,9 @@
 
 // Row-major memref products become one tinymlir_sgemm / tinymlir_dgemm call:
 // (batch, m, n, k, A, lda, batch stride A, B, ldb, ..., C, ldc, ...).
-// CHECK: func.func private @tinymlir_dgemm(i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64)
-// CHECK: func.func private @tinymlir_sgemm(i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64)
+// (batch, m, n, k, A, lda, batch stride A, B, ldb, ..., C, ldc, ..., alpha, beta).
+// CHECK: func.func private @tinymlir_dgemm(i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f64, f64)
+// CHECK: func.func private @tinymlir_sgemm(i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f64, f64)
 
 // CHECK-LABEL: func.func @matmul
 // CHECK-NOT: linalg.matmul
@@ -13,7 +14,9 @@
 // CHECK-DAG: %[[N:.*]] = arith.constant 4 : i64
 // CHECK-DAG: %[[K:.*]] = arith.constant 8 : i64
 // CHECK: llvm.inttoptr
-// CHECK: call @tinymlir_sgemm(%{{.*}}, %[[M]], %[[N]], %[[K]],
+// CHECK: %[[ALPHA:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: %[[BETA:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: call @tinymlir_sgemm(%{{.*}}, %[[M]], %[[N]], %[[K]], {{.*}}, %[[ALPHA]], %[[BETA]])
 // CHECK-NOT: linalg.matmul
 func.func @matmul(%a: memref<16x8xf32>, %b: memref<8x4xf32>, %c: memref<16x4xf32>) {
   linalg.matmul ins(%a, %b : memref<16x8xf32>, memref<8x4xf32>) outs(%c : memref<16x4xf32>)
@@ -33,5 +36,94 @@ func.func @batch(%a: memref<2x16x8xf64>, %b: memref<2x8x4xf64>, %c: memref<2x16x
 // CHECK: linalg.matmul
 func.func @mixed(%a: memref<64x8xf64>, %b: memref<8x4xf32>, %c: memref<64x4xf64>) {
   linalg.matmul ins(%a, %b : memref<64x8xf64>, memref<8x4xf32>) outs(%c : memref<64x4xf64>)
+  return
+}
+
+#id = affine_map<(i, j) -> (i, j)>
+
+// PolyBench's gemm as bufferized: T = 1.5 * A into a temporary, C zero-filled,
+// C += T @ B, then D = C + 1.2 * D in place. One call: alpha 1.5 reading A,
+// beta 1.2 into D; the fill, the scaling and the epilogue are gone.
+// CHECK-LABEL: func.func @gemm
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %arg0
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %arg2
+// CHECK: %[[ALPHA:.*]] = arith.constant 1.500000e+00 : f64
+// CHECK-NEXT: %[[BETA:.*]] = arith.constant 1.200000e+00 : f64
+// CHECK-NEXT: call @tinymlir_dgemm({{.*}}, %[[ALPHA]], %[[BETA]])
+// CHECK-NOT: linalg.generic
+func.func @gemm(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %d: memref<8x8xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %s = arith.constant 1.5 : f64
+  %t = arith.constant 1.2 : f64
+  %tmp = memref.alloc() : memref<8x8xf64>
+  %c = memref.alloc() : memref<8x8xf64>
+  linalg.fill ins(%zero : f64) outs(%c : memref<8x8xf64>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x8xf64>) outs(%tmp : memref<8x8xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %y = arith.mulf %x, %s : f64
+    linalg.yield %y : f64
+  }
+  linalg.matmul ins(%tmp, %b : memref<8x8xf64>, memref<8x8xf64>) outs(%c : memref<8x8xf64>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %d : memref<8x8xf64>, memref<8x8xf64>) outs(%d : memref<8x8xf64>) {
+  ^bb0(%x: f64, %y: f64, %o: f64):
+    %p = arith.mulf %y, %t : f64
+    %q = arith.addf %x, %p : f64
+    linalg.yield %q : f64
+  }
+  memref.dealloc %tmp : memref<8x8xf64>
+  memref.dealloc %c : memref<8x8xf64>
+  return
+}
+
+// Not folded: a zero factor (0 * inf is NaN; BLAS's alpha 0 skips A @ B), a
+// temporary read again after the product, an epilogue whose D the product
+// reads, and a fill that something reads before the product.
+// The second product's fill is read by nothing before it: beta 0 there.
+// CHECK-LABEL: func.func @kept
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: memref.copy
+// CHECK: %[[A1:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: %[[B1:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: call @tinymlir_dgemm({{.*}}, %[[A1]], %[[B1]])
+// CHECK: linalg.generic
+// CHECK: %[[A2:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: %[[B2:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: call @tinymlir_dgemm({{.*}}, %[[A2]], %[[B2]])
+// CHECK: linalg.generic
+func.func @kept(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %d: memref<8x8xf64>, %e: memref<8x8xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %tmp = memref.alloc() : memref<8x8xf64>
+  %c = memref.alloc() : memref<8x8xf64>
+  linalg.fill ins(%zero : f64) outs(%c : memref<8x8xf64>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x8xf64>) outs(%tmp : memref<8x8xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %y = arith.mulf %x, %zero : f64
+    linalg.yield %y : f64
+  }
+  memref.copy %c, %e : memref<8x8xf64> to memref<8x8xf64>
+  linalg.matmul ins(%tmp, %b : memref<8x8xf64>, memref<8x8xf64>) outs(%c : memref<8x8xf64>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%tmp : memref<8x8xf64>) outs(%e : memref<8x8xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    linalg.yield %x : f64
+  }
+  %c2 = memref.alloc() : memref<8x8xf64>
+  linalg.fill ins(%zero : f64) outs(%c2 : memref<8x8xf64>)
+  linalg.matmul ins(%d, %b : memref<8x8xf64>, memref<8x8xf64>) outs(%c2 : memref<8x8xf64>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2, %d : memref<8x8xf64>, memref<8x8xf64>) outs(%d : memref<8x8xf64>) {
+  ^bb0(%x: f64, %y: f64, %o: f64):
+    %q = arith.addf %x, %y : f64
+    linalg.yield %q : f64
+  }
+  memref.dealloc %tmp : memref<8x8xf64>
+  memref.dealloc %c : memref<8x8xf64>
+  memref.dealloc %c2 : memref<8x8xf64>
   return
 }
