@@ -255,6 +255,46 @@ Tensor cond(const Tensor &x, const NormOrder &ord = {});
 } // namespace la
 
 // Order statistics: the sorted values of the reduced axes (axes: {} for all).
+/// np.pad's keyword arguments, each given or not. Values broadcast to
+/// (rank, 2) pairs as NumPy's _as_pairs does: one value for every side, two
+/// for (before, after) of every axis, else one pair per axis.
+struct PadOptions {
+  std::optional<Tensor> constantValues; ///< mode constant (traced or not)
+  std::optional<Tensor> endValues;      ///< mode linear_ramp
+  /// maximum, mean, median, minimum: how many values each side's statistic
+  /// takes (rounded half to even, as NumPy's); given as None: all of them.
+  bool statLengthGiven = false;
+  std::optional<std::vector<double>> statLength;
+  Shape statLengthShape;
+  std::optional<std::string> reflectType; ///< reflect, symmetric: "even" or "odd"
+  /// Other keywords given (Python's), refused as NumPy refuses them.
+  std::vector<std::string> otherKeywords;
+};
+/// np.pad: `a` widened by widths (integers of widthShape, broadcast to
+/// (rank, 2) pairs as NumPy's) in `mode`: constant, edge, linear_ramp,
+/// maximum, mean, median, minimum, reflect, symmetric, wrap, empty (zeros).
+/// Axes are padded in order, each from the array padded along the axes
+/// before it, as NumPy's; NumPy's errors, and its legacy singleton axes.
+Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &widthShape,
+           const std::string &mode = "constant", const PadOptions &options = {});
+/// np.histogram's arguments: a number of equal bins (between `range`, or the
+/// data's min and max) or given edges (traced or not).
+struct HistogramOptions {
+  int64_t bins = 10;
+  std::optional<Tensor> edges;
+  std::optional<std::pair<double, double>> range;
+  bool rangeIntegral = false; ///< range given as integers (Python ints)
+  bool density = false;
+  Tensor weights; ///< invalid: none
+};
+/// np.histogram: (counts, edges). Counts are int64 (the weights' dtype with
+/// weights, float64 with density) and exact: edges[i] <= x < edges[i+1], the
+/// last bin closed, as NumPy's. Equal bins' edges are NumPy's linspace bit
+/// for bit, each value's bin found from its offset and corrected against the
+/// edges (NumPy's way); given edges by binary search; integer weights by
+/// comparing each value with every edge. Bool data is NumPy's uint8, with its
+/// RuntimeWarning.
+std::pair<Tensor, Tensor> histogram(const Tensor &a, const HistogramOptions &options = {});
 /// np.median: the middle value, or the mean of the two middle ones; nan where
 /// the slice holds a nan. Integers and bools in float64.
 Tensor median(const Tensor &a, const Axes &axes = {}, bool keepdims = false);

@@ -5,6 +5,8 @@
 #include <tinymlir/numpy.h>
 
 #include <algorithm>
+#include <charconv>
+#include <functional>
 #include <cfloat>
 #include <cctype>
 #include <cmath>
@@ -1959,6 +1961,473 @@ Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qS
     fractions.push_back(qDType == DType::f32 ? static_cast<float>(static_cast<float>(v) / 100.0f)
                                              : v / 100.0);
   return quantile(a, fractions, qShape, axes, keepdims, qDType);
+}
+
+// --- np.pad ---------------------------------------------------------------------------------
+
+namespace {
+
+/// x[begin:end] along `axis`.
+Tensor along(const Tensor &x, size_t axis, int64_t begin, int64_t end) {
+  std::vector<int64_t> b(x.shape().size(), 0), e(x.shape().begin(), x.shape().end());
+  b[axis] = begin;
+  e[axis] = end;
+  return slice(x, b, e);
+}
+
+/// x's shape with `extent` along `axis`.
+Shape withExtent(Shape shape, size_t axis, int64_t extent) {
+  shape[axis] = extent;
+  return shape;
+}
+
+/// NumPy's _as_pairs of values: one for every side, two for (before, after)
+/// of every axis, else broadcast to (rank, 2). Broadcast values of a constant
+/// are Python numbers there (tolist): weak scalars.
+std::vector<std::pair<Tensor, Tensor>> valuePairs(const Tensor &v, size_t rank) {
+  const Shape &shape = v.shape();
+  const int64_t size = numElements(shape);
+  auto element = [](const Tensor &t, int64_t i) {
+    return reshape(slice(reshape(t, {-1}), {i}, {i + 1}), {});
+  };
+  if (size == 1)
+    return std::vector(rank, std::pair{element(v, 0), element(v, 0)});
+  if (shape.size() < 3 && size == 2 && shape != Shape{2, 1})
+    return std::vector(rank, std::pair{element(v, 0), element(v, 1)});
+  const Tensor b = broadcastTo(v, {static_cast<int64_t>(rank), 2});
+  const detail::Node &n = *v.node();
+  std::vector<double> values;
+  Shape cs = shape;
+  if (n.op == Op::Constant) {
+    values = n.constant.toDoubles();
+    cs.insert(cs.begin(), 2 - cs.size(), 1);
+  }
+  std::vector<std::pair<Tensor, Tensor>> out;
+  for (size_t i = 0; i < rank; ++i) {
+    auto at = [&](int64_t j) {
+      if (values.empty())
+        return element(b, static_cast<int64_t>(i) * 2 + j);
+      const double x = values[(cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j)];
+      return isInteger(v.dtype()) || v.dtype() == DType::b8 ? weakInteger(static_cast<int64_t>(x))
+                                                            : weakScalar(x, false);
+    };
+    out.emplace_back(at(0), at(1));
+  }
+  return out;
+}
+
+/// NumPy's _as_pairs(..., as_index=True) of static numbers: rounded half to
+/// even, none negative.
+std::vector<std::pair<int64_t, int64_t>> indexPairs(const std::vector<double> &x,
+                                                    const Shape &shape, size_t rank) {
+  std::vector<int64_t> v;
+  for (double d : x)
+    v.push_back(static_cast<int64_t>(std::nearbyint(d)));
+  if (std::any_of(v.begin(), v.end(), [](int64_t i) { return i < 0; }))
+    fail("pad", "index can't contain negative values");
+  if (v.size() == 1)
+    return std::vector(rank, std::pair{v[0], v[0]});
+  if (shape.size() < 3 && v.size() == 2 && shape != Shape{2, 1})
+    return std::vector(rank, std::pair{v[0], v[1]});
+  Shape cs = shape;
+  if (cs.size() > 2 || !detail::broadcastShapes({cs, {static_cast<int64_t>(rank), 2}}) ||
+      *detail::broadcastShapes({cs, {static_cast<int64_t>(rank), 2}}) !=
+          Shape{static_cast<int64_t>(rank), 2})
+    fail("pad",
+         "operands could not be broadcast together with remapped shapes [original->remapped]: " +
+             shapeString(shape) + " and requested shape (" + std::to_string(rank) + ",2)");
+  cs.insert(cs.begin(), 2 - cs.size(), 1);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t row = (cs[0] == 1 ? 0 : i) * cs[1];
+    out.emplace_back(v[row], v[row + (cs[1] == 1 ? 0 : 1)]);
+  }
+  return out;
+}
+
+/// The value `v` (a scalar) filling `extent` along `axis` of x's shape, in
+/// x's dtype (as NumPy's __setitem__ casts).
+Tensor filled(const Tensor &x, size_t axis, int64_t extent, const Tensor &v) {
+  return broadcastTo(cast(v, x.dtype()), withExtent(x.shape(), axis, extent));
+}
+
+/// NumPy's linspace(end, edge, width, endpoint=False, dtype=x.dtype) along
+/// `axis` (numpy/_core/function_base.py): in the inexact dtype of end and
+/// edge, floored for an integer dtype.
+Tensor ramp(const Tensor &end, const Tensor &edge, int64_t width, size_t axis, DType dtype) {
+  DType dt = (end + edge).dtype();
+  if (!isFloat(dt) && !isComplex(dt))
+    dt = DType::f64;
+  const Tensor start = cast(end, dt);
+  const Tensor delta = cast(edge, dt) - start;
+  Shape ys(edge.shape().size(), 1);
+  ys[axis] = width;
+  Tensor y = reshape(cast(Tensor(Array::arange(width, DType::i64)), dt), ys);
+  const Tensor div = ScalarType{dt}(static_cast<double>(width));
+  const Tensor step = delta / div;
+  const Tensor anyZero = any(equal(step, ScalarType{dt}(0.0)));
+  y = where(anyZero, y / div * delta, y * step) + start;
+  if (isInteger(dtype))
+    y = floor(y);
+  return cast(y, dtype);
+}
+
+} // namespace
+
+Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &widthShape,
+           const std::string &mode, const PadOptions &options) {
+  static const std::map<std::string, std::vector<std::string>> kwargs{
+      {"constant", {"constant_values"}},
+      {"edge", {}},
+      {"empty", {}},
+      {"linear_ramp", {"end_values"}},
+      {"maximum", {"stat_length"}},
+      {"mean", {"stat_length"}},
+      {"median", {"stat_length"}},
+      {"minimum", {"stat_length"}},
+      {"reflect", {"reflect_type"}},
+      {"symmetric", {"reflect_type"}},
+      {"wrap", {}}};
+  const auto known = kwargs.find(mode);
+  if (known == kwargs.end())
+    fail("pad", "mode '" + mode + "' is not supported");
+  std::vector<std::string> unsupported;
+  auto given = [&](bool is, const char *name) {
+    if (is && std::find(known->second.begin(), known->second.end(), name) == known->second.end())
+      unsupported.push_back("'" + std::string(name) + "'");
+  };
+  given(options.constantValues.has_value(), "constant_values");
+  given(options.endValues.has_value(), "end_values");
+  given(options.statLengthGiven, "stat_length");
+  given(options.reflectType.has_value(), "reflect_type");
+  for (const std::string &name : options.otherKeywords)
+    given(true, name.c_str());
+  if (!unsupported.empty()) {
+    std::string names;
+    for (const std::string &u : unsupported)
+      names += (names.empty() ? "" : ", ") + u;
+    fail("pad", "unsupported keyword arguments for mode '" + mode + "': {" + names + "}");
+  }
+  const size_t rank = a.shape().size();
+  std::vector<double> w(widths.begin(), widths.end());
+  const auto pads = indexPairs(w, widthShape, rank);
+  if (numElements(a.shape()) == 0 && mode != "constant" && mode != "empty") {
+    for (size_t k = 0; k < rank; ++k)
+      if (a.shape()[k] == 0 && (pads[k].first || pads[k].second))
+        fail("pad", "can't extend empty axis " + std::to_string(k) +
+                        " using modes other than 'constant' or 'empty'");
+    Shape shape = a.shape();
+    for (size_t k = 0; k < rank; ++k)
+      shape[k] += pads[k].first + pads[k].second;
+    return full(shape, 0.0, a.dtype());
+  }
+  const DType dtype = a.dtype();
+  const auto values =
+      mode == "constant"      ? valuePairs(options.constantValues.value_or(weakInteger(0)), rank)
+      : mode == "linear_ramp" ? valuePairs(options.endValues.value_or(weakInteger(0)), rank)
+                              : std::vector<std::pair<Tensor, Tensor>>{};
+  std::vector<std::pair<std::optional<int64_t>, std::optional<int64_t>>> lengths(rank);
+  if (options.statLength)
+    for (size_t k = 0;
+         const auto &[l, r] : indexPairs(*options.statLength, options.statLengthShape, rank))
+      lengths[k++] = {l, r};
+  const std::string reflectType = options.reflectType.value_or("even");
+  if (reflectType != "even" && reflectType != "odd")
+    fail("pad", "reflect_type must be 'even' or 'odd', not '" + reflectType + "'");
+  const bool odd = reflectType == "odd";
+  Tensor x = a;
+  for (size_t k = 0; k < rank; ++k) {
+    auto [left, right] = pads[k];
+    if (left == 0 && right == 0)
+      continue;
+    const int64_t n = x.shape()[k];
+    auto join = [&](const Tensor &l, const Tensor &r) { x = concatenate({l, x, r}, k); };
+    if (mode == "constant") {
+      join(filled(x, k, left, values[k].first), filled(x, k, right, values[k].second));
+    } else if (mode == "empty") {
+      join(full(withExtent(x.shape(), k, left), 0.0, dtype),
+           full(withExtent(x.shape(), k, right), 0.0, dtype));
+    } else if (mode == "edge" ||
+               ((mode == "reflect" || mode == "symmetric") && n == 1)) { // NumPy's legacy
+      join(broadcastTo(along(x, k, 0, 1), withExtent(x.shape(), k, left)),
+           broadcastTo(along(x, k, n - 1, n), withExtent(x.shape(), k, right)));
+    } else if (mode == "linear_ramp") {
+      const Tensor l = ramp(values[k].first, along(x, k, 0, 1), left, k, dtype);
+      const Tensor r = ramp(values[k].second, along(x, k, n - 1, n), right, k, dtype);
+      join(l, flip(r, {static_cast<int64_t>(k)}));
+    } else if (mode == "reflect" || mode == "symmetric") {
+      // NumPy's _set_reflect_both until both sides are filled: each round
+      // mirrors at most the filled part (x) at each side.
+      const int64_t e = mode == "symmetric" ? 1 : 0;
+      while (left > 0 || right > 0) {
+        const int64_t filledLength = x.shape()[k];
+        const int64_t old = e ? filledLength / n * n : (filledLength - 1) / (n - 1) * (n - 1);
+        if (left > 0) {
+          const int64_t c = std::min(old, left);
+          Tensor chunk = flip(along(x, k, 1 - e, c + 1 - e), {static_cast<int64_t>(k)});
+          if (odd) {
+            const Tensor edge = along(x, k, 0, 1);
+            chunk = cast(edge * 2 - chunk, dtype); // NumPy: 2 * edge - chunk, assigned
+          }
+          x = concatenate({chunk, x}, k);
+          left -= c;
+        }
+        if (right > 0) {
+          const int64_t c = std::min(old, right), m = x.shape()[k];
+          Tensor chunk = flip(along(x, k, m - 1 + e - c, m - 1 + e), {static_cast<int64_t>(k)});
+          if (odd) {
+            const Tensor edge = along(x, k, m - 1, m);
+            chunk = cast(edge * 2 - chunk, dtype); // NumPy: 2 * edge - chunk, assigned
+          }
+          x = concatenate({x, chunk}, k);
+          right -= c;
+        }
+      }
+    } else if (mode == "wrap") {
+      // NumPy's _set_wrap_both: each round copies at most whole periods.
+      while (left > 0 || right > 0) {
+        const int64_t period = x.shape()[k] / n * n;
+        if (left > 0) {
+          const int64_t c = std::min(period, left);
+          x = concatenate({along(x, k, period - c, period), x}, k);
+          left -= c;
+        }
+        if (right > 0) {
+          const int64_t c = std::min(period, right), m = x.shape()[k];
+          x = concatenate({x, along(x, k, m - period, m - period + c)}, k);
+          right -= c;
+        }
+      }
+    } else { // maximum, mean, median, minimum of each side's first values
+      auto [leftLength, rightLength] = lengths[k];
+      const int64_t ll = std::min(leftLength.value_or(n), n),
+                    rl = std::min(rightLength.value_or(n), n);
+      if (ll == 0 || rl == 0) {
+        if (mode == "maximum" || mode == "minimum")
+          fail("pad", "stat_length of 0 yields no value for padding");
+        fail("pad",
+             "tinymlir: numpy.pad with a stat_length of 0 (NumPy's mean of no values) is not "
+             "traced",
+             ErrorKind::Trace);
+      }
+      auto stat = [&](const Tensor &chunk) {
+        const Axes axes{static_cast<int64_t>(k)};
+        Tensor s = mode == "maximum"   ? max(chunk, axes, true)
+                   : mode == "minimum" ? min(chunk, axes, true)
+                   : mode == "mean"    ? mean(chunk, axes, true)
+                                       : median(chunk, axes, true);
+        if (isInteger(dtype) && isFloat(s.dtype())) // NumPy's _round_if_needed
+          s = rint(s);
+        return s;
+      };
+      const Tensor ls = stat(along(x, k, 0, ll));
+      const Tensor rs = ll == n && rl == n ? ls : stat(along(x, k, n - rl, n));
+      join(filled(x, k, left, ls), filled(x, k, right, rs));
+    }
+  }
+  return x;
+}
+
+// --- np.histogram ---------------------------------------------------------------------------
+
+namespace {
+
+/// edges[i] of equal bins for traced bin numbers i, computed as the edges
+/// were (no gather).
+using EdgeAt = std::function<Tensor(const Tensor &)>;
+
+/// Each value's bin in [0, n), or n for values outside the edges (and nan).
+/// With `edge` (equal bins), NumPy's own way: the bin from the value's
+/// offset, then one step down or up where the edges say otherwise, so the
+/// bins are the edges' comparisons exactly (elementwise). Otherwise binary
+/// search: r = #edges <= x, so edges[r-1] <= x < edges[r], the last edge
+/// closing the last bin.
+Tensor binIds(const Tensor &xe, const Tensor &edges, int64_t n, const Tensor &keep,
+              const EdgeAt &edge) {
+  if (edge) {
+    const Tensor first = edge(ScalarType{DType::i64}(int64_t{0}));
+    const Tensor last = edge(ScalarType{DType::i64}(n));
+    Tensor ok = logical_and(greater_equal(xe, first), less_equal(xe, last)); // false for nan
+    if (keep.valid())
+      ok = logical_and(ok, keep);
+    const Tensor f = (xe - first) / (last - first) * n;
+    Tensor i = clip(cast(where(ok, f, 0), DType::i64), weakInteger(0), weakInteger(n - 1));
+    i = where(less(xe, edge(i)), i - 1, i);
+    i = where(logical_and(greater_equal(xe, edge(i + 1)), not_equal(i, n - 1)), i + 1, i);
+    return where(ok, clip(i, weakInteger(0), weakInteger(n - 1)), n);
+  }
+  const Tensor r = searchsorted(edges, xe, true);
+  const Tensor last = equal(xe, reshape(slice(edges, {n}, {n + 1}), {}));
+  Tensor inside = logical_or(logical_and(greater_equal(r, 1), less_equal(r, n)), last);
+  if (keep.valid())
+    inside = logical_and(inside, keep);
+  return where(inside, where(last, n - 1, r - 1), n);
+}
+
+/// Integer or bool weights' histogram: each value compared with every edge.
+/// NumPy sums them in float64 (bincount), cast to the weights' dtype; on
+/// given edges integers as int64 cumulative sums: both exact.
+Tensor weightedCounts(const Tensor &xe, const Tensor &edges, int64_t n, const Tensor &keep,
+                      const Tensor &w, bool givenEdges) {
+  const Tensor col = reshape(xe, {-1, 1});
+  const Tensor lower = greater_equal(col, reshape(slice(edges, {0}, {n}), {1, -1}));
+  const Tensor closing = less_equal(col, reshape(slice(edges, {n}, {n + 1}), {1, 1}));
+  const Tensor upper =
+      n > 1 ? concatenate({less(col, reshape(slice(edges, {1}, {n}), {1, -1})), closing}, 1)
+            : closing;
+  Tensor inside = logical_and(lower, upper);
+  if (keep.valid())
+    inside = logical_and(inside, reshape(keep, {-1, 1}));
+  const DType acc = givenEdges && isInteger(w.dtype()) ? DType::i64 : DType::f64;
+  const Tensor hist =
+      sum(where(inside, reshape(cast(w, acc), {-1, 1}), ScalarType{acc}(int64_t{0})), 0);
+  return w.dtype() == DType::b8 ? not_equal(hist, 0) : cast(hist, w.dtype());
+}
+
+/// A number as Python prints it: an int, or the shortest float that reads
+/// back (1.0, 1e+16, inf, nan).
+std::string pythonNumber(double v, bool integral) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  if (integral)
+    return std::to_string(static_cast<int64_t>(v));
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+  std::string s(buffer, end);
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+} // namespace
+
+std::pair<Tensor, Tensor> histogram(const Tensor &a, const HistogramOptions &o) {
+  if (isComplex(a.dtype()))
+    fail("histogram",
+         std::string("tinymlir traces numpy.histogram of real (and bool) values, not ") +
+             dtypeName(a.dtype()),
+         ErrorKind::Trace);
+  Tensor t = a;
+  if (t.dtype() == DType::b8) {
+    warn("Converting input from bool to <class 'numpy.uint8'> for compatibility.");
+    t = cast(t, DType::i32); // 0 and 1, compared exactly as NumPy's uint8
+  }
+  Tensor w = o.weights;
+  if (w.valid()) {
+    if (w.shape() != t.shape())
+      fail("histogram", "weights should have the same shape as a.");
+    w = reshape(w, {-1});
+  }
+  const Tensor x = reshape(t, {-1});
+  Tensor keep, edges;
+  EdgeAt edge;
+  int64_t n = o.bins;
+  const bool uniform = !o.edges;
+  if (uniform) {
+    if (n < 1)
+      fail("histogram", "`bins` must be positive, when an integer");
+    const DType binType = isFloat(x.dtype()) ? x.dtype() : DType::f64;
+    if (o.range) {
+      auto [first, last] = *o.range;
+      bool integral = o.rangeIntegral;
+      if (first > last)
+        fail("histogram", "max must be larger than min in range parameter.");
+      if (!std::isfinite(first) || !std::isfinite(last))
+        fail("histogram", "supplied range of [" + pythonNumber(first, integral) + ", " +
+                              pythonNumber(last, integral) + "] is not finite");
+      if (first == last) {
+        first -= 0.5;
+        last += 0.5;
+        integral = false;
+      }
+      // np.linspace(first, last, n + 1) in float64 (y = i * step, y += first,
+      // the last one `last`), then in binType.
+      const double delta = last - first, step = delta / static_cast<double>(n);
+      std::vector<double> e(static_cast<size_t>(n) + 1);
+      for (int64_t i = 0; i <= n; ++i) {
+        double y = static_cast<double>(i);
+        if (step == 0) {
+          y /= static_cast<double>(n);
+          y *= delta;
+        } else {
+          y *= step;
+        }
+        y += first;
+        e[static_cast<size_t>(i)] = y;
+      }
+      e.back() = last;
+      const Array exactEdges = Array::fromVector<double>(e, {n + 1}).astype(binType);
+      const std::vector<double> exact = exactEdges.toDoubles();
+      for (size_t i = 0; i + 1 < exact.size(); ++i)
+        if (exact[i] >= exact[i + 1])
+          fail("histogram", "Too many bins for data range. Cannot create " + std::to_string(n) +
+                                " finite-sized bins.");
+      const Tensor lo =
+          integral ? weakInteger(static_cast<int64_t>(first)) : weakScalar(first, false);
+      const Tensor hi =
+          integral ? weakInteger(static_cast<int64_t>(last)) : weakScalar(last, false);
+      keep = logical_and(greater_equal(x, lo), less_equal(x, hi)); // NumPy's, in x's dtype
+      edges = Tensor(exactEdges);
+      if (step != 0)
+        edge = [=](const Tensor &i) {
+          const Tensor y = cast(i, DType::f64) * step + lo;
+          return cast(where(greater_equal(i, n), hi, y), binType);
+        };
+    } else {
+      // NumPy's first and last edges (the data's min and max, 1 apart if
+      // equal) and its linspace of them, step by step (bit for bit).
+      const Tensor lo = cast(min(x), binType), hi = cast(max(x), binType);
+      const Tensor same = equal(lo, hi);
+      const Tensor first = where(same, lo - 0.5, lo), last = where(same, hi + 0.5, hi);
+      const Tensor delta = last - first, step = delta / n;
+      const Tensor zero = equal(step, 0);
+      const Tensor y = where(zero, Tensor(Array::arange(n + 1, binType)) / n * delta,
+                             Tensor(Array::arange(n + 1, binType)) * step) +
+                       first;
+      edges = concatenate({slice(y, {0}, {n}), reshape(last, {1})}, 0);
+      edge = [=](const Tensor &i) {
+        const Tensor yi = cast(i, binType);
+        return where(greater_equal(i, n), last, where(zero, yi / n * delta, yi * step) + first);
+      };
+      // every value lies between min and max: none is left out (but nan)
+    }
+  } else {
+    edges = *o.edges;
+    if (edges.shape().size() != 1)
+      fail("histogram", "`bins` must be 1d, when an array");
+    if (const detail::Node &e = *edges.node(); e.op == Op::Constant) {
+      const std::vector<double> v = e.constant.toDoubles();
+      for (size_t i = 0; i + 1 < v.size(); ++i)
+        if (v[i] > v[i + 1])
+          fail("histogram", "`bins` must increase monotonically, when an array");
+    }
+    n = edges.shape()[0] - 1;
+    if (n < 1) { // NumPy's empty histogram
+      const DType dtype = o.density ? DType::f64 : w.valid() ? w.dtype() : DType::i64;
+      return {full({0}, 0.0, dtype), edges};
+    }
+  }
+  // Equal bins compare the values cast to the edges' dtype (NumPy's
+  // tmp_a.astype(bin_edges.dtype)); given edges compare them as searchsorted
+  // does, promoted.
+  const Tensor xe = uniform ? cast(x, edges.dtype()) : x;
+  Tensor hist;
+  if (w.valid() && !isFloat(w.dtype())) {
+    hist = weightedCounts(xe, edges, n, keep, w, !uniform);
+  } else {
+    const Tensor ids = binIds(xe, edges, n, keep, edge);
+    if (!w.valid())
+      hist = slice(bincount(ids, n + 1), {0}, {n}); // int64 counts, NumPy's intp
+    else
+      hist = cast(slice(bincount(ids, n + 1, cast(w, DType::f64)), {0}, {n}), w.dtype());
+  }
+  if (o.density) {
+    const Tensor widths = cast(slice(edges, {1}, {n + 1}) - slice(edges, {0}, {n}), DType::f64);
+    return {hist / widths / sum(hist), edges};
+  }
+  return {hist, edges};
 }
 
 } // namespace tinymlir

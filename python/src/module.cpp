@@ -425,6 +425,31 @@ NB_MODULE(_tinymlir, m) {
       },
       "x"_a, "y"_a.none(), "rowvar"_a, "dtype"_a.none());
   m.def("median", &median, "a"_a, "axis"_a.none(), "keepdims"_a = false);
+  m.def(
+      "histogram",
+      [](const Tensor &a, int64_t bins, std::optional<Tensor> edges,
+         std::optional<std::pair<double, double>> range, bool rangeIntegral, bool density,
+         std::optional<Tensor> weights) {
+        return histogram(a, HistogramOptions{bins, edges, range, rangeIntegral, density,
+                                             weights.value_or(Tensor())});
+      },
+      "a"_a, "bins"_a, "edges"_a.none(), "range"_a.none(), "range_integral"_a, "density"_a,
+      "weights"_a.none(), "np.histogram (numpy.h): (counts, edges).");
+  m.def(
+      "pad",
+      [](const Tensor &a, const std::vector<int64_t> &widths, const Shape &widthShape,
+         const std::string &mode, std::optional<Tensor> constantValues,
+         std::optional<Tensor> endValues, bool statLengthGiven,
+         std::optional<std::vector<double>> statLength, const Shape &statLengthShape,
+         std::optional<std::string> reflectType, std::vector<std::string> otherKeywords) {
+        return pad(a, widths, widthShape, mode,
+                   PadOptions{constantValues, endValues, statLengthGiven, statLength,
+                              statLengthShape, reflectType, otherKeywords});
+      },
+      "a"_a, "widths"_a, "width_shape"_a, "mode"_a, "constant_values"_a.none(),
+      "end_values"_a.none(), "stat_length_given"_a, "stat_length"_a.none(), "stat_length_shape"_a,
+      "reflect_type"_a.none(), "other_keywords"_a,
+      "np.pad (numpy.h): widths and stat_length as flat values with their shapes.");
   for (auto [name, f] : {std::pair{"quantile", &quantile}, std::pair{"percentile", &percentile}})
     m.def(
         name,

@@ -22,7 +22,6 @@ import functools
 import inspect
 import operator
 import sys as _sys
-import warnings
 
 import numpy as np
 
@@ -32,7 +31,6 @@ from ._numpy import _FUNCTIONS, _implements, _traced
 from ._trace import (
     Traced,
     TracingError,
-    _arange,
     _positions,
     _state,
     dtype_name,
@@ -92,230 +90,21 @@ def _maybe_static(x):
     return np.asanyarray(x)
 
 
-def _real_only(t, name):
-    """Complex operands: not traced here (NumPy's conjugates and orderings)."""
-    if t.dtype.kind == "c":
-        raise TracingError(f"tinymlir traces numpy.{name} of real (and bool) values, not {t.dtype}")
-    return t
-
-
-def _at_axis(sl, axis):
-    return (slice(None),) * axis + (sl, Ellipsis)
-
-
 # --- np.pad ---------------------------------------------------------------------------
 
 
-def _as_pairs(x, ndim, as_index=False):
-    """NumPy's _as_pairs: `x` broadcast to (ndim, 2) pairs; traced values too
-    (constant_values=t.max())."""
-    if x is None:
-        return ((None, None),) * ndim
+def _pad_values(x):
+    """constant_values or end_values as the core takes them: a traced value, or
+    a NumPy array of the static ones (the core pairs them as NumPy's)."""
     if isinstance(x, Traced) or _creation._has_traced(x):
-        v = x if isinstance(x, Traced) else _creation._stacked(x, None)
-        if v.size == 1:
-            s = v.reshape(())
-            return ((s, s),) * ndim
-        if v.ndim < 3 and v.size == 2 and tuple(v.shape) != (2, 1):
-            f = v.reshape(-1)
-            return ((f[0], f[1]),) * ndim
-        b = np.broadcast_to(v, (ndim, 2))
-        return [(b[i, 0], b[i, 1]) for i in _range(ndim)]
-    x = np.array(x)
-    if as_index:
-        x = np.round(x).astype(np.intp, copy=False)
-    if x.ndim < 3:
-        if x.size == 1:
-            x = x.ravel()
-            if as_index and x < 0:
-                raise ValueError("index can't contain negative values")
-            return ((x[0], x[0]),) * ndim
-        if x.size == 2 and x.shape != (2, 1):
-            x = x.ravel()
-            if as_index and (x[0] < 0 or x[1] < 0):
-                raise ValueError("index can't contain negative values")
-            return ((x[0], x[1]),) * ndim
-    if as_index and x.min() < 0:
-        raise ValueError("index can't contain negative values")
-    return np.broadcast_to(x, (ndim, 2)).tolist()
-
-
-def _set_pad_area(padded, axis, width_pair, value_pair):
-    if width_pair[0]:
-        padded[_at_axis(slice(None, width_pair[0]), axis)] = value_pair[0]
-    if width_pair[1]:
-        padded[_at_axis(slice(padded.shape[axis] - width_pair[1], None), axis)] = value_pair[1]
-
-
-def _get_edges(padded, axis, width_pair):
-    left = width_pair[0]
-    right = padded.shape[axis] - width_pair[1]
-    return (
-        padded[_at_axis(slice(left, left + 1), axis)],
-        padded[_at_axis(slice(right - 1, right), axis)],
-    )
-
-
-def _view_roi(padded, original_area_slice, axis):
-    axis += 1
-    return padded[(slice(None),) * axis + tuple(original_area_slice[axis:])]
-
-
-def _linspace(start, stop, num, endpoint, dtype, axis):
-    """np.linspace(start, stop, num, endpoint, dtype=dtype, axis=axis) with
-    `stop` traced, by NumPy's steps (numpy/_core/function_base.py)."""
-    stop = _traced(stop, "numpy.linspace's stop")
-    # NumPy's computation dtype: its own result_type of the operands (ensure_inexact)
-    dt = np.linspace(start, np.zeros((), stop.dtype), 2).dtype
-    dtype = dt if dtype is None else np.dtype(dtype)
-    div = (num - 1) if endpoint else num
-    delta = stop.astype(dt) - Traced(to_tensor(np.asarray(start).astype(dt)))
-    y = Traced(to_tensor(_arange(0, num, dtype=dt).reshape((-1,) + (1,) * delta.ndim)))
-    if div > 0:
-        step = delta / div
-        any_zero = np.any(step == 0)  # NumPy's denormal special case, for all or none
-        y = np.where(any_zero, y / div * delta, y * step)
-    else:
-        y = y * delta
-    y = (y + start).astype(dt)
-    if endpoint and num > 1:
-        y[-1, ...] = stop
-    if axis != 0:
-        perm = list(_range(1, y.ndim))
-        perm.insert(axis, 0)
-        y = y.transpose(perm)
-    if np.issubdtype(dtype, np.integer):
-        y = np.floor(y)
-    return y.astype(dtype)
-
-
-def _get_linear_ramps(padded, axis, width_pair, end_value_pair):
-    edges = _get_edges(padded, axis, width_pair)
-    ramps = []
-    for end_value, edge, width in zip(end_value_pair, edges, width_pair):
-        if width == 0:
-            ramps.append(None)
-            continue
-        squeezed = edge.reshape(tuple(d for k, d in enumerate(edge.shape) if k != axis))
-        ramps.append(_linspace(end_value, squeezed, width, False, padded.dtype, axis))
-    if ramps[1] is not None:
-        ramps[1] = ramps[1][_at_axis(slice(None, None, -1), axis)]
-    return tuple(ramps)
-
-
-def _get_stats(padded, axis, width_pair, length_pair, stat_func):
-    left_index = width_pair[0]
-    right_index = padded.shape[axis] - width_pair[1]
-    max_length = right_index - left_index
-    left_length, right_length = length_pair
-    if left_length is None or max_length < left_length:
-        left_length = max_length
-    if right_length is None or max_length < right_length:
-        right_length = max_length
-    if (left_length == 0 or right_length == 0) and stat_func in (np.amax, np.amin):
-        raise ValueError("stat_length of 0 yields no value for padding")
-    if left_length == 0 or right_length == 0:
-        raise TracingError(
-            "tinymlir: numpy.pad with a stat_length of 0 (NumPy's mean of no values) is not traced"
-        )
-
-    def stat(chunk):
-        s = stat_func(chunk, axis=axis, keepdims=True)
-        if np.issubdtype(padded.dtype, np.integer) and s.dtype.kind == "f":
-            s = np.rint(s)  # NumPy's _round_if_needed
-        return s
-
-    left_stat = stat(padded[_at_axis(slice(left_index, left_index + left_length), axis)])
-    if left_length == right_length == max_length:
-        return left_stat, left_stat
-    right_stat = stat(padded[_at_axis(slice(right_index - right_length, right_index), axis)])
-    return left_stat, right_stat
-
-
-def _set_reflect_both(padded, axis, width_pair, method, original_period, include_edge=False):
-    left_pad, right_pad = width_pair
-    old_length = padded.shape[axis] - right_pad - left_pad
-    if include_edge:
-        old_length = old_length // original_period * original_period
-        edge_offset = 1
-    else:
-        old_length = (old_length - 1) // (original_period - 1) * (original_period - 1) + 1
-        edge_offset = 0
-        old_length -= 1
-    if left_pad > 0:
-        chunk_length = min(old_length, left_pad)
-        stop = left_pad - edge_offset
-        start = stop + chunk_length
-        left_chunk = padded[_at_axis(slice(start, stop, -1), axis)]
-        if method == "odd":
-            edge = padded[_at_axis(slice(left_pad, left_pad + 1), axis)]
-            left_chunk = 2 * edge - left_chunk
-        padded[_at_axis(slice(left_pad - chunk_length, left_pad), axis)] = left_chunk
-        left_pad -= chunk_length
-    if right_pad > 0:
-        chunk_length = min(old_length, right_pad)
-        start = -right_pad + edge_offset - 2
-        stop = start - chunk_length
-        right_chunk = padded[_at_axis(slice(start, stop, -1), axis)]
-        if method == "odd":
-            edge = padded[_at_axis(slice(-right_pad - 1, -right_pad), axis)]
-            right_chunk = 2 * edge - right_chunk
-        start = padded.shape[axis] - right_pad
-        padded[_at_axis(slice(start, start + chunk_length), axis)] = right_chunk
-        right_pad -= chunk_length
-    return left_pad, right_pad
-
-
-def _set_wrap_both(padded, axis, width_pair, original_period):
-    left_pad, right_pad = width_pair
-    period = padded.shape[axis] - right_pad - left_pad
-    period = period // original_period * original_period
-    new_left_pad = new_right_pad = 0
-    n = padded.shape[axis]
-    if left_pad > 0:
-        slice_end = left_pad + period
-        slice_start = slice_end - min(period, left_pad)
-        right_chunk = padded[_at_axis(slice(slice_start, slice_end), axis)]
-        if left_pad > period:
-            pad_area = slice(left_pad - period, left_pad)
-            new_left_pad = left_pad - period
-        else:
-            pad_area = slice(None, left_pad)
-        padded[_at_axis(pad_area, axis)] = right_chunk
-    if right_pad > 0:
-        slice_start = -right_pad - period
-        slice_end = slice_start + min(period, right_pad)
-        left_chunk = padded[_at_axis(slice(n + slice_start, n + slice_end), axis)]
-        if right_pad > period:
-            pad_area = slice(n - right_pad, n - right_pad + period)
-            new_right_pad = right_pad - period
-        else:
-            pad_area = slice(n - right_pad, None)
-        padded[_at_axis(pad_area, axis)] = left_chunk
-    return new_left_pad, new_right_pad
-
-
-_PAD_KWARGS = {
-    "empty": [],
-    "edge": [],
-    "wrap": [],
-    "constant": ["constant_values"],
-    "linear_ramp": ["end_values"],
-    "maximum": ["stat_length"],
-    "mean": ["stat_length"],
-    "median": ["stat_length"],
-    "minimum": ["stat_length"],
-    "reflect": ["reflect_type"],
-    "symmetric": ["reflect_type"],
-}
+        return (x if isinstance(x, Traced) else _creation._stacked(x, None))._t
+    return to_tensor(np.asarray(x))
 
 
 @_implements(np.pad)
 def _pad(array, pad_width, mode="constant", **kwargs):
-    """NumPy's np.pad, its loops over axes as they are: a traced array of the
-    padded shape (written in order, as NumPy's `padded`). Mode 'empty' gives
-    zeros, as np.empty does while tracing; 'median' is traced where
-    numpy.median is, and a callable mode is refused."""
+    """np.pad: the core's (numpy.h), every mode but a function; mode 'empty'
+    gives zeros, as np.empty does while tracing."""
     t = _traced(array, "numpy.pad's operand")
     if isinstance(pad_width, dict):
         seq = [(0, 0)] * t.ndim
@@ -334,88 +123,32 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     pad_width = np.asarray(_static(pad_width, "numpy.pad's pad_width"))
     if not pad_width.dtype.kind == "i":
         raise TypeError("`pad_width` must be of integral type.")
-    pad_width = [(int(a), int(b)) for a, b in _as_pairs(pad_width, t.ndim, as_index=True)]
     if callable(mode):
         raise TracingError(
             "tinymlir cannot trace numpy.pad with a function as mode (NumPy calls "
             "it on each vector of the padded array, in place)"
         )
-    try:
-        unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
-    except (KeyError, TypeError):
-        raise ValueError(f"mode '{mode}' is not supported") from None
-    if unsupported:
-        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if mode == "median" and np.median not in _FUNCTIONS:
-        raise TracingError(
-            "tinymlir cannot trace numpy.pad with mode='median' (numpy.median is not traced)"
+    if not isinstance(mode, str):
+        raise ValueError(f"mode '{mode}' is not supported")
+    named = ("constant_values", "end_values", "stat_length", "reflect_type")
+    values = {k: _pad_values(kwargs[k]) for k in named[:2] if k in kwargs}
+    stat = kwargs.get("stat_length")
+    stat = None if stat is None else np.asarray(_static(stat, "numpy.pad's stat_length"), float)
+    return Traced(
+        _core.pad(
+            t._t,
+            pad_width.reshape(-1).tolist(),
+            list(pad_width.shape),
+            mode,
+            values.get("constant_values"),
+            values.get("end_values"),
+            "stat_length" in kwargs,
+            None if stat is None else stat.reshape(-1).tolist(),
+            [] if stat is None else list(stat.shape),
+            kwargs.get("reflect_type"),
+            [k for k in kwargs if k not in named],
         )
-    new_shape = tuple(left + size + right for size, (left, right) in zip(t.shape, pad_width))
-    if t.size == 0 and mode not in ("constant", "empty"):
-        for axis, width_pair in enumerate(pad_width):
-            if t.shape[axis] == 0 and any(width_pair):
-                raise ValueError(
-                    f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
-                )
-    original_area_slice = tuple(
-        slice(left, left + size) for size, (left, right) in zip(t.shape, pad_width)
     )
-    padded = _creation.full_traced(new_shape, 0, t.dtype, "numpy.pad")
-    if t.size:
-        padded[original_area_slice] = t
-    if t.size == 0 and mode not in ("constant", "empty"):
-        return padded
-    axes = _range(padded.ndim)
-    if mode == "constant":
-        values = _as_pairs(kwargs.get("constant_values", 0), padded.ndim)
-        for axis, width_pair, value_pair in zip(axes, pad_width, values):
-            roi = _view_roi(padded, original_area_slice, axis)
-            _set_pad_area(roi, axis, width_pair, value_pair)
-    elif mode == "empty":
-        pass
-    elif mode == "edge":
-        for axis, width_pair in zip(axes, pad_width):
-            roi = _view_roi(padded, original_area_slice, axis)
-            _set_pad_area(roi, axis, width_pair, _get_edges(roi, axis, width_pair))
-    elif mode == "linear_ramp":
-        end_values = _as_pairs(kwargs.get("end_values", 0), padded.ndim)
-        for axis, width_pair, value_pair in zip(axes, pad_width, end_values):
-            roi = _view_roi(padded, original_area_slice, axis)
-            _set_pad_area(
-                roi, axis, width_pair, _get_linear_ramps(roi, axis, width_pair, value_pair)
-            )
-    elif mode in ("maximum", "minimum", "mean", "median"):
-        func = {"maximum": np.amax, "minimum": np.amin, "mean": np.mean, "median": np.median}[mode]
-        length = _as_pairs(kwargs.get("stat_length"), padded.ndim, as_index=True)
-        for axis, width_pair, length_pair in zip(axes, pad_width, length):
-            roi = _view_roi(padded, original_area_slice, axis)
-            length_pair = tuple(None if v is None else int(v) for v in length_pair)
-            _set_pad_area(
-                roi, axis, width_pair, _get_stats(roi, axis, width_pair, length_pair, func)
-            )
-    elif mode in ("reflect", "symmetric"):
-        method = kwargs.get("reflect_type", "even")
-        include_edge = mode == "symmetric"
-        for axis, (left_index, right_index) in zip(axes, pad_width):
-            if t.shape[axis] == 1 and (left_index > 0 or right_index > 0):
-                # NumPy's legacy behaviour: a singleton axis is extended as 'edge'
-                edge_pair = _get_edges(padded, axis, (left_index, right_index))
-                _set_pad_area(padded, axis, (left_index, right_index), edge_pair)
-                continue
-            roi = _view_roi(padded, original_area_slice, axis)
-            while left_index > 0 or right_index > 0:
-                left_index, right_index = _set_reflect_both(
-                    roi, axis, (left_index, right_index), method, t.shape[axis], include_edge
-                )
-    elif mode == "wrap":
-        for axis, (left_index, right_index) in zip(axes, pad_width):
-            roi = _view_roi(padded, original_area_slice, axis)
-            original_period = padded.shape[axis] - right_index - left_index
-            while left_index > 0 or right_index > 0:
-                left_index, right_index = _set_wrap_both(
-                    roi, axis, (left_index, right_index), original_period
-                )
-    return padded
 
 
 # --- roll, repeat, tile, meshgrid, kron -----------------------------------------------
@@ -527,172 +260,37 @@ def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
 @_implements(np.histogram)
 def _histogram(a, bins=10, range=None, density=None, weights=None):
-    """NumPy's histogram. Bins are an int (edges as NumPy's np.linspace makes
-    them, from `range` or from the data's min and max) or edges. Each value's
-    bin comes from its offset, corrected against the edges as NumPy does
-    (equal bins), or by binary search among the edges (given edges); with
-    weights, each value is compared with every edge. Counts are exact, as
-    NumPy's (which guarantees
-    edges[i] <= x < edges[i+1], the last bin closed). For edges computed from
-    the data, NumPy's errors for a non-finite range and for too many bins cannot
-    be raised; nor can the monotonicity check of traced edges."""
-    t = _real_only(_traced(a, "numpy.histogram's operand"), "histogram")
-    if t.dtype == np.bool_:
-        warnings.warn(
-            f"Converting input from {t.dtype} to {np.uint8} for compatibility.",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-        t = t.astype(np.int32)  # 0 and 1, compared exactly as NumPy's uint8
-    w = None
-    if weights is not None:
-        w = _strong(weights, "numpy.histogram's weights")
-        if tuple(w.shape) != tuple(t.shape):
-            raise ValueError("weights should have the same shape as a.")
-        w = w.reshape(-1)
-    x = t.reshape(-1)
-    keep = edge = None
+    """np.histogram: the core's (numpy.h), with exact counts and NumPy's edges.
+    Bins named by an estimator ('auto', ...) are refused: their number depends
+    on the data."""
+    t = _traced(a, "numpy.histogram's operand")
+    w = None if weights is None else _strong(weights, "numpy.histogram's weights")._t
     if isinstance(bins, str):
         raise TracingError(
             f"tinymlir cannot trace numpy.histogram with bins={bins!r} (the "
             "number of bins it estimates depends on the data)"
         )
-    uniform = np.ndim(bins) == 0
-    if uniform:
-        bins = _static(bins, "numpy.histogram's bins")
+    count, edges = 10, None
+    if np.ndim(bins) == 0:
         try:
-            n = operator.index(bins)
+            count = operator.index(_static(bins, "numpy.histogram's bins"))
         except TypeError as e:
             raise TypeError("`bins` must be an integer, a string, or an array") from e
-        if n < 1:
-            raise ValueError("`bins` must be positive, when an integer")
-        if range is not None:
-            first_edge, last_edge = _static(range, "numpy.histogram's range")
-            if first_edge > last_edge:
-                raise ValueError("max must be larger than min in range parameter.")
-            if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
-                raise ValueError(f"supplied range of [{first_edge}, {last_edge}] is not finite")
-            if first_edge == last_edge:
-                first_edge = first_edge - 0.5
-                last_edge = last_edge + 0.5
-            bin_type = np.result_type(first_edge, last_edge, np.zeros(1, x.dtype))
-            if np.issubdtype(bin_type, np.integer):
-                bin_type = np.result_type(bin_type, float)
-            edges = np.linspace(first_edge, last_edge, n + 1, endpoint=True, dtype=bin_type)
-            if np.any(edges[:-1] >= edges[1:]):
-                raise ValueError(
-                    f"Too many bins for data range. Cannot create {n} finite-sized bins."
-                )
-            keep = (x >= first_edge) & (x <= last_edge)  # NumPy's, in the data's dtype
-            edges = Traced(to_tensor(edges))
-            step = (last_edge - first_edge) / n  # np.linspace's, in float64
-            if step != 0:
-
-                def edge(i):  # edges[i], as np.linspace computed it, without a gather
-                    y = i.astype(np.float64) * step + first_edge
-                    return np.where(i >= n, last_edge, y).astype(bin_type)
-        else:
-            # NumPy's first and last edges (the data's min and max, 1 apart if equal)
-            # and its np.linspace of them, step by step (bit for bit).
-            bin_type = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
-            lo, hi = x.min().astype(bin_type), x.max().astype(bin_type)
-            equal = lo == hi
-            first = np.where(equal, lo - 0.5, lo)
-            last = np.where(equal, hi + 0.5, hi)
-            delta = last - first
-            step = delta / n
-            y = Traced(to_tensor(_arange(0, n + 1, dtype=bin_type)))
-            y = np.where(step == 0, y / n * delta, y * step) + first
-            edges = np.concatenate([y[:-1], last.reshape(1)])
-
-            def edge(i):  # edges[i], by the same operations, without a gather
-                yi = i.astype(bin_type)
-                return np.where(
-                    i >= n, last, np.where(step == 0, yi / n * delta, yi * step) + first
-                )
-
-            # every value lies between min and max: none is left out (but nan)
-    elif np.ndim(bins) == 1:
+    else:
         bins = _maybe_static(bins)
-        if isinstance(bins, Traced):
-            edges = bins
-        else:
-            edges = np.asarray(bins)
-            if np.any(edges[:-1] > edges[1:]):
-                raise ValueError("`bins` must increase monotonically, when an array")
-            edges = Traced(to_tensor(edges, "numpy.histogram's bins"))
-        n = edges.shape[0] - 1
-        if n < 1:  # NumPy's empty histogram
-            dtype = np.float64 if density else (np.int64 if w is None else w.dtype)
-            return _creation.full_traced((0,), 0, dtype, "numpy.histogram"), edges
-    else:
-        raise ValueError("`bins` must be 1d, when an array")
-
-    # The uniform path compares the values cast to the edges' dtype (NumPy's
-    # tmp_a.astype(bin_edges.dtype)); the edges path compares them as
-    # searchsorted does, promoted.
-    xe = x.astype(edges.dtype) if uniform else x
-    if w is not None and w.dtype.kind not in "f":
-        # Integer and bool weights: exact sums, each value compared with every edge.
-        hist = _weighted_counts(xe, edges, n, keep, w, given_edges=np.ndim(bins) == 1)
-    else:
-        # Each value's bin, or n for values left out (and nan), then counts (or
-        # float weights summed in float64, as NumPy's bincount sums them).
-        ids = _bin_ids(xe, edges, n, keep, edge if uniform else None)
-        if w is None:
-            hist = np.bincount(ids, minlength=n + 1)[:n]  # int64 counts, as NumPy's intp
-        else:
-            sums = np.bincount(ids, weights=w.astype(np.float64), minlength=n + 1)[:n]
-            hist = sums.astype(w.dtype)
-    if density:
-        db = (edges[1:] - edges[:-1]).astype(np.float64)
-        return hist / db / hist.sum(), edges
-    return hist, edges
-
-
-def _bin_ids(xe, edges, n, keep, edge):
-    """Each value's bin in [0, n), or n for values outside the edges (and nan).
-    With `edge` (equal bins: edges[i] computed without a gather), NumPy's own
-    way: the bin from the value's offset, then one step down or up where the
-    edges say otherwise, so the bins are the edges' comparisons exactly
-    (elementwise, fused and parallel). Otherwise binary search among the edges
-    (O(n log bins)): r = #edges <= x, so edges[r-1] <= x < edges[r], and the
-    last edge closes the last bin."""
-    if edge is not None:
-        first, last = edge(np.zeros((), np.int64)), edge(np.full((), n, np.int64))
-        ok = (xe >= first) & (xe <= last)  # False for nan
-        if keep is not None:
-            ok = ok & keep
-        f = (xe - first) / (last - first) * n
-        i = np.clip(np.where(ok, f, 0).astype(np.int64), 0, n - 1)
-        i = np.where(xe < edge(i), i - 1, i)
-        i = np.where((xe >= edge(i + 1)) & (i != n - 1), i + 1, i)
-        return np.where(ok, np.clip(i, 0, n - 1), n)
-    r = np.searchsorted(edges, xe, side="right")
-    last = xe == edges[-1]
-    inside = ((r >= 1) & (r <= n)) | last
-    if keep is not None:
-        inside = inside & keep
-    return np.where(inside, np.where(last, n - 1, r - 1), n)
-
-
-def _weighted_counts(xe, edges, n, keep, w, given_edges):
-    """Integer or bool weights' histogram: each value compared with every edge.
-    NumPy sums them in float64 (bincount), cast to the weights' dtype; on given
-    edges as int64 cumulative sums: both exact."""
-    col = xe.reshape(-1, 1)
-    lower = col >= edges[:-1].reshape(1, -1)
-    upper = (
-        np.concatenate([col < edges[1:-1].reshape(1, -1), col <= edges[-1:].reshape(1, 1)], axis=1)
-        if n > 1
-        else col <= edges[-1:].reshape(1, 1)
+        edges = bins._t if isinstance(bins, Traced) else to_tensor(np.asarray(bins), "bins")
+    if range is not None:
+        range = _static(range, "numpy.histogram's range")
+    hist, edges = _core.histogram(
+        t._t,
+        count,
+        edges,
+        None if range is None else (float(range[0]), float(range[1])),
+        range is not None and all(isinstance(v, (int, np.integer)) for v in range),
+        bool(density),
+        w,
     )
-    inside = lower & upper
-    if keep is not None:
-        inside = inside & keep.reshape(-1, 1)
-    acc = np.int64 if (given_edges and w.dtype.kind in "iu") else np.float64
-    hist = np.sum(np.where(inside, w.astype(acc).reshape(-1, 1), acc(0)), axis=0)
-    return hist.astype(w.dtype) if w.dtype != np.bool_ else hist != 0
+    return Traced(hist), Traced(edges)
 
 
 # --- nansum, nanmean, nanmax... ----------------------------------------------------------

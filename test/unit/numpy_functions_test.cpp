@@ -227,6 +227,74 @@ TEST(Functions, RollTileRepeatKronAndMeshgridMatchNumPy) {
             "[roll] axis 2 is out of bounds for array of dimension 2");
 }
 
+TEST(Functions, PadMatchesNumPyInEveryMode) {
+  // Selections are exact; the ramps and means are NumPy's own steps, so
+  // exact too on these integers-valued and small inputs.
+  Array m = randomArray({3, 4}, DType::f64, 45);
+  Array k = Array::fromVector<int32_t>({1, 5, 2, 8, 3, 9}, {2, 3});
+  auto same = [&](const Array &got, const char *expression) {
+    EXPECT_TRUE(allClose(got, numpy(expression, {{"a", m}, {"k", k}}), 0, 0)) << expression;
+  };
+  auto with = [](auto set) {
+    PadOptions o;
+    set(o);
+    return o;
+  };
+  auto padded = [](const Tensor &x, std::vector<int64_t> w, Shape ws, const char *mode,
+                   PadOptions o = {}) { return pad(x, w, ws, mode, o); };
+  same(jit([&](const Tensor &a) { return padded(a, {1, 2, 3, 0}, {2, 2}, "constant"); })(m),
+       "np.pad(a, ((1, 2), (3, 0)))");
+  same(jit([&](const Tensor &a) {
+         return padded(a, {2}, {}, "constant", with([&](PadOptions &o) {
+                         o.constantValues = Tensor(Array::scalar(2.5, DType::f64));
+                       }));
+       })(k),
+       "np.pad(k, 2, constant_values=2.5)");
+  same(jit([&](const Tensor &a) { return padded(a, {5, 4}, {2}, "reflect"); })(m),
+       "np.pad(a, (5, 4), mode='reflect')");
+  same(jit([&](const Tensor &a) {
+         return padded(a, {7, 2}, {2}, "symmetric",
+                       with([&](PadOptions &o) { o.reflectType = "odd"; }));
+       })(k),
+       "np.pad(k, (7, 2), mode='symmetric', reflect_type='odd')");
+  same(jit([&](const Tensor &a) { return padded(a, {9, 4}, {2}, "wrap"); })(m),
+       "np.pad(a, (9, 4), mode='wrap')");
+  same(jit([&](const Tensor &a) { return padded(a, {2, 3}, {2}, "edge"); })(k),
+       "np.pad(k, (2, 3), mode='edge')");
+  same(jit([&](const Tensor &a) {
+         return padded(a, {3, 2}, {2}, "linear_ramp", with([&](PadOptions &o) {
+                         o.endValues = Tensor(Array::fromVector<int64_t>({4, -3, 0, 2}, {2, 2}));
+                       }));
+       })(k),
+       "np.pad(k, (3, 2), mode='linear_ramp', end_values=((4, -3), (0, 2)))");
+  same(jit([&](const Tensor &a) {
+         return padded(a, {2, 1}, {2}, "mean", with([&](PadOptions &o) {
+                         o.statLengthGiven = true;
+                         o.statLength = std::vector<double>{2};
+                       }));
+       })(k),
+       "np.pad(k, (2, 1), mode='mean', stat_length=2)");
+  same(jit([&](const Tensor &a) { return padded(a, {1, 2}, {2}, "maximum"); })(m),
+       "np.pad(a, (1, 2), mode='maximum')");
+  EXPECT_EQ(errorOf([&] { pad(Tensor(m), {-1}, {}, "constant"); }),
+            "[pad] index can't contain negative values");
+  EXPECT_EQ(errorOf([&] { pad(Tensor(m), {1}, {}, "bogus"); }),
+            "[pad] mode 'bogus' is not supported");
+  EXPECT_EQ(errorOf([&] {
+              pad(Tensor(m), {1}, {}, "edge", with([&](PadOptions &o) {
+                    o.constantValues = Tensor(Array::scalar(1, DType::f64));
+                  }));
+            }),
+            "[pad] unsupported keyword arguments for mode 'edge': {'constant_values'}");
+  EXPECT_EQ(errorOf([&] {
+              pad(Tensor(m), {1}, {}, "minimum", with([&](PadOptions &o) {
+                    o.statLengthGiven = true;
+                    o.statLength = std::vector<double>{0};
+                  }));
+            }),
+            "[pad] stat_length of 0 yields no value for padding");
+}
+
 TEST(Functions, NanReductionsAndVarianceWithDdofMatchNumPy) {
   // The nan functions and var's ddof, against NumPy: a slice with no number
   // (nan), one with fewer numbers than ddof (nan), ints as the plain
