@@ -112,6 +112,27 @@ bool untouchedBetween(Operation *from, Operation *to, ArrayRef<Value> roots) {
   return true;
 }
 
+/// Whether the value `op` reads from the buffer `t` is read by nothing after
+/// it: the next op that touches t frees it or writes all of it without
+/// reading it (a fill, or an elementwise generic whose payload ignores it).
+bool diesAt(Operation *op, Value t) {
+  for (Operation *q = op->getNextNode(); q; q = q->getNextNode()) {
+    if (!touches(q, {t}))
+      continue;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(q))
+      return dealloc.getMemref() == t;
+    if (auto fill = dyn_cast<linalg::FillOp>(q))
+      return fill.getOutputs()[0] == t;
+    auto generic = dyn_cast<linalg::GenericOp>(q);
+    if (!generic || generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != t ||
+        generic.getNumLoops() != generic.getNumParallelLoops() ||
+        generic.payloadUsesValueFromOperand(&generic.getDpsInitsMutable()[0]))
+      return false;
+    return llvm::none_of(generic.getDpsInputs(), [&](Value v) { return viewRoot(v) == t; });
+  }
+  return true;
+}
+
 /// The uses of `v` other than `except` and deallocations.
 SmallVector<Operation *> readersOf(Value v, ArrayRef<Operation *> except) {
   SmallVector<Operation *> out;
@@ -146,24 +167,29 @@ Scaling fuseScaling(linalg::LinalgOp op) {
   }
   if (!element.isF32() && !element.isF64())
     return s;
-  // alpha: an input computed as s * X into a temporary read only here.
+  // alpha: an input computed as s * X into a temporary whose value only the
+  // product reads (the temporary may be written again after it: a buffer
+  // bufferization reuses).
   for (OpOperand *input : op.getDpsInputOperands()) {
     Value t = input->get();
-    if (!t.getDefiningOp<memref::AllocOp>())
+    if (!t.getDefiningOp<memref::AllocOp>() ||
+        llvm::count_if(op->getOperands(), [&](Value v) { return viewRoot(v) == t; }) != 1)
       continue;
-    SmallVector<Operation *> writers = readersOf(t, {op});
-    if (writers.size() != 1)
-      continue;
-    auto scale = dyn_cast<linalg::GenericOp>(writers[0]);
-    if (!scale || scale->getBlock() != block || !scale->isBeforeInBlock(op) ||
-        scale.getNumDpsInputs() != 1 || scale.getDpsInits()[0] != t)
+    linalg::GenericOp scale;
+    for (Operation *p = op->getPrevNode(); p; p = p->getPrevNode())
+      if (touches(p, {t})) {
+        scale = dyn_cast<linalg::GenericOp>(p);
+        break;
+      }
+    if (!scale || scale.getNumDpsInputs() != 1 || scale.getDpsInits()[0] != t || !diesAt(op, t))
       continue;
     Operation *body = elementwiseBody(scale);
     std::optional<double> factor = body ? scaleOf(scale, body->getResult(0), 0) : std::nullopt;
     Value x = scale.getDpsInputs()[0];
     // (a factor of 0 is not folded: 0 * inf is NaN, BLAS's alpha 0 skips A @ B)
     if (!factor || *factor == 0.0 || x.getType() != t.getType() || !isRowMajor(x) ||
-        viewRoot(x) == viewRoot(c) || !untouchedBetween(scale, op, {viewRoot(x)}))
+        viewRoot(x) == viewRoot(c) || viewRoot(x) == t ||
+        !untouchedBetween(scale, op, {viewRoot(x)}))
       continue;
     input->set(x);
     scale->erase();

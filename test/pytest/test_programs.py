@@ -382,6 +382,10 @@ def test_blas_takes_gemms_scaling_and_accumulation():
     args = (1.5, 1.2, pos(n, m), pos(m, n), pos(n, m), pos(n, m))
     program(two_mm, *args, k=2 * n + 4)
     assert "omp.parallel" not in jit(two_mm).compile(*args).lowered
+    # gesummv: both scalings (one temporary, reused) become alpha; values
+    # as NumPy's at a size whose products run on BLAS.
+    n = 1100
+    program(gesummv, 1.5, 1.2, pos(n, n), pos(n, n), pos(n), k=2 * n + 3)
     # A zero alpha stays a product of 0 * A (0 * inf is NaN, as NumPy has it;
     # BLAS's alpha 0 would skip A @ B); inf and NaN in C go through beta.
     c, a, b = pos(n, n), pos(n, m), pos(m, n)

@@ -79,9 +79,8 @@ func.func @gemm(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %d: memref<8x8xf64>) {
   return
 }
 
-// Not folded: a zero factor (0 * inf is NaN; BLAS's alpha 0 skips A @ B), a
-// temporary read again after the product, an epilogue whose D the product
-// reads, and a fill that something reads before the product.
+// Not folded: a temporary read again after the product, an epilogue whose D
+// the product reads, and a fill that something reads before the product.
 // The second product's fill is read by nothing before it: beta 0 there.
 // CHECK-LABEL: func.func @kept
 // CHECK: linalg.fill
@@ -97,13 +96,14 @@ func.func @gemm(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %d: memref<8x8xf64>) {
 // CHECK: linalg.generic
 func.func @kept(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %d: memref<8x8xf64>, %e: memref<8x8xf64>) {
   %zero = arith.constant 0.0 : f64
+  %two = arith.constant 2.0 : f64
   %tmp = memref.alloc() : memref<8x8xf64>
   %c = memref.alloc() : memref<8x8xf64>
   linalg.fill ins(%zero : f64) outs(%c : memref<8x8xf64>)
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%a : memref<8x8xf64>) outs(%tmp : memref<8x8xf64>) {
   ^bb0(%x: f64, %o: f64):
-    %y = arith.mulf %x, %zero : f64
+    %y = arith.mulf %x, %two : f64
     linalg.yield %y : f64
   }
   memref.copy %c, %e : memref<8x8xf64> to memref<8x8xf64>
@@ -125,5 +125,64 @@ func.func @kept(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %d: memref<8x8xf64>, %
   memref.dealloc %tmp : memref<8x8xf64>
   memref.dealloc %c : memref<8x8xf64>
   memref.dealloc %c2 : memref<8x8xf64>
+  return
+}
+
+// gesummv (alpha * A @ x + beta * B @ x) as bufferized: both scalings write
+// one temporary, each read by one product before the next overwrites it.
+// Both fold: BLAS reads A and B, and nothing writes a scaled matrix.
+// CHECK-LABEL: func.func @reused
+// CHECK-NOT: linalg.generic
+// CHECK: memref.extract_aligned_pointer_as_index %arg0
+// CHECK: %[[A1:.*]] = arith.constant 1.500000e+00 : f64
+// CHECK-NEXT: %[[B1:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: call @tinymlir_dgemm({{.*}}, %[[A1]], %[[B1]])
+// CHECK-NOT: linalg.generic
+// CHECK: memref.extract_aligned_pointer_as_index %arg1
+// CHECK: %[[A2:.*]] = arith.constant 1.200000e+00 : f64
+// CHECK-NEXT: %[[B2:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: call @tinymlir_dgemm({{.*}}, %[[A2]], %[[B2]])
+func.func @reused(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %x: memref<8x1xf64>) -> (memref<8x1xf64>, memref<8x1xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %s = arith.constant 1.5 : f64
+  %u = arith.constant 1.2 : f64
+  %c1 = memref.alloc() : memref<8x1xf64>
+  linalg.fill ins(%zero : f64) outs(%c1 : memref<8x1xf64>)
+  %t = memref.alloc() : memref<8x8xf64>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x8xf64>) outs(%t : memref<8x8xf64>) {
+  ^bb0(%v: f64, %o: f64):
+    %y = arith.mulf %v, %s : f64
+    linalg.yield %y : f64
+  }
+  linalg.matmul ins(%t, %x : memref<8x8xf64>, memref<8x1xf64>) outs(%c1 : memref<8x1xf64>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<8x8xf64>) outs(%t : memref<8x8xf64>) {
+  ^bb0(%v: f64, %o: f64):
+    %y = arith.mulf %v, %u : f64
+    linalg.yield %y : f64
+  }
+  %c2 = memref.alloc() : memref<8x1xf64>
+  linalg.fill ins(%zero : f64) outs(%c2 : memref<8x1xf64>)
+  linalg.matmul ins(%t, %x : memref<8x8xf64>, memref<8x1xf64>) outs(%c2 : memref<8x1xf64>)
+  memref.dealloc %t : memref<8x8xf64>
+  return %c1, %c2 : memref<8x1xf64>, memref<8x1xf64>
+}
+
+// A zero factor is not folded (0 * inf is NaN; BLAS's alpha 0 skips A @ B).
+// CHECK-LABEL: func.func @zero
+// CHECK: linalg.generic
+// CHECK: call @tinymlir_dgemm
+func.func @zero(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %c: memref<8x8xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %tmp = memref.alloc() : memref<8x8xf64>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x8xf64>) outs(%tmp : memref<8x8xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %y = arith.mulf %x, %zero : f64
+    linalg.yield %y : f64
+  }
+  linalg.matmul ins(%tmp, %b : memref<8x8xf64>, memref<8x8xf64>) outs(%c : memref<8x8xf64>)
+  memref.dealloc %tmp : memref<8x8xf64>
   return
 }
