@@ -13,7 +13,9 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet "numpy>=2" pytest "nanobind>=2" "scikit-build-core>=0.10" \
-  cloudpickle "dask[array]" distributed mypy  # pyproject's [test]: processes, Dask, types
+  cloudpickle "dask[array]" "distributed>=2025.1" mypy  # pyproject's [test]: processes, Dask, types
+# (distributed pins its own dask: without a lower bound, a dask released before its
+# distributed made pip take distributed 2021.4.1, which cannot import that dask)
 if [ "${INSTALL_PYTHON_DEPS_ONLY:-0}" = 1 ]; then exit 0; fi
 # No build isolation: the build tools above are reused, and build-pip/ stays valid.
 "$venv/bin/python" -m pip install --no-build-isolation "$@" .
