@@ -186,6 +186,13 @@ Tensor nanprod(const Tensor &a, const Axes &axes = {}, bool keepdims = false,
 /// else (NumPy also warns, which a compiled kernel cannot).
 Tensor nanmax(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
 Tensor nanmin(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
+/// np.nanargmax and np.nanargmin: the index of the extreme that is not nan;
+/// a slice of nans alone is NumPy's ValueError "All-NaN slice encountered",
+/// raised when the kernel runs.
+Tensor nanargmax(const Tensor &a, std::optional<int64_t> axis = std::nullopt,
+                 bool keepdims = false);
+Tensor nanargmin(const Tensor &a, std::optional<int64_t> axis = std::nullopt,
+                 bool keepdims = false);
 /// np.nanmean: the sum of the numbers over their count (nan for none).
 Tensor nanmean(const Tensor &a, const Axes &axes = {}, bool keepdims = false,
                std::optional<DType> dtype = std::nullopt);

@@ -1339,6 +1339,33 @@ Tensor nanmin(const Tensor &a, const Axes &axes, bool keepdims) {
   return nanExtreme("nanmin", a, axes, keepdims, false);
 }
 
+namespace {
+/// nanargmax (largest) or nanargmin: nans become the other extreme, so they
+/// are never picked; a slice of nans alone is checked when the kernel runs.
+Tensor nanExtremeIndex(const Tensor &a, std::optional<int64_t> axis, bool keepdims, bool largest) {
+  if (!isFloat(a.dtype()))
+    return largest ? argmax(a, axis, keepdims) : argmin(a, axis, keepdims);
+  const Tensor nan = isnan(a);
+  const double other =
+      largest ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  const Tensor t = where(nan, ScalarType{a.dtype()}(other), a);
+  const Tensor index = largest ? argmax(t, axis, keepdims) : argmin(t, axis, keepdims);
+  const Axes axes = axis ? Axes(*axis) : Axes();
+  // 1 where the slice has a number; the kernel stops at a 0 (reason 3).
+  const Tensor checked =
+      detail::requireAtLeast(cast(any(logical_not(nan), axes, keepdims), DType::i64), 1, 3);
+  return index * checked;
+}
+} // namespace
+
+Tensor nanargmax(const Tensor &a, std::optional<int64_t> axis, bool keepdims) {
+  return nanExtremeIndex(a, axis, keepdims, true);
+}
+
+Tensor nanargmin(const Tensor &a, std::optional<int64_t> axis, bool keepdims) {
+  return nanExtremeIndex(a, axis, keepdims, false);
+}
+
 Tensor nanmean(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {
   auto [t, mask] = replaceNan(a, 0);
   floatDtype("nanmean", dtype, mask.valid());

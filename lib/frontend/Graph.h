@@ -107,7 +107,8 @@ constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)];
 
 /// `values` (integers), checked when the kernel runs to be at least `bound`:
 /// ops.def's Require, whose `reason` (0: a negative integer exponent, 1:
-/// lstsq's rank, 2: digitize's bins out of order) names NumPy's error. Same
+/// lstsq's rank, 2: digitize's bins out of order, 3: nanargmax's slice of
+/// nans) names NumPy's error. Same
 /// shape and dtype.
 inline Tensor requireAtLeast(const Tensor &values, int64_t bound, int64_t reason) {
   const int64_t m = numElements(values.shape());

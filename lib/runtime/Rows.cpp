@@ -323,6 +323,7 @@ void requireAtLeast(Rows<int64_t> values, Rows<int64_t> out, int64_t bound, int6
       const std::string message =
           reason == 0   ? "Integers to negative integer powers are not allowed."
           : reason == 2 ? "bins must be monotonically increasing or decreasing"
+          : reason == 3 ? "All-NaN slice encountered"
                         : "[lstsq] the matrix's rank is " + std::to_string(v) + ", below its " +
                               std::to_string(bound) +
                               " columns: NumPy's residuals would then be empty, a shape that "

@@ -541,6 +541,8 @@ NB_MODULE(_tinymlir, m) {
   m.def("cumsum", &cumsum, "x"_a, "axis"_a = nb::none());
   m.def("cumprod", &cumprod, "x"_a, "axis"_a = nb::none());
   m.def("argmax", &argmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
+  m.def("nanargmax", &nanargmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
+  m.def("nanargmin", &nanargmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("argmin", &argmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("searchsorted", &searchsorted, "sorted"_a, "values"_a, "right"_a = false);
   m.def("take", nb::overload_cast<const Tensor &, const Tensor &>(&take), "table"_a, "ids"_a);

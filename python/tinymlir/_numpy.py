@@ -867,26 +867,15 @@ def _argmin(a, axis=None, out=None, *, keepdims=False):
     return _extreme_index(_core.argmin, "argmin", a, axis, out, keepdims)
 
 
-def _nan_extreme(largest):
-    """np.nanargmax / np.nanargmin: nan replaced by the other extreme, so it
-    is skipped. An all-nan slice, which NumPy refuses with a ValueError,
-    gives 0 here: the data is not known while tracing."""
-    name = "nanargmax" if largest else "nanargmin"
-
-    def fn(a, axis=None, out=None, *, keepdims=False):
-        t = _traced(a, f"numpy.{name}'s operand")
-        if t.dtype.kind == "f":
-            t = np.where(np.isnan(t), -np.inf if largest else np.inf, t).astype(t.dtype)
-        core = _core.argmax if largest else _core.argmin
-        return _extreme_index(core, name, t, axis, out, keepdims)
-
-    fn.__name__ = fn.__qualname__ = f"_{name}"
-    fn.__doc__ = _nan_extreme.__doc__
-    return fn
+@_implements(np.nanargmax)
+def _nanargmax(a, axis=None, out=None, *, keepdims=False):
+    """The core's (numpy.h): an all-nan slice raises NumPy's ValueError when the kernel runs."""
+    return _extreme_index(_core.nanargmax, "nanargmax", a, axis, out, keepdims)
 
 
-_implements(np.nanargmax)(_nan_extreme(True))
-_implements(np.nanargmin)(_nan_extreme(False))
+@_implements(np.nanargmin)
+def _nanargmin(a, axis=None, out=None, *, keepdims=False):
+    return _extreme_index(_core.nanargmin, "nanargmin", a, axis, out, keepdims)
 
 
 @_implements(np.bincount)

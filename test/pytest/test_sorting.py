@@ -83,6 +83,21 @@ def test_nanargmax_median_and_quantiles(rng):
     x[2, 4] = np.nan
     for fn in (lambda a: np.nanargmax(a, axis=1), lambda a: np.nanargmin(a, axis=0)):
         same(jit(fn)(x), fn(x))
+    # A slice of nans alone: NumPy's ValueError, raised when the kernel runs
+    # (it had been index 0); the same kernel gives NumPy's answer otherwise.
+    rows, columns, whole = x.copy(), x.copy(), np.full_like(x, np.nan)
+    rows[1], columns[:, 3] = np.nan, np.nan
+    for fn, y in (
+        (lambda a: np.nanargmax(a, axis=1), rows),
+        (lambda a: np.nanargmin(a), whole),
+        (lambda a: np.nanargmax(a, axis=0, keepdims=True), columns),
+    ):
+        f = jit(fn)
+        same(f(x), fn(x))
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            fn(y)
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            f(y)
     # The middle values (their mean), and NumPy's lerp from both ends: the same
     # operations in the same order, so equal; nan where a slice holds one.
     with warnings.catch_warnings():
