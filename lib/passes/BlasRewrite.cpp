@@ -13,6 +13,13 @@
 // Each pass over an array these save is a fifth of a (1000, 1000) product's
 // time beside it, and an elementwise loop between two BLAS calls no longer
 // wakes the OpenMP team while BLAS's threads spin.
+//
+// A matrix-vector product A @ v and a vector-matrix product w @ A of the same
+// matrix become one tinymlir_?gemv2 call at the later one: one pass over A
+// where NumPy makes two (atax's (A @ x) @ A, bicg, mvt; the matrix is read
+// from memory once, the rows a second time from cache). The earlier product
+// moves down to the later: nothing between may touch its operands, and w may
+// be A @ v's result only when that product comes first.
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
 
@@ -142,6 +149,29 @@ SmallVector<Operation *> readersOf(Value v, ArrayRef<Operation *> except) {
   return out;
 }
 
+/// Whether `a` and `b` are the same elements of one buffer: each is its root
+/// or a reshape of it, all contiguous from its start.
+bool sameElements(Value a, Value b) {
+  auto whole = [](Value v) {
+    for (;;) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      if (!type || !type.getLayout().isIdentity())
+        return Value();
+      Operation *def = v.getDefiningOp();
+      if (auto reshape = dyn_cast_or_null<memref::ReshapeOp>(def))
+        v = reshape.getSource();
+      else if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def))
+        v = collapse.getSrc();
+      else if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(def))
+        v = expand.getSrc();
+      else
+        return v;
+    }
+  };
+  Value root = whole(a);
+  return root && root == whole(b);
+}
+
 /// A product's alpha and beta taken from the ops around it (see the top).
 struct Scaling {
   double alpha = 1, beta = 1;
@@ -195,11 +225,18 @@ Scaling fuseScaling(linalg::LinalgOp op) {
     scale->erase();
     s.alpha *= *factor;
   }
-  // The epilogue: D = C + t * D in place, C's only reader, C filled by the
-  // product alone (beta 0).
+  // The epilogue: D = C + t * D in place, C's only reader (or that of a
+  // reshape of C: a vector product, D a vector), C filled by the product
+  // alone (beta 0).
   if (s.beta != 0 || !c.getDefiningOp<memref::AllocOp>())
     return s;
+  Value read = c;
   SmallVector<Operation *> readers = readersOf(c, {op});
+  if (readers.size() == 1 && isa<ViewLikeOpInterface>(readers[0]) &&
+      readers[0]->getNumResults() == 1 && sameElements(readers[0]->getResult(0), c)) {
+    read = readers[0]->getResult(0);
+    readers = readersOf(read, {});
+  }
   auto epilogue = readers.size() == 1 ? dyn_cast<linalg::GenericOp>(readers[0]) : nullptr;
   if (!epilogue || epilogue->getBlock() != block || !op->isBeforeInBlock(epilogue) ||
       epilogue.getNumDpsInputs() != 2)
@@ -208,9 +245,21 @@ Scaling fuseScaling(linalg::LinalgOp op) {
   if (!add || !isa<arith::AddFOp>(add))
     return s;
   Value d = epilogue.getDpsInits()[0];
-  int product = epilogue.getDpsInputs()[0] == c ? 0 : epilogue.getDpsInputs()[1] == c ? 1 : -1;
-  if (product < 0 || epilogue.getDpsInputs()[1 - product] != d || d.getType() != c.getType() ||
+  int product = epilogue.getDpsInputs()[0] == read   ? 0
+                : epilogue.getDpsInputs()[1] == read ? 1
+                                                     : -1;
+  if (product < 0 || epilogue.getDpsInputs()[1 - product] != d || d.getType() != read.getType() ||
       !isRowMajor(d))
+    return s;
+  // D is read by the product's inputs, touched before the epilogue, or (read
+  // through a reshape) not a plain vector defined before the product: no.
+  const Value rootD = viewRoot(d);
+  auto dType = cast<MemRefType>(d.getType());
+  if (llvm::any_of(op.getDpsInputs(), [&](Value v) { return viewRoot(v) == rootD; }) ||
+      !untouchedBetween(op, epilogue, {rootD}) ||
+      (read != c && (dType.getRank() != 1 || !dType.getLayout().isIdentity() ||
+                     (d.getDefiningOp() && (d.getDefiningOp()->getBlock() != block ||
+                                            !d.getDefiningOp()->isBeforeInBlock(op))))))
     return s;
   for (int side = 0; side < 2; ++side) {
     if (!isInput(epilogue, add->getOperand(side), product))
@@ -219,18 +268,83 @@ Scaling fuseScaling(linalg::LinalgOp op) {
     std::optional<double> t = isInput(epilogue, other, 1 - product)
                                   ? std::optional<double>(1.0)
                                   : scaleOf(epilogue, other, 1 - product);
-    // D is read by the product's inputs, or touched before the epilogue: no.
-    const Value rootD = viewRoot(d);
-    if (!t || *t == 0.0 ||
-        llvm::any_of(op.getDpsInputs(), [&](Value v) { return viewRoot(v) == rootD; }) ||
-        !untouchedBetween(op, epilogue, {rootD}))
+    if (!t || *t == 0.0)
       return s;
-    op.getDpsInitsMutable()[0].set(d);
+    Value into = d;
+    if (read != c) {
+      OpBuilder b(op);
+      auto cType = cast<MemRefType>(c.getType());
+      into = memref::ExpandShapeOp::create(b, op->getLoc(), cType.getShape(), d,
+                                           {ReassociationIndices{0, 1}});
+      if (into.getType() != c.getType()) {
+        into.getDefiningOp()->erase();
+        return s;
+      }
+    }
+    op.getDpsInitsMutable()[0].set(into);
     epilogue->erase();
+    if (read != c)
+      read.getDefiningOp()->erase();
+    if (readersOf(c, {}).empty()) { // C's buffer is left unused
+      for (Operation *user : llvm::make_early_inc_range(c.getUsers()))
+        user->erase();
+      c.getDefiningOp()->erase();
+    }
     s.beta = *t;
     return s;
   }
   return s;
+}
+
+/// Whether `op` reads or writes a buffer whose root is in `roots` (views of
+/// them, which do neither, do not count).
+bool usesData(Operation *op, ArrayRef<Value> roots) {
+  return !isa<ViewLikeOpInterface>(op) && touches(op, roots);
+}
+
+/// A rank-2 product of one column (A @ v) or one row (w @ A) on float32 or
+/// float64: its matrix, vector and result.
+struct MatrixVector {
+  linalg::LinalgOp op;
+  bool column; // A @ v (else w @ A)
+  Value matrix() { return op.getDpsInputs()[column ? 0 : 1]; }
+  Value vector() { return op.getDpsInputs()[column ? 1 : 0]; }
+  Value result() { return op.getDpsInits()[0]; }
+};
+
+std::optional<MatrixVector> matrixVector(linalg::LinalgOp op) {
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto b = cast<MemRefType>(op.getDpsInputs()[1].getType());
+  if (!isa<linalg::MatmulOp>(op.getOperation()) ||
+      !(a.getElementType().isF32() || a.getElementType().isF64()))
+    return std::nullopt;
+  if (b.getDimSize(1) == 1 && a.getDimSize(0) > 1)
+    return MatrixVector{op, true};
+  if (a.getDimSize(0) == 1 && b.getDimSize(1) > 1)
+    return MatrixVector{op, false};
+  return std::nullopt;
+}
+
+/// Whether `first` (earlier in the block) and `second`, one of each kind on
+/// the same matrix, can run as one pass at `second` (see the top).
+bool pairable(MatrixVector first, MatrixVector second) {
+  if (first.column == second.column || first.matrix() != second.matrix() ||
+      first.op->getBlock() != second.op->getBlock())
+    return false;
+  MatrixVector p = first.column ? first : second, q = first.column ? second : first;
+  const Value a = viewRoot(p.matrix()), v = viewRoot(p.vector()), c = viewRoot(p.result()),
+              w = viewRoot(q.vector()), d = viewRoot(q.result());
+  if (c == a || c == v || c == d || d == a || d == v || d == w)
+    return false;
+  if (w == c && !(first.column && sameElements(p.result(), q.vector())))
+    return false;
+  SmallVector<Value> moved;
+  for (Value operand : first.op->getOperands())
+    moved.push_back(viewRoot(operand));
+  for (Operation *op = first.op->getNextNode(); op != second.op; op = op->getNextNode())
+    if (usesData(op, moved))
+      return false;
+  return true;
 }
 
 class GemmBuilder {
@@ -289,6 +403,50 @@ public:
     auto f = func::FuncOp::create(b_, loc_, name, type);
     f.setPrivate();
     return f;
+  }
+
+  func::FuncOp declareGemv2(Type element) {
+    const char *name = element.isF32() ? "tinymlir_sgemv2" : "tinymlir_dgemv2";
+    if (auto f = module_.lookupSymbol<func::FuncOp>(name))
+      return f;
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(module_.getBody());
+    Type i64 = b_.getI64Type(), ptr = LLVM::LLVMPointerType::get(b_.getContext());
+    Type f64 = b_.getF64Type();
+    auto type = b_.getFunctionType(
+        {i64, i64, ptr, i64, ptr, i64, ptr, i64, f64, f64, ptr, i64, ptr, f64, f64}, {});
+    auto f = func::FuncOp::create(b_, loc_, name, type);
+    f.setPrivate();
+    return f;
+  }
+
+  /// c = alphaP A @ v + betaP c and d = alphaQ w @ A + betaQ d, one call.
+  void callGemv2(MatrixVector p, Scaling sp, MatrixVector q, Scaling sq) {
+    OpBuilder &b = b_;
+    auto type = cast<MemRefType>(p.matrix().getType());
+    Type element = type.getElementType();
+    const int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    Operand A = operand(p.matrix()), v = operand(p.vector()), c = operand(p.result()),
+            w = operand(q.vector()), d = operand(q.result());
+    auto f64 = [&](double x) {
+      return arith::ConstantFloatOp::create(b, loc_, b.getF64Type(), APFloat(x));
+    };
+    SmallVector<Value> args{i64(b, type.getDimSize(0)),
+                            i64(b, type.getDimSize(1)),
+                            pointer(b, A, bytes),
+                            leading(b, A.rowStride, type.getDimSize(1)),
+                            pointer(b, v, bytes),
+                            i64(b, v.rowStride),
+                            pointer(b, c, bytes),
+                            i64(b, c.rowStride),
+                            f64(sp.alpha),
+                            f64(sp.beta),
+                            pointer(b, w, bytes),
+                            i64(b, arith::ConstantIndexOp::create(b, loc_, 1)),
+                            pointer(b, d, bytes),
+                            f64(sq.alpha),
+                            f64(sq.beta)};
+    func::CallOp::create(b, loc_, declareGemv2(element), args);
   }
 
   /// C[b] = alpha A[b] @ B[b] + beta C[b] for b < batch, one call.
@@ -360,8 +518,34 @@ struct BlasRewritePass : impl::BlasRewritePassBase<BlasRewritePass> {
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) && supported(op))
         products.push_back(op);
     });
-    for (linalg::LinalgOp op : products) {
-      const Scaling scaling = fuseScaling(op);
+    SmallVector<Scaling> scalings;
+    for (linalg::LinalgOp op : products)
+      scalings.push_back(fuseScaling(op));
+    // Pairs of matrix-vector products on one matrix: partner[i] = j.
+    SmallVector<int> partner(products.size(), -1);
+    for (size_t i = 0; i < products.size(); ++i) {
+      std::optional<MatrixVector> first = matrixVector(products[i]);
+      for (size_t j = i + 1; first && partner[i] < 0 && j < products.size(); ++j)
+        if (std::optional<MatrixVector> second = matrixVector(products[j]);
+            second && partner[j] < 0 && pairable(*first, *second))
+          partner[i] = static_cast<int>(j), partner[j] = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < products.size(); ++i) {
+      linalg::LinalgOp op = products[i];
+      if (partner[i] >= 0) {
+        if (partner[i] > static_cast<int>(i))
+          continue; // emitted at the later one
+        MatrixVector self = *matrixVector(op), other = *matrixVector(products[partner[i]]);
+        GemmBuilder g(module, op);
+        if (self.column)
+          g.callGemv2(self, scalings[i], other, scalings[partner[i]]);
+        else
+          g.callGemv2(other, scalings[partner[i]], self, scalings[i]);
+        products[partner[i]]->erase();
+        op->erase();
+        continue;
+      }
+      const Scaling scaling = scalings[i];
       GemmBuilder g(module, op);
       Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1], c = op.getDpsInits()[0];
       auto ta = cast<MemRefType>(a.getType()), tb = cast<MemRefType>(bm.getType());
@@ -382,7 +566,7 @@ int countBlasCalls(ModuleOp module) {
   int calls = 0;
   auto isGemm = [](StringRef callee) {
     return callee == "tinymlir_sgemm" || callee == "tinymlir_dgemm" || callee == "tinymlir_cgemm" ||
-           callee == "tinymlir_zgemm";
+           callee == "tinymlir_zgemm" || callee == "tinymlir_sgemv2" || callee == "tinymlir_dgemv2";
   };
   module.walk([&](Operation *op) {
     if (auto call = dyn_cast<func::CallOp>(op))

@@ -30,7 +30,8 @@ using namespace mlir;
 
 constexpr int64_t kColumnBlocks = 4;
 /// blas-gemv: float64 x @ B with B of at least this many elements goes to
-/// BLAS. Measured on 2 cores with NumPy's OpenBLAS: B (1000, 1000), these
+/// BLAS, and so does a float32 one beside a product B @ v (the two become one
+/// pass over B there: tinymlir-blas-rewrite). Measured on 2 cores with NumPy's OpenBLAS: B (1000, 1000), these
 /// loops 0.150 ms and gemv 0.154; (2800, 2800) 1.11 and 0.99; B (200, 200) in
 /// covariance's loop of 200 products: 7.7 ms a call here, 12.0 on BLAS.
 constexpr int64_t kBlasGemvElements = int64_t{1} << 20;
@@ -509,6 +510,21 @@ void foldTransposedWeights(linalg::MatmulOp op) {
   alloc->erase();
 }
 
+/// Whether the one-row product `op` (x @ B) has a partner in its block: a
+/// one-column product B @ v of the same matrix, with which
+/// tinymlir-blas-rewrite makes one pass over B.
+bool hasColumnPartner(linalg::LinalgOp op) {
+  Value b = op.getDpsInputs()[1];
+  if (cast<MemRefType>(op.getDpsInits()[0].getType()).getDimSize(0) != 1)
+    return false;
+  return llvm::any_of(b.getUsers(), [&](Operation *user) {
+    auto other = dyn_cast<linalg::MatmulOp>(user);
+    return other && other != op.getOperation() && other->getBlock() == op->getBlock() &&
+           other.getDpsInputs()[0] == b &&
+           cast<MemRefType>(other.getDpsInputs()[1].getType()).getDimSize(1) == 1;
+  });
+}
+
 /// tinymlir-small-products: products with at most stream-rows rows (1:
 /// matrix-vector products; more: decoding several sequences together), and
 /// mixed-precision products (float64 rows, float32 weights) with at most
@@ -563,9 +579,9 @@ void SmallProductsPass::runOnOperation() {
       return;
     }
     if (maps == linalg::MatmulOp::getDefaultIndexingMaps(ctx)) {
-      if (blasGemv && !mixed && tc.getElementType().isF64() &&
-          llvm::all_of(op->getOperands(), unitStride) &&
-          cast<MemRefType>(op.getDpsInputs()[1].getType()).getNumElements() >= kBlasGemvElements)
+      if (blasGemv && !mixed && llvm::all_of(op->getOperands(), unitStride) &&
+          cast<MemRefType>(op.getDpsInputs()[1].getType()).getNumElements() >= kBlasGemvElements &&
+          (tc.getElementType().isF64() || hasColumnPartner(op)))
         return; // a large x @ B on BLAS's thread pool (tinymlir-blas-rewrite takes it)
       list.push_back({op, false});
       return;

@@ -427,6 +427,70 @@ def test_blas_like_kernels():
     program(doitgen, pos(3, 4, 5), pos(5, 5), k=5 + 1)
 
 
+def test_both_products_of_one_matrix_are_one_pass():
+    # atax, bicg and mvt read A once: one tinymlir_?gemv2 call for both
+    # products (NumPy makes two gemv calls), at sizes that reach BLAS (A of
+    # 2**20 elements). 1031 rows leave a part block of rows on a thread.
+    # float32 as well, to its own rounding.
+    m, n = 1031, 1037
+    cases = (
+        (atax, lambda a: (a, pos(n).astype(a.dtype)), m + n + 4),
+        (bicg, lambda a: (a, pos(n).astype(a.dtype), pos(m).astype(a.dtype)), n + 2),
+        (mvt, lambda a: tuple(pos(m).astype(a.dtype) for _ in range(4)) + (a[:, :m],), m + 2),
+    )
+    for dtype in (np.float64, np.float32):
+        eps = np.finfo(dtype).eps
+        for fn, make, k in cases:
+            args = make(pos(m, n).astype(dtype))
+            if fn is mvt:
+                args = args[:4] + (np.ascontiguousarray(args[4]),)
+            spec = jit(fn).compile(*args)
+            assert spec.blas_calls == 1, fn.__name__
+            assert spec.lowered.count("gemv2") == 2, fn.__name__  # declared, called
+            np_args, jit_args = copy.deepcopy(args), copy.deepcopy(args)
+            expected, got = fn(*np_args), jit(fn)(*jit_args)
+            rtol = k * eps
+            for e, g in zip(
+                (expected, *np_args) if fn is not bicg else (*expected, *np_args),
+                (got, *jit_args) if fn is not bicg else (*got, *jit_args),
+            ):
+                if e is None:
+                    continue
+                assert g.dtype == e.dtype and g.shape == e.shape
+                np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * np.max(np.abs(e)))
+    # An infinity in the last row (in the part block): inf where NumPy has
+    # it, no NaN (the block's missing rows are not rows of A scaled by 0).
+    a = pos(m, n)
+    a[m - 1, 2] = np.inf
+    p_, r = pos(n), pos(m)
+    expected, got = bicg(a, p_, r), jit(bicg)(a, p_, r)
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(e))
+        assert not np.isnan(g).any()
+        finite = np.isfinite(e)
+        np.testing.assert_allclose(g[finite], e[finite], rtol=gamma(m + n))
+
+
+def apart(A, x, y):
+    t = A @ x
+    A *= 2.0
+    return t, y @ A
+
+
+def column_of_row(A, y):
+    return A @ (y @ A)
+
+
+def test_products_that_cannot_share_a_pass_stay_apart():
+    # A written between the two products, and A @ (y @ A) (the column product
+    # needs the whole row product first): two calls, NumPy's values.
+    m, n = 1031, 1031
+    program(apart, pos(m, n), pos(n), pos(m), k=n + 2)
+    assert jit(apart).compile(pos(m, n), pos(n), pos(m)).blas_calls == 2
+    program(column_of_row, pos(m, n), pos(m), k=m + n + 4)
+    assert jit(column_of_row).compile(pos(m, n), pos(m)).blas_calls == 2
+
+
 def test_gram_schmidt():
     # orthogonalization of a well-conditioned matrix (columns near orthogonal)
     program(gramschmidt, pos(8, 5) + 4 * np.eye(8, 5), k=64 * 8)

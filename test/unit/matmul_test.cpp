@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
+#include <string>
+#include <tuple>
 
 using namespace tinymlir;
 using tinymlir::test::allClose;
@@ -76,6 +79,32 @@ TEST(Matmul, LargeProductsSplitOverThreadsMatchNumPy) {
     Array want = numpy("a @ b", {{"a", a}, {"b", b}});
     EXPECT_TRUE(withinBound(blas(a, b), want, productBound(a, b)))
         << shapeString(c.a) << " @ " << shapeString(c.b);
+  }
+  setThreads(0);
+}
+
+TEST(Matmul, BothProductsOfOneMatrixInOnePass) {
+  // (A @ x) @ A and (r @ A, A @ p): one tinymlir_?gemv2 call each, A read
+  // once, on 3 threads (1031 rows: a part block of four rows on each). Each
+  // result is within 2 (K + M + 2) u of the exact value relative to the same
+  // expression on absolute values, as NumPy's two gemv calls are.
+  setThreads(3);
+  auto atax = jit([](const Tensor &a, const Tensor &x) { return matmul(matmul(a, x), a); });
+  auto bicg = jit([](const Tensor &a, const Tensor &p, const Tensor &r) {
+    return std::tuple<Tensor, Tensor>(matmul(r, a), matmul(a, p));
+  });
+  const int64_t m = 1031, k = 1037;
+  for (DType dtype : {DType::f64, DType::f32}) {
+    Array a = randomArray({m, k}, dtype, 7), x = randomArray({k}, dtype, 8),
+          r = randomArray({m}, dtype, 9);
+    std::map<std::string, Array> in{{"a", a}, {"x", x}, {"r", r}};
+    EXPECT_EQ(atax.compile(a, x).blasCalls(), 1);
+    EXPECT_TRUE(matchesNumPy(atax(a, x).array(), "(a @ x) @ a", in, 2.0 * (m + k + 2),
+                             "(np.abs(a) @ np.abs(x)) @ np.abs(a)"));
+    EXPECT_EQ(bicg.compile(a, x, r).blasCalls(), 1);
+    auto [s, q] = bicg(a, x, r);
+    EXPECT_TRUE(matchesNumPy(s.array(), "r @ a", in, 2.0 * (m + 2), "np.abs(r) @ np.abs(a)"));
+    EXPECT_TRUE(matchesNumPy(q.array(), "a @ x", in, 2.0 * (k + 2), "np.abs(a) @ np.abs(x)"));
   }
   setThreads(0);
 }

@@ -3,6 +3,8 @@
 // Row-major memref products become one tinymlir_sgemm / tinymlir_dgemm call:
 // (batch, m, n, k, A, lda, batch stride A, B, ldb, ..., C, ldc, ...).
 // (batch, m, n, k, A, lda, batch stride A, B, ldb, ..., C, ldc, ..., alpha, beta).
+// Matrix-vector pairs (see @atax): tinymlir_dgemv2.
+// CHECK: func.func private @tinymlir_dgemv2(i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, f64, f64, !llvm.ptr, i64, !llvm.ptr, f64, f64)
 // CHECK: func.func private @tinymlir_dgemm(i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f64, f64)
 // CHECK: func.func private @tinymlir_sgemm(i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f64, f64)
 
@@ -184,5 +186,97 @@ func.func @zero(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %c: memref<8x8xf64>) {
   }
   linalg.matmul ins(%tmp, %b : memref<8x8xf64>, memref<8x8xf64>) outs(%c : memref<8x8xf64>)
   memref.dealloc %tmp : memref<8x8xf64>
+  return
+}
+
+#v = affine_map<(i) -> (i)>
+
+// atax's (A @ x) @ A as bufferized: the second product reads the first's
+// result through a reshape. One pass over A: a tinymlir_dgemv2 call
+// (m, k, A, lda, v, incv, c, incc, alphaP, betaP, w, incw, d, alphaQ, betaQ)
+// with w the same buffer as c, both fills gone (beta 0).
+// CHECK-LABEL: func.func @atax
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[AP:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: %[[BP:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK: %[[AQ:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: %[[BQ:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: call @tinymlir_dgemv2(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[AP]], %[[BP]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[AQ]], %[[BQ]])
+// CHECK-NOT: call
+// CHECK: return
+func.func @atax(%a: memref<12x10xf64>, %x: memref<10x1xf64>, %y: memref<1x10xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %s = memref.alloc() : memref<2xi64>
+  %t = memref.alloc() : memref<12x1xf64>
+  linalg.fill ins(%zero : f64) outs(%t : memref<12x1xf64>)
+  linalg.fill ins(%zero : f64) outs(%y : memref<1x10xf64>)
+  linalg.matmul ins(%a, %x : memref<12x10xf64>, memref<10x1xf64>) outs(%t : memref<12x1xf64>)
+  %row = memref.reshape %t(%s) : (memref<12x1xf64>, memref<2xi64>) -> memref<1x12xf64>
+  linalg.matmul ins(%row, %a : memref<1x12xf64>, memref<12x10xf64>) outs(%y : memref<1x10xf64>)
+  memref.dealloc %t : memref<12x1xf64>
+  return
+}
+
+// mvt's x1 += A @ y1; x2 += y2 @ A: each product's result is added to a
+// vector through a reshape; each writes into its vector instead (beta 1,
+// through an expand_shape of it), and both are one pass.
+// CHECK-LABEL: func.func @mvt
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: memref.expand_shape %arg2 {{\[\[}}0, 1]] output_shape [12, 1]
+// CHECK-DAG: memref.expand_shape %arg3 {{\[\[}}0, 1]] output_shape [1, 12]
+// CHECK: %[[AP:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: %[[BP:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK: %[[AQ:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: %[[BQ:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: call @tinymlir_dgemv2(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[AP]], %[[BP]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[AQ]], %[[BQ]])
+// CHECK-NOT: linalg.generic
+func.func @mvt(%a: memref<12x12xf64>, %y1: memref<12x1xf64>, %x1: memref<12xf64>, %x2: memref<12xf64>, %y2: memref<1x12xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %s = memref.alloc() : memref<1xi64>
+  %c1 = memref.alloc() : memref<12x1xf64>
+  linalg.fill ins(%zero : f64) outs(%c1 : memref<12x1xf64>)
+  linalg.matmul ins(%a, %y1 : memref<12x12xf64>, memref<12x1xf64>) outs(%c1 : memref<12x1xf64>)
+  %v1 = memref.reshape %c1(%s) : (memref<12x1xf64>, memref<1xi64>) -> memref<12xf64>
+  linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]}
+      ins(%x1, %v1 : memref<12xf64>, memref<12xf64>) outs(%x1 : memref<12xf64>) {
+  ^bb0(%p: f64, %q: f64, %o: f64):
+    %r = arith.addf %p, %q : f64
+    linalg.yield %r : f64
+  }
+  %c2 = memref.alloc() : memref<1x12xf64>
+  linalg.fill ins(%zero : f64) outs(%c2 : memref<1x12xf64>)
+  linalg.matmul ins(%y2, %a : memref<1x12xf64>, memref<12x12xf64>) outs(%c2 : memref<1x12xf64>)
+  %v2 = memref.reshape %c2(%s) : (memref<1x12xf64>, memref<1xi64>) -> memref<12xf64>
+  linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]}
+      ins(%x2, %v2 : memref<12xf64>, memref<12xf64>) outs(%x2 : memref<12xf64>) {
+  ^bb0(%p: f64, %q: f64, %o: f64):
+    %r = arith.addf %p, %q : f64
+    linalg.yield %r : f64
+  }
+  memref.dealloc %c1 : memref<12x1xf64>
+  memref.dealloc %c2 : memref<1x12xf64>
+  return
+}
+
+// Not one pass: A @ (w @ A) (the column product reads the row product's
+// result), and two products with a write of A between them.
+// CHECK-LABEL: func.func @apart
+// CHECK-NOT: tinymlir_dgemv2
+// CHECK-COUNT-4: call @tinymlir_dgemm
+// CHECK-NOT: tinymlir_dgemv2
+// CHECK: return
+func.func @apart(%a: memref<12x12xf64>, %w: memref<1x12xf64>, %c: memref<12x1xf64>, %x: memref<12x1xf64>, %d: memref<1x12xf64>) {
+  %s = memref.alloc() : memref<2xi64>
+  %one = arith.constant 1.0 : f64
+  %t = memref.alloc() : memref<1x12xf64>
+  linalg.matmul ins(%w, %a : memref<1x12xf64>, memref<12x12xf64>) outs(%t : memref<1x12xf64>)
+  %col = memref.reshape %t(%s) : (memref<1x12xf64>, memref<2xi64>) -> memref<12x1xf64>
+  linalg.matmul ins(%a, %col : memref<12x12xf64>, memref<12x1xf64>) outs(%c : memref<12x1xf64>)
+  memref.dealloc %t : memref<1x12xf64>
+  linalg.fill ins(%one : f64) outs(%x : memref<12x1xf64>)
+  linalg.matmul ins(%a, %x : memref<12x12xf64>, memref<12x1xf64>) outs(%x : memref<12x1xf64>)
+  linalg.fill ins(%one : f64) outs(%a : memref<12x12xf64>)
+  linalg.matmul ins(%w, %a : memref<1x12xf64>, memref<12x12xf64>) outs(%d : memref<1x12xf64>)
   return
 }
