@@ -6,6 +6,7 @@
 #include <tinymlir/tensor.h>
 
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -193,6 +194,13 @@ Tensor nanargmax(const Tensor &a, std::optional<int64_t> axis = std::nullopt,
                  bool keepdims = false);
 Tensor nanargmin(const Tensor &a, std::optional<int64_t> axis = std::nullopt,
                  bool keepdims = false);
+/// A reduction over all of x[mask], made without x[mask] (a shape that
+/// depends on the data): `mask` broadcasts to x's shape, `name` is sum,
+/// prod, max, min, any, all or mean, with NumPy's result dtypes (dtype= for
+/// sum, prod and mean). The max and min of nothing are NumPy's ValueError,
+/// raised when the kernel runs; the mean of nothing is nan.
+Tensor maskedReduce(std::string_view name, const Tensor &x, const Tensor &mask,
+                    std::optional<DType> dtype = std::nullopt);
 /// np.nanmean: the sum of the numbers over their count (nan for none).
 Tensor nanmean(const Tensor &a, const Axes &axes = {}, bool keepdims = false,
                std::optional<DType> dtype = std::nullopt);

@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <tuple>
 #include <utility>
@@ -300,6 +301,15 @@ Tensor bincount(const Tensor &ids, int64_t length, const Tensor &weights = Tenso
 /// table with table[ids] = values (values broadcast to ids.shape +
 /// table.shape[1:]), in order, as NumPy's assignment.
 Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values);
+/// ufunc.at(table, ids, values) along axis 0 for "add", "subtract",
+/// "multiply", "maximum" and "minimum": table[id] = ufunc(table[id], value)
+/// for each id in order, a repeated id applying again (NumPy's unbuffered
+/// loop), computed in the operands' dtype and cast back to the table's;
+/// negative ids count from the end, others out of range are NumPy's
+/// IndexError when the kernel runs. Values of another dtype than the
+/// table's (a float into an int table) need ids known while tracing.
+Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const Tensor &ids,
+               const Tensor &values);
 /// np.linalg (namespace la: not MLIR's linalg) on float32 and float64 (integers and bools as
 /// float64) matrices
 /// (..., m, n), by LAPACK; NumPy's LinAlgError (a matrix not positive

@@ -2023,10 +2023,8 @@ BuiltModule buildModule(MLIRContext &context, const std::vector<NodePtr> &result
   return out;
 }
 
-bool bufferizesWithAnalysis(const std::vector<NodePtr> &results) {
-  return !results.empty() &&
-         ModuleBuilder::classify(makeNode(Op::Results, {}, results[0]->dtype, results)) ==
-             ModuleBuilder::GraphKind::Small;
+bool bufferizesWithAnalysis(const NodePtr &results) {
+  return ModuleBuilder::classify(results) == ModuleBuilder::GraphKind::Small;
 }
 
 } // namespace tinymlir::detail

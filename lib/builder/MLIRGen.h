@@ -37,10 +37,10 @@ inline constexpr const char *kResultsAttr = "tinymlir.results";
 BuiltModule buildModule(mlir::MLIRContext &context, const std::vector<NodePtr> &results,
                         const std::vector<NodePtr> &args, const std::vector<int> &donated);
 
-/// Whether the module of these results is bufferized with the analysis
+/// Whether the module of these results (an Op::Results node) is bufferized with the analysis
 /// (kBufferizePipeline: no slice updates, not thousands of nodes). Then any
 /// input may be donated to a result of its shape and dtype: the analysis
 /// orders the result's writes after the input's reads, or copies.
-bool bufferizesWithAnalysis(const std::vector<NodePtr> &results);
+bool bufferizesWithAnalysis(const NodePtr &results);
 
 } // namespace tinymlir::detail

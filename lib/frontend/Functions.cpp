@@ -1350,7 +1350,7 @@ Tensor nanExtremeIndex(const Tensor &a, std::optional<int64_t> axis, bool keepdi
       largest ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   const Tensor t = where(nan, ScalarType{a.dtype()}(other), a);
   const Tensor index = largest ? argmax(t, axis, keepdims) : argmin(t, axis, keepdims);
-  const Axes axes = axis ? Axes(*axis) : Axes();
+  const Axes axes = axis && !a.shape().empty() ? Axes(*axis) : Axes();
   // 1 where the slice has a number; the kernel stops at a 0 (reason 3).
   const Tensor checked =
       detail::requireAtLeast(cast(any(logical_not(nan), axes, keepdims), DType::i64), 1, 3);
@@ -1364,6 +1364,68 @@ Tensor nanargmax(const Tensor &a, std::optional<int64_t> axis, bool keepdims) {
 
 Tensor nanargmin(const Tensor &a, std::optional<int64_t> axis, bool keepdims) {
   return nanExtremeIndex(a, axis, keepdims, false);
+}
+
+namespace {
+template <class C> Tensor extremeValue(ScalarType type, bool largest) {
+  if constexpr (std::is_same_v<C, bool>)
+    return type(largest ? 1.0 : 0.0);
+  else if constexpr (std::is_integral_v<C>)
+    return type(largest ? std::numeric_limits<C>::max() : std::numeric_limits<C>::min());
+  else
+    return type(largest ? std::numeric_limits<double>::infinity()
+                        : -std::numeric_limits<double>::infinity());
+}
+
+/// The largest (or smallest) value of a real dtype: infinities for floats.
+Tensor extremeOf(DType dtype, bool largest) {
+  switch (dtype) {
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType)                                      \
+  case DType::Name:                                                                                \
+    return extremeValue<CType>(ScalarType{dtype}, largest);
+#include <tinymlir/dtypes.def>
+  }
+  return Tensor();
+}
+} // namespace
+
+Tensor maskedReduce(std::string_view name, const Tensor &x, const Tensor &mask,
+                    std::optional<DType> dtype) {
+  const Tensor m = broadcastTo(mask, x.shape());
+  auto selected = [&](const Tensor &t, const Tensor &fill) { return where(m, t, fill); };
+  auto zero = [](const Tensor &t, double value) { return ScalarType{t.dtype()}(value); };
+  if (name == "sum" || name == "prod") {
+    const Tensor t = inDtype(x, dtype);
+    return name == "sum" ? sum(selected(t, zero(t, 0))) : prod(selected(t, zero(t, 1)));
+  }
+  if (name == "any" || name == "all") {
+    const Tensor t = cast(x, DType::b8);
+    return name == "any" ? any(selected(t, zero(t, 0))) : all(selected(t, zero(t, 1)));
+  }
+  if (name == "max" || name == "min") {
+    const bool largest = name == "max";
+    realOnly(x, largest ? "max" : "min");
+    const Tensor t = selected(x, extremeOf(x.dtype(), !largest));
+    const Tensor r = largest ? max(t) : min(t);
+    // 1 when something is selected; the kernel stops at a 0 (reasons 4, 5).
+    const Tensor one = detail::requireAtLeast(cast(any(m), DType::i64), 1, largest ? 4 : 5);
+    return r.dtype() == DType::b8 ? logical_and(r, cast(one, DType::b8)) : r * cast(one, r.dtype());
+  }
+  if (name == "mean") {
+    floatDtype("mean", dtype, false);
+    Tensor t = inDtype(x, dtype);
+    if (!isFloat(t.dtype()) && !isComplex(t.dtype())) // NumPy's: integers summed in float64
+      t = cast(t, DType::f64);
+    const DType result = t.dtype();
+    if (result == DType::f16) // NumPy's: in float32, the result float16
+      t = cast(t, DType::f32);
+    const Tensor total = sum(selected(t, zero(t, 0)));
+    return cast(divideByCount(total, sum(cast(m, DType::i64))), result); // nan for none
+  }
+  fail("x[mask]",
+       "tinymlir traces sum, prod, max, min, any, all and mean of a boolean-mask read, not " +
+           std::string(name),
+       ErrorKind::Trace);
 }
 
 Tensor nanmean(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {
@@ -2008,43 +2070,57 @@ Shape withExtent(Shape shape, size_t axis, int64_t extent) {
   return shape;
 }
 
-/// NumPy's _as_pairs of values: one for every side, two for (before, after)
-/// of every axis, else broadcast to (rank, 2). Broadcast values of a constant
-/// are Python numbers there (tolist): weak scalars.
-std::vector<std::pair<Tensor, Tensor>> valuePairs(const Tensor &v, size_t rank) {
-  const Shape &shape = v.shape();
+/// NumPy's _as_pairs rule for pad's values of `shape`: for each of `rank`
+/// axes, the flat positions of its (before, after) values. One value serves
+/// every side, two are (before, after) of every axis, others broadcast to
+/// (rank, 2) (`broadcast` says so).
+std::vector<std::pair<int64_t, int64_t>> pairPositions(const Shape &shape, size_t rank,
+                                                       bool &broadcast) {
   const int64_t size = numElements(shape);
-  auto element = [](const Tensor &t, int64_t i) {
-    return reshape(slice(reshape(t, {-1}), {i}, {i + 1}), {});
-  };
+  broadcast = false;
   if (size == 1)
-    return std::vector(rank, std::pair{element(v, 0), element(v, 0)});
+    return std::vector(rank, std::pair<int64_t, int64_t>{0, 0});
   if (shape.size() < 3 && size == 2 && shape != Shape{2, 1})
-    return std::vector(rank, std::pair{element(v, 0), element(v, 1)});
-  const Tensor b = broadcastTo(v, {static_cast<int64_t>(rank), 2});
-  const detail::Node &n = *v.node();
-  std::vector<double> values;
+    return std::vector(rank, std::pair<int64_t, int64_t>{0, 1});
+  broadcast = true;
+  const Shape want{static_cast<int64_t>(rank), 2};
+  const std::optional<Shape> both = detail::broadcastShapes({shape, want});
+  if (shape.size() > 2 || !both || *both != want)
+    fail("pad",
+         "operands could not be broadcast together with remapped shapes [original->remapped]: " +
+             shapeString(shape) + " and requested shape (" + std::to_string(rank) + ",2)");
   Shape cs = shape;
-  if (n.op == Op::Constant) {
-    values = n.constant.toDoubles();
-    cs.insert(cs.begin(), 2 - cs.size(), 1);
-  }
-  std::vector<std::pair<Tensor, Tensor>> out;
+  cs.insert(cs.begin(), 2 - cs.size(), 1);
+  std::vector<std::pair<int64_t, int64_t>> out;
   for (size_t i = 0; i < rank; ++i) {
-    auto at = [&](int64_t j) {
-      if (values.empty())
-        return element(b, static_cast<int64_t>(i) * 2 + j);
-      const double x = values[(cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j)];
-      return isInteger(v.dtype()) || v.dtype() == DType::b8 ? weakInteger(static_cast<int64_t>(x))
-                                                            : weakScalar(x, false);
-    };
-    out.emplace_back(at(0), at(1));
+    const int64_t row = (cs[0] == 1 ? 0 : static_cast<int64_t>(i)) * cs[1];
+    out.emplace_back(row, row + (cs[1] == 1 ? 0 : 1));
   }
   return out;
 }
 
-/// NumPy's _as_pairs(..., as_index=True) of static numbers: rounded half to
-/// even, none negative.
+/// pad's values as (before, after) of each axis. Broadcast values of a
+/// constant are Python numbers in NumPy (tolist): weak scalars.
+std::vector<std::pair<Tensor, Tensor>> valuePairs(const Tensor &v, size_t rank) {
+  bool broadcast = false;
+  const auto positions = pairPositions(v.shape(), rank, broadcast);
+  const detail::Node &n = *v.node();
+  const std::vector<double> values =
+      broadcast && n.op == Op::Constant ? n.constant.toDoubles() : std::vector<double>();
+  auto at = [&](int64_t i) {
+    if (values.empty())
+      return reshape(slice(reshape(v, {-1}), {i}, {i + 1}), {});
+    return isInteger(v.dtype()) || v.dtype() == DType::b8
+               ? weakInteger(static_cast<int64_t>(values[i]))
+               : weakScalar(values[i], false);
+  };
+  std::vector<std::pair<Tensor, Tensor>> out;
+  for (const auto &[before, after] : positions)
+    out.emplace_back(at(before), at(after));
+  return out;
+}
+
+/// pad's static widths (as_index=True): rounded half to even, none negative.
 std::vector<std::pair<int64_t, int64_t>> indexPairs(const std::vector<double> &x,
                                                     const Shape &shape, size_t rank) {
   std::vector<int64_t> v;
@@ -2052,23 +2128,10 @@ std::vector<std::pair<int64_t, int64_t>> indexPairs(const std::vector<double> &x
     v.push_back(static_cast<int64_t>(std::nearbyint(d)));
   if (std::any_of(v.begin(), v.end(), [](int64_t i) { return i < 0; }))
     fail("pad", "index can't contain negative values");
-  if (v.size() == 1)
-    return std::vector(rank, std::pair{v[0], v[0]});
-  if (shape.size() < 3 && v.size() == 2 && shape != Shape{2, 1})
-    return std::vector(rank, std::pair{v[0], v[1]});
-  Shape cs = shape;
-  if (cs.size() > 2 || !detail::broadcastShapes({cs, {static_cast<int64_t>(rank), 2}}) ||
-      *detail::broadcastShapes({cs, {static_cast<int64_t>(rank), 2}}) !=
-          Shape{static_cast<int64_t>(rank), 2})
-    fail("pad",
-         "operands could not be broadcast together with remapped shapes [original->remapped]: " +
-             shapeString(shape) + " and requested shape (" + std::to_string(rank) + ",2)");
-  cs.insert(cs.begin(), 2 - cs.size(), 1);
+  bool broadcast = false;
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (size_t i = 0; i < rank; ++i) {
-    const size_t row = (cs[0] == 1 ? 0 : i) * cs[1];
-    out.emplace_back(v[row], v[row + (cs[1] == 1 ? 0 : 1)]);
-  }
+  for (const auto &[before, after] : pairPositions(shape, rank, broadcast))
+    out.emplace_back(v[before], v[after]);
   return out;
 }
 
@@ -2410,9 +2473,8 @@ std::pair<Tensor, Tensor> histogram(const Tensor &a, const HistogramOptions &o) 
       const Tensor first = where(same, lo - 0.5, lo), last = where(same, hi + 0.5, hi);
       const Tensor delta = last - first, step = delta / n;
       const Tensor zero = equal(step, 0);
-      const Tensor y = where(zero, Tensor(Array::arange(n + 1, binType)) / n * delta,
-                             Tensor(Array::arange(n + 1, binType)) * step) +
-                       first;
+      const Tensor k = Tensor(Array::arange(n + 1, binType));
+      const Tensor y = where(zero, k / n * delta, k * step) + first;
       edges = concatenate({slice(y, {0}, {n}), reshape(last, {1})}, 0);
       edge = [=](const Tensor &i) {
         const Tensor yi = cast(i, binType);

@@ -106,17 +106,18 @@ inline constexpr OpInfo kOpInfo[] = {
 constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)]; }
 
 /// `values` (integers), checked when the kernel runs to be at least `bound`:
-/// ops.def's Require, whose `reason` (0: a negative integer exponent, 1:
-/// lstsq's rank, 2: digitize's bins out of order, 3: nanargmax's slice of
-/// nans) names NumPy's error. Same
-/// shape and dtype.
+/// ops.def's Require, whose `reason` (below kRequireReasons: 0 a negative
+/// integer exponent, 1 lstsq's rank, 2 digitize's bins out of order, 3
+/// nanargmax's slice of nans, 4 and 5 the max and min of an empty masked
+/// read) names NumPy's error (runtime/Rows.cpp). Same shape and dtype.
+constexpr int64_t kRequireReasons = 8;
 inline Tensor requireAtLeast(const Tensor &values, int64_t bound, int64_t reason) {
   const int64_t m = numElements(values.shape());
   if (m == 0)
     return values;
   Tensor v = reshape(cast(values, DType::i64), {1, m});
   auto node = makeNode(Op::Require, {1, m}, DType::i64, {v.node()});
-  node->axes = {bound * 4 + reason};
+  node->axes = {bound * kRequireReasons + reason};
   return cast(reshape(Tensor(node), values.shape()), values.dtype());
 }
 

@@ -1250,6 +1250,8 @@ Tensor alongRows(Op op, Op arg, const Tensor &x, std::optional<int64_t> axis, bo
   NodePtr n = orderedOperand(op, x);
   Tensor t(n);
   const Shape shape = n->shape;
+  if (shape.empty() && axis && (*axis == 0 || *axis == -1))
+    axis.reset(); // NumPy's: axis 0 (or -1) of a rank-0 array is all of it
   if (!axis)
     t = reshape(t, {numElements(shape)});
   Rows r = rowsAlong(opName(op), t, axis ? *axis : 0);
@@ -1379,7 +1381,11 @@ Tensor bincount(const Tensor &ids, int64_t length, const Tensor &weights) {
   return reshape(Tensor(node), {length});
 }
 
-Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values) {
+namespace {
+/// table[ids] = values (mode 0) or ufunc.at's update (runtime/Rows.cpp's
+/// combine) along axis 0: a Put row kernel, values broadcast to ids.shape +
+/// table.shape[1:].
+Tensor putAlongRows(const Tensor &table, const Tensor &ids, const Tensor &values, int64_t mode) {
   auto [rows, positions] = rowsAndPositions(Op::Put, table, ids);
   const NodePtr &t = table.node(), &i = ids.node();
   Shape valueShape = i->shape;
@@ -1389,8 +1395,71 @@ Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values) {
     return table;
   Tensor v = reshape(broadcastTo(cast(values, t->dtype), valueShape), {m, width});
   auto node = makeNode(Op::Put, rows.shape(), t->dtype, {rows.node(), positions.node(), v.node()});
-  node->axes = {0};
+  node->axes = {mode};
   return reshape(Tensor(node), t->shape);
+}
+} // namespace
+
+Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values) {
+  return putAlongRows(table, ids, values, 0);
+}
+
+Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const Tensor &ids,
+               const Tensor &values) {
+  static constexpr std::pair<std::string_view, Op> kModes[] = {{"add", Op::Add},
+                                                               {"subtract", Op::Sub},
+                                                               {"multiply", Op::Mul},
+                                                               {"maximum", Op::Maximum},
+                                                               {"minimum", Op::Minimum}};
+  const std::string name = std::string(ufunc) + ".at";
+  const auto *mode = std::find_if(std::begin(kModes), std::end(kModes),
+                                  [&](const auto &m) { return m.first == ufunc; });
+  if (mode == std::end(kModes))
+    fail(name.c_str(), "tinymlir traces ufunc.at for add, subtract, multiply, maximum and minimum",
+         ErrorKind::Trace);
+  const NodePtr &t = nodeOf(table, name.c_str()), &v = nodeOf(values, name.c_str());
+  if (isComplex(t->dtype) && mode->second != Op::Add && mode->second != Op::Sub &&
+      mode->second != Op::Mul)
+    fail(name.c_str(), "tinymlir traces " + name + " of real values, not complex",
+         ErrorKind::Trace);
+  auto [rows, positions] = rowsAndPositions(Op::Put, table, ids); // validates
+  const DType computed = operandDType(mode->second, t, v);
+  if (computed == t->dtype)
+    return putAlongRows(table, ids, values, 1 + (mode - std::begin(kModes)));
+  // NumPy's loop computes each step in the operands' dtype and casts it back
+  // to the table's (unsafely): step by step, for positions known now.
+  const NodePtr &i = nodeOf(ids, name.c_str());
+  if (i->op != Op::Constant)
+    fail(name.c_str(),
+         "tinymlir traces " + name + " at positions from the data with values of the " +
+             "table's dtype (" + dtypeName(t->dtype) + "), not " + dtypeName(v->dtype) +
+             ": NumPy computes each step in " + dtypeName(computed) + " and casts it back",
+         ErrorKind::Trace);
+  const Shape &shape = t->shape;
+  const int64_t n = shape[0], m = numElements(i->shape), width = rows.shape()[1];
+  if (m == 0 || width == 0)
+    return table;
+  Shape valueShape = i->shape, rowShape = shape;
+  valueShape.insert(valueShape.end(), shape.begin() + 1, shape.end());
+  rowShape[0] = 1;
+  const Tensor steps = reshape(broadcastTo(values, valueShape), {m, width});
+  std::vector<int64_t> begin(shape.size(), 0), end = shape;
+  Tensor out = table;
+  const std::vector<double> at = i->constant.toDoubles();
+  for (int64_t k = 0; k < m; ++k) {
+    const auto r = static_cast<int64_t>(at[static_cast<size_t>(k)]);
+    if (r < -n || r >= n)
+      fail(name.c_str(),
+           "index " + std::to_string(r) + " is out of bounds for axis 0 with size " +
+               std::to_string(n),
+           ErrorKind::Index);
+    begin[0] = r < 0 ? r + n : r;
+    end[0] = begin[0] + 1;
+    const Tensor value = reshape(slice(steps, {k, 0}, {k + 1, width}), rowShape);
+    const Tensor step = binary(mode->second, cast(slice(out, begin, end), computed), value);
+    out = sliceUpdate(out, begin, end, {}, cast(step, t->dtype));
+  }
+  return out;
 }
 
 Tensor triu(const Tensor &x, int64_t k) { return triangle(Op::Triu, x, k); }

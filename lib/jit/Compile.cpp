@@ -318,7 +318,7 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
   // input at most once, and none where a kernel can fail while it runs.
   native.donated.assign(results.size(), -1);
   const bool mayFail = !donatedIn.empty() && mayFailWhileRunning(root.get());
-  const bool analyzed = !donatedIn.empty() && detail::bufferizesWithAnalysis(resultNodes);
+  const bool analyzed = !donatedIn.empty() && detail::bufferizesWithAnalysis(root);
   std::unordered_set<int> taken;
   for (size_t k = 0; k < donatedIn.size(); ++k) {
     const int i = donatedIn[k];

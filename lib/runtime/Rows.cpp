@@ -275,7 +275,54 @@ template <class T> void takeRows(Rows<T> table, Rows<int64_t> ids, Rows<T> out) 
     position(ids(0, j), table.rows); // reports NumPy's IndexError
 }
 
-template <class T> void putRows(Rows<T> table, Rows<int64_t> ids, Rows<T> values, Rows<T> out) {
+/// What ufunc.at's `mode` (ops.def's Put: 0 assigns, then add, subtract,
+/// multiply, maximum, minimum) makes of an entry `a` and a value `b`:
+/// NumPy's loops (integers wrap; bools or, and; maximum and minimum carry a
+/// nan).
+template <class T> T combine(int64_t mode, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return mode == 1 || mode == 4 ? a || b : mode == 3 || mode == 5 ? a && b : b;
+  } else if constexpr (std::is_integral_v<T>) {
+    const auto x = static_cast<uint64_t>(a), y = static_cast<uint64_t>(b);
+    switch (mode) {
+    case 1:
+      return static_cast<T>(x + y);
+    case 2:
+      return static_cast<T>(x - y);
+    case 3:
+      return static_cast<T>(x * y);
+    case 4:
+      return std::max(a, b);
+    case 5:
+      return std::min(a, b);
+    default:
+      return b;
+    }
+  } else {
+    switch (mode) {
+    case 1:
+      return a + b;
+    case 2:
+      return a - b;
+    case 3:
+      return a * b;
+    default:
+      break;
+    }
+    if constexpr (!kComplex<T>) {
+      if (mode == 4)
+        return a >= b || a != a ? a : b;
+      if (mode == 5)
+        return a <= b || a != a ? a : b;
+    }
+    return b;
+  }
+}
+
+/// table with table[ids] = values (mode 0), or ufunc.at's table[id] =
+/// f(table[id], value) for each id in order (repeats apply again).
+template <class T>
+void putRows(Rows<T> table, Rows<int64_t> ids, Rows<T> values, Rows<T> out, int64_t mode) {
   for (int64_t i = 0; i < table.rows; ++i)
     for (int64_t k = 0; k < table.columns; ++k)
       out(i, k) = table(i, k);
@@ -283,7 +330,7 @@ template <class T> void putRows(Rows<T> table, Rows<int64_t> ids, Rows<T> values
     const int64_t r = position(ids(0, j), table.rows);
     if (r >= 0)
       for (int64_t k = 0; k < table.columns; ++k)
-        out(r, k) = values(j, k);
+        out(r, k) = combine(mode, out(r, k), values(j, k));
   }
 }
 
@@ -320,14 +367,19 @@ void requireAtLeast(Rows<int64_t> values, Rows<int64_t> out, int64_t bound, int6
       out(i, j) = v;
       if (v >= bound)
         continue;
+      static const char *const kMessages[] = {
+          "Integers to negative integer powers are not allowed.",
+          nullptr, // lstsq: below
+          "bins must be monotonically increasing or decreasing",
+          "All-NaN slice encountered",
+          "zero-size array to reduction operation maximum which has no identity",
+          "zero-size array to reduction operation minimum which has no identity"};
       const std::string message =
-          reason == 0   ? "Integers to negative integer powers are not allowed."
-          : reason == 2 ? "bins must be monotonically increasing or decreasing"
-          : reason == 3 ? "All-NaN slice encountered"
-                        : "[lstsq] the matrix's rank is " + std::to_string(v) + ", below its " +
-                              std::to_string(bound) +
-                              " columns: NumPy's residuals would then be empty, a shape that "
-                              "depends on the data (compute them from the solution instead)";
+          reason == 1 ? "[lstsq] the matrix's rank is " + std::to_string(v) + ", below its " +
+                            std::to_string(bound) +
+                            " columns: NumPy's residuals would then be empty, a shape that "
+                            "depends on the data (compute them from the solution instead)"
+                      : kMessages[reason];
       tinymlir::detail::reportKernelError(tinymlir::ErrorKind::Value, message);
       return;
     }
@@ -337,8 +389,9 @@ void requireAtLeast(Rows<int64_t> values, Rows<int64_t> out, int64_t bound, int6
 
 extern "C" void tinymlir_require_int64(TINYMLIR_ROWS(int64_t, values), TINYMLIR_ROWS(int64_t, out),
                                        int64_t flag) {
-  requireAtLeast(TINYMLIR_ROWS_OF(int64_t, values), TINYMLIR_ROWS_OF(int64_t, out), flag / 4,
-                 flag % 4);
+  // flag: bound * 8 + reason (frontend/Graph.h's kRequireReasons)
+  requireAtLeast(TINYMLIR_ROWS_OF(int64_t, values), TINYMLIR_ROWS_OF(int64_t, out), flag / 8,
+                 flag % 8);
 }
 extern "C" void tinymlir_bincount_int64(TINYMLIR_ROWS(int64_t, ids), TINYMLIR_ROWS(int64_t, out),
                                         int64_t) {
@@ -380,9 +433,10 @@ extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
              TINYMLIR_ROWS_OF(T, out));                                                            \
   }                                                                                                \
   extern "C" void tinymlir_put_##Name(TINYMLIR_ROWS(T, table), TINYMLIR_ROWS(int64_t, ids),        \
-                                      TINYMLIR_ROWS(T, values), TINYMLIR_ROWS(T, out), int64_t) {  \
+                                      TINYMLIR_ROWS(T, values), TINYMLIR_ROWS(T, out),             \
+                                      int64_t mode) {                                              \
     putRows(TINYMLIR_ROWS_OF(T, table), TINYMLIR_ROWS_OF(int64_t, ids),                            \
-            TINYMLIR_ROWS_OF(T, values), TINYMLIR_ROWS_OF(T, out));                                \
+            TINYMLIR_ROWS_OF(T, values), TINYMLIR_ROWS_OF(T, out), mode);                          \
   }
 #define TINYMLIR_ACCUMULATE_KERNELS(Name, T)                                                       \
   extern "C" void tinymlir_cumsum_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {   \

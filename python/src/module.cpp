@@ -365,6 +365,12 @@ NB_MODULE(_tinymlir, m) {
                           const std::string &>(&take),
         "a"_a, "indices"_a, "axis"_a.none(), "mode"_a = "raise");
   m.def("take_along_axis", &takeAlongAxis, "arr"_a, "indices"_a, "axis"_a.none());
+  m.def(
+      "ufunc_at",
+      [](const std::string &ufunc, const Tensor &table, const Tensor &ids, const Tensor &values) {
+        return ufuncAt(ufunc, table, ids, values);
+      },
+      "ufunc"_a, "table"_a, "ids"_a, "values"_a, "ufunc.at along axis 0 (tensor.h's ufuncAt).");
   m.def("put_along_axis", &putAlongAxis, "arr"_a, "indices"_a, "values"_a, "axis"_a.none());
   // The nan reductions: dtype (a name or None) is the accumulator's.
   auto dtypeOf = [](const std::optional<std::string> &name) -> std::optional<DType> {
@@ -379,6 +385,14 @@ NB_MODULE(_tinymlir, m) {
           return f(a, axis, keep, dtypeOf(dtype));
         },
         "a"_a, "axis"_a.none(), "keepdims"_a = false, "dtype"_a.none() = nb::none());
+  m.def(
+      "masked_reduce",
+      [dtypeOf](const std::string &name, const Tensor &x, const Tensor &mask,
+                const std::optional<std::string> &dtype) {
+        return maskedReduce(name, x, mask, dtypeOf(dtype));
+      },
+      "name"_a, "x"_a, "mask"_a, "dtype"_a.none() = nb::none(),
+      "A reduction over all of x[mask] (numpy.h's maskedReduce).");
   m.def("nanmax", &nanmax, "a"_a, "axis"_a.none(), "keepdims"_a = false);
   m.def("round", &tinymlir::round, "a"_a, "decimals"_a = 0);
   m.def("diff", &diff, "a"_a, "n"_a = 1, "axis"_a = -1);

@@ -102,40 +102,23 @@ def _into(out, result, name):
 
 
 def _at(ufunc, inputs, name):
-    """ufunc.at(a, indices, b): unbuffered, every repeated index accumulates."""
+    """ufunc.at(a, indices, b): the C++ core's ufuncAt (unbuffered: each
+    position in order, a repeated one applying again)."""
     a, indices = inputs[0], inputs[1]
-    b = inputs[2] if len(inputs) > 2 else None
     if not isinstance(a, Traced):
         raise TracingError(f"tinymlir: {name}.at writes into a traced array only")
-    if ufunc not in (np.add, np.subtract, np.multiply, np.maximum, np.minimum):
+    if len(inputs) < 3:
+        raise ValueError("second operand needed for ufunc")
+    if isinstance(indices, tuple) and len(indices) == 1:
+        indices = indices[0]
+    if isinstance(indices, (tuple, slice)) or indices is Ellipsis:
         raise TracingError(
-            f"tinymlir traces {name}.at for add, subtract, multiply, maximum and minimum"
+            f"tinymlir traces {name}.at with positions along axis 0 (an int or an "
+            "int array of them), not a tuple of index arrays or slices"
         )
-    if isinstance(indices, Traced) and indices.ndim == 0:
-        a[indices] = ufunc(a[indices], b)
-        return None
-    ids = np.asarray(indices)
-    if ids.dtype.kind not in "iu" or ids.ndim > 1:
-        raise TracingError(
-            f"tinymlir traces {name}.at with an int scalar or a rank-1 int array "
-            "of positions along axis 0"
-        )
-    n = a.shape[0]
-    bad = ids[(ids < -n) | (ids >= n)]
-    if bad.size:
-        raise IndexError(f"index {bad[0]} is out of bounds for axis 0 with size {n}")
-    ids = np.where(ids < 0, ids + n, ids).reshape(-1)
-    values = (
-        np.broadcast_to(b, (ids.size,) + a.shape[1:])
-        if not isinstance(b, Traced)
-        else Traced(
-            _core.broadcast_to(b._t, [ids.size] + list(a.shape[1:]))
-            if tuple(b.shape) != (ids.size,) + tuple(a.shape[1:])
-            else b._t
-        )
-    )
-    for k, i in enumerate(ids.tolist()):  # in order, as NumPy's unbuffered loop
-        a[i] = ufunc(a[i], values[k])
+    ids = to_tensor(indices, f"{name}.at's indices")
+    values = to_tensor(inputs[2], f"{name}.at's values")
+    a[...] = Traced(_core.ufunc_at(ufunc.__name__, a._t, ids, values))
     return None
 
 
@@ -849,33 +832,22 @@ if hasattr(np, "cumulative_sum"):  # NumPy 2.1
     _implements(np.cumulative_prod)(_cumulative("cumulative_prod"))
 
 
-def _extreme_index(fn, name, a, axis, out, keepdims):
-    t = _traced(a, f"numpy.{name}'s operand")
-    if t.ndim == 0 and axis is not None and operator.index(axis) in (0, -1):
-        axis = None  # NumPy takes axis 0 or -1 of a rank-0 array as all of it
-    r = Traced(fn(t._t, None if axis is None else operator.index(axis), bool(keepdims)))
-    return _into(out, r, f"numpy.{name}") if out is not None else r
+def _extreme_index(name):
+    """np.<name> (argmax, argmin, nanargmax, nanargmin): the C++ core's; an
+    all-nan slice of nanarg* raises NumPy's ValueError when the kernel runs."""
+    fn = getattr(_core, name)
+
+    def extreme_index(a, axis=None, out=None, *, keepdims=False):
+        t = _traced(a, f"numpy.{name}'s operand")
+        axis = None if axis is None else operator.index(axis)
+        r = Traced(fn(t._t, axis, bool(keepdims)))
+        return _into(out, r, f"numpy.{name}") if out is not None else r
+
+    return extreme_index
 
 
-@_implements(np.argmax)
-def _argmax(a, axis=None, out=None, *, keepdims=False):
-    return _extreme_index(_core.argmax, "argmax", a, axis, out, keepdims)
-
-
-@_implements(np.argmin)
-def _argmin(a, axis=None, out=None, *, keepdims=False):
-    return _extreme_index(_core.argmin, "argmin", a, axis, out, keepdims)
-
-
-@_implements(np.nanargmax)
-def _nanargmax(a, axis=None, out=None, *, keepdims=False):
-    """The core's (numpy.h): an all-nan slice raises NumPy's ValueError when the kernel runs."""
-    return _extreme_index(_core.nanargmax, "nanargmax", a, axis, out, keepdims)
-
-
-@_implements(np.nanargmin)
-def _nanargmin(a, axis=None, out=None, *, keepdims=False):
-    return _extreme_index(_core.nanargmin, "nanargmin", a, axis, out, keepdims)
+for _name in ("argmax", "argmin", "nanargmax", "nanargmin"):
+    _implements(getattr(np, _name))(_extreme_index(_name))
 
 
 @_implements(np.bincount)

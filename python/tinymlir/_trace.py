@@ -395,57 +395,37 @@ class Masked:
     def dtype(self):
         return self._full.dtype
 
-    def _selected(self, fill):
-        full = self._full
-        return np.where(
-            Traced(_core.broadcast_to(self._mask._t, list(full.shape))),
-            full,
-            np.asarray(fill, full.dtype) if full.dtype != np.bool_ else fill,
-        )
-
-    def _count(self):
-        m = Traced(_core.broadcast_to(self._mask._t, list(self._full.shape)))
-        return m.astype(np.float64).sum()
-
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        self._whole("sum", axis, out, keepdims)
-        return (self if dtype is None else self.astype(dtype))._selected(0).sum()
-
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        self._whole("prod", axis, out, keepdims)
-        return (self if dtype is None else self.astype(dtype))._selected(1).prod()
-
-    def max(self, axis=None, out=None, keepdims=False):
-        self._whole("max", axis, out, keepdims)
-        return self._selected(_lowest(self.dtype)).max()
-
-    def min(self, axis=None, out=None, keepdims=False):
-        self._whole("min", axis, out, keepdims)
-        return self._selected(_highest(self.dtype)).min()
-
-    def any(self, axis=None, out=None, keepdims=False):
-        self._whole("any", axis, out, keepdims)
-        return self._selected(False).any()
-
-    def all(self, axis=None, out=None, keepdims=False):
-        self._whole("all", axis, out, keepdims)
-        return self._selected(True).all()
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        self._whole("mean", axis, out, keepdims)
-        x = self if dtype is None else self.astype(dtype)
-        total = (
-            x._selected(0).sum() if x.dtype.kind == "f" else x.astype(np.float64)._selected(0).sum()
-        )
-        count = self._count()
-        return total / count.astype(total.dtype)
-
-    def _whole(self, name, axis, out, keepdims):
+    def _reduce(self, name, axis=None, out=None, keepdims=False, dtype=None):
+        """A reduction over all of x[mask]: the C++ core's maskedReduce."""
         if axis is not None or out is not None or keepdims:
             raise TracingError(
                 f"tinymlir: {name} of a boolean-mask read is traced over all of "
                 "it only (no axis, out or keepdims)"
             )
+        if dtype is not None:
+            dtype = dtype_name(np.dtype(dtype), f"the dtype of {name} of a boolean-mask read")
+        return Traced(_core.masked_reduce(name, self._full._t, self._mask._t, dtype))
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        return self._reduce("sum", axis, out, keepdims, dtype)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        return self._reduce("prod", axis, out, keepdims, dtype)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        return self._reduce("mean", axis, out, keepdims, dtype)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        return self._reduce("max", axis, out, keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        return self._reduce("min", axis, out, keepdims)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        return self._reduce("any", axis, out, keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        return self._reduce("all", axis, out, keepdims)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
@@ -489,18 +469,6 @@ class Masked:
 
     def __bool__(self):
         raise TypeError("the truth value of a traced array is not known while tracing")
-
-
-def _lowest(dtype):
-    if dtype.kind == "f":
-        return -np.inf
-    return False if dtype == np.bool_ else np.iinfo(dtype).min
-
-
-def _highest(dtype):
-    if dtype.kind == "f":
-        return np.inf
-    return True if dtype == np.bool_ else np.iinfo(dtype).max
 
 
 def index_input(ids, op: str) -> "Traced":

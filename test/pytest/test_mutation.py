@@ -8,6 +8,7 @@ bound stated at the test.
 """
 
 import copy
+import warnings
 import threading
 
 import numpy as np
@@ -142,6 +143,78 @@ def test_ufunc_at_accumulates_repeated_indices():
         return h
 
     same(f, np.zeros(5), positive(5))
+
+
+def test_ufunc_at_with_positions_from_the_data_as_numpys():
+    # Positions computed while tracing (a histogram by np.add.at, a
+    # deposition of weights): each in order, a repeat applying again,
+    # negative ones from the end, rows of a 2-D table; NumPy adds in the same
+    # order, so the sums are exactly NumPy's.
+    def deposit(x, w, n):
+        counts = np.zeros(n, dtype=np.int64)
+        cell = (x * n).astype(np.int64)
+        np.add.at(counts, cell, 1)
+        mass = np.zeros((n, 2))
+        np.add.at(mass, cell - n, w)
+        return counts, mass
+
+    same(deposit, rng.random(50), positive(50, 2), 7)
+
+    def every(a, ids, v):
+        np.subtract.at(a, ids, v)
+        np.multiply.at(a, ids[:3], 2)
+        np.maximum.at(a, ids, v * 3)
+        np.minimum.at(a, ids[::2], v[::2])
+        return a
+
+    ids = np.array([1, -1, 1, 3, 0])
+    for dtype in (np.float64, np.float32, np.float16, np.int32, np.uint8, np.int64):
+        v = np.arange(5).astype(dtype)
+        same(every, (np.arange(6) * 3).astype(dtype), ids, v)
+    # maximum and minimum carry a nan, of the values or of the table
+    v = np.array([0.5, np.nan, 2.0, -1.0, 7.0])
+    same(every, np.array([0.0, 1.0, 2.0, np.nan, 4.0, 5.0]), ids, v)
+
+    def logical(m, ids):
+        np.add.at(m, ids, True)  # or
+        np.multiply.at(m, ids[1:], False)  # and
+        return m
+
+    same(logical, np.array([False, True, False, False]), np.array([0, 2, 0]))
+
+
+def test_ufunc_at_mistakes_as_numpys():
+    a, ids = np.zeros(5, dtype=np.int64), np.array([1, 2])
+    for fn, error, message in (
+        (
+            lambda a, i: np.add.at(a, i + 8, 1),
+            IndexError,
+            "index 9 is out of bounds for axis 0 with size 5",
+        ),
+        (
+            lambda a, i: np.subtract.at(a > 0, i, True),
+            TypeError,
+            "numpy boolean subtract",
+        ),
+    ):
+        with pytest.raises(error, match=message):
+            fn(a.copy(), ids)
+        with pytest.raises(error, match=message):
+            jit(fn)(a.copy(), ids)
+
+    # Values of another dtype: NumPy computes each step in float64 and casts
+    # it back (-1 + 0.5 is 0, -1 + trunc(0.5) would be -1); at positions
+    # known while tracing, the same steps; at positions from the data, a
+    # clear refusal.
+    def mixed(a, v):
+        np.add.at(a, [0, 1, 1, 0], v)
+        np.multiply.at(a, [2, 2], v)
+        return a
+
+    same(mixed, np.array([-1, 3, 3]), 0.5)
+    same(mixed, np.array([-1.0, 3.0, 3.0], dtype=np.float32), np.float64(0.1))
+    with pytest.raises(TypeError, match="NumPy computes each step in float64"):
+        jit(lambda a, i: np.add.at(a, i, 0.5))(np.zeros(3, dtype=np.int64), np.array([1]))
 
 
 def test_traced_int_scalars_index_reads_and_writes():
@@ -719,6 +792,53 @@ def test_masked_writes_and_reads_of_the_same_mask():
     # NumPy's count is an int64 (a Python int without an axis); tinymlir's an int32 until int64
     m = positive(6, 5) > 1
     assert jit(np.count_nonzero)(m) == np.count_nonzero(m)
+
+
+def test_masked_reductions_take_numpys_dtypes():
+    # x[mask].sum() and the others in every dtype: integers sum in int64,
+    # their mean in float64, float16's mean in float32 then float16, bools
+    # count; the extremes of integers start from their own range.
+    def f(x, m):
+        return (
+            x[m].sum(),
+            x[m].prod(),
+            x[m].max(),
+            x[m].min(),
+            x[m].any(),
+            x[m].all(),
+            x[m].mean(),
+            x[m].sum(dtype=np.float32),
+            x[m].mean(dtype=np.float64),
+        )
+
+    m = np.array([[True, False, True], [False, True, True]])
+    for dtype in (np.int32, np.int64, np.uint8, np.int8, np.float16, np.float32, np.bool_):
+        x = np.array([[3, 7, 1], [9, 2, 2]]).astype(dtype)
+        if dtype == np.int8:
+            x = -x  # extremes below zero: min of nothing selected is not 0
+        same(f, x, m, rtol=8 * float(np.finfo(np.float16).eps))
+    # Rows selected by a mask of the leading axis (x[mask] is (k, 3)).
+    rows = np.array([True, False, True, True])
+    same(lambda x, r: (x[r].sum(), x[r].max(), x[r].mean()), positive(4, 3), rows, rtol=8 * EPS64)
+
+
+def test_masked_reductions_of_nothing_as_numpys():
+    # Nothing selected: sum 0, prod 1, any False, all True, mean nan (NumPy
+    # warns), and max and min NumPy's ValueError when the kernel runs.
+    none = np.zeros(5, dtype=bool)
+    x = positive(5)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        same(lambda a, m: (a[m].sum(), a[m].prod(), a[m].any(), a[m].all(), a[m].mean()), x, none)
+    for name in ("max", "min"):
+        f = lambda a, m: getattr(a[m], name)()  # noqa: B023
+        op = {"max": "maximum", "min": "minimum"}[name]
+        message = f"zero-size array to reduction operation {op} which has no identity"
+        with pytest.raises(ValueError, match=message):
+            f(x, none)
+        with pytest.raises(ValueError, match=message):
+            jit(f)(x, none)
+        assert jit(f)(x, none | (x == x.max())) == f(x, x == x.max())
 
 
 def test_masked_read_used_with_its_shape_is_refused():

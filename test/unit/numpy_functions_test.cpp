@@ -117,6 +117,30 @@ TEST(RowKernels, SortsScansAndIndicesAsNumPy) {
                0, 0));
 }
 
+TEST(RowKernels, UfuncAtAndMaskedReductionsAsNumPy) {
+  // ufunc.at at computed positions: in order, repeats applying again,
+  // negative ones from the end; uint8 sums and products wrap (NumPy's).
+  Array ids = Array::fromVector<int64_t>({1, -1, 1, 3, 1}, {5});
+  Array small = Array::fromVector<uint8_t>({250, 200, 3, 7, 90}, {5});
+  auto at = jit([](const Tensor &t, const Tensor &i) {
+    const Tensor v = cast(i * 40 + 130, DType::u8);
+    return ufuncAt("multiply", ufuncAt("add", t, argsort(i), v), i, v);
+  });
+  EXPECT_TRUE(allClose(at(small, ids),
+                       numpy("f(t, i)", {{"t", small}, {"i", ids}},
+                             "def f(t, i):\n  t = t.copy()\n  v = (i * 40 + 130).astype(np.uint8)\n"
+                             "  np.add.at(t, np.argsort(i, kind='stable'), v)\n"
+                             "  np.multiply.at(t, i, v)\n  return t"),
+                       0, 0));
+  // x[mask].max() of nothing: NumPy's ValueError, when the kernel runs.
+  Array x = randomArray({3, 4}, DType::f64, 23);
+  auto largest = jit([](const Tensor &a) { return maskedReduce("max", a, greater(a, 10.0)); });
+  EXPECT_EQ(errorOf([&] { largest(x); }),
+            "zero-size array to reduction operation maximum which has no identity");
+  auto mean = jit([](const Tensor &a) { return maskedReduce("mean", a, greater(a, 0.0)); });
+  EXPECT_TRUE(allClose(mean(x), numpy("x[x > 0].mean()", {{"x", x}}), 1e-15, 0));
+}
+
 TEST(Linalg, LapackKernelsAndLinAlgErrors) {
   Array m = randomArray({5, 5}, DType::f64, 31);
   auto spd = [](const Tensor &a) { return matmul(a, transpose(a, {1, 0})) + identity(5) * 5.0; };
