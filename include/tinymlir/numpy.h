@@ -136,6 +136,18 @@ Tensor roll(const Tensor &a, const std::vector<int64_t> &shift,
 /// np.tile: `a` repeated `reps` times along each axis (reps and a's shape
 /// padded with leading ones to the same length).
 Tensor tile(const Tensor &a, const std::vector<int64_t> &reps);
+/// np.resize: the elements of `a` repeated in order to fill `shape` (zeros
+/// where `a` is empty).
+Tensor resize(const Tensor &a, const Shape &shape);
+/// np.copyto(dst, src, casting, where) as dst's new value: src broadcast to
+/// dst's shape and cast to its dtype where `where` holds (null: everywhere),
+/// after NumPy's casting check ("no", "equiv", "safe", "same_kind",
+/// "unsafe").
+Tensor copyto(const Tensor &dst, const Tensor &src, std::string_view casting,
+              const Tensor &where = Tensor());
+/// np.putmask(a, mask, values) as a's new value: values, repeated in order
+/// over a's elements (np.resize), where mask holds.
+Tensor putmask(const Tensor &a, const Tensor &mask, const Tensor &values);
 /// np.repeat: each element along `axis` repeated (one count for all, or one
 /// count per element); no axis: the flattened array.
 Tensor repeat(const Tensor &a, const std::vector<int64_t> &repeats, std::optional<int64_t> axis);

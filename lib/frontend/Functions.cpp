@@ -920,6 +920,41 @@ Tensor roll(const Tensor &a, const std::vector<int64_t> &shift,
   return result;
 }
 
+Tensor resize(const Tensor &a, const Shape &shape) {
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }))
+    fail("resize", "all elements of `new_shape` must be non-negative");
+  const int64_t n = numElements(a.shape()), total = numElements(shape);
+  if (n == 0 || total == 0)
+    return full(shape, 0, a.dtype());
+  const Tensor flat = tile(reshape(a, {n}), {(total + n - 1) / n});
+  return reshape(slice(flat, {0}, {total}), shape);
+}
+
+Tensor copyto(const Tensor &dst, const Tensor &src, std::string_view casting, const Tensor &where) {
+  const std::optional<Casting> rule = castingNamed(casting);
+  if (!rule)
+    fail("copyto", "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'");
+  if (!canCast(src.dtype(), dst.dtype(), *rule))
+    fail("copyto",
+         std::string("Cannot cast array data from dtype('") + dtypeName(src.dtype()) +
+             "') to dtype('" + dtypeName(dst.dtype()) + "') according to the rule '" +
+             std::string(casting) + "'",
+         ErrorKind::Type);
+  const Tensor value = broadcastTo(cast(src, dst.dtype()), dst.shape());
+  return where.valid()
+             ? tinymlir::where(broadcastTo(cast(where, DType::b8), dst.shape()), value, dst)
+             : value;
+}
+
+Tensor putmask(const Tensor &a, const Tensor &mask, const Tensor &values) {
+  if (numElements(mask.shape()) != numElements(a.shape()))
+    fail("putmask", "mask and data must be the same size");
+  if (numElements(values.shape()) == 0) // NumPy's: nothing to put
+    return a;
+  const Tensor v = values.shape() == a.shape() ? values : resize(values, a.shape());
+  return where(reshape(cast(mask, DType::b8), a.shape()), cast(v, a.dtype()), a);
+}
+
 Tensor tile(const Tensor &a, const std::vector<int64_t> &reps) {
   if (std::any_of(reps.begin(), reps.end(), [](int64_t r) { return r < 0; }))
     fail("tile", "negative dimensions are not allowed");

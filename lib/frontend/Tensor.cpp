@@ -134,6 +134,19 @@ std::vector<int64_t> normalizeAxes(const char *op, const Axes &axes, int64_t ran
   return out;
 }
 
+std::optional<Casting> castingNamed(std::string_view name) {
+  static constexpr std::pair<std::string_view, Casting> kNames[] = {
+      {"no", Casting::No},
+      {"equiv", Casting::Equiv},
+      {"safe", Casting::Safe},
+      {"same_kind", Casting::SameKind},
+      {"unsafe", Casting::Unsafe}};
+  for (const auto &[spelling, casting] : kNames)
+    if (spelling == name)
+      return casting;
+  return std::nullopt;
+}
+
 bool canCast(DType from, DType to, Casting casting) {
   // NumPy's kinds in order: bool < unsigned < signed < float < complex.
   auto order = [](DType d) {

@@ -7,7 +7,9 @@
 // BLAS's alpha and beta take what the ops around a real product do to it
 // (C = alpha * A @ B + beta * C, PolyBench's gemm as NumPy writes it):
 //   linalg.fill 0 of C just before          -> beta 0, the fill erased
+//   or a copy into C of a buffer of zeros   -> beta 0, the copy erased
 //   A (or B) a temporary = s * X, read once -> alpha *= s, X read instead
+//   A (or B) a reshaped copy of a slice     -> the slice read in place
 //   then, with beta 0: the only reader of C
 //   is D = C + t * D (or C + D) in place    -> C is D, beta t, that op erased
 // Each pass over an array these save is a fifth of a (1000, 1000) product's
@@ -28,6 +30,7 @@
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/Linalg/IR/Linalg.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/Utils/ReshapeOpsUtils.h>
 #include <mlir/IR/Builders.h>
 #include <mlir/Pass/Pass.h>
 
@@ -172,6 +175,86 @@ bool sameElements(Value a, Value b) {
   return root && root == whole(b);
 }
 
+/// Whether buffer `z` holds zeros wherever `at` reads it: a fresh buffer
+/// whose only write is a fill of 0 before `at` (or before the op holding it),
+/// otherwise copied from and freed.
+bool holdsZeros(Value z, Operation *at) {
+  if (!z.getDefiningOp<memref::AllocOp>())
+    return false;
+  int fills = 0;
+  for (Operation *user : z.getUsers()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(user)) {
+      std::optional<double> value = constantOf(fill.getInputs()[0]);
+      Operation *here = fill->getBlock()->findAncestorOpInBlock(*at);
+      if (fill.getOutputs()[0] != z || !value || *value != 0.0 || !here ||
+          !fill->isBeforeInBlock(here))
+        return false;
+      ++fills;
+    } else if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+      if (copy.getSource() != z || copy.getTarget() == z)
+        return false;
+    } else if (!isa<memref::DeallocOp>(user)) {
+      return false;
+    }
+  }
+  return fills == 1;
+}
+
+/// An input that is a copy of another buffer made just for the product
+/// (a slice A[r] copied out to be reshaped, as bufferization does for
+/// tensor.reshape): the product reads the slice itself, through a
+/// collapse_shape where the copy was reshaped, and the copy goes.
+void readCopiesInPlace(linalg::LinalgOp op) {
+  const Value c = viewRoot(op.getDpsInits()[0]);
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    const Value x = input->get();
+    Operation *reshape = x.getDefiningOp<memref::ReshapeOp>();
+    const Value t = reshape ? cast<memref::ReshapeOp>(reshape).getSource() : x;
+    if (!t.getDefiningOp<memref::AllocOp>() || (reshape && !sameElements(x, t)))
+      continue;
+    memref::CopyOp copy;
+    bool other = false;
+    for (Operation *user : t.getUsers()) {
+      if (auto c2 = dyn_cast<memref::CopyOp>(user); c2 && c2.getTarget() == t && !copy)
+        copy = c2;
+      else
+        other |= user != reshape && user != op.getOperation() && !isa<memref::DeallocOp>(user);
+    }
+    if (other || !copy || (reshape && !reshape->hasOneUse()) ||
+        copy->getBlock() != op->getBlock() || !copy->isBeforeInBlock(op))
+      continue;
+    const Value src = copy.getSource();
+    auto srcType = cast<MemRefType>(src.getType()), xType = cast<MemRefType>(x.getType());
+    if (viewRoot(src) == c || !untouchedBetween(copy, op, {viewRoot(src)}) ||
+        srcType.getElementType() != xType.getElementType())
+      continue;
+    Value view = src;
+    if (srcType.getShape() != xType.getShape()) {
+      std::optional<SmallVector<ReassociationIndices>> groups =
+          getReassociationIndicesForReshape(srcType, xType);
+      if (!groups || srcType.getRank() <= xType.getRank() ||
+          !memref::CollapseShapeOp::isGuaranteedCollapsible(srcType, *groups))
+        continue;
+      OpBuilder b(op);
+      view = memref::CollapseShapeOp::create(b, op->getLoc(), src, *groups);
+    }
+    if (!isRowMajor(view) || cast<MemRefType>(view.getType()).getShape() != xType.getShape()) {
+      if (view != src)
+        view.getDefiningOp()->erase();
+      continue;
+    }
+    input->set(view);
+    if (reshape)
+      reshape->erase();
+    copy->erase();
+    if (llvm::all_of(t.getUsers(), [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
+      for (Operation *user : llvm::make_early_inc_range(t.getUsers()))
+        user->erase();
+      t.getDefiningOp()->erase();
+    }
+  }
+}
+
 /// A product's alpha and beta taken from the ops around it (see the top).
 struct Scaling {
   double alpha = 1, beta = 1;
@@ -182,7 +265,9 @@ Scaling fuseScaling(linalg::LinalgOp op) {
   Value c = op.getDpsInits()[0];
   Type element = cast<MemRefType>(c.getType()).getElementType();
   Block *block = op->getBlock();
-  // beta 0: C filled with zeros before, nothing between touching it.
+  readCopiesInPlace(op);
+  // beta 0: C filled with zeros before (or given a copy of a buffer of
+  // zeros: a fill hoisted out of a loop), nothing between touching it.
   for (Operation *p = op->getPrevNode(); p; p = p->getPrevNode()) {
     auto fill = dyn_cast<linalg::FillOp>(p);
     if (fill && fill.getOutputs()[0] == c) {
@@ -190,6 +275,12 @@ Scaling fuseScaling(linalg::LinalgOp op) {
         fill->erase();
         s.beta = 0;
       }
+      break;
+    }
+    if (auto copy = dyn_cast<memref::CopyOp>(p);
+        copy && copy.getTarget() == c && holdsZeros(copy.getSource(), copy)) {
+      copy->erase();
+      s.beta = 0;
       break;
     }
     if (touches(p, {viewRoot(c)}))

@@ -9,7 +9,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <climits>
-#include <map>
 #include <string>
 
 namespace nb = nanobind;
@@ -113,16 +112,11 @@ void registerIndex(nb::module_ &m) {
   m.def(
       "can_cast",
       [](const std::string &from, const std::string &to, const std::string &casting) {
-        static const std::map<std::string, Casting> names{{"no", Casting::No},
-                                                          {"equiv", Casting::Equiv},
-                                                          {"safe", Casting::Safe},
-                                                          {"same_kind", Casting::SameKind},
-                                                          {"unsafe", Casting::Unsafe}};
-        auto it = names.find(casting);
-        if (it == names.end())
+        const std::optional<Casting> rule = castingNamed(casting);
+        if (!rule)
           throw nb::value_error(
               "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'");
-        return canCast(parseDType(from), parseDType(to), it->second);
+        return canCast(parseDType(from), parseDType(to), *rule);
       },
       "from_"_a, "to"_a, "casting"_a = "safe", "NumPy's np.can_cast of two dtypes.");
   m.def("broadcast_into", &broadcastInto, "t"_a, "shape"_a, "what"_a = "input array",

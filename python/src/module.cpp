@@ -366,6 +366,16 @@ NB_MODULE(_tinymlir, m) {
         "a"_a, "indices"_a, "axis"_a.none(), "mode"_a = "raise");
   m.def("take_along_axis", &takeAlongAxis, "arr"_a, "indices"_a, "axis"_a.none());
   m.def(
+      "copyto",
+      [](const Tensor &dst, const Tensor &src, const std::string &casting,
+         const std::optional<Tensor> &where) {
+        return copyto(dst, src, casting, where.value_or(Tensor()));
+      },
+      "dst"_a, "src"_a, "casting"_a, "where"_a.none(),
+      "np.copyto's new value of dst (numpy.h's copyto).");
+  m.def("putmask", &putmask, "a"_a, "mask"_a, "values"_a,
+        "np.putmask's new value of a (numpy.h's putmask).");
+  m.def(
       "ufunc_at",
       [](const std::string &ufunc, const Tensor &table, const Tensor &ids, const Tensor &values) {
         return ufuncAt(ufunc, table, ids, values);

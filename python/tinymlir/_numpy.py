@@ -696,29 +696,17 @@ def _copy(a, order="K", subok=False):
 def _copyto(dst, src, casting="same_kind", where=True):
     if not isinstance(dst, Traced):
         raise TracingError("tinymlir: numpy.copyto writes into a traced array only")
-    s_t = _traced(src, "numpy.copyto's source")
-    if not _core.can_cast(str(s_t.dtype), str(dst.dtype), casting):
-        raise TypeError(
-            f"Cannot cast array data from dtype('{s_t.dtype}') to "
-            f"dtype('{dst.dtype}') according to the rule '{casting}'"
-        )
-    if where is True:
-        dst[...] = s_t
-    else:
-        dst[...] = np.where(where, s_t.astype(dst.dtype), dst)
+    s_t = to_tensor(src, "numpy.copyto's source")
+    w = None if where is True else to_tensor(where, "numpy.copyto's where")
+    dst[...] = Traced(_core.copyto(dst._t, s_t, casting, w))
 
 
 @_implements(np.putmask)
 def _putmask(a, mask, values):
     if not isinstance(a, Traced):
         raise TracingError("tinymlir: numpy.putmask writes into a traced array only")
-    v = _traced(values, "numpy.putmask's values")
-    if v.ndim and v.shape != a.shape:
-        raise TracingError(
-            "tinymlir traces numpy.putmask with values of the array's shape or a "
-            "scalar (NumPy repeats others cyclically)"
-        )
-    a[...] = np.where(mask, v.astype(a.dtype), a)
+    m = to_tensor(mask, "numpy.putmask's mask")
+    a[...] = Traced(_core.putmask(a._t, m, to_tensor(values, "numpy.putmask's values")))
 
 
 @_implements(np.place)

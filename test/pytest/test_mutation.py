@@ -776,6 +776,23 @@ def test_other_threads_keep_numpys_functions_while_tracing():
     assert np.zeros is tinymlir._creation._ORIGINALS["zeros"]  # removed after the trace
 
 
+def test_copyto_where_and_putmask_as_numpys():
+    # copyto's where broadcasts; putmask repeats its values in order over
+    # the array's elements (np.resize), and does nothing with none.
+    def f(a, b, row, w):
+        np.copyto(a, row, where=w)
+        np.copyto(b, 3, where=b > 1.0)
+        np.putmask(a, a > 1.0, [-1.0, -2.0, -3.0])
+        np.putmask(b, b < 1.0, np.array([], dtype=np.float64))
+        return a, b
+
+    same(f, positive(4, 5), positive(4, 5), positive(5), np.array([True, False] * 2 + [True]))
+    with pytest.raises(TypeError, match=r"Cannot cast array data from dtype\('float64'\)"):
+        jit(lambda a, b: np.copyto(a, b, casting="safe"))(np.zeros(3, np.float32), np.ones(3))
+    with pytest.raises(ValueError, match="mask and data must be the same size"):
+        jit(lambda a: np.putmask(a, np.ones(4, dtype=bool), 1.0))(np.zeros(3))
+
+
 # --- Masks -----------------------------------------------------------------------------
 
 

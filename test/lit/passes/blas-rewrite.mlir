@@ -280,3 +280,44 @@ func.func @apart(%a: memref<12x12xf64>, %w: memref<1x12xf64>, %c: memref<12x1xf6
   linalg.matmul ins(%w, %a : memref<1x12xf64>, memref<12x12xf64>) outs(%d : memref<1x12xf64>)
   return
 }
+
+// doitgen's A[r] = A[r] @ C4 as bufferized in a loop: the slice copied out
+// to be reshaped, C a copy of zeros filled once above the loop, the result
+// copied back. The product reads the slice in place (a collapse_shape of
+// it) with beta 0; the copy out stays (the slice is also the product's
+// input).
+// CHECK-LABEL: func.func @slices
+// CHECK: linalg.fill
+// CHECK: scf.for
+// CHECK-NOT: memref.copy
+// CHECK: %[[ROW:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : memref<1x8x8xf64, strided<[64, 8, 1], offset: ?>> into memref<8x8xf64, strided<[8, 1], offset: ?>>
+// CHECK: memref.extract_aligned_pointer_as_index %[[ROW]]
+// CHECK: %[[BETA:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: call @tinymlir_dgemm({{.*}}, %[[BETA]])
+// CHECK: memref.copy
+// CHECK-NOT: memref.copy
+func.func @slices(%a: memref<4x8x8xf64>, %w: memref<8x8xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %shape2 = memref.alloc() : memref<2xi64>
+  %shape3 = memref.alloc() : memref<3xi64>
+  %zeros = memref.alloc() : memref<8x8xf64>
+  linalg.fill ins(%zero : f64) outs(%zeros : memref<8x8xf64>)
+  scf.for %r = %c0 to %c4 step %c1 {
+    %slice = memref.subview %a[%r, 0, 0] [1, 8, 8] [1, 1, 1] : memref<4x8x8xf64> to memref<1x8x8xf64, strided<[64, 8, 1], offset: ?>>
+    %t = memref.alloc() : memref<1x8x8xf64>
+    memref.copy %slice, %t : memref<1x8x8xf64, strided<[64, 8, 1], offset: ?>> to memref<1x8x8xf64>
+    %x = memref.reshape %t(%shape2) : (memref<1x8x8xf64>, memref<2xi64>) -> memref<8x8xf64>
+    %c = memref.alloc() : memref<8x8xf64>
+    memref.copy %zeros, %c : memref<8x8xf64> to memref<8x8xf64>
+    linalg.matmul ins(%x, %w : memref<8x8xf64>, memref<8x8xf64>) outs(%c : memref<8x8xf64>)
+    memref.dealloc %t : memref<1x8x8xf64>
+    %y = memref.reshape %c(%shape3) : (memref<8x8xf64>, memref<3xi64>) -> memref<1x8x8xf64>
+    memref.copy %y, %slice : memref<1x8x8xf64> to memref<1x8x8xf64, strided<[64, 8, 1], offset: ?>>
+    memref.dealloc %c : memref<8x8xf64>
+  }
+  memref.dealloc %zeros : memref<8x8xf64>
+  return
+}
