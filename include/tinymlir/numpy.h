@@ -148,6 +148,10 @@ Tensor copyto(const Tensor &dst, const Tensor &src, std::string_view casting,
 /// np.putmask(a, mask, values) as a's new value: values, repeated in order
 /// over a's elements (np.resize), where mask holds.
 Tensor putmask(const Tensor &a, const Tensor &mask, const Tensor &values);
+/// np.fill_diagonal(a, val, wrap) as a's new value: NumPy's
+/// a.flat[:end:step] = val, the values repeated in order (np.resize) along
+/// the diagonal; a of rank 2, or of equal dimensions.
+Tensor fillDiagonal(const Tensor &a, const Tensor &val, bool wrap = false);
 /// np.repeat: each element along `axis` repeated (one count for all, or one
 /// count per element); no axis: the flattened array.
 Tensor repeat(const Tensor &a, const std::vector<int64_t> &repeats, std::optional<int64_t> axis);

@@ -955,6 +955,30 @@ Tensor putmask(const Tensor &a, const Tensor &mask, const Tensor &values) {
   return where(reshape(cast(mask, DType::b8), a.shape()), cast(v, a.dtype()), a);
 }
 
+Tensor fillDiagonal(const Tensor &a, const Tensor &val, bool wrap) {
+  const Shape &s = a.shape();
+  if (s.size() < 2)
+    fail("fill_diagonal", "array must be at least 2-d");
+  if (s.size() > 2 && std::any_of(s.begin(), s.end(), [&](int64_t d) { return d != s[0]; }))
+    fail("fill_diagonal", "All dimensions of input must be of equal length");
+  const int64_t size = numElements(s);
+  int64_t step = 1, end = size, stride = 1;
+  if (s.size() == 2) {
+    step = s[1] + 1;
+    end = wrap ? size : std::min(size, s[1] * s[1]);
+  } else {
+    for (size_t d = 0; d + 1 < s.size(); ++d)
+      step += stride *= s[d]; // 1 + the sum of the cumulative products
+  }
+  const int64_t count = end > 0 ? (end - 1) / step + 1 : 0;
+  if (count == 0)
+    return a;
+  if (numElements(val.shape()) == 0)
+    fail("fill_diagonal", "the value to fill the diagonal with is empty");
+  const Tensor values = cast(resize(val, {count}), a.dtype());
+  return reshape(sliceUpdate(reshape(a, {size}), {0}, {end}, {step}, values), s);
+}
+
 Tensor tile(const Tensor &a, const std::vector<int64_t> &reps) {
   if (std::any_of(reps.begin(), reps.end(), [](int64_t r) { return r < 0; }))
     fail("tile", "negative dimensions are not allowed");

@@ -478,37 +478,33 @@ public:
                                          arith::ConstantIndexOp::create(b, loc_, columns)));
   }
 
-  func::FuncOp declare(Type element) {
-    const char *name = element.isF32()            ? "tinymlir_sgemm"
-                       : element.isF64()          ? "tinymlir_dgemm"
-                       : isComplexOf(element, 32) ? "tinymlir_cgemm"
-                                                  : "tinymlir_zgemm";
+  /// The private declaration of runtime function `name` (lib/runtime/Gemm.h),
+  /// made once per module: integers are i64, pointers !llvm.ptr, scalings f64.
+  func::FuncOp declare(const char *name, const char *signature) {
     if (auto f = module_.lookupSymbol<func::FuncOp>(name))
       return f;
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(module_.getBody());
-    Type i64 = b_.getI64Type(), ptr = LLVM::LLVMPointerType::get(b_.getContext());
-    Type f64 = b_.getF64Type();
-    auto type = b_.getFunctionType(
-        {i64, i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, i64, f64, f64}, {});
-    auto f = func::FuncOp::create(b_, loc_, name, type);
+    SmallVector<Type> params;
+    for (const char *p = signature; *p; ++p)
+      params.push_back(*p == 'i'   ? Type(b_.getI64Type())
+                       : *p == 'p' ? Type(LLVM::LLVMPointerType::get(b_.getContext()))
+                                   : Type(b_.getF64Type()));
+    auto f = func::FuncOp::create(b_, loc_, name, b_.getFunctionType(params, {}));
     f.setPrivate();
     return f;
   }
 
+  func::FuncOp declareGemm(Type element) {
+    return declare(element.isF32()            ? "tinymlir_sgemm"
+                   : element.isF64()          ? "tinymlir_dgemm"
+                   : isComplexOf(element, 32) ? "tinymlir_cgemm"
+                                              : "tinymlir_zgemm",
+                   "iiiipiipiipiiff");
+  }
+
   func::FuncOp declareGemv2(Type element) {
-    const char *name = element.isF32() ? "tinymlir_sgemv2" : "tinymlir_dgemv2";
-    if (auto f = module_.lookupSymbol<func::FuncOp>(name))
-      return f;
-    OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPointToStart(module_.getBody());
-    Type i64 = b_.getI64Type(), ptr = LLVM::LLVMPointerType::get(b_.getContext());
-    Type f64 = b_.getF64Type();
-    auto type = b_.getFunctionType(
-        {i64, i64, ptr, i64, ptr, i64, ptr, i64, f64, f64, ptr, i64, ptr, f64, f64}, {});
-    auto f = func::FuncOp::create(b_, loc_, name, type);
-    f.setPrivate();
-    return f;
+    return declare(element.isF32() ? "tinymlir_sgemv2" : "tinymlir_dgemv2", "iipipipiffpipff");
   }
 
   /// c = alphaP A @ v + betaP c and d = alphaQ w @ A + betaQ d, one call.
@@ -567,7 +563,7 @@ public:
         stride(C),
         arith::ConstantFloatOp::create(b, loc_, b.getF64Type(), APFloat(scaling.alpha)),
         arith::ConstantFloatOp::create(b, loc_, b.getF64Type(), APFloat(scaling.beta))};
-    func::CallOp::create(b, loc_, declare(element), args);
+    func::CallOp::create(b, loc_, declareGemm(element), args);
   }
 
 private:

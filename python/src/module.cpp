@@ -373,6 +373,8 @@ NB_MODULE(_tinymlir, m) {
       },
       "dst"_a, "src"_a, "casting"_a, "where"_a.none(),
       "np.copyto's new value of dst (numpy.h's copyto).");
+  m.def("fill_diagonal", &fillDiagonal, "a"_a, "val"_a, "wrap"_a = false,
+        "np.fill_diagonal's new value of a (numpy.h's fillDiagonal).");
   m.def("putmask", &putmask, "a"_a, "mask"_a, "values"_a,
         "np.putmask's new value of a (numpy.h's putmask).");
   m.def(

@@ -724,24 +724,8 @@ def _place(arr, mask, vals):
 def _fill_diagonal(a, val, wrap=False):
     if not isinstance(a, Traced):
         raise TracingError("tinymlir: numpy.fill_diagonal writes into a traced array only")
-    if a.ndim < 2:
-        raise ValueError("array must be at least 2-d")
-    if a.ndim > 2 and len(set(a.shape)) != 1:
-        raise ValueError("All dimensions of input must be of equal length")
-    # NumPy's: a.flat[:end:step] = val, val repeated as needed
-    if a.ndim == 2:
-        step, end = a.shape[1] + 1, None if wrap else a.shape[1] * a.shape[1]
-    else:
-        step, end = 1 + int(np.cumprod(a.shape[:-1]).sum()), None
-    positions = _arange(a.size)[:end:step]
-    v = _traced(val, "numpy.fill_diagonal's value").reshape(-1)
-    if v.shape[0] not in (1, positions.size):
-        values = _arange(positions.size) % v.shape[0]
-        v = Traced(_core.concatenate([v[int(k) : int(k) + 1]._t for k in values], 0))
-    flat = a.reshape(-1)
-    if not flat._ref.same_buffer(a._ref):
-        raise TracingError("tinymlir traces numpy.fill_diagonal on a contiguous array")
-    flat[positions] = v
+    v = to_tensor(val, "numpy.fill_diagonal's value")
+    a[...] = Traced(_core.fill_diagonal(a._t, v, bool(wrap)))
 
 
 @_implements(np.count_nonzero)

@@ -793,6 +793,22 @@ def test_copyto_where_and_putmask_as_numpys():
         jit(lambda a: np.putmask(a, np.ones(4, dtype=bool), 1.0))(np.zeros(3))
 
 
+def test_fill_diagonal_as_numpys():
+    # NumPy's a.flat[:end:step] = val: a tall matrix with and without wrap,
+    # a wide one, a cube, values repeated in order along the diagonal.
+    def f(tall, wide, cube, v):
+        t2 = tall.copy()
+        np.fill_diagonal(tall, v)
+        np.fill_diagonal(wide, [7.0, 8.0])
+        np.fill_diagonal(cube, 5)
+        np.fill_diagonal(t2, v[:2], wrap=True)
+        return tall, wide, cube, t2
+
+    same(f, positive(7, 3), positive(3, 5), positive(3, 3, 3), positive(3))
+    with pytest.raises(ValueError, match="array must be at least 2-d"):
+        jit(lambda a: np.fill_diagonal(a, 1.0))(np.zeros(3))
+
+
 # --- Masks -----------------------------------------------------------------------------
 
 
