@@ -264,8 +264,8 @@ template <typename T, bool Same>
 }
 
 /// sweepBody compiled for AVX-512, AVX2 with FMA, and any x86-64, the best
-/// this machine has chosen at load time (the sweep is bound by arithmetic
-/// where A is in cache: 2x faster with FMA than on SSE2).
+/// this machine has chosen at load time: where A is in cache the sweep is
+/// bound by arithmetic (docs/performance.md).
 #if defined(__x86_64__)
 #define TINYMLIR_CLONES                                                                            \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
