@@ -148,6 +148,11 @@ Tensor copyto(const Tensor &dst, const Tensor &src, std::string_view casting,
 /// np.putmask(a, mask, values) as a's new value: values, repeated in order
 /// over a's elements (np.resize), where mask holds.
 Tensor putmask(const Tensor &a, const Tensor &mask, const Tensor &values);
+/// np.place(arr, mask, vals) as arr's new value: the k-th element selected by
+/// `mask` (arr's size, in C order) takes vals[k % vals.size] (flattened,
+/// cast to arr's dtype). No values: NumPy's ValueError if the mask, which
+/// must then be known while tracing, selects anything.
+Tensor place(const Tensor &arr, const Tensor &mask, const Tensor &vals);
 /// np.fill_diagonal(a, val, wrap) as a's new value: NumPy's
 /// a.flat[:end:step] = val, the values repeated in order (np.resize) along
 /// the diagonal; a of rank 2, or of equal dimensions.
@@ -171,9 +176,12 @@ Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode = "va
 
 /// np.cumulative_sum and np.cumulative_prod (NumPy 2.1): cumsum (cumprod)
 /// along `axis`, which arrays of more than one dimension must give (0-d:
-/// one element), with the identity first where `includeInitial`.
-Tensor cumulativeSum(const Tensor &x, std::optional<int64_t> axis, bool includeInitial = false);
-Tensor cumulativeProd(const Tensor &x, std::optional<int64_t> axis, bool includeInitial = false);
+/// one element), with the identity first where `includeInitial`; in
+/// `dtype` where given, as cumsum's.
+Tensor cumulativeSum(const Tensor &x, std::optional<int64_t> axis, bool includeInitial = false,
+                     std::optional<DType> dtype = std::nullopt);
+Tensor cumulativeProd(const Tensor &x, std::optional<int64_t> axis, bool includeInitial = false,
+                      std::optional<DType> dtype = std::nullopt);
 
 /// np.take: the elements of `a` at `indices` (integers or bools) along `axis`
 /// (none: of the flattened array), by mode "raise" (out of bounds: NumPy's
@@ -217,6 +225,32 @@ Tensor nanargmin(const Tensor &a, std::optional<int64_t> axis = std::nullopt,
 /// raised when the kernel runs; the mean of nothing is nan.
 Tensor maskedReduce(std::string_view name, const Tensor &x, const Tensor &mask,
                     std::optional<DType> dtype = std::nullopt);
+/// The keyword arguments of NumPy's reductions (np.sum(a, axis, dtype, out,
+/// keepdims, initial, where), np.var's ddof), each optional.
+struct Reduction {
+  /// The operand cast to it first: the accumulator of sum and prod; a float
+  /// dtype for mean, var and std.
+  std::optional<DType> dtype;
+  /// The elements that take part: a mask that broadcasts to the operand.
+  Tensor where;
+  /// A scalar taking part in every result (sum, prod, max, min), cast to the
+  /// result's dtype; max and min need one with `where`, and an empty max or
+  /// min is its value.
+  Tensor initial;
+  /// Delta degrees of freedom (var, std).
+  double ddof = 0;
+};
+/// NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std)
+/// over `axes`, with NumPy's keyword arguments. A mean or variance over no
+/// element is nan, as NumPy's (which also warns).
+Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes = {}, bool keepdims = false,
+              const Reduction &how = {});
+/// np.count_nonzero: the int64 count of nonzero elements over `axes`.
+Tensor countNonzero(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
+/// A reduction's out=: `result` written into `out`, whose shape must be the
+/// result's (NumPy's ValueError names the reduction `name`), cast as NumPy's
+/// reductions cast their out= (unsafe: 2.7 into an int array is 2).
+void reduceInto(Ref &out, const Tensor &result, std::string_view name);
 /// np.nanmean: the sum of the numbers over their count (nan for none).
 Tensor nanmean(const Tensor &a, const Axes &axes = {}, bool keepdims = false,
                std::optional<DType> dtype = std::nullopt);

@@ -282,9 +282,12 @@ Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index
 Tensor sort(const Tensor &x, int64_t axis = -1);
 Tensor argsort(const Tensor &x, int64_t axis = -1);
 /// Cumulative sums and products along `axis` (none: of the flattened array),
-/// sequential as NumPy's; integers and bools accumulate in int64 (uint64).
-Tensor cumsum(const Tensor &x, std::optional<int64_t> axis = std::nullopt);
-Tensor cumprod(const Tensor &x, std::optional<int64_t> axis = std::nullopt);
+/// sequential as NumPy's; integers and bools accumulate in int64 (uint64),
+/// or in `dtype` where given (the operand cast to it first).
+Tensor cumsum(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
+              std::optional<DType> dtype = std::nullopt);
+Tensor cumprod(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
+               std::optional<DType> dtype = std::nullopt);
 /// The int64 index of the first maximum (minimum) along `axis`, or of the
 /// flattened array; a nan counts as the extreme, as NumPy's.
 Tensor argmax(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);

@@ -955,6 +955,28 @@ Tensor putmask(const Tensor &a, const Tensor &mask, const Tensor &values) {
   return where(reshape(cast(mask, DType::b8), a.shape()), cast(v, a.dtype()), a);
 }
 
+Tensor place(const Tensor &arr, const Tensor &mask, const Tensor &vals) {
+  const int64_t size = numElements(arr.shape()), n = numElements(vals.shape());
+  if (numElements(mask.shape()) != size)
+    fail("place", "place: mask and data must be the same size");
+  const Tensor m = reshape(cast(mask, DType::b8), {size});
+  if (n == 0) { // NumPy's error where the mask selects something
+    if (mask.isConcrete()) {
+      const std::vector<double> selected = mask.array().toDoubles();
+      if (std::any_of(selected.begin(), selected.end(), [](double v) { return v != 0; }))
+        fail("place", "Cannot insert from an empty array!");
+      return arr;
+    }
+    // -(the count) must be at least 0: the kernel stops otherwise (reason 6).
+    const Tensor none = detail::requireAtLeast(negative(sum(cast(m, DType::i64))), 0, 6);
+    return where(greater_equal(none, weakInteger(0)), arr, ScalarType{arr.dtype()}(0.0));
+  }
+  Tensor v = reshape(cast(vals, arr.dtype()), {n});
+  if (n > 1) // the k-th selected element: k from the mask's running count
+    v = take(v, remainder(cumsum(m) - weakInteger(1), weakInteger(n)));
+  return reshape(where(m, v, reshape(arr, {size})), arr.shape());
+}
+
 Tensor fillDiagonal(const Tensor &a, const Tensor &val, bool wrap) {
   const Shape &s = a.shape();
   if (s.size() < 2)
@@ -1305,12 +1327,12 @@ void putAlongAxis(Ref &arr, const Tensor &indices, const Tensor &values,
 namespace {
 
 Tensor cumulative(const char *op, const Tensor &x, std::optional<int64_t> axis, bool initial,
-                  bool product) {
+                  bool product, std::optional<DType> dtype) {
   if (!axis && x.rank() > 1)
     fail(op, "For arrays which have more than one dimension ``axis`` argument is required.");
   const Tensor t = x.rank() == 0 ? reshape(x, {1}) : x;
   const int64_t ax = normalizeAxes(op, Axes(axis.value_or(0)), t.rank())[0];
-  const Tensor r = product ? cumprod(t, ax) : cumsum(t, ax);
+  const Tensor r = product ? cumprod(t, ax, dtype) : cumsum(t, ax, dtype);
   if (!initial)
     return r;
   Shape first = r.shape();
@@ -1320,12 +1342,14 @@ Tensor cumulative(const char *op, const Tensor &x, std::optional<int64_t> axis, 
 
 } // namespace
 
-Tensor cumulativeSum(const Tensor &x, std::optional<int64_t> axis, bool includeInitial) {
-  return cumulative("cumulative_sum", x, axis, includeInitial, false);
+Tensor cumulativeSum(const Tensor &x, std::optional<int64_t> axis, bool includeInitial,
+                     std::optional<DType> dtype) {
+  return cumulative("cumulative_sum", x, axis, includeInitial, false, dtype);
 }
 
-Tensor cumulativeProd(const Tensor &x, std::optional<int64_t> axis, bool includeInitial) {
-  return cumulative("cumulative_prod", x, axis, includeInitial, true);
+Tensor cumulativeProd(const Tensor &x, std::optional<int64_t> axis, bool includeInitial,
+                      std::optional<DType> dtype) {
+  return cumulative("cumulative_prod", x, axis, includeInitial, true, dtype);
 }
 
 // --- nan functions ---------------------------------------------------------------
@@ -1448,39 +1472,159 @@ Tensor extremeOf(DType dtype, bool largest) {
 }
 } // namespace
 
+// --- Reductions with NumPy's keywords ---------------------------------------------
+
+namespace {
+
+enum class Reducer { Sum, Prod, Max, Min, Any, All, Mean, Var, Std };
+
+Reducer reducerNamed(std::string_view name) {
+  static constexpr std::pair<std::string_view, Reducer> kNames[] = {
+      {"sum", Reducer::Sum},   {"prod", Reducer::Prod}, {"max", Reducer::Max},
+      {"min", Reducer::Min},   {"any", Reducer::Any},   {"all", Reducer::All},
+      {"mean", Reducer::Mean}, {"var", Reducer::Var},   {"std", Reducer::Std}};
+  for (auto [n, r] : kNames)
+    if (n == name)
+      return r;
+  fail("reduce",
+       "no reduction named '" + std::string(name) +
+           "' (sum, prod, max, min, any, all, mean, var, std)",
+       ErrorKind::Type);
+}
+
+/// a where `w` holds and `fill` elsewhere; all of a without a mask.
+Tensor kept(const Tensor &a, const Tensor &w, const Tensor &fill) {
+  return w.valid() ? where(w, a, cast(fill, a.dtype())) : a;
+}
+
+/// NumPy's _mean and _var (numpy/_core/_methods.py) over the elements where
+/// `w` holds: integers in float64, float16 in float32 with a float16 result.
+/// The count is w's (nan for none); the variance's sum of squares is divided
+/// by max(count - ddof, 0).
+Tensor meanOrVar(const Tensor &a, const Axes &axes, bool keepdims, const Tensor &w,
+                 std::optional<double> ddof) {
+  if (!w.valid())
+    return ddof ? var(a, axes, keepdims, *ddof) : mean(a, axes, keepdims);
+  Tensor t = inexact(a.dtype()) ? a : cast(a, DType::f64);
+  const bool half = t.dtype() == DType::f16;
+  if (half)
+    t = cast(t, DType::f32);
+  auto zero = [](const Tensor &x) { return ScalarType{x.dtype()}(0.0); };
+  auto half16 = [&](const Tensor &r) { return half ? cast(r, DType::f16) : r; };
+  if (!ddof) {
+    const Tensor total = sum(where(w, t, zero(t)), axes, keepdims);
+    return half16(divideByCount(total, sum(cast(w, DType::i64), axes, keepdims)));
+  }
+  const Tensor count = sum(cast(w, DType::i64), axes, /*keepdims=*/true);
+  const Tensor centered = t - divideByCount(sum(where(w, t, zero(t)), axes, true), count);
+  const Tensor squares = isComplex(t.dtype())
+                             ? real(centered) * real(centered) + imag(centered) * imag(centered)
+                             : centered * centered;
+  const Tensor total = sum(where(w, squares, zero(squares)), axes, keepdims);
+  Tensor dof = maximum(subtract(count, ScalarType{DType::f64}(*ddof)), ScalarType{DType::f64}(0.0));
+  return half16(divideByCount(total, reshape(dof, total.shape())));
+}
+
+} // namespace
+
+Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes, bool keepdims,
+              const Reduction &how) {
+  const Reducer r = reducerNamed(name);
+  const std::string op(name);
+  if (how.initial.valid()) {
+    if (r != Reducer::Sum && r != Reducer::Prod && r != Reducer::Max && r != Reducer::Min)
+      fail(op.c_str(), op + "() got an unexpected keyword argument 'initial'", ErrorKind::Type);
+    if (how.initial.rank() != 0)
+      fail(op.c_str(), "setting an array element with a sequence (initial of shape " +
+                           shapeString(how.initial.shape()) + ", not a scalar)");
+  }
+  const bool averages = r == Reducer::Mean || r == Reducer::Var || r == Reducer::Std;
+  if (averages)
+    floatDtype(op.c_str(), how.dtype, false);
+  const Tensor t = inDtype(a, how.dtype);
+  const Tensor w =
+      how.where.valid() ? broadcastTo(cast(how.where, DType::b8), t.shape()) : Tensor();
+  auto value = [](const Tensor &x, double v) { return ScalarType{x.dtype()}(v); };
+  switch (r) {
+  case Reducer::Sum:
+  case Reducer::Prod: {
+    const bool add = r == Reducer::Sum;
+    Tensor out = add ? sum(kept(t, w, value(t, 0)), axes, keepdims)
+                     : prod(kept(t, w, value(t, 1)), axes, keepdims);
+    if (how.dtype) // an int64 sum cast to a narrower integer wraps as its own sum would
+      out = cast(out, *how.dtype);
+    if (!how.initial.valid())
+      return out;
+    const Tensor init = cast(how.initial, out.dtype());
+    return add ? out + init : out * init;
+  }
+  case Reducer::Max:
+  case Reducer::Min: {
+    const bool largest = r == Reducer::Max;
+    if (!how.initial.valid()) {
+      if (w.valid())
+        fail(op.c_str(), std::string("reduction operation '") + (largest ? "maximum" : "minimum") +
+                             "' does not have an identity, so to use a where mask one has to "
+                             "specify 'initial'");
+      return largest ? max(t, axes, keepdims) : min(t, axes, keepdims);
+    }
+    const Tensor init = cast(how.initial, t.dtype());
+    if (numElements(t.shape()) == 0) // an empty max or min is initial's
+      return broadcastTo(init, sum(t, axes, keepdims).shape());
+    const Tensor out =
+        largest ? max(kept(t, w, init), axes, keepdims) : min(kept(t, w, init), axes, keepdims);
+    return largest ? maximum(out, init) : minimum(out, init);
+  }
+  case Reducer::Any:
+  case Reducer::All: {
+    const Tensor b = w.valid() ? cast(t, DType::b8) : t;
+    return r == Reducer::Any ? any(kept(b, w, value(b, 0)), axes, keepdims)
+                             : all(kept(b, w, value(b, 1)), axes, keepdims);
+  }
+  case Reducer::Mean:
+    return meanOrVar(t, axes, keepdims, w, std::nullopt);
+  case Reducer::Var:
+    return meanOrVar(t, axes, keepdims, w, how.ddof);
+  case Reducer::Std:
+    return sqrt(meanOrVar(t, axes, keepdims, w, how.ddof));
+  }
+  return Tensor();
+}
+
+Tensor countNonzero(const Tensor &a, const Axes &axes, bool keepdims) {
+  const Tensor nonzero = a.dtype() == DType::b8 ? a : not_equal(a, ScalarType{a.dtype()}(0.0));
+  return sum(nonzero, axes, keepdims); // int64, as NumPy's intp
+}
+
+void reduceInto(Ref &out, const Tensor &result, std::string_view name) {
+  const std::string op(name);
+  const Shape &want = result.shape(), &got = out.shape();
+  if (got.size() != want.size())
+    fail(op.c_str(), "output parameter for reduction operation " + op +
+                         " has the wrong number of dimensions: Found " +
+                         std::to_string(got.size()) + " but expected " +
+                         std::to_string(want.size()));
+  if (got != want)
+    fail(op.c_str(), "output parameter for reduction operation " + op + " has shape " +
+                         shapeString(got) + ", not the result's " + shapeString(want));
+  out.assign(cast(result, out.dtype()));
+}
+
 Tensor maskedReduce(std::string_view name, const Tensor &x, const Tensor &mask,
                     std::optional<DType> dtype) {
-  const Tensor m = broadcastTo(mask, x.shape());
-  auto selected = [&](const Tensor &t, const Tensor &fill) { return where(m, t, fill); };
-  auto zero = [](const Tensor &t, double value) { return ScalarType{t.dtype()}(value); };
-  if (name == "sum" || name == "prod") {
-    const Tensor t = inDtype(x, dtype);
-    return name == "sum" ? sum(selected(t, zero(t, 0))) : prod(selected(t, zero(t, 1)));
-  }
-  if (name == "any" || name == "all") {
-    const Tensor t = cast(x, DType::b8);
-    return name == "any" ? any(selected(t, zero(t, 0))) : all(selected(t, zero(t, 1)));
-  }
+  Reduction how{dtype, mask, Tensor(), 0};
   if (name == "max" || name == "min") {
     const bool largest = name == "max";
     realOnly(x, largest ? "max" : "min");
-    const Tensor t = selected(x, extremeOf(x.dtype(), !largest));
-    const Tensor r = largest ? max(t) : min(t);
+    how.initial = extremeOf(x.dtype(), !largest); // no effect on what is selected
+    const Tensor r = reduce(name, x, Axes(), false, how);
     // 1 when something is selected; the kernel stops at a 0 (reasons 4, 5).
-    const Tensor one = detail::requireAtLeast(cast(any(m), DType::i64), 1, largest ? 4 : 5);
+    const Tensor one = detail::requireAtLeast(cast(any(broadcastTo(mask, x.shape())), DType::i64),
+                                              1, largest ? 4 : 5);
     return r.dtype() == DType::b8 ? logical_and(r, cast(one, DType::b8)) : r * cast(one, r.dtype());
   }
-  if (name == "mean") {
-    floatDtype("mean", dtype, false);
-    Tensor t = inDtype(x, dtype);
-    if (!isFloat(t.dtype()) && !isComplex(t.dtype())) // NumPy's: integers summed in float64
-      t = cast(t, DType::f64);
-    const DType result = t.dtype();
-    if (result == DType::f16) // NumPy's: in float32, the result float16
-      t = cast(t, DType::f32);
-    const Tensor total = sum(selected(t, zero(t, 0)));
-    return cast(divideByCount(total, sum(cast(m, DType::i64))), result); // nan for none
-  }
+  if (name == "sum" || name == "prod" || name == "any" || name == "all" || name == "mean")
+    return reduce(name, x, Axes(), false, how);
   fail("x[mask]",
        "tinymlir traces sum, prod, max, min, any, all and mean of a boolean-mask read, not " +
            std::string(name),

@@ -1238,7 +1238,10 @@ Tensor sorted(Op op, const Tensor &x, int64_t axis) {
   return r.restore(rowKernel(op, r.rows, s, dtype), s[1]);
 }
 
-Tensor accumulated(Op op, const Tensor &x, std::optional<int64_t> axis) {
+Tensor accumulated(Op op, const Tensor &x, std::optional<int64_t> axis,
+                   std::optional<DType> dtype = std::nullopt) {
+  if (dtype) // in int64 and cast back: a narrower integer wraps as its own sums would
+    return cast(accumulated(op, cast(x, *dtype), axis), *dtype);
   NodePtr n = nodeOf(x, opName(op));
   if (n->weak)
     n = convert(n, n->integral ? DType::i64 : DType::f64, opName(op));
@@ -1307,11 +1310,11 @@ Tensor complexExtreme(Op op, const Tensor &x, std::optional<int64_t> axis, bool 
 
 Tensor sort(const Tensor &x, int64_t axis) { return sorted(Op::Sort, x, axis); }
 Tensor argsort(const Tensor &x, int64_t axis) { return sorted(Op::Argsort, x, axis); }
-Tensor cumsum(const Tensor &x, std::optional<int64_t> axis) {
-  return accumulated(Op::Cumsum, x, axis);
+Tensor cumsum(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
+  return accumulated(Op::Cumsum, x, axis, dtype);
 }
-Tensor cumprod(const Tensor &x, std::optional<int64_t> axis) {
-  return accumulated(Op::Cumprod, x, axis);
+Tensor cumprod(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
+  return accumulated(Op::Cumprod, x, axis, dtype);
 }
 Tensor argmax(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   return extremeIndex(Op::Argmax, x, axis, keepdims);

@@ -373,7 +373,8 @@ void requireAtLeast(Rows<int64_t> values, Rows<int64_t> out, int64_t bound, int6
           "bins must be monotonically increasing or decreasing",
           "All-NaN slice encountered",
           "zero-size array to reduction operation maximum which has no identity",
-          "zero-size array to reduction operation minimum which has no identity"};
+          "zero-size array to reduction operation minimum which has no identity",
+          "Cannot insert from an empty array!"};
       const std::string message =
           reason == 1 ? "[lstsq] the matrix's rank is " + std::to_string(v) + ", below its " +
                             std::to_string(bound) +

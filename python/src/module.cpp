@@ -268,25 +268,33 @@ NB_MODULE(_tinymlir, m) {
   m.attr("ELEMENTWISE") = nb::tuple(elementwise);
   m.def("cast",
         [](const Tensor &a, const std::string &dtype) { return cast(a, parseDType(dtype)); });
-  // Reductions.
+  // Reductions: NumPy's, with their keywords (numpy.h's reduce).
+  auto dtypeOf = [](const std::optional<std::string> &name) -> std::optional<DType> {
+    return name ? std::optional(parseDType(*name)) : std::nullopt;
+  };
   m.def(
-      "sum", [](const Tensor &a, const Axes &axis, bool keep) { return sum(a, axis, keep); }, "x"_a,
-      "axis"_a.none(), "keepdims"_a);
+      "reduce",
+      [dtypeOf](const std::string &name, const Tensor &a, const Axes &axis, bool keepdims,
+                const std::optional<std::string> &dtype, std::optional<Tensor> where,
+                std::optional<Tensor> initial, double ddof) {
+        return reduce(
+            name, a, axis, keepdims,
+            Reduction{dtypeOf(dtype), where.value_or(Tensor()), initial.value_or(Tensor()), ddof});
+      },
+      "name"_a, "x"_a, "axis"_a.none() = nb::none(), "keepdims"_a = false,
+      "dtype"_a.none() = nb::none(), "where"_a.none() = nb::none(), "initial"_a.none() = nb::none(),
+      "ddof"_a = 0.0,
+      "NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std) with its "
+      "keywords; dtype is a name.");
+  m.def("place", &place, "arr"_a, "mask"_a, "vals"_a);
+  m.def("count_nonzero", &countNonzero, "a"_a, "axis"_a.none() = nb::none(), "keepdims"_a = false);
   m.def(
-      "max", [](const Tensor &a, const Axes &axis, bool keep) { return max(a, axis, keep); }, "x"_a,
-      "axis"_a.none(), "keepdims"_a);
-  m.def(
-      "min", [](const Tensor &a, const Axes &axis, bool keep) { return min(a, axis, keep); }, "x"_a,
-      "axis"_a.none(), "keepdims"_a);
-  m.def(
-      "prod", [](const Tensor &a, const Axes &axis, bool keep) { return prod(a, axis, keep); },
-      "x"_a, "axis"_a.none(), "keepdims"_a);
-  m.def(
-      "any", [](const Tensor &a, const Axes &axis, bool keep) { return any(a, axis, keep); }, "x"_a,
-      "axis"_a.none(), "keepdims"_a);
-  m.def(
-      "all", [](const Tensor &a, const Axes &axis, bool keep) { return all(a, axis, keep); }, "x"_a,
-      "axis"_a.none(), "keepdims"_a);
+      "reduce_into",
+      [](Ref &out, const Tensor &result, const std::string &name) {
+        reduceInto(out, result, name);
+      },
+      "out"_a, "result"_a, "name"_a,
+      "A reduction's out=: the result's shape, cast unsafe (numpy.h's reduceInto).");
   m.def(
       "normalize_axes",
       [](const Axes &axis, int64_t ndim) { return normalizeAxes("axis", axis, ndim); },
@@ -295,15 +303,6 @@ NB_MODULE(_tinymlir, m) {
   m.def("logical_or", &logical_or);
   m.def("logical_xor", &logical_xor);
   m.def("logical_not", &logical_not);
-  m.def(
-      "mean", [](const Tensor &a, const Axes &axis, bool keep) { return mean(a, axis, keep); },
-      "x"_a, "axis"_a.none(), "keepdims"_a);
-  m.def(
-      "var",
-      [](const Tensor &a, const Axes &axis, bool keep, double ddof) {
-        return var(a, axis, keep, ddof);
-      },
-      "x"_a, "axis"_a.none(), "keepdims"_a, "ddof"_a = 0.0);
   // NumPy functions made of the core's operations (numpy.h).
   m.def("isnan", [](const Tensor &x) { return tinymlir::isnan(x); });
   m.def("isinf", [](const Tensor &x) { return tinymlir::isinf(x); });
@@ -357,8 +356,15 @@ NB_MODULE(_tinymlir, m) {
   m.def("digitize", &digitize, "x"_a, "bins"_a, "right"_a = false);
   m.def("roll", &roll, "a"_a, "shift"_a, "axis"_a.none());
   m.def("convolve", &convolve, "a"_a, "v"_a, "mode"_a = "full");
-  m.def("cumulative_sum", &cumulativeSum, "x"_a, "axis"_a.none(), "include_initial"_a = false);
-  m.def("cumulative_prod", &cumulativeProd, "x"_a, "axis"_a.none(), "include_initial"_a = false);
+  for (auto [name, f] :
+       {std::pair{"cumulative_sum", &cumulativeSum}, std::pair{"cumulative_prod", &cumulativeProd}})
+    m.def(
+        name,
+        [f, dtypeOf](const Tensor &x, std::optional<int64_t> axis, bool initial,
+                     const std::optional<std::string> &dtype) {
+          return f(x, axis, initial, dtypeOf(dtype));
+        },
+        "x"_a, "axis"_a.none(), "include_initial"_a = false, "dtype"_a.none() = nb::none());
   m.def("correlate", &correlate, "a"_a, "v"_a, "mode"_a = "valid");
   m.def("take",
         nb::overload_cast<const Tensor &, const Tensor &, std::optional<int64_t>,
@@ -385,9 +391,6 @@ NB_MODULE(_tinymlir, m) {
       "ufunc"_a, "table"_a, "ids"_a, "values"_a, "ufunc.at along axis 0 (tensor.h's ufuncAt).");
   m.def("put_along_axis", &putAlongAxis, "arr"_a, "indices"_a, "values"_a, "axis"_a.none());
   // The nan reductions: dtype (a name or None) is the accumulator's.
-  auto dtypeOf = [](const std::optional<std::string> &name) -> std::optional<DType> {
-    return name ? std::optional(parseDType(*name)) : std::nullopt;
-  };
   for (auto [name, f] : {std::pair{"nansum", &nansum}, std::pair{"nanprod", &nanprod},
                          std::pair{"nanmean", &nanmean}})
     m.def(
@@ -564,8 +567,14 @@ NB_MODULE(_tinymlir, m) {
   // Row kernels (runtime/Rows.cpp): sorts, accumulations, extreme indices, searches.
   m.def("sort", &tinymlir::sort, "x"_a, "axis"_a = -1);
   m.def("argsort", &argsort, "x"_a, "axis"_a = -1);
-  m.def("cumsum", &cumsum, "x"_a, "axis"_a = nb::none());
-  m.def("cumprod", &cumprod, "x"_a, "axis"_a = nb::none());
+  for (auto [name, f] : {std::pair{"cumsum", &cumsum}, std::pair{"cumprod", &cumprod}})
+    m.def(
+        name,
+        [f, dtypeOf](const Tensor &x, std::optional<int64_t> axis,
+                     const std::optional<std::string> &dtype) {
+          return f(x, axis, dtypeOf(dtype));
+        },
+        "x"_a, "axis"_a.none() = nb::none(), "dtype"_a.none() = nb::none());
   m.def("argmax", &argmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("nanargmax", &nanargmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("nanargmin", &nanargmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);

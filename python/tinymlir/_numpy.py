@@ -8,6 +8,7 @@ nothing is ever converted to a constant silently.
 
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
@@ -20,10 +21,8 @@ from ._trace import (
     Traced,
     TracingError,
     _axis_tuple,
-    _reduce,
     dtype_name,
     folded,
-    in_dtype,
     layers,
     to_tensor,
 )
@@ -61,13 +60,7 @@ _REDUCE = {
 
 def _ufunc_method(ufunc, method, inputs, kwargs, name):
     if method == "reduce" and ufunc in _REDUCE:
-        array = inputs[0]
-        axis = kwargs.pop("axis", 0)
-        keepdims = kwargs.pop("keepdims", False)
-        for key, value in kwargs.items():
-            if value is not None:
-                raise TracingError(f"tinymlir cannot trace {name}.reduce with {key}=...")
-        return _reduce(_REDUCE[ufunc], _traced(array, f"{name}.reduce's operand"), axis, keepdims)
+        return reduction(_REDUCE[ufunc], _bound(_UFUNC_REDUCE, inputs, kwargs), f"{name}.reduce")
     if method == "outer" and len(inputs) == 2 and not kwargs:
         a, b = (_traced(x, f"{name}.outer's operand") for x in inputs)
         return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
@@ -201,36 +194,98 @@ def _check(name, **unsupported):
             raise TracingError(f"tinymlir cannot trace numpy.{name} with {key}={value!r}")
 
 
-@_implements(np.sum)
-def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _check("sum", out=out, initial=initial, where=where)
-    return _reduce("sum", in_dtype(_traced(a, "numpy.sum's operand"), dtype, "sum"), axis, keepdims)
+# --- Reductions: np.sum and the others, with NumPy's keywords -------------------------
+
+_NoValue = np._NoValue
+_UFUNC_REDUCE = inspect.Signature(
+    [inspect.Parameter("a", inspect.Parameter.POSITIONAL_ONLY)]
+    + [
+        inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d)
+        for k, d in (("axis", 0), ("dtype", None), ("out", None), ("keepdims", False))
+    ]
+    + [
+        inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=_NoValue)
+        for k in ("initial", "where")
+    ]
+)
 
 
-@_implements(np.prod)
-def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _check("prod", out=out, initial=initial, where=where)
-    return _reduce(
-        "prod", in_dtype(_traced(a, "numpy.prod's operand"), dtype, "prod"), axis, keepdims
+def _bound(signature, args, kwargs):
+    """The arguments of a call by name, defaults included (NumPy's TypeError
+    for ones the function does not take)."""
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.arguments
+
+
+#: Functions whose out= is their own (the others' is array_function's _into).
+_OWN_OUT = {np.copyto}
+
+
+def _given(value):
+    return value is not None and value is not _NoValue
+
+
+def reduction(name, args, what):
+    """NumPy's reduction `name` of args (a function's bound arguments): the
+    C++ core's reduce; out= written by its reduceInto."""
+    t = _traced(args["a"], f"{what}'s operand")
+    if _given(args.get("mean")):
+        raise TracingError(f"tinymlir cannot trace {what} with mean=...")
+    ddof = args.get("ddof", 0)
+    if _given(args.get("correction")):
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = args["correction"]
+    dtype = args.get("dtype")
+    where = args.get("where", _NoValue)
+    initial = args.get("initial", _NoValue)
+    r = _core.reduce(
+        name,
+        t._t,
+        args.get("axis"),
+        _given(args.get("keepdims")) and bool(args["keepdims"]),
+        None if dtype is None else dtype_name(np.dtype(dtype), f"{what}'s dtype"),
+        None if where is _NoValue or where is True else to_tensor(where, f"{what}'s where"),
+        None if initial is _NoValue else to_tensor(initial, f"{what}'s initial"),
+        float(operator.index(ddof) if not isinstance(ddof, float) else ddof),
     )
+    out = args.get("out")
+    if out is None:
+        return Traced(r)
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if not isinstance(out, Traced):
+        raise TracingError(f"tinymlir: {what}(out=...) writes into a traced array only")
+    _core.reduce_into(out._ref, r, name)
+    return out
 
 
-@_implements(np.max, np.amax)
-def _max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    _check("max", out=out, initial=initial, where=where)
-    return _reduce("max", _traced(a, "numpy.max's operand"), axis, keepdims)
+def _reduction(func, name):
+    signature = inspect.signature(func)
+
+    def reduce(*args, **kwargs):
+        return reduction(name, _bound(signature, args, kwargs), f"numpy.{name}")
+
+    reduce.__name__ = f"_{func.__name__}"
+    return reduce
 
 
-@_implements(np.any)
-def _any(a, axis=None, out=None, keepdims=False, *, where=None):
-    _check("any", out=out, where=where)
-    return _reduce("any", _traced(a, "numpy.any's operand"), axis, keepdims)
-
-
-@_implements(np.all)
-def _all(a, axis=None, out=None, keepdims=False, *, where=None):
-    _check("all", out=out, where=where)
-    return _reduce("all", _traced(a, "numpy.all's operand"), axis, keepdims)
+for _func, _name in (
+    (np.sum, "sum"),
+    (np.prod, "prod"),
+    (np.max, "max"),
+    (np.amax, "max"),
+    (np.min, "min"),
+    (np.amin, "min"),
+    (np.any, "any"),
+    (np.all, "all"),
+    (np.mean, "mean"),
+    (np.var, "var"),
+    (np.std, "std"),
+):
+    _implements(_func)(_reduction(_func, _name))
+    _OWN_OUT.add(_func)  # out= in their own way (NumPy's reduction rules)
 
 
 @_implements(np.where)
@@ -246,60 +301,6 @@ def _where(condition, x=None, y=None):
             to_tensor(x, "numpy.where's x"),
             to_tensor(y, "numpy.where's y"),
         )
-    )
-
-
-@_implements(np.mean)
-def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    _check("mean", out=out, where=where)
-    return _reduce(
-        "mean", in_dtype(_traced(a, "numpy.mean's operand"), dtype, "mean"), axis, keepdims
-    )
-
-
-def variance(t, axis, keepdims, ddof):
-    """NumPy's var (the C++ core's, with ddof)."""
-    ddof = operator.index(ddof) if not isinstance(ddof, float) else ddof
-    return Traced(_core.var(to_tensor(t), axis, bool(keepdims), float(ddof)))
-
-
-@_implements(np.var)
-def _var(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof=0,
-    keepdims=False,
-    where=None,
-    mean=None,
-    correction=None,
-):
-    _check("var", out=out, where=where, mean=mean, correction=correction)
-    return variance(in_dtype(_traced(a, "numpy.var's operand"), dtype, "var"), axis, keepdims, ddof)
-
-
-@_implements(np.min, np.amin)
-def _min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    _check("min", out=out, initial=initial, where=where)
-    return _reduce("min", _traced(a, "numpy.min's operand"), axis, keepdims)
-
-
-@_implements(np.std)
-def _std(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof=0,
-    keepdims=False,
-    where=None,
-    mean=None,
-    correction=None,
-):
-    _check("std", out=out, where=where, mean=mean, correction=correction)
-    return np.sqrt(
-        variance(in_dtype(_traced(a, "numpy.std's operand"), dtype, "std"), axis, keepdims, ddof)
     )
 
 
@@ -711,13 +712,10 @@ def _putmask(a, mask, values):
 
 @_implements(np.place)
 def _place(arr, mask, vals):
-    v = np.asarray(vals) if not isinstance(vals, Traced) else vals
-    if v.size != 1:
-        raise TracingError(
-            "tinymlir traces numpy.place with one value (NumPy places the "
-            "others by the mask's count, which depends on the data)"
-        )
-    _putmask(arr, mask, v.reshape(()))
+    if not isinstance(arr, Traced):
+        raise TracingError("tinymlir: numpy.place writes into a traced array only")
+    m = to_tensor(mask, "numpy.place's mask")
+    arr[...] = Traced(_core.place(arr._t, m, _traced(vals, "numpy.place's values")._t))
 
 
 @_implements(np.fill_diagonal)
@@ -733,7 +731,7 @@ def _count_nonzero(a, axis=None, *, keepdims=False):
     if isinstance(a, Masked):
         raise TracingError("tinymlir: numpy.count_nonzero of a boolean-mask read")
     t = _traced(a, "numpy.count_nonzero's operand")
-    return _reduce("sum", t != 0, axis, keepdims)  # an int64 count, as NumPy's
+    return Traced(_core.count_nonzero(t._t, axis, bool(keepdims)))
 
 
 # --- Sorts, accumulations, extreme indices (the C++ row kernels) -----------------
@@ -767,11 +765,8 @@ def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 def _accumulate(fn, name, a, axis, dtype, out):
     t = _traced(a, f"numpy.{name}'s operand")
-    if dtype is not None:
-        t = t.astype(dtype)
-    r = Traced(fn(t._t, None if axis is None else operator.index(axis)))
-    if dtype is not None and r.dtype != np.dtype(dtype):
-        r = r.astype(dtype)  # wraps as NumPy's sums in that dtype do
+    dtype = None if dtype is None else dtype_name(np.dtype(dtype), f"numpy.{name}'s dtype")
+    r = Traced(fn(t._t, None if axis is None else operator.index(axis), dtype))
     return _into(out, r, f"numpy.{name}") if out is not None else r
 
 
@@ -786,13 +781,12 @@ def _cumprod(a, axis=None, dtype=None, out=None):
 
 
 def _cumulative(name):
-    """np.cumulative_sum / cumulative_prod (NumPy 2.1): the core's, after
-    dtype='s cast, as cumsum's."""
+    """np.cumulative_sum / cumulative_prod (NumPy 2.1): the core's, as cumsum's."""
 
     def cumulative(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
         fn = getattr(_core, name)
         return _accumulate(
-            lambda t, ax: fn(t, ax, bool(include_initial)), name, x, axis, dtype, out
+            lambda t, ax, dt: fn(t, ax, bool(include_initial), dt), name, x, axis, dtype, out
         )
 
     cumulative.__name__ = f"_{name}"
@@ -955,7 +949,7 @@ def _traced_names():
 
 def array_function(func, types, args, kwargs):
     out = kwargs.get("out")
-    if out is not None and func in _FUNCTIONS and func is not np.copyto:
+    if out is not None and func in _FUNCTIONS and func not in _OWN_OUT:
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         return _into(out, array_function(func, types, args, kwargs), f"numpy.{func.__name__}")
     impl = _FUNCTIONS.get(func)

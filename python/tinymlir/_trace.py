@@ -232,7 +232,7 @@ def _axis_tuple(axis, ndim):
 def _reduce(name, x, axis=None, keepdims=False):
     """NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var) over
     `axis` (None, an int or a tuple): the C++ core's."""
-    return _wrap(getattr(_core, name)(to_tensor(x), axis, bool(keepdims)))
+    return _wrap(_core.reduce(name, to_tensor(x), axis, bool(keepdims)))
 
 
 # --- Indexing --------------------------------------------------------------------
@@ -844,13 +844,33 @@ class Traced:
         t = _core.cast(self._t, dtype_name(dtype, "astype's dtype"))
         return Traced(t) if t.dtype != self._t.dtype or copy else self
 
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_out("sum", out)
-        return _reduce("sum", in_dtype(self, dtype, "sum"), axis, keepdims)
+    # Reductions: NumPy's functions (_numpy.py), whose arguments the methods share.
+    def sum(self, *args, **kwargs):
+        return np.sum(self, *args, **kwargs)
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_out("prod", out)
-        return _reduce("prod", in_dtype(self, dtype, "prod"), axis, keepdims)
+    def prod(self, *args, **kwargs):
+        return np.prod(self, *args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        return np.max(self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        return np.min(self, *args, **kwargs)
+
+    def any(self, *args, **kwargs):
+        return np.any(self, *args, **kwargs)
+
+    def all(self, *args, **kwargs):
+        return np.all(self, *args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        return np.mean(self, *args, **kwargs)
+
+    def var(self, *args, **kwargs):
+        return np.var(self, *args, **kwargs)
+
+    def std(self, *args, **kwargs):
+        return np.std(self, *args, **kwargs)
 
     # Sorts, accumulations and extreme indices: NumPy's functions (_numpy.py).
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
@@ -874,32 +894,6 @@ class Traced:
 
     def searchsorted(self, v, side="left", sorter=None):
         return np.searchsorted(self, v, side, sorter)
-
-    def max(self, axis=None, out=None, keepdims=False):
-        _no_out("max", out)
-        return _reduce("max", self, axis, keepdims)
-
-    def min(self, axis=None, out=None, keepdims=False):
-        _no_out("min", out)
-        return _reduce("min", self, axis, keepdims)
-
-    def any(self, axis=None, out=None, keepdims=False):
-        _no_out("any", out)
-        return _reduce("any", self, axis, keepdims)
-
-    def all(self, axis=None, out=None, keepdims=False):
-        _no_out("all", out)
-        return _reduce("all", self, axis, keepdims)
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_out("mean", out)
-        return _reduce("mean", in_dtype(self, dtype, "mean"), axis, keepdims)
-
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        return np.var(self, axis, dtype, out, ddof, keepdims)
-
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        return np.sqrt(self.var(axis, dtype, out, ddof, keepdims))  # as NumPy's
 
     def round(self, decimals=0, out=None):
         return np.round(self, decimals, out=out)
@@ -933,20 +927,3 @@ class Traced:
 
     def __array_function__(self, func, types, args, kwargs):
         return layers.array_function(func, types, args, kwargs)
-
-
-def _no_out(name, out):
-    if out is not None:
-        raise TracingError(f"tinymlir cannot trace {name}(out=...): traced values are immutable")
-
-
-def in_dtype(x, dtype, name):
-    """A reduction's dtype= argument: the operand cast first, as NumPy's
-    accumulator of that dtype computes; means and variances in a float type."""
-    if dtype is None:
-        return x
-    if name in ("mean", "var", "std") and np.dtype(dtype).kind != "f":
-        raise TracingError(
-            f"tinymlir traces {name}(dtype=...) with a float dtype only, got {np.dtype(dtype)}"
-        )
-    return x.astype(dtype)

@@ -793,6 +793,27 @@ def test_copyto_where_and_putmask_as_numpys():
         jit(lambda a: np.putmask(a, np.ones(4, dtype=bool), 1.0))(np.zeros(3))
 
 
+def test_place_puts_its_values_in_order_as_numpys():
+    # The k-th selected element takes vals[k % len(vals)], over the array's
+    # elements in C order: the mask only needs the array's size. Values are
+    # cast to the array's dtype (7.9 into an int array is 7).
+    def f(a, i, vals):
+        np.place(a, a > 0.2, vals)
+        np.place(i, (i % 3 == 0).reshape(3, 4), [7.9, -2])
+        b = np.zeros(5)
+        np.place(b, np.array([0, 1, 0, 1, 1], bool), 4.5)
+        np.place(b, b > 9, [])  # selects nothing: no values needed
+        return a, i, b
+
+    same(f, positive(4, 5), np.arange(12).reshape(4, 3), np.array([10.0, 20.0, 30.0]))
+    with pytest.raises(ValueError, match="Cannot insert from an empty array"):
+        jit(lambda a: np.place(a, np.array([True, False, False]), []))(np.zeros(3))
+    with pytest.raises(ValueError, match="Cannot insert from an empty array"):  # when it runs
+        jit(lambda a: np.place(a, a > 0.5, []))(np.array([0.0, 1.0, 0.0]))
+    with pytest.raises(ValueError, match="mask and data must be the same size"):
+        jit(lambda a: np.place(a, np.ones(4, dtype=bool), [1.0]))(np.zeros(3))
+
+
 def test_fill_diagonal_as_numpys():
     # NumPy's a.flat[:end:step] = val: a tall matrix with and without wrap,
     # a wide one, a cube, values repeated in order along the diagonal.

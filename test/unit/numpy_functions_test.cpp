@@ -141,6 +141,70 @@ TEST(RowKernels, UfuncAtAndMaskedReductionsAsNumPy) {
   EXPECT_TRUE(allClose(mean(x), numpy("x[x > 0].mean()", {{"x", x}}), 1e-15, 0));
 }
 
+TEST(Functions, ReductionsWithNumPysKeywords) {
+  // where=, initial=, dtype= and ddof against NumPy; max and min exact, the
+  // int8 sum wraps exactly, the float64 mean and variance of 8 selected
+  // elements within 16 eps of their magnitude (|x| < 4 here).
+  Array x = randomArray({3, 8}, DType::f64, 41);
+  Array w = numpy("np.arange(24).reshape(3, 8) % 3 != 1");
+  const std::map<std::string, Array> in{{"x", x}, {"w", w}};
+  auto reduced = [&](const char *name, Axes axes, bool keepdims, auto how) {
+    return jit([=](const Tensor &a, const Tensor &m) {
+      return reduce(name, name == std::string("sum") ? cast(a * 40.0, DType::i8) : a, axes,
+                    keepdims, how(m));
+    })(x, w);
+  };
+  const double eps = std::numeric_limits<double>::epsilon();
+  EXPECT_TRUE(allClose(reduced("max", 1, false,
+                               [](const Tensor &m) {
+                                 Reduction how;
+                                 how.where = m;
+                                 how.initial = full({}, -1.5, DType::f64);
+                                 return how;
+                               }),
+                       numpy("np.max(x, axis=1, where=w, initial=-1.5)", in), 0, 0));
+  EXPECT_TRUE(allClose(reduced("var", 0, true,
+                               [](const Tensor &m) {
+                                 Reduction how;
+                                 how.where = m;
+                                 how.ddof = 1;
+                                 return how;
+                               }),
+                       numpy("np.var(x, axis=0, where=w, ddof=1, keepdims=True)", in), 0,
+                       16 * eps * 16));
+  EXPECT_TRUE(allClose(reduced("mean", {}, false,
+                               [](const Tensor &m) {
+                                 Reduction how;
+                                 how.where = m;
+                                 return how;
+                               }),
+                       numpy("np.mean(x, where=w)", in), 0, 32 * eps * 4));
+  EXPECT_TRUE(allClose(reduced("sum", 1, false,
+                               [](const Tensor &) {
+                                 Reduction how;
+                                 how.dtype = DType::i8;
+                                 return how;
+                               }),
+                       numpy("np.sum((x * 40).astype(np.int8), axis=1, dtype=np.int8)", in), 0, 0));
+  EXPECT_EQ(errorOf([&] {
+              reduced("min", 0, false, [](const Tensor &m) {
+                Reduction how;
+                how.where = m;
+                return how;
+              });
+            }),
+            "[min] reduction operation 'minimum' does not have an identity, so to use a where mask "
+            "one has to specify 'initial'");
+  // np.place: values in order over the selected elements.
+  Array v = Array::fromVector<double>({10.0, 20.0, 30.0}, {3});
+  Array placed = jit(
+      [](const Tensor &a, const Tensor &m, const Tensor &p) { return place(a, m, p); })(x, w, v);
+  EXPECT_TRUE(allClose(placed,
+                       numpy("f(x, w, v)", {{"x", x}, {"w", w}, {"v", v}},
+                             "def f(x, w, v):\n  x = x.copy()\n  np.place(x, w, v)\n  return x"),
+                       0, 0));
+}
+
 TEST(Linalg, LapackKernelsAndLinAlgErrors) {
   Array m = randomArray({5, 5}, DType::f64, 31);
   auto spd = [](const Tensor &a) { return matmul(a, transpose(a, {1, 0})) + identity(5) * 5.0; };

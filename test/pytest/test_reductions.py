@@ -1,0 +1,172 @@
+"""NumPy's reductions with their keywords (numpy.h's reduce): where=, initial=,
+out=, dtype=, ddof= and correction= of np.sum, prod, max, min, any, all,
+mean, var and std, their ndarray methods and ufunc.reduce; np.count_nonzero.
+
+Each case runs one source under NumPy and under tinymlir.jit on copies of the
+same arguments (test_functions.same) and compares the results and every
+argument afterwards. Selections, integers, bools, max and min are exact; sums
+are within n·eps·Σ|x| (any order of n additions); means add one rounding of
+the division; variances are bounded below (`var_bound`).
+"""
+
+import numpy as np
+import pytest
+
+from test_functions import eps, same, sum_bound
+from tinymlir import jit
+
+REALS = (np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_)
+
+
+def operand(dtype, shape=(4, 6), seed=1):
+    rng = np.random.default_rng(seed)
+    if dtype is np.bool_:
+        return rng.random(shape) > 0.5
+    if np.dtype(dtype).kind in "iu":
+        lo = 0 if np.dtype(dtype).kind == "u" else -9
+        return rng.integers(lo, 10, shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        return (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
+    return rng.normal(size=shape).astype(dtype)
+
+
+def mask(shape=(4, 6), seed=2):
+    m = np.random.default_rng(seed).random(shape) > 0.4
+    m[1] = False  # a row with nothing selected
+    return m
+
+
+def mean_bound(x, m, axis):
+    """A mean of the selected elements: their sum's bound over the count, and
+    one rounding of the quotient."""
+    x64 = np.abs(np.where(m, x, 0).astype(np.float64))
+    e = eps(x.dtype) if x.dtype.kind == "f" else eps(np.float64)
+    n = x.shape[axis] if axis is not None else x.size
+    count = np.maximum(np.sum(m, axis=axis), 1)
+    return (n + 1) * e * np.sum(x64, axis=axis) / count
+
+
+def var_bound(x, m, axis, ddof):
+    """A variance of the selected elements: each deviation d = x - mean is
+    computed with error <= eps(|x| + |mean|) beside the mean's own error
+    (which adds only its square: the deviations sum to 0), its square with
+    <= 3 eps(|x| + |mean|)^2, and n more roundings in the sum; then one in the
+    division by count - ddof."""
+    e = eps(x.dtype) if x.dtype.kind == "f" else eps(np.float64)
+    x64 = np.where(m, x, 0).astype(np.float64)
+    n = x.shape[axis] if axis is not None else x.size
+    count = np.sum(m, axis=axis, keepdims=True)
+    mu = np.abs(np.sum(x64, axis=axis, keepdims=True) / np.maximum(count, 1))
+    scale = np.sum(np.where(m, (np.abs(x64) + mu) ** 2, 0), axis=axis)
+    dof = np.maximum(np.sum(m, axis=axis) - ddof, 1)
+    return (n + 5) * e * scale / dof
+
+
+@pytest.mark.parametrize("dtype", REALS)
+def test_sum_prod_any_all_with_where_and_initial_as_numpys(dtype):
+    x, m = operand(dtype), mask()
+    bound = sum_bound(np.where(m, x, 0), axis=1) if np.dtype(dtype).kind == "f" else None
+    same(lambda a, w: np.sum(a, axis=1, where=w), x, m, bound=bound)
+    plus3 = None if bound is None else bound + 4 * eps(dtype)  # and the initial's addition
+    same(lambda a, w: a.sum(1, None, None, False, 3, w), x, m, bound=plus3)
+    same(lambda a, w: np.any(a, axis=0, where=w), x, m)
+    same(lambda a, w: a.all(axis=1, where=w, keepdims=True), x, m)
+    same(lambda a: np.sum(a, initial=7), x, bound=None if bound is None else np.sum(bound) + 8)
+    if np.dtype(dtype).kind in "iub":
+        small = x[:, :3] % 3 if dtype is not np.bool_ else x[:, :3]
+        same(lambda a, w: np.prod(a, axis=1, where=w[:, :3], initial=2), small, m)
+        same(lambda a: np.sum(a, initial=0.75), x)  # initial cast to the int64 sum: 0
+
+
+@pytest.mark.parametrize("dtype", REALS)
+def test_max_min_with_where_and_initial_as_numpys(dtype):
+    x, m = operand(dtype), mask()
+    lo = False if dtype is np.bool_ else (0 if np.dtype(dtype).kind == "u" else -2)
+    same(lambda a, w: np.max(a, axis=1, where=w, initial=lo), x, m)
+    same(lambda a, w: a.min(0, None, True, 5 if dtype is not np.bool_ else True, w), x, m)
+    same(lambda a: np.minimum.reduce(a, axis=None, initial=1), x)
+    mid = True if dtype is np.bool_ else (5 if np.dtype(dtype).kind in "iu" else 0.5)
+    same(lambda a: np.max(a, axis=0, initial=mid), x)  # initial above some columns' max
+    same(lambda a: np.max(a[:0], axis=0, initial=1), x)  # empty: initial's
+    same(lambda a, w: np.maximum.reduce(a, 1, where=w, initial=lo), x, m)
+
+
+def test_max_keeps_nan_and_initial_as_numpys():
+    x = operand(np.float64)
+    x[0, 2] = np.nan
+    m = mask()
+    m[0, 2] = True
+    same(lambda a, w: np.max(a, axis=1, where=w, initial=-np.inf), x, m)
+    same(lambda a: np.min(a, initial=-10.0), x)
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64, np.float16, np.int32, np.bool_))
+@pytest.mark.parametrize("axis", (0, 1, None))
+def test_mean_var_std_with_where_as_numpys(dtype, axis):
+    x, m = operand(dtype), mask()
+    same(lambda a, w: np.mean(a, axis=axis, where=w), x, m, bound=mean_bound(x, m, axis))
+    for ddof in (0, 1):
+        b = var_bound(x, m, axis, ddof)
+        same(lambda a, w: np.var(a, axis=axis, where=w, ddof=ddof), x, m, bound=b)
+        same(lambda a, w: a.std(axis, None, None, ddof, where=w), x, m, bound=np.sqrt(b))
+    b = var_bound(x, np.ones_like(m), axis, 1)
+    same(lambda a: np.var(a, axis=axis, correction=1), x, bound=b)
+
+
+def test_complex_mean_and_var_with_where_as_numpys():
+    x, m = operand(np.complex128), mask()
+    xr = np.abs(x)
+    same(lambda a, w: np.mean(a, axis=1, where=w), x, m, bound=2 * mean_bound(xr, m, 1))
+    same(lambda a, w: np.var(a, axis=1, where=w), x, m, bound=2 * var_bound(xr, m, 1, 0))
+
+
+def test_out_and_dtype_of_reductions_as_numpys():
+    x, m = operand(np.float64), mask()
+
+    def into(a, w):
+        s = np.zeros(6)
+        np.sum(a, axis=0, out=s)  # NumPy returns out, as here
+        c = np.zeros(4, np.int64)
+        a.max(axis=1, out=c, initial=0.0, where=w)  # cast unsafe into int64
+        v = np.empty((1, 6), np.float32)
+        r = np.mean(a, 0, None, v, True)
+        return s, c, v, r is v
+
+    same(into, x, m, bound=(sum_bound(x, axis=0), None, 2 * np.abs(x).max(), None))
+    i8 = operand(np.int8) * 15
+    same(lambda a: np.sum(a, axis=1, dtype=np.int8), i8)  # wraps in int8, as NumPy's
+    same(lambda a: a.prod(dtype=np.uint8), i8[:2])
+    same(lambda a: np.add.reduce(a, 0, np.int16, None, True), i8)
+    f = operand(np.float32)
+    same(
+        lambda a: np.mean(a, axis=1, dtype=np.float64),
+        f,
+        bound=mean_bound(f.astype(float), np.ones_like(f, bool), 1),
+    )
+
+
+@pytest.mark.parametrize("dtype", REALS + (np.complex64,))
+def test_count_nonzero_as_numpys(dtype):
+    x = operand(dtype) * (operand(np.bool_, seed=5) if dtype is not np.bool_ else True)
+    same(lambda a: np.count_nonzero(a), x)
+    same(lambda a: np.count_nonzero(a, axis=0, keepdims=True), x)
+    same(lambda a: np.count_nonzero(a, axis=(0, 1)), x)
+
+
+def test_reduction_mistakes_as_numpys():
+    x, m = operand(np.float64), mask()
+    cases = [
+        (lambda a, w: np.max(a, where=w), ValueError, "'maximum' does not have an identity"),
+        (lambda a, w: np.min(a, axis=1, where=w), ValueError, "'minimum' does not have"),
+        (lambda a, w: np.sum(a, initial=np.ones(2)), ValueError, "with a sequence"),
+        (lambda a, w: np.sum(a, axis=0, out=np.zeros((1, 6))), ValueError, "wrong number of dim"),
+        (lambda a, w: np.sum(a, axis=0, out=np.zeros(5)), ValueError, r"\(5,\)"),
+        (lambda a, w: np.var(a, ddof=1, correction=1), ValueError, "simultaneously"),
+        (lambda a, w: np.sum(a, where=w[:2]), ValueError, "broadcast"),
+        (lambda a, w: np.sum(a, wrong=1), TypeError, "wrong"),
+    ]
+    for fn, error, text in cases:
+        with pytest.raises(error, match=text):
+            fn(x.copy(), m)
+        with pytest.raises(error, match=text):
+            jit(fn)(x.copy(), m)
