@@ -109,8 +109,12 @@ public:
   /// NumPy's C_CONTIGUOUS flag (size-1 axes ignored): its reshape is a view.
   bool contiguous() const;
   /// Each element's position in the buffer (C order), an int64 array of this
-  /// array's shape: NumPy's shares_memory compares them.
+  /// array's shape.
   Array positions() const;
+  /// NumPy's shares_memory (`exact`: an element in common) and
+  /// may_share_memory (overlapping bounds) of two traced arrays: views of one
+  /// buffer (an argument passed twice is one) may; nothing else does.
+  bool sharesMemory(const Ref &other, bool exact) const;
   /// NumPy's in-place reshape (`a.shape = ...`): this array becomes a view of
   /// its data in `shape`; NumPy's AttributeError (as a TypeError here) where
   /// the elements are not contiguous.

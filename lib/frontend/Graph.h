@@ -176,6 +176,19 @@ std::optional<Shape> broadcastShapes(const std::vector<Shape> &shapes);
   fail(opName(op), message, kind);
 }
 
+/// NumPy's IndexError message for position `k` along axis `axis` of size `n`.
+inline std::string outOfBounds(int64_t k, size_t axis, int64_t n) {
+  return "index " + std::to_string(k) + " is out of bounds for axis " + std::to_string(axis) +
+         " with size " + std::to_string(n);
+}
+/// Position `k` (negative: from the end) along axis `axis` of size `n`, in
+/// [0, n); NumPy's IndexError outside [-n, n).
+inline int64_t positionAlong(int64_t k, size_t axis, int64_t n) {
+  if (k < -n || k >= n)
+    throw Error(outOfBounds(k, axis, n), ErrorKind::Index);
+  return k < 0 ? k + n : k;
+}
+
 /// Ops lowered to calls of the runtime's row and LAPACK kernels (CPU only).
 constexpr bool isRowKernel(Op op) {
   return opInfo(op).kind == OpKind::Row || opInfo(op).kind == OpKind::CheckedRow;

@@ -35,11 +35,6 @@ using detail::iotaAlong;
 
 [[noreturn]] void indexError(const std::string &message) { throw Error(message, ErrorKind::Index); }
 
-std::string outOfBounds(int64_t k, size_t axis, int64_t n) {
-  return "index " + std::to_string(k) + " is out of bounds for axis " + std::to_string(axis) +
-         " with size " + std::to_string(n);
-}
-
 int64_t rankOf(const Shape &shape) { return static_cast<int64_t>(shape.size()); }
 
 bool isTensor(const IndexItem &i) { return std::holds_alternative<Tensor>(i); }
@@ -140,10 +135,7 @@ DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
       rest.emplace_back(Slice{});
       at.emplace_back(static_cast<int64_t>(a), *t);
     } else if (const int64_t *k = std::get_if<int64_t>(&i)) {
-      const int64_t n = shape[a];
-      if (*k < -n || *k >= n)
-        indexError(outOfBounds(*k, a, n));
-      const int64_t w = ((*k % n) + n) % n;
+      const int64_t w = detail::positionAlong(*k, a, shape[a]);
       rest.emplace_back(Slice{w, w + 1, 1});
     } else if (std::holds_alternative<Slice>(i)) {
       rest.push_back(i);
@@ -174,7 +166,8 @@ DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
   d.box.at = std::move(at);
   for (const auto &[axis, k] : d.box.at)
     if (d.box.extents[static_cast<size_t>(axis)] == 0)
-      indexError(outOfBounds(0, static_cast<size_t>(axis), 0)); // any position is out of range
+      indexError(
+          detail::outOfBounds(0, static_cast<size_t>(axis), 0)); // any position is out of range
   d.drop.assign(value.shape().size(), false);
   for (size_t a = 0; a < index.size(); ++a)
     d.drop[a] = !std::holds_alternative<Slice>(index[a]);
@@ -309,12 +302,8 @@ Advanced advancedIndex(const Shape &xs, const Index &index) {
     }
     const int64_t n = xs[axis];
     std::vector<int64_t> b = broadcastValues(arrays[axis]->first, arrays[axis]->second, r.shape);
-    for (int64_t &v : b) {
-      if (v < -n || v >= n)
-        indexError(outOfBounds(v, axis, n));
-      if (v < 0)
-        v += n;
-    }
+    for (int64_t &v : b)
+      v = detail::positionAlong(v, axis, n);
     r.flat.emplace_back(std::move(b));
   }
   return r;
@@ -476,12 +465,8 @@ Linear linearPositions(const Ref &x, Index index) {
           std::holds_alternative<int64_t>(index[static_cast<size_t>(l.axes[k])])
               ? std::vector<int64_t>{std::get<int64_t>(index[static_cast<size_t>(l.axes[k])])}
               : valuesOf(i);
-      for (int64_t &e : v) {
-        if (e < -n || e >= n)
-          indexError(outOfBounds(e, static_cast<size_t>(l.axes[k]), n));
-        if (e < 0)
-          e += n;
-      }
+      for (int64_t &e : v)
+        e = detail::positionAlong(e, static_cast<size_t>(l.axes[k]), n);
       p = i.rank() == 0 ? ScalarType{DType::i64}(v[0]) : Tensor(Array::fromVector(v, i.shape()));
     }
     l.position = l.position.valid() ? l.position * n + p : p;
@@ -805,7 +790,7 @@ BasicIndex basicIndex(const Shape &shape, const Index &index) {
           indexError("tinymlir: the range " + describeRange(*g) + " is empty");
         for (int64_t k = 0; k < count; ++k) // NumPy names the first out of bounds
           if (const int64_t v = g->start + k * g->step; v < -n || v >= n)
-            indexError(outOfBounds(v, axis, n));
+            indexError(detail::outOfBounds(v, axis, n));
       }
       if (lo < 0)
         indexError("tinymlir: " + describeRange(*g) +
@@ -815,9 +800,7 @@ BasicIndex basicIndex(const Shape &shape, const Index &index) {
     } else if (const Slice *s = std::get_if<Slice>(&i)) {
       r = resolve(*s, n);
     } else if (const int64_t *k = std::get_if<int64_t>(&i)) {
-      if (*k < -n || *k >= n)
-        indexError(outOfBounds(*k, axis, n));
-      const int64_t w = ((*k % n) + n) % n;
+      const int64_t w = detail::positionAlong(*k, axis, n);
       begin.push_back(w);
       end.push_back(w + 1);
       steps.push_back(1);
@@ -950,6 +933,27 @@ Array Ref::positions() const {
     }
   }
   return out;
+}
+
+bool Ref::sharesMemory(const Ref &other, bool exact) const {
+  if (!sameBuffer(other))
+    return false;
+  std::vector<int64_t> a = positions().toVector<int64_t>(),
+                       b = other.positions().toVector<int64_t>();
+  if (a.empty() || b.empty())
+    return false;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  if (!exact)
+    return a.front() <= b.back() && b.front() <= a.back();
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) // the sorted lists' first common
+    if (a[i] == b[j])
+      return true;
+    else if (a[i] < b[j])
+      ++i;
+    else
+      ++j;
+  return false;
 }
 
 void Ref::setShape(const Shape &shape) {

@@ -1463,13 +1463,7 @@ Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const Tensor &ids,
   Tensor out = table;
   const std::vector<double> at = i->constant.toDoubles();
   for (int64_t k = 0; k < m; ++k) {
-    const auto r = static_cast<int64_t>(at[static_cast<size_t>(k)]);
-    if (r < -n || r >= n)
-      fail(name.c_str(),
-           "index " + std::to_string(r) + " is out of bounds for axis 0 with size " +
-               std::to_string(n),
-           ErrorKind::Index);
-    begin[0] = r < 0 ? r + n : r;
+    begin[0] = detail::positionAlong(static_cast<int64_t>(at[static_cast<size_t>(k)]), 0, n);
     end[0] = begin[0] + 1;
     const Tensor value = reshape(slice(steps, {k, 0}, {k + 1, width}), rowShape);
     const Tensor step = binary(mode->second, cast(slice(out, begin, end), computed), value);

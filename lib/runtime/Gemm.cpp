@@ -329,21 +329,24 @@ void gemv2(int64_t m, int64_t k, const T *a, int64_t lda, const T *v, int64_t in
     T *sum = scratch.data() + t * stride;
     const T *rows[4], *add[4] = {zeros, zeros, zeros, zeros};
     T dots[4], scale[4] = {};
+    // The rows to add in the next sweep: these four, scaled by w's entries.
+    auto pend = [&](int64_t i, int64_t n) {
+      for (int64_t r = 0; r < 4; ++r)
+        add[r] = rows[r], scale[r] = r < n ? alphaQ * w[(i + r) * incw] : T(0);
+    };
     for (int64_t i = r0; i < r1; i += 4) {
       const int64_t n = std::min<int64_t>(4, r1 - i);
       for (int64_t r = 0; r < 4; ++r)
         rows[r] = r < n ? a + (i + r) * lda : zeros;
       if (!dependent)
-        for (int64_t r = 0; r < 4; ++r)
-          add[r] = rows[r], scale[r] = r < n ? alphaQ * w[(i + r) * incw] : T(0);
+        pend(i, n);
       sweep<T>(!dependent, k, rows, v, dots, add, scale, sum);
       for (int64_t r = 0; r < n; ++r) {
         T &ci = c[(i + r) * incc];
         ci = betaP == T(0) ? alphaP * dots[r] : alphaP * dots[r] + betaP * ci;
       }
-      if (dependent)
-        for (int64_t r = 0; r < 4; ++r)
-          add[r] = rows[r], scale[r] = r < n ? alphaQ * w[(i + r) * incw] : T(0);
+      if (dependent) // c's four entries are known now
+        pend(i, n);
     }
     if (dependent && r1 > r0) {
       const T *none[4] = {zeros, zeros, zeros, zeros};

@@ -129,6 +129,7 @@ void registerIndex(nb::module_ &m) {
       .def_prop_ro("version", &Ref::version, "The number of writes to the buffer.")
       .def_prop_ro("buffer_id", &Ref::bufferId)
       .def("same_buffer", &Ref::sameBuffer, "other"_a)
+      .def("shares_memory", &Ref::sharesMemory, "other"_a, "exact"_a)
       .def("current", &Ref::current, "Whether this value was read after the last write.")
       .def_prop_ro("steps",
                    [](const Ref &r) {
@@ -138,7 +139,6 @@ void registerIndex(nb::module_ &m) {
                      return nb::tuple(l);
                    })
       .def("contiguous", &Ref::contiguous)
-      .def("positions", [](const Ref &r) { return toNumPy(r.positions()); })
       .def("set_shape", &Ref::setShape, "shape"_a)
       .def(
           "reshaped",

@@ -287,11 +287,6 @@ def replay_view(a, steps):
     return a
 
 
-def _positions(x):
-    """The positions in its base's C order of each element of a traced array or view."""
-    return x._ref.positions()
-
-
 _K = _core.IndexKind
 
 
