@@ -33,6 +33,7 @@ from ._trace import (
     TracingError,
     _state,
     dtype_name,
+    known_constant,
     known_value,
     layers,
     to_tensor,
@@ -461,11 +462,25 @@ def _correlate(a, v, mode="valid"):
 
 
 def _data_shaped(name, hint):
+    original = getattr(np, name)
+
     def refuse(*args, **kwargs):
-        raise TracingError(
-            f"tinymlir cannot trace numpy.{name}: the shape of its result depends "
-            f"on the data, which is not known while tracing ({hint})"
-        )
+        """NumPy's own result where every array is known while tracing (made
+        inside from static values alone); else refused by name."""
+        values = []
+        for x in (*args, *kwargs.values()):
+            known = known_value(x) if isinstance(x, Traced) else x
+            if known is None and isinstance(x, Traced):
+                raise TracingError(
+                    f"tinymlir cannot trace numpy.{name}: the shape of its result depends "
+                    f"on the data, which is not known while tracing ({hint})"
+                )
+            values.append(known)
+        result = original(*values[: len(args)], **dict(zip(kwargs, values[len(args) :])))
+        if isinstance(result, tuple):  # nonzero's arrays, unique's parts
+            parts = map(known_constant, result)
+            return tuple(parts) if type(result) is tuple else type(result)(*parts)
+        return known_constant(result)
 
     refuse.__name__ = f"_{name}"
     return refuse

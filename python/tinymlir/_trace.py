@@ -695,12 +695,12 @@ class Traced:
 
     # Comparisons: bool results, as NumPy's (Python's == falls back to
     # identity for None and other objects).
-    __lt__ = _binary(_core.less)
-    __le__ = _binary(_core.less_equal)
-    __gt__ = _binary(_core.greater)
-    __ge__ = _binary(_core.greater_equal)
-    __eq__ = _binary(_core.equal)
-    __ne__ = _binary(_core.not_equal)
+    __lt__ = _binary(_core.less, numpy_op=operator.lt)
+    __le__ = _binary(_core.less_equal, numpy_op=operator.le)
+    __gt__ = _binary(_core.greater, numpy_op=operator.gt)
+    __ge__ = _binary(_core.greater_equal, numpy_op=operator.ge)
+    __eq__ = _binary(_core.equal, numpy_op=operator.eq)
+    __ne__ = _binary(_core.not_equal, numpy_op=operator.ne)
     __hash__ = object.__hash__
 
     def __setitem__(self, key, value):

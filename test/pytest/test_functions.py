@@ -850,6 +850,18 @@ def test_data_dependent_shapes_are_refused_by_name(fn):
         jit(lambda t: fn(t > 0))(data((4,), np.float64))
 
 
+def test_data_shaped_functions_of_static_values_are_numpys():
+    # Arrays made inside from static values alone are known while tracing:
+    # NumPy computes unique, nonzero... of them, and the result indexes.
+    def f(t):
+        labels = np.arange(10) % 4
+        u, counts = np.unique(labels, return_counts=True)
+        (where,) = np.nonzero(labels == 3)
+        return t[u] * counts, t[where], np.flatnonzero(labels > 2), np.argwhere(labels == 1)
+
+    same(f, data((10,), np.float64))
+
+
 @pytest.mark.parametrize("fn", [np.fft.fft, np.fft.rfft, np.fft.fft2])
 def test_numpy_fft_is_refused_with_the_reason(fn):
     with pytest.raises(
