@@ -148,4 +148,13 @@ private:
   mutable int64_t seen_ = 0;
 };
 
+/// np.split, np.array_split, np.hsplit, np.vsplit and np.dsplit (`name`):
+/// views of `x` along `axis` (hsplit, vsplit and dsplit pick theirs, with
+/// NumPy's rank checks), in `sections` parts (equal ones for split, else
+/// NumPy's ValueError; array_split's first n % sections one longer), or cut
+/// at `indices` (Python's slice bounds: negative from the end, clamped).
+std::vector<Ref> splitViews(const Ref &x, const std::string &name,
+                            const std::variant<int64_t, std::vector<int64_t>> &spec,
+                            int64_t axis = 0);
+
 } // namespace tinymlir

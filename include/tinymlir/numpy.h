@@ -19,6 +19,8 @@ class Ref;
 Tensor isnan(const Tensor &x);
 Tensor isinf(const Tensor &x);
 Tensor isfinite(const Tensor &x);
+/// np.positive: x's values; NumPy has no loop for bool (its TypeError).
+Tensor positive(const Tensor &x);
 /// np.square: x * x (bools as int8, NumPy's loop).
 Tensor square(const Tensor &x);
 /// np.heaviside: 0 below 0, 1 above, x2 at 0, nan at nan (float operands).
@@ -120,6 +122,11 @@ Tensor floatPower(const Tensor &x, const Tensor &y);
 Tensor atleast(const Tensor &x, int rank);
 /// np.dstack: arrays as at least 3-D, joined along axis 2.
 Tensor dstack(const std::vector<Tensor> &arrays);
+/// np.hstack: arrays as at least 1-D, joined along axis 0 if the first is
+/// 1-D, else along axis 1.
+Tensor hstack(const std::vector<Tensor> &arrays);
+/// np.vstack: arrays as at least 2-D, joined along axis 0.
+Tensor vstack(const std::vector<Tensor> &arrays);
 /// np.rollaxis's permutation: `axis` moved to before `start`.
 std::vector<int64_t> rollaxisOrder(int64_t rank, int64_t axis, int64_t start);
 /// np.broadcast_arrays: each array broadcast to their common shape.
@@ -245,6 +252,13 @@ struct Reduction {
 /// element is nan, as NumPy's (which also warns).
 Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes = {}, bool keepdims = false,
               const Reduction &how = {});
+/// The operands of ufunc `ufunc` called with dtype= (its loop's dtype): each
+/// cast to `dtype` where the `casting` rule allows, else NumPy's
+/// UFuncTypeError (a TypeError) naming the input. Python numbers (weak
+/// scalars) are checked by kind (bool, integer, float, complex) and stay weak
+/// where their kind fits, so that NumPy's value checks still apply.
+std::vector<Tensor> ufuncOperands(const std::string &ufunc, const std::vector<Tensor> &operands,
+                                  DType dtype, std::string_view casting = "same_kind");
 /// np.count_nonzero: the int64 count of nonzero elements over `axes`.
 Tensor countNonzero(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
 /// A reduction's out=: `result` written into `out`, whose shape must be the
@@ -306,9 +320,9 @@ namespace la {
 /// singular values); integers and bools in float64. Axes: none, one or two.
 Tensor norm(const Tensor &x, const NormOrder &ord = {}, const Axes &axes = {},
             bool keepdims = false);
-/// np.linalg.pinv: 1/s above rcond * max(s) (default max(m, n) eps), from
-/// the SVD.
-Tensor pinv(const Tensor &a, std::optional<double> rcond = std::nullopt);
+/// np.linalg.pinv: 1/s above rcond * max(s), from the SVD. NumPy's default
+/// rcond is 1e-15; none (NumPy's rtol=None) is max(m, n) eps.
+Tensor pinv(const Tensor &a, std::optional<double> rcond = 1e-15);
 /// np.linalg.matrix_rank: the singular values above `tol` (per matrix; none:
 /// max(s) times rtol, default max(m, n) eps); of a vector, whether any
 /// element is nonzero.

@@ -833,14 +833,22 @@ Tensor atleast(const Tensor &x, int rank) {
   return reshape(x, out);
 }
 
-Tensor dstack(const std::vector<Tensor> &arrays) {
+namespace {
+/// `arrays` as at least `rank`-D (np.atleast_<rank>d), joined along `axis`
+/// (-1: NumPy's hstack's choice, by the first one's rank).
+Tensor stackedAtLeast(const char *op, const std::vector<Tensor> &arrays, int rank, int64_t axis) {
   if (arrays.empty())
-    fail("dstack", "need at least one array to concatenate");
+    fail(op, "need at least one array to concatenate");
   std::vector<Tensor> parts;
   for (const Tensor &t : arrays)
-    parts.push_back(atleast(t, 3));
-  return concatenate(parts, 2);
+    parts.push_back(atleast(t, rank));
+  return concatenate(parts, axis >= 0 ? axis : parts[0].rank() == 1 ? 0 : 1);
 }
+} // namespace
+
+Tensor hstack(const std::vector<Tensor> &arrays) { return stackedAtLeast("hstack", arrays, 1, -1); }
+Tensor vstack(const std::vector<Tensor> &arrays) { return stackedAtLeast("vstack", arrays, 2, 0); }
+Tensor dstack(const std::vector<Tensor> &arrays) { return stackedAtLeast("dstack", arrays, 3, 2); }
 
 std::vector<int64_t> rollaxisOrder(int64_t rank, int64_t axis, int64_t start) {
   const int64_t a = normalizeAxes("rollaxis", Axes(axis), rank)[0];
@@ -1589,6 +1597,40 @@ Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes, bool kee
     return sqrt(meanOrVar(t, axes, keepdims, w, how.ddof));
   }
   return Tensor();
+}
+
+Tensor positive(const Tensor &x) {
+  if (x.dtype() == DType::b8)
+    fail("positive",
+         "ufunc 'positive' did not contain a loop with signature matching types bool -> None",
+         ErrorKind::Type);
+  return x;
+}
+
+std::vector<Tensor> ufuncOperands(const std::string &ufunc, const std::vector<Tensor> &operands,
+                                  DType dtype, std::string_view casting) {
+  const std::optional<Casting> rule = castingNamed(casting);
+  if (!rule)
+    fail(ufunc.c_str(), "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'");
+  auto kind = [](DType d) { // bool < integers < floats < complex numbers
+    return d == DType::b8 ? 0 : isComplex(d) ? 3 : isFloat(d) ? 2 : 1;
+  };
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const Tensor &x = operands[i];
+    const detail::NodePtr &n = x.node();
+    const bool fits = n->weak && *rule != Casting::No && *rule != Casting::Equiv
+                          ? kind(x.dtype()) <= kind(dtype) || *rule == Casting::Unsafe
+                          : canCast(x.dtype(), dtype, *rule);
+    if (!fits)
+      fail(ufunc.c_str(),
+           "Cannot cast ufunc '" + ufunc + "' input " + std::to_string(i) + " from dtype('" +
+               dtypeName(x.dtype()) + "') to dtype('" + dtypeName(dtype) +
+               "') with casting rule '" + std::string(casting) + "'",
+           ErrorKind::Type);
+    out.push_back(n->weak && kind(x.dtype()) <= kind(dtype) ? x : cast(x, dtype));
+  }
+  return out;
 }
 
 Tensor countNonzero(const Tensor &a, const Axes &axes, bool keepdims) {

@@ -1041,6 +1041,51 @@ void Ref::assignWhere(const Tensor &mask, const Tensor &value) {
   assign(where(mask, cast(value, t.dtype()), t));
 }
 
+std::vector<Ref> splitViews(const Ref &x, const std::string &name,
+                            const std::variant<int64_t, std::vector<int64_t>> &spec, int64_t axis) {
+  const Shape shape = x.shape();
+  const auto rank = static_cast<int64_t>(shape.size());
+  const char *op = name.c_str();
+  if (const int64_t least = name == "hsplit"   ? 1
+                            : name == "vsplit" ? 2
+                            : name == "dsplit" ? 3
+                                               : 0;
+      least) {
+    if (rank < least)
+      detail::fail(op, name + " only works on arrays of " + std::to_string(least) + " or more dimensions");
+    axis = name == "hsplit" ? (rank > 1 ? 1 : 0) : name == "vsplit" ? 0 : 2;
+  }
+  if (rank == 0)
+    detail::fail(op, "tinymlir: " + name + " of a 0-d array", ErrorKind::Axis);
+  axis = normalizeAxes(op, Axes(axis), rank)[0];
+  const int64_t n = shape[static_cast<size_t>(axis)];
+  std::vector<std::pair<int64_t, int64_t>> bounds; // [start, stop) of each part
+  if (const int64_t *sections = std::get_if<int64_t>(&spec)) {
+    if (*sections <= 0)
+      detail::fail(op, "number sections must be larger than 0.");
+    if (name != "array_split" && n % *sections != 0)
+      detail::fail(op, "array split does not result in an equal division");
+    const int64_t each = n / *sections, extras = n % *sections;
+    for (int64_t k = 0, start = 0; k < *sections; ++k) {
+      const int64_t size = each + (k < extras ? 1 : 0);
+      bounds.emplace_back(start, start + size);
+      start += size;
+    }
+  } else {
+    int64_t start = 0;
+    for (int64_t cut : std::get<std::vector<int64_t>>(spec))
+      bounds.emplace_back(start, cut), start = cut;
+    bounds.emplace_back(start, n);
+  }
+  std::vector<Ref> parts;
+  for (auto [start, stop] : bounds) {
+    Index index(static_cast<size_t>(axis), Slice{});
+    index.push_back(Slice{start, stop, 1});
+    parts.push_back(x.get(index));
+  }
+  return parts;
+}
+
 Ref Ref::get(const Index &index) const {
   const Index e = expandIndex(index, rankOf(shape()));
   switch (indexKind(e)) {

@@ -130,6 +130,15 @@ void registerIndex(nb::module_ &m) {
       .def_prop_ro("buffer_id", &Ref::bufferId)
       .def("same_buffer", &Ref::sameBuffer, "other"_a)
       .def("shares_memory", &Ref::sharesMemory, "other"_a, "exact"_a)
+      .def(
+          "split",
+          [](const Ref &r, const std::string &name, const nb::object &spec, int64_t axis) {
+            if (nb::isinstance<nb::int_>(spec))
+              return splitViews(r, name, nb::cast<int64_t>(spec), axis);
+            return splitViews(r, name, nb::cast<std::vector<int64_t>>(spec), axis);
+          },
+          "name"_a, "spec"_a, "axis"_a = 0,
+          "np.split and its kin: views in `spec` sections (an int) or cut at `spec` (a list).")
       .def("current", &Ref::current, "Whether this value was read after the last write.")
       .def_prop_ro("steps",
                    [](const Ref &r) {

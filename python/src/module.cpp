@@ -287,6 +287,14 @@ NB_MODULE(_tinymlir, m) {
       "NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std) with its "
       "keywords; dtype is a name.");
   m.def("place", &place, "arr"_a, "mask"_a, "vals"_a);
+  m.def(
+      "ufunc_operands",
+      [](const std::string &ufunc, const std::vector<Tensor> &operands, const std::string &dtype,
+         const std::string &casting) {
+        return ufuncOperands(ufunc, operands, parseDType(dtype), casting);
+      },
+      "ufunc"_a, "operands"_a, "dtype"_a, "casting"_a = "same_kind",
+      "A ufunc's operands in its dtype= (numpy.h's ufuncOperands).");
   m.def("count_nonzero", &countNonzero, "a"_a, "axis"_a.none() = nb::none(), "keepdims"_a = false);
   m.def(
       "reduce_into",
@@ -308,6 +316,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("isinf", [](const Tensor &x) { return tinymlir::isinf(x); });
   m.def("isfinite", [](const Tensor &x) { return tinymlir::isfinite(x); });
   m.def("square", &square);
+  m.def("positive", &positive);
   m.def("heaviside", &heaviside);
   m.def(
       "clip",
@@ -517,6 +526,8 @@ NB_MODULE(_tinymlir, m) {
   m.def("float_power", &floatPower, "x"_a, "y"_a);
   m.def("atleast", &atleast, "x"_a, "rank"_a);
   m.def("dstack", &dstack, "arrays"_a);
+  m.def("hstack", &hstack, "arrays"_a);
+  m.def("vstack", &vstack, "arrays"_a);
   m.def("rollaxis_order", &rollaxisOrder, "rank"_a, "axis"_a, "start"_a);
   m.def("broadcast_arrays", &broadcastArrays, "arrays"_a);
   m.def(

@@ -813,19 +813,6 @@ def _dstack(tup):
     return Traced(_core.dstack([to_tensor(a, "numpy.dstack's operand") for a in tup]))
 
 
-def _split_along(name, axis_of):
-    def split(ary, indices_or_sections):
-        t = _traced(ary, f"numpy.{name}'s operand")
-        return np.split(t, indices_or_sections, axis=axis_of(t.ndim))
-
-    return split
-
-
-_FUNCTIONS[np.hsplit] = _split_along("hsplit", lambda ndim: 1 if ndim > 1 else 0)
-_FUNCTIONS[np.vsplit] = _split_along("vsplit", lambda ndim: 0)
-_FUNCTIONS[np.dsplit] = _split_along("dsplit", lambda ndim: 2)
-
-
 @_implements(np.rollaxis)
 def _rollaxis(a, axis, start=0):
     t = _traced(a, "numpy.rollaxis's operand")

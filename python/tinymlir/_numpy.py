@@ -130,22 +130,17 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         if r is not None:
             return r
     for key, value in kwargs.items():
-        if key not in ("out", "dtype", "casting", "signature") and not (
-            key == "where" and value is True
+        if key not in ("out", "dtype", "casting") and not (
+            (key == "where" and value is True) or (key == "signature" and value is None)
         ):
             raise TracingError(f"tinymlir cannot trace {name} with {key}=...")
-    if kwargs.get("dtype") is not None:  # computed in that dtype: the operands cast first
-        dtype = np.dtype(kwargs["dtype"])
-        rest = {k: v for k, v in kwargs.items() if k != "dtype"}
-        cast = [
-            x.astype(dtype)
-            if isinstance(x, Traced)
-            else (np.asarray(x).astype(dtype) if isinstance(x, (np.ndarray, np.generic)) else x)
-            for x in inputs
-        ]
-        return array_ufunc(ufunc, method, cast, rest)
+    if kwargs.get("dtype") is not None:  # computed in that dtype: the core's casting check
+        dtype = dtype_name(np.dtype(kwargs["dtype"]), f"{name}'s dtype")
+        tensors = [to_tensor(x, f"{name}'s operand") for x in inputs]
+        casting = kwargs.get("casting", "same_kind")
+        return array_ufunc(ufunc, method, _core.ufunc_operands(ufunc.__name__, tensors, dtype, casting), {})
     if ufunc is np.positive:
-        return Traced(to_tensor(inputs[0], f"{name}'s operand"))
+        return Traced(_core.positive(to_tensor(inputs[0], f"{name}'s operand")))
     if ufunc in _UNARY:
         return Traced(_UNARY[ufunc](to_tensor(inputs[0], f"{name}'s operand")))
     if ufunc in _BINARY:
@@ -324,8 +319,7 @@ def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 @_implements(np.vstack)
 def _vstack(tup, *, dtype=None, casting="same_kind"):
     _check("vstack", dtype=dtype)
-    tensors = [Traced(to_tensor(a, "numpy.vstack's operand")) for a in tup]
-    return _concatenate([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+    return Traced(_core.vstack([to_tensor(a, "numpy.vstack's operand") for a in tup]))
 
 
 @_implements(np.dot)
@@ -459,10 +453,13 @@ def _matrix_power(a, n):
 
 
 @_implements(np.linalg.pinv)
-def _pinv(a, rcond=None, hermitian=False, *, rtol=None):
-    """NumPy's: 1/s above rcond * max(s) (default max(M, N) eps), from the SVD."""
+def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
+    """NumPy's (numpy.h's pinv), its rcond taken from rcond or rtol as NumPy's."""
     t = _traced(a, "numpy.linalg.pinv's operand")
-    rcond = rcond if rcond is not None else rtol
+    if rcond is None:
+        rcond = 1e-15 if rtol is np._NoValue else rtol  # rtol=None: max(M, N) eps
+    elif rtol is not np._NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
     return Traced(_core.pinv(t._t, None if rcond is None else float(rcond)))
 
 
@@ -625,19 +622,20 @@ def _squeeze(a, axis=None):
     return t._view_of_shape(_core.squeeze(t._t, axis).shape)
 
 
-@_implements(np.split)
-def _split(ary, indices_or_sections, axis=0):
-    t = _traced(ary, "numpy.split's operand")
-    if isinstance(indices_or_sections, (int, np.integer)):
-        return [Traced(p) for p in _core.split(t._t, int(indices_or_sections), int(axis))]
-    n = t.shape[operator.index(axis)]
-    bounds = [0] + [operator.index(i) for i in indices_or_sections] + [n]
-    parts = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        index = [slice(None)] * t.ndim
-        index[operator.index(axis)] = slice(lo, hi)
-        parts.append(t[tuple(index)])
-    return parts
+def _splitter(name):
+    def split(ary, indices_or_sections, axis=0):
+        """NumPy's split, array_split, hsplit, vsplit, dsplit: views (C++'s)."""
+        t = _traced(ary, f"numpy.{name}'s operand")
+        spec = indices_or_sections
+        spec = operator.index(spec) if np.ndim(spec) == 0 else [operator.index(i) for i in spec]
+        return [Traced(None, r) for r in t._ref.split(name, spec, operator.index(axis))]
+
+    split.__name__ = f"_{name}"
+    return split
+
+
+for _name in ("split", "array_split", "hsplit", "vsplit", "dsplit"):
+    _implements(getattr(np, _name))(_splitter(_name))
 
 
 @_implements(np.concatenate)
@@ -652,9 +650,7 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 @_implements(np.hstack)
 def _hstack(tup, *, dtype=None, casting="same_kind"):
     _check("hstack", dtype=dtype)
-    tensors = [to_tensor(a, "numpy.hstack's operand") for a in tup]
-    axis = 0 if tensors and len(tensors[0].shape) == 1 else 1
-    return Traced(_core.concatenate(tensors, axis))
+    return Traced(_core.hstack([to_tensor(a, "numpy.hstack's operand") for a in tup]))
 
 
 @_implements(np.triu)

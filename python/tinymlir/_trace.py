@@ -132,6 +132,8 @@ def to_tensor(x, what="an operand"):
     captured constants (lifted to trailing inputs of the compiled function)."""
     if isinstance(x, Traced):
         return x._t
+    if isinstance(x, _core.Tensor):  # made by the core (a weak scalar stays weak)
+        return x
     if isinstance(x, (bool, np.bool_)):  # bool is the lowest kind: it takes the other side's
         return _core.typed_scalar(float(x), "bool")
     if isinstance(x, np.generic):  # before int/float: np.float64 subclasses float

@@ -1205,6 +1205,32 @@ def test_moveaxis_stacking_trapezoid_digitize_isin_polyval_select_sinc_as_numpys
     np.testing.assert_array_equal(x, y)
 
 
+def test_split_parts_are_views_as_numpys():
+    # Every part of split/array_split/hsplit... is a view: a write through
+    # it is seen by the array (by sections and at indices alike).
+    def f(a, b):
+        p, q = np.split(a, 2)
+        p[0] = 100.0
+        r = np.array_split(a, 3, axis=1)
+        r[2][-1] += 5.0
+        s = np.array_split(b, [-1, 2, 9])  # Python's slice bounds
+        s[0][1] = -1.0
+        np.hsplit(a, [1])[1][:, 0] = 7.0
+        return a, b, [x.shape for x in s]
+
+    same(f, data((4, 5), np.float64), data((5,), np.float64))
+    for fn, x, text in (
+        (lambda x: np.split(x, 3), np.ones(4), "does not result in an equal division"),
+        (lambda x: np.vsplit(x, 1), np.ones(4), "vsplit only works on arrays of 2 or more"),
+        (lambda x: np.dsplit(x, 1), np.ones((2, 2)), "dsplit only works on arrays of 3 or more"),
+        (lambda x: np.array_split(x, 0), np.ones(4), "number sections must be larger than 0"),
+    ):
+        with pytest.raises(ValueError, match=text):
+            fn(x)
+        with pytest.raises(ValueError, match=text):
+            jit(fn)(x)
+
+
 def test_angles_float_power_atleast_dstack_splits_rollaxis_broadcast_ediff1d_as_numpys():
     """Small functions, in the C++ core, against NumPy: dtypes (deg2rad of
     int8 is float16, of ints float64), values within 2 ulps (one rounded

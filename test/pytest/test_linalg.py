@@ -233,6 +233,24 @@ def test_norms_of_every_order(rng):
         np.testing.assert_allclose(jit(fn)(a), fn(a), rtol=1e-10)
 
 
+def test_pinv_cutoff_is_numpys():
+    # NumPy's default cutoff is 1e-15 max(s); rtol=None is max(M, N) eps
+    # (4.4e-16 here): a singular value 2e-16 * max(s) apart from 1 is kept by
+    # neither, 6e-16 by the second only. Exact: 1/s of exactly
+    # representable diagonal entries, or 0.
+    a = np.diag([1.0, 6e-16, 2e-16])
+    for fn in (
+        np.linalg.pinv,
+        lambda x: np.linalg.pinv(x, rtol=None),
+        lambda x: np.linalg.pinv(x, rtol=1e-16),
+        lambda x: np.linalg.pinv(x, 1e-17),
+    ):
+        want = fn(a)
+        np.testing.assert_allclose(jit(fn)(a), want, rtol=4 * EPS[np.float64], atol=0)
+    with pytest.raises(ValueError, match="`rtol` and `rcond` can't be both set"):
+        jit(lambda x: np.linalg.pinv(x, 0.1, rtol=0.1))(a)
+
+
 def test_linalg_errors_are_numpys_when_the_kernel_runs(rng):
     """LinAlgError (NumPy's class and message) for data LAPACK rejects, from
     the kernel; an argument the function would have written stays as it was."""

@@ -120,6 +120,11 @@ def test_array_functions(x):
     np.testing.assert_array_equal(
         jit(lambda t: np.hstack([t[0], t[1]]))(x), np.hstack([x[0], x[1]])
     )
+    for stack in (np.hstack, np.vstack):  # 0-d operands: made 1-D (2-D) first, as NumPy's
+        np.testing.assert_array_equal(
+            jit(lambda t: stack([t[0, 0], t[1, 1], 2.0]))(x),
+            stack([x[0, 0], x[1, 1], 2.0]),
+        )
     np.testing.assert_array_equal(jit(lambda t: np.max(t, axis=1))(x), np.max(x, axis=1))
     np.testing.assert_array_equal(
         jit(lambda t: np.amax(t, axis=0, keepdims=True))(x), np.amax(x, axis=0, keepdims=True)

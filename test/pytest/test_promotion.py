@@ -95,3 +95,46 @@ def test_unary_dtypes_match_numpy():
     assert got.dtype == np.float64 and np.array_equal(got, i / i[::-1])
     got = jit(lambda a: a**2)(i)  # integer powers, exact, as NumPy's
     assert got.dtype == np.int32 and np.array_equal(got, i**2)
+
+
+@pytest.mark.parametrize(
+    "dtype,casting",
+    [
+        (d, c)
+        for d in ("int8", "int64", "float32", "float64")
+        for c in ("same_kind", "safe", "unsafe")
+    ],
+)
+@pytest.mark.parametrize("other", [1, 2.5, np.float64(2.5), "int32 array", "float64 array"])
+def test_ufunc_dtype_casts_its_inputs_as_numpy(dtype, casting, other):
+    # dtype= is the loop's dtype: each input cast to it by the casting rule
+    # (Python numbers by their kind), else NumPy's UFuncTypeError (a
+    # TypeError) naming the input; the result is in that dtype.
+    a = np.arange(1, 7).reshape(2, 3).astype(np.int32)
+    b = {"int32 array": a + 1, "float64 array": a * 0.75}.get(other, other)
+
+    def f(x, y):
+        return np.multiply(x, y, dtype=dtype, casting=casting), np.add(
+            y, x, dtype=dtype, casting=casting
+        )
+
+    try:
+        want = f(a, b)
+    except TypeError as e:
+        with pytest.raises(
+            TypeError, match=r"input \d from dtype\('\w+'\) to dtype\('\w+'\)"
+        ) as got:
+            jit(f)(a, b)
+        assert str(e).split("input")[1] == str(got.value).split("input")[1]
+        return
+    got = jit(f)(a, b)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_positive_has_no_bool_loop_as_numpy():
+    with pytest.raises(TypeError, match="ufunc 'positive' did not contain a loop"):
+        np.positive(np.array([True]))
+    with pytest.raises(TypeError, match="ufunc 'positive' did not contain a loop"):
+        jit(np.positive)(np.array([True]))
