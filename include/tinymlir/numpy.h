@@ -49,6 +49,19 @@ Tensor diag(const Tensor &v, int64_t k = 0);
 /// matrix product of a's other axes (in order) by b's.
 Tensor tensordot(const Tensor &a, const Tensor &b, std::vector<int64_t> axesA,
                  std::vector<int64_t> axesB);
+/// np.tensordot(a, b, n): a's last n axes with b's first n.
+Tensor tensordot(const Tensor &a, const Tensor &b, int64_t n);
+/// np.dot: a product with a 0-d operand, matmul of 1-D and 2-D ones, else
+/// the sum over a's last axis and b's second-to-last (tensordot). Python
+/// numbers are arrays of NumPy's default dtypes (not weak).
+Tensor dot(const Tensor &a, const Tensor &b);
+/// np.outer: a's elements (flattened) times b's, an (a.size, b.size) matrix.
+Tensor outer(const Tensor &a, const Tensor &b);
+/// ndarray's a ** b: for a Python number b, NumPy's fast scalar powers (2:
+/// np.square, of bools int8, but 2.0 of integers a float64 power; of float
+/// and complex arrays also 0.5: np.sqrt, -1: np.reciprocal, 0: ones, and of
+/// float ones 1: a's values); otherwise np.power.
+Tensor arrayPower(const Tensor &a, const Tensor &b);
 /// np.stack: arrays of one shape joined along a new axis.
 Tensor stack(const std::vector<Tensor> &arrays, int64_t axis = 0);
 
@@ -129,6 +142,8 @@ Tensor hstack(const std::vector<Tensor> &arrays);
 Tensor vstack(const std::vector<Tensor> &arrays);
 /// np.rollaxis's permutation: `axis` moved to before `start`.
 std::vector<int64_t> rollaxisOrder(int64_t rank, int64_t axis, int64_t start);
+/// The axes' order that np.swapaxes(a, axis1, axis2) makes, for a's rank.
+std::vector<int64_t> swapaxesOrder(int64_t rank, int64_t axis1, int64_t axis2);
 /// np.broadcast_arrays: each array broadcast to their common shape.
 std::vector<Tensor> broadcastArrays(const std::vector<Tensor> &arrays);
 /// np.ediff1d: the differences of the flattened array, with optional values

@@ -209,6 +209,60 @@ Tensor diag(const Tensor &v, int64_t k) {
   return out.value();
 }
 
+Tensor tensordot(const Tensor &a, const Tensor &b, int64_t n) {
+  if (n < 0 || n > a.rank() || n > b.rank())
+    fail("tensordot", "shape-mismatch for sum (" + std::to_string(n) + " axes of " +
+                          shapeString(a.shape()) + " and " + shapeString(b.shape()) + ")");
+  std::vector<int64_t> axesA, axesB;
+  for (int64_t k = 0; k < n; ++k)
+    axesA.push_back(a.rank() - n + k), axesB.push_back(k);
+  return tensordot(a, b, axesA, axesB);
+}
+
+namespace {
+/// A Python number as NumPy's asarray makes it: int64, float64, complex128.
+Tensor strong(const Tensor &x) {
+  const detail::NodePtr &n = x.node();
+  if (!n->weak)
+    return x;
+  return cast(x, n->integral ? DType::i64 : n->weakComplex ? DType::c128 : DType::f64);
+}
+} // namespace
+
+Tensor dot(const Tensor &a, const Tensor &b) {
+  const Tensor x = strong(a), y = strong(b);
+  if (x.rank() == 0 || y.rank() == 0)
+    return x * y;
+  if (x.rank() <= 2 && y.rank() <= 2)
+    return matmul(x, y);
+  return tensordot(x, y, {x.rank() - 1}, {y.rank() == 1 ? 0 : y.rank() - 2});
+}
+
+Tensor outer(const Tensor &a, const Tensor &b) {
+  const Tensor x = strong(a), y = strong(b);
+  return reshape(x, {numElements(x.shape()), 1}) * reshape(y, {1, numElements(y.shape())});
+}
+
+Tensor arrayPower(const Tensor &a, const Tensor &b) {
+  const detail::NodePtr &n = b.node();
+  if (n->op != Op::Scalar || !n->weak || n->weakComplex)
+    return pow(a, b);
+  const double e = n->integral ? static_cast<double>(n->integer) : n->scalar;
+  if (!inexact(a.dtype())) // 2.0 makes integers float64 first: a power then
+    return e == 2 && n->integral ? square(a) : pow(a, b);
+  if (e == 2)
+    return square(a);
+  if (e == 0.5)
+    return sqrt(a);
+  if (e == -1)
+    return reciprocal(a);
+  if (e == 1 && !isComplex(a.dtype())) // NumPy's complex power, not positive
+    return a;
+  if (e == 0)
+    return broadcastTo(ScalarType{a.dtype()}(1.0), a.shape());
+  return pow(a, b);
+}
+
 Tensor tensordot(const Tensor &a, const Tensor &b, std::vector<int64_t> axesA,
                  std::vector<int64_t> axesB) {
   if (axesA.size() != axesB.size())
@@ -849,6 +903,15 @@ Tensor stackedAtLeast(const char *op, const std::vector<Tensor> &arrays, int ran
 Tensor hstack(const std::vector<Tensor> &arrays) { return stackedAtLeast("hstack", arrays, 1, -1); }
 Tensor vstack(const std::vector<Tensor> &arrays) { return stackedAtLeast("vstack", arrays, 2, 0); }
 Tensor dstack(const std::vector<Tensor> &arrays) { return stackedAtLeast("dstack", arrays, 3, 2); }
+
+std::vector<int64_t> swapaxesOrder(int64_t rank, int64_t axis1, int64_t axis2) {
+  std::vector<int64_t> order(static_cast<size_t>(rank));
+  std::iota(order.begin(), order.end(), 0);
+  const int64_t i = normalizeAxes("swapaxes", Axes(axis1), rank)[0];
+  const int64_t j = normalizeAxes("swapaxes", Axes(axis2), rank)[0];
+  std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
+  return order;
+}
 
 std::vector<int64_t> rollaxisOrder(int64_t rank, int64_t axis, int64_t start) {
   const int64_t a = normalizeAxes("rollaxis", Axes(axis), rank)[0];

@@ -330,7 +330,16 @@ NB_MODULE(_tinymlir, m) {
   m.def("diagonal", &diagonal, "a"_a, "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1);
   m.def("trace", &trace, "a"_a, "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1);
   m.def("diag", &diag, "v"_a, "k"_a = 0);
-  m.def("tensordot", &tensordot, "a"_a, "b"_a, "axes_a"_a, "axes_b"_a);
+  m.def(
+      "tensordot",
+      nb::overload_cast<const Tensor &, const Tensor &, std::vector<int64_t>, std::vector<int64_t>>(
+          &tensordot),
+      "a"_a, "b"_a, "axes_a"_a, "axes_b"_a);
+  m.def("tensordot", nb::overload_cast<const Tensor &, const Tensor &, int64_t>(&tensordot), "a"_a,
+        "b"_a, "n"_a);
+  m.def("dot", &dot, "a"_a, "b"_a);
+  m.def("outer", &outer, "a"_a, "b"_a);
+  m.def("array_power", &arrayPower, "a"_a, "b"_a);
   m.def("stack", &stack, "arrays"_a, "axis"_a = 0);
   m.def("cross", &cross, "a"_a, "b"_a, "axisa"_a = -1, "axisb"_a = -1, "axisc"_a = -1);
   m.def("ptp", &ptp, "a"_a, "axis"_a.none(), "keepdims"_a = false);
@@ -529,6 +538,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("hstack", &hstack, "arrays"_a);
   m.def("vstack", &vstack, "arrays"_a);
   m.def("rollaxis_order", &rollaxisOrder, "rank"_a, "axis"_a, "start"_a);
+  m.def("swapaxes_order", &swapaxesOrder, "rank"_a, "axis1"_a, "axis2"_a);
   m.def("broadcast_arrays", &broadcastArrays, "arrays"_a);
   m.def(
       "ediff1d",

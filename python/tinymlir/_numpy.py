@@ -20,7 +20,6 @@ from ._trace import (
     Masked,
     Traced,
     TracingError,
-    _axis_tuple,
     dtype_name,
     folded,
     layers,
@@ -138,7 +137,9 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         dtype = dtype_name(np.dtype(kwargs["dtype"]), f"{name}'s dtype")
         tensors = [to_tensor(x, f"{name}'s operand") for x in inputs]
         casting = kwargs.get("casting", "same_kind")
-        return array_ufunc(ufunc, method, _core.ufunc_operands(ufunc.__name__, tensors, dtype, casting), {})
+        return array_ufunc(
+            ufunc, method, _core.ufunc_operands(ufunc.__name__, tensors, dtype, casting), {}
+        )
     if ufunc is np.positive:
         return Traced(_core.positive(to_tensor(inputs[0], f"{name}'s operand")))
     if ufunc in _UNARY:
@@ -325,23 +326,9 @@ def _vstack(tup, *, dtype=None, casting="same_kind"):
 @_implements(np.dot)
 def _dot(a, b, out=None):
     _check("dot", out=out)
-
-    def operand(x, other):  # NumPy's dot takes Python numbers as arrays (strong)
-        if type(x) is float:
-            x = np.asarray(x)
-        elif type(x) is int:
-            x = np.asarray(x, np.int64)  # NumPy's default integer, strong
-        return Traced(to_tensor(x, "numpy.dot's operand"))
-
-    ta, tb = operand(a, b), operand(b, a)
-    if ta.ndim == 0 or tb.ndim == 0:
-        return ta * tb
-    if ta.ndim > 2 or tb.ndim > 2:
-        raise TracingError(
-            "tinymlir traces numpy.dot of operands of rank 2 or less (for stacks of "
-            "matrices, use matmul or @)"
-        )
-    return ta @ tb
+    return Traced(
+        _core.dot(to_tensor(a, "numpy.dot's operand"), to_tensor(b, "numpy.dot's operand"))
+    )
 
 
 @_implements(np.round, np.around)
@@ -551,21 +538,20 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
 @_implements(np.outer)
 def _outer(a, b, out=None):
     _check("outer", out=out)
-    ta, tb = _traced(a, "numpy.outer's operand"), _traced(b, "numpy.outer's operand")
-    return ta.reshape(-1, 1) * tb.reshape(1, -1)
+    return Traced(
+        _core.outer(to_tensor(a, "numpy.outer's operand"), to_tensor(b, "numpy.outer's operand"))
+    )
 
 
 @_implements(np.tensordot)
 def _tensordot(a, b, axes=2):
-    ta, tb = _traced(a, "numpy.tensordot's operand"), _traced(b, "numpy.tensordot's operand")
-    if isinstance(axes, (int, np.integer)):
-        n = operator.index(axes)
-        axes_a, axes_b = list(range(ta.ndim - n, ta.ndim)), list(range(n))
-    else:
-        axes_a, axes_b = axes
-        axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
-        axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
-    return Traced(_core.tensordot(ta._t, tb._t, axes_a, axes_b))
+    ta, tb = to_tensor(a, "numpy.tensordot's operand"), to_tensor(b, "numpy.tensordot's operand")
+    if np.ndim(axes) == 0:
+        return Traced(_core.tensordot(ta, tb, operator.index(axes)))
+    axes_a, axes_b = axes
+    axes_a = [axes_a] if np.ndim(axes_a) == 0 else list(axes_a)
+    axes_b = [axes_b] if np.ndim(axes_b) == 0 else list(axes_b)
+    return Traced(_core.tensordot(ta, tb, axes_a, axes_b))
 
 
 @_implements(np.einsum)
@@ -603,10 +589,8 @@ def _transpose(a, axes=None):
 @_implements(np.swapaxes)
 def _swapaxes(a, axis1, axis2):
     t = _traced(a, "numpy.swapaxes's operand")
-    perm = list(range(t.ndim))
-    (i,), (j,) = _axis_tuple(axis1, t.ndim), _axis_tuple(axis2, t.ndim)
-    perm[i], perm[j] = perm[j], perm[i]
-    return t.transpose(tuple(perm))
+    order = _core.swapaxes_order(t.ndim, operator.index(axis1), operator.index(axis2))
+    return t.transpose(tuple(order))
 
 
 @_implements(np.expand_dims)

@@ -223,14 +223,6 @@ def known_constant(value):
     return constant(np.asarray(value), "a folded operation")
 
 
-def _axis_tuple(axis, ndim):
-    """NumPy's axis argument (None, an int, a sequence) as sorted axes in
-    [0, ndim), or None for all: the C++ core's rule (AxisError, repeats)."""
-    if axis is None:
-        return None
-    return list(_core.normalize_axes(axis, ndim))
-
-
 def _reduce(name, x, axis=None, keepdims=False):
     """NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var) over
     `axis` (None, an int or a tuple): the C++ core's."""
@@ -623,26 +615,14 @@ class Traced:
     __rmul__ = _binary(_core.multiply, swap=True, numpy_op=operator.mul)
     __truediv__ = _binary(_core.divide, numpy_op=operator.truediv)
     __rtruediv__ = _binary(_core.divide, swap=True, numpy_op=operator.truediv)
-    _power = _binary(_core.pow, numpy_op=operator.pow)
     __rpow__ = _binary(_core.pow, swap=True, numpy_op=operator.pow)
 
     def __pow__(self, other):
-        """a ** b as ndarray's: a Python-number exponent 2 is np.square (of a bool:
-        int8); of float and complex arrays also 0.5 (np.sqrt), -1 (np.reciprocal),
-        1 (a copy) and 0 (ones), as NumPy's fast scalar powers."""
-        if isinstance(other, (int, float)) and not isinstance(other, bool):
-            inexact = self.dtype.kind in "fc"
-            if other == 2:
-                return np.square(self)
-            if inexact and other == 0.5:
-                return np.sqrt(self)
-            if inexact and other == -1:
-                return np.reciprocal(self)
-            if inexact and other == 1:
-                return self.copy()
-            if inexact and other == 0:
-                return np.ones_like(self)
-        return self._power(other)
+        """a ** b as ndarray's (numpy.h's arrayPower: NumPy's fast scalar powers)."""
+        if isinstance(other, (str, bytes, dict, set)) or other is None:
+            return NotImplemented
+        r = folded(operator.pow, self, other)
+        return r if r is not None else Traced(_core.array_power(self._t, to_tensor(other)))
 
     __matmul__ = _binary(_core.matmul)
     __rmatmul__ = _binary(_core.matmul, swap=True)

@@ -340,8 +340,19 @@ def test_more_numpy_functions(rng):
     for fn in (lambda a, b: np.std(a, axis=1), lambda a, b: a.std()):
         got, want = jit(fn)(x, y), fn(x, y)
         assert_close(got, want, 30 * E32 * np.abs(want))
-    with pytest.raises(tinymlir.TracingError, match="numpy.dot of operands of rank 2 or less"):
-        jit(lambda a: np.dot(a[None], a.T))(x)
+    # np.dot of stacks: a's last axis with b's second-to-last (not matmul's
+    # batches); each element a sum of K products, within K eps (|a| . |b|).
+    s3 = np.arange(24.0).reshape(2, 3, 4) / 7 - 1.5
+    m45 = np.arange(20.0).reshape(4, 5) / 3 - 2
+    for a, b, k in (
+        (s3, m45, 4),  # (2, 3, 4) . (4, 5)
+        (s3, m45[:, 0], 4),  # (2, 3, 4) . (4,)
+        (m45.T[:3, :2], s3[:, :2, :], 2),  # (3, 2) . (2, 2, 4)
+        (s3, s3.transpose(0, 2, 1), 4),  # (2, 3, 4) . (2, 4, 3)
+    ):
+        want, got = np.dot(a, b), jit(np.dot)(a, b)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert_close(got, want, k * E64 * np.dot(np.abs(a), np.abs(b)))
     ints = np.arange(3, dtype=np.int32)  # a Python int is an int64 array to NumPy's dot
     assert jit(lambda a: np.dot(a, 3))(ints).dtype == np.dot(ints, 3).dtype == np.int64
     np.testing.assert_array_equal(jit(lambda a: np.dot(a, 3))(ints), np.dot(ints, 3))

@@ -138,3 +138,36 @@ def test_positive_has_no_bool_loop_as_numpy():
         np.positive(np.array([True]))
     with pytest.raises(TypeError, match="ufunc 'positive' did not contain a loop"):
         jit(np.positive)(np.array([True]))
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "int64", "float16", "float32", "float64", "complex64"]
+)
+@pytest.mark.parametrize("exponent", [2, 0.5, -1, 1, 0, 2.0, 3, 1.5])
+def test_powers_of_python_numbers_are_numpys_fast_ones(dtype, exponent):
+    # a ** 2 is np.square (bools: int8), and of inexact arrays 0.5, -1, 1 and
+    # 0 are sqrt, reciprocal, a copy and ones: NumPy's results bit for bit,
+    # inf, nan and -0.0 included (complex numbers: finite ones). Other
+    # exponents (and 1 of complex numbers, and 2.0 of integers: float64) are
+    # np.power: within 4 ulp (libm's pow and ours may differ).
+    x = np.array([0.0, -0.0, 1.0, 2.0, 3.0, 7.0, 0.3, 1e-3, np.inf, np.nan])
+    a = {"b": x[:6] > 1, "i": x[:6], "f": x, "c": x[:8]}[np.dtype(dtype).kind].astype(dtype)
+    if dtype[0] in "bi" and exponent == -1:
+        for fn in (lambda t: t**exponent, jit(lambda t: t**exponent)):
+            with pytest.raises(ValueError, match="Integers to negative integer powers"):
+                fn(a)
+        return
+    with np.errstate(all="ignore"):
+        want = a**exponent
+    got = jit(lambda t: t**exponent)(a)
+    assert got.dtype == want.dtype
+    if (
+        exponent in (3, 1.5) or (exponent == 1 and dtype == "complex64")
+    ) and want.dtype.kind in "fc":
+        tiny = np.finfo(want.dtype).eps
+        bound = 4 * tiny * np.abs(want)
+        ok = (np.abs(got - want) <= bound) | (got == want) | (np.isnan(got) & np.isnan(want))
+        assert ok.all(), (got, want)
+        return
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(np.real(got)), np.signbit(np.real(want)))
