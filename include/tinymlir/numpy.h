@@ -37,11 +37,16 @@ Tensor nanToNum(const Tensor &x, double nan = 0.0, std::optional<double> posinf 
 /// equalNan, nan beside nan too. b is made inexact first, as NumPy 2's.
 Tensor isclose(const Tensor &a, const Tensor &b, double rtol = 1e-5, double atol = 1e-8,
                bool equalNan = false);
+/// np.allclose: whether isclose holds everywhere (a traced bool).
+Tensor allclose(const Tensor &a, const Tensor &b, double rtol = 1e-5, double atol = 1e-8,
+                bool equalNan = false);
 /// np.diagonal: a[..., i, i + offset] of axes axis1 and axis2, as a new last
 /// axis after the others (a copy).
 Tensor diagonal(const Tensor &a, int64_t offset = 0, int64_t axis1 = 0, int64_t axis2 = 1);
-/// np.trace: the sum of the diagonal, as np.sum sums it.
-Tensor trace(const Tensor &a, int64_t offset = 0, int64_t axis1 = 0, int64_t axis2 = 1);
+/// np.trace: the sum of the diagonal, as np.sum sums it (in `dtype` where
+/// given, np.sum's dtype=).
+Tensor trace(const Tensor &a, int64_t offset = 0, int64_t axis1 = 0, int64_t axis2 = 1,
+             std::optional<DType> dtype = std::nullopt);
 /// np.diag: of a 1-D array the square matrix with it on diagonal k, of a
 /// 2-D one its diagonal k.
 Tensor diag(const Tensor &v, int64_t k = 0);
@@ -111,8 +116,9 @@ Tensor trapezoid(const Tensor &y, const Tensor &x, double dx, int64_t axis);
 /// np.digitize: the bin of each value (int64), bins increasing or decreasing
 /// (constant bins: NumPy's check of their order, made while tracing).
 Tensor digitize(const Tensor &x, const Tensor &bins, bool right = false);
-/// np.isin (no invert, no kind): whether each element equals one of `test`'s.
-Tensor isin(const Tensor &element, const Tensor &test);
+/// np.isin (no kind): whether each element equals one of `test`'s (with
+/// invert, whether it equals none).
+Tensor isin(const Tensor &element, const Tensor &test, bool invert = false);
 /// np.polyval: Horner's rule over the coefficients p (highest power first).
 Tensor polyval(const Tensor &p, const Tensor &x);
 /// np.select: the first choice whose condition holds, else `otherwise`.

@@ -140,6 +140,10 @@ Tensor nanToNum(const Tensor &x, double nan, std::optional<double> posinf,
   return where(isnan(t), ScalarType{d}(nan), t);
 }
 
+Tensor allclose(const Tensor &a, const Tensor &b, double rtol, double atol, bool equalNan) {
+  return all(isclose(a, b, rtol, atol, equalNan));
+}
+
 Tensor isclose(const Tensor &a, const Tensor &b, double rtol, double atol, bool equalNan) {
   // y inexact, as NumPy 2's (result_type(y, 1.0)): a Python int as a float,
   // an integer or bool array as float64.
@@ -187,8 +191,11 @@ Tensor diagonal(const Tensor &a, int64_t offset, int64_t axis1, int64_t axis2) {
   return r.get({Ellipsis{}, k ? Slice{start, start + k * (n2 + 1), n2 + 1} : Slice{0, 0}}).value();
 }
 
-Tensor trace(const Tensor &a, int64_t offset, int64_t axis1, int64_t axis2) {
-  return sum(diagonal(a, offset, axis1, axis2), -1);
+Tensor trace(const Tensor &a, int64_t offset, int64_t axis1, int64_t axis2,
+             std::optional<DType> dtype) {
+  Reduction how;
+  how.dtype = dtype;
+  return reduce("sum", diagonal(a, offset, axis1, axis2), -1, false, how);
 }
 
 Tensor diag(const Tensor &v, int64_t k) {
@@ -793,13 +800,14 @@ Tensor digitize(const Tensor &x, const Tensor &bins, bool right) {
   return where(increasing, up, down) + (ordered - 1); // + 0, once the order is checked
 }
 
-Tensor isin(const Tensor &element, const Tensor &test) {
+Tensor isin(const Tensor &element, const Tensor &test, bool invert) {
   const Tensor flat = reshape(test, {numElements(test.shape())});
   if (numElements(test.shape()) == 0)
-    return broadcastTo(ScalarType{DType::b8}(0.0), element.shape());
+    return broadcastTo(ScalarType{DType::b8}(invert ? 1.0 : 0.0), element.shape());
   Shape shape = element.shape();
   shape.push_back(1);
-  return any(equal(reshape(element, shape), flat), -1);
+  const Tensor pairs = reshape(element, shape);
+  return invert ? all(not_equal(pairs, flat), -1) : any(equal(pairs, flat), -1);
 }
 
 Tensor polyval(const Tensor &p, const Tensor &x) {

@@ -327,8 +327,16 @@ NB_MODULE(_tinymlir, m) {
   m.def("nan_to_num", &nanToNum, "x"_a, "nan"_a = 0.0, "posinf"_a.none() = nb::none(),
         "neginf"_a.none() = nb::none());
   m.def("isclose", &isclose, "a"_a, "b"_a, "rtol"_a = 1e-5, "atol"_a = 1e-8, "equal_nan"_a = false);
+  m.def("allclose", &allclose, "a"_a, "b"_a, "rtol"_a = 1e-5, "atol"_a = 1e-8,
+        "equal_nan"_a = false);
   m.def("diagonal", &diagonal, "a"_a, "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1);
-  m.def("trace", &trace, "a"_a, "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1);
+  m.def(
+      "trace",
+      [dtypeOf](const Tensor &a, int64_t offset, int64_t axis1, int64_t axis2,
+                const std::optional<std::string> &dtype) {
+        return trace(a, offset, axis1, axis2, dtypeOf(dtype));
+      },
+      "a"_a, "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1, "dtype"_a.none() = nb::none());
   m.def("diag", &diag, "v"_a, "k"_a = 0);
   m.def(
       "tensordot",
@@ -520,7 +528,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("repeat", &repeat, "a"_a, "repeats"_a, "axis"_a.none());
   m.def("kron", &kron, "a"_a, "b"_a);
   m.def("meshgrid", &meshgrid, "xi"_a, "indexing"_a = "xy", "sparse"_a = false);
-  m.def("isin", &isin, "element"_a, "test"_a);
+  m.def("isin", &isin, "element"_a, "test"_a, "invert"_a = false);
   m.def("polyval", &polyval, "p"_a, "x"_a);
   m.def(
       "select",

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _creation
 from . import _tinymlir as _core
-from ._numpy import _FUNCTIONS, _implements, _traced
+from ._numpy import _FUNCTIONS, _implements, _traced, ddof_of
 from ._trace import (
     Traced,
     TracingError,
@@ -343,11 +343,7 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_No
 
 def _nan_variance(name, a, axis, dtype, ddof, keepdims, mean, correction):
     _refuse_kwargs(name, mean=mean)
-    if correction is not _NoValue:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
-    return _nan_reduction(name, a, axis, dtype, keepdims, float(ddof))
+    return _nan_reduction(name, a, axis, dtype, keepdims, ddof_of(ddof, correction))
 
 
 @_implements(np.nanvar)
@@ -597,10 +593,9 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """NumPy's trace: the sum of the diagonal, as np.sum sums it (`dtype=`: np.sum's)."""
     if out is not None:
         raise TracingError("tinymlir cannot trace numpy.trace with out=")
-    if dtype is not None:
-        return np.sum(_diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
     t = _traced(a, "numpy.trace's operand")
-    return Traced(_core.trace(t._t, operator.index(offset), axis1, axis2))
+    dtype = None if dtype is None else dtype_name(np.dtype(dtype), "numpy.trace's dtype")
+    return Traced(_core.trace(t._t, operator.index(offset), axis1, axis2, dtype))
 
 
 @_implements(np.diag)
@@ -620,9 +615,10 @@ def _isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
 
 @_implements(np.allclose)
 def _allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
-    """np.all of isclose: a traced bool (NumPy's Python bool is known only once
-    the kernel runs; branching on it is refused by name)."""
-    return np.all(_isclose(a, b, rtol, atol, equal_nan))
+    """A traced bool (NumPy's Python bool is known only once the kernel runs;
+    branching on it is refused by name)."""
+    x, y = to_tensor(a, "numpy.allclose's operand"), to_tensor(b, "numpy.allclose's operand")
+    return Traced(_core.allclose(x, y, float(rtol), float(atol), bool(equal_nan)))
 
 
 # --- cross, ptp, inner, vdot, gradient, interp, lexsort (numpy.h) ------------------------
@@ -749,8 +745,7 @@ def _digitize(x, bins, right=False):
 @_implements(np.isin)
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     e, t = to_tensor(element, "numpy.isin's operand"), to_tensor(test_elements, "numpy.isin's test")
-    r = Traced(_core.isin(e, t))
-    return ~r if invert else r
+    return Traced(_core.isin(e, t, bool(invert)))
 
 
 @_implements(np.polyval)

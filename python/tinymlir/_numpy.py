@@ -222,17 +222,22 @@ def _given(value):
     return value is not None and value is not _NoValue
 
 
+def ddof_of(ddof, correction):
+    """np.var's ddof, or its alias correction (NumPy 2's), as a float."""
+    if _given(correction):
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    return float(ddof if isinstance(ddof, float) else operator.index(ddof))
+
+
 def reduction(name, args, what):
     """NumPy's reduction `name` of args (a function's bound arguments): the
     C++ core's reduce; out= written by its reduceInto."""
     t = _traced(args["a"], f"{what}'s operand")
     if _given(args.get("mean")):
         raise TracingError(f"tinymlir cannot trace {what} with mean=...")
-    ddof = args.get("ddof", 0)
-    if _given(args.get("correction")):
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = args["correction"]
+    ddof = ddof_of(args.get("ddof", 0), args.get("correction"))
     dtype = args.get("dtype")
     where = args.get("where", _NoValue)
     initial = args.get("initial", _NoValue)
@@ -244,7 +249,7 @@ def reduction(name, args, what):
         None if dtype is None else dtype_name(np.dtype(dtype), f"{what}'s dtype"),
         None if where is _NoValue or where is True else to_tensor(where, f"{what}'s where"),
         None if initial is _NoValue else to_tensor(initial, f"{what}'s initial"),
-        float(operator.index(ddof) if not isinstance(ddof, float) else ddof),
+        ddof,
     )
     out = args.get("out")
     if out is None:

@@ -1019,6 +1019,7 @@ def test_diagonal_trace_and_diag_as_numpys():
         (lambda x: np.trace(x.reshape(5, 1)), iv),
         (lambda x: np.trace(x.reshape(1, 5), dtype=np.float32), iv),
         (lambda x: np.diag(x), v),
+        (lambda x: np.trace(np.diag(x) * 50, dtype=np.int8), iv),  # wraps in int8
         (lambda x: np.diag(x, 2), v),
         (lambda x: np.diag(x, -1), iv),
         (lambda x: np.diag(x, -2), a),
@@ -1177,6 +1178,8 @@ def test_moveaxis_stacking_trapezoid_digitize_isin_polyval_select_sinc_as_numpys
     same(lambda x: np.digitize(np.round(x), np.array([-1.0, 0.0, 1.0]), right=True), a)
     same(lambda x, t: np.isin(np.round(x), t), a, np.array([0.0, 1.0]))
     same(lambda x: np.isin(np.round(x), [2.0], invert=True), a)
+    same(lambda x: np.isin(np.round(x), [], invert=True), a)
+    same(lambda x: np.allclose(x, x * (1 + 1e-7)), a)
     same(lambda x: np.polyval(np.array([1.5, -2.0, 0.5]), x), a)
     same(lambda x: np.polyval(np.array([2, 1]), x.astype(np.int32)), a * 3)
     same(lambda x: np.select([x < -1, x > 1], [x, -x], 7.0), a)
