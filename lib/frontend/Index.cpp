@@ -1052,7 +1052,8 @@ std::vector<Ref> splitViews(const Ref &x, const std::string &name,
                                                : 0;
       least) {
     if (rank < least)
-      detail::fail(op, name + " only works on arrays of " + std::to_string(least) + " or more dimensions");
+      detail::fail(op, name + " only works on arrays of " + std::to_string(least) +
+                           " or more dimensions");
     axis = name == "hsplit" ? (rank > 1 ? 1 : 0) : name == "vsplit" ? 0 : 2;
   }
   if (rank == 0)
