@@ -151,13 +151,22 @@ def _computed(orig, *args, **kwargs):
     return constant(orig(*args, **kwargs), f"numpy.{orig.__name__}")
 
 
-def _array(orig, obj, dtype=None, *args, copy=True, **kwargs):
+_UNSET = object()  # an argument not given
+
+
+def _array(orig, obj, dtype=None, *args, copy=_UNSET, **kwargs):
+    """np.array (a copy unless copy=False/None), np.asarray and its kin (the
+    array itself where its dtype is kept, as NumPy's: writes go through)."""
+    if copy is _UNSET:
+        copy = True if orig.__name__ == "array" else None
     if isinstance(obj, Traced):
-        r = obj.astype(dtype) if dtype is not None else obj
-        return r.copy() if (r is obj and copy is not False and orig is np.array) else r
+        r = obj.astype(dtype, copy=False) if dtype is not None else obj
+        if r is not obj and copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return r.copy() if r is obj and copy else r
     if _has_traced(obj):
         return _stacked(obj, dtype)
-    if orig is np.array:
+    if copy is not None and orig.__name__ in ("array", "asarray"):
         return orig(obj, dtype, *args, copy=copy, **kwargs)
     return orig(obj, dtype, *args, **kwargs)
 

@@ -793,6 +793,24 @@ def test_copyto_where_and_putmask_as_numpys():
         jit(lambda a: np.putmask(a, np.ones(4, dtype=bool), 1.0))(np.zeros(3))
 
 
+def test_asarray_is_the_array_and_array_a_copy_as_numpys():
+    # np.asarray (and np.array with copy=False or None) of a traced array in
+    # its own dtype is that array: writes through it reach the caller's.
+    # np.array copies; a new dtype is a copy either way.
+    def f(a):
+        np.asarray(a)[0] = 100.0
+        np.asarray(a, dtype=a.dtype)[1] = 200.0
+        np.array(a)[2] = -1.0
+        np.array(a, copy=False)[3] = 7.0
+        np.asarray(a, dtype=np.float32)[4] = 9.0
+        np.array(a, copy=None)[5] = 3.0
+        np.asanyarray(a)[6] = 4.0
+
+    same(f, positive(8))
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        jit(lambda a: np.array(a, dtype=np.float32, copy=False))(positive(3))
+
+
 def test_place_puts_its_values_in_order_as_numpys():
     # The k-th selected element takes vals[k % len(vals)], over the array's
     # elements in C order: the mask only needs the array's size. Values are
