@@ -21,6 +21,10 @@ Tensor isinf(const Tensor &x);
 Tensor isfinite(const Tensor &x);
 /// np.positive: x's values; NumPy has no loop for bool (its TypeError).
 Tensor positive(const Tensor &x);
+/// np.divmod: (a // b, a % b), NumPy's floor division and remainder.
+std::pair<Tensor, Tensor> divmod(const Tensor &a, const Tensor &b);
+/// np.angle(z, deg): the argument, in degrees where `deg` (times 180 / pi).
+Tensor angle(const Tensor &z, bool deg);
 /// np.square: x * x (bools as int8, NumPy's loop).
 Tensor square(const Tensor &x);
 /// np.heaviside: 0 below 0, 1 above, x2 at 0, nan at nan (float operands).

@@ -279,8 +279,9 @@ Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index
 /// too: a select, not a product with a 0/1 mask). Rank 2 or more.
 /// NumPy's sort and argsort along `axis` (stable: the order of equal values
 /// kept; nan last). argsort's indices are int64.
-Tensor sort(const Tensor &x, int64_t axis = -1);
-Tensor argsort(const Tensor &x, int64_t axis = -1);
+/// No axis: of the flattened array.
+Tensor sort(const Tensor &x, std::optional<int64_t> axis = -1);
+Tensor argsort(const Tensor &x, std::optional<int64_t> axis = -1);
 /// Cumulative sums and products along `axis` (none: of the flattened array),
 /// sequential as NumPy's; integers and bools accumulate in int64 (uint64),
 /// or in `dtype` where given (the operand cast to it first).

@@ -1670,6 +1670,15 @@ Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes, bool kee
   return Tensor();
 }
 
+std::pair<Tensor, Tensor> divmod(const Tensor &a, const Tensor &b) {
+  return {floor_divide(a, b), remainder(a, b)};
+}
+
+Tensor angle(const Tensor &z, bool deg) {
+  const Tensor a = angle(z);
+  return deg ? a * weakScalar(180 / std::numbers::pi, false) : a;
+}
+
 Tensor positive(const Tensor &x) {
   if (x.dtype() == DType::b8)
     fail("positive",

@@ -930,8 +930,10 @@ Tensor dynamicSliceUpdate(const Tensor &t, const DynamicBox &box, const Tensor &
 
 Tensor broadcastTo(const Tensor &t, const Shape &shape) {
   NodePtr x = nodeOf(t, "broadcast_to");
-  if (x->shape.size() > shape.size() || broadcastShapes(Op::Broadcast, x->shape, shape) != shape)
-    fail(Op::Broadcast, "cannot broadcast " + describe(x) + " to shape " + shapeString(shape));
+  if (x->shape.size() > shape.size() || detail::broadcastShapes({x->shape, shape}) != shape)
+    fail(Op::Broadcast, // NumPy's np.broadcast_to message
+         "operands could not be broadcast together with remapped shapes [original->remapped]: " +
+             shapeString(x->shape) + " and requested shape " + shapeString(shape));
   for (int64_t d : shape)
     if (d < 0)
       fail(Op::Broadcast, "dimensions must be non-negative, got shape " + shapeString(shape));
@@ -1308,8 +1310,12 @@ Tensor complexExtreme(Op op, const Tensor &x, std::optional<int64_t> axis, bool 
 
 } // namespace
 
-Tensor sort(const Tensor &x, int64_t axis) { return sorted(Op::Sort, x, axis); }
-Tensor argsort(const Tensor &x, int64_t axis) { return sorted(Op::Argsort, x, axis); }
+Tensor sort(const Tensor &x, std::optional<int64_t> axis) {
+  return axis ? sorted(Op::Sort, x, *axis) : sorted(Op::Sort, reshape(x, {-1}), -1);
+}
+Tensor argsort(const Tensor &x, std::optional<int64_t> axis) {
+  return axis ? sorted(Op::Argsort, x, *axis) : sorted(Op::Argsort, reshape(x, {-1}), -1);
+}
 Tensor cumsum(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
   return accumulated(Op::Cumsum, x, axis, dtype);
 }

@@ -317,6 +317,11 @@ NB_MODULE(_tinymlir, m) {
   m.def("isfinite", [](const Tensor &x) { return tinymlir::isfinite(x); });
   m.def("square", &square);
   m.def("positive", &positive);
+  m.def("divmod", [](const Tensor &a, const Tensor &b) {
+    auto [q, r] = tinymlir::divmod(a, b);
+    return nb::make_tuple(q, r);
+  });
+  m.def("angle", nb::overload_cast<const Tensor &, bool>(&tinymlir::angle), "z"_a, "deg"_a);
   m.def("heaviside", &heaviside);
   m.def(
       "clip",
@@ -594,8 +599,8 @@ NB_MODULE(_tinymlir, m) {
   m.def("flip", &flip, "x"_a, "axes"_a);
   m.def("tril", &tril, "x"_a, "k"_a = 0);
   // Row kernels (runtime/Rows.cpp): sorts, accumulations, extreme indices, searches.
-  m.def("sort", &tinymlir::sort, "x"_a, "axis"_a = -1);
-  m.def("argsort", &argsort, "x"_a, "axis"_a = -1);
+  m.def("sort", &tinymlir::sort, "x"_a, "axis"_a.none() = -1);
+  m.def("argsort", &argsort, "x"_a, "axis"_a.none() = -1);
   for (auto [name, f] : {std::pair{"cumsum", &cumsum}, std::pair{"cumprod", &cumprod}})
     m.def(
         name,

@@ -84,13 +84,7 @@ def _into(out, result, name):
             f"{type(out).__name__}"
         )
     r = result._t if isinstance(result, Traced) else to_tensor(result)
-    if tuple(r.shape) != tuple(out.shape):
-        if np.broadcast_shapes(tuple(r.shape), out.shape) != tuple(out.shape):
-            raise ValueError(
-                f"non-broadcastable output operand with shape {out.shape} doesn't "
-                f"match the broadcast shape {tuple(r.shape)}"
-            )
-    return out._inplace(Traced(r), name.removeprefix("numpy."))
+    return out._inplace(Traced(r), name.removeprefix("numpy."))  # NumPy's checks: Ref.update
 
 
 def _at(ufunc, inputs, name):
@@ -139,6 +133,11 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         casting = kwargs.get("casting", "same_kind")
         return array_ufunc(
             ufunc, method, _core.ufunc_operands(ufunc.__name__, tensors, dtype, casting), {}
+        )
+    if ufunc is np.divmod:
+        a = to_tensor(inputs[0], f"{name}'s first operand")
+        return tuple(
+            Traced(t) for t in _core.divmod(a, to_tensor(inputs[1], f"{name}'s second operand"))
         )
     if ufunc is np.positive:
         return Traced(_core.positive(to_tensor(inputs[0], f"{name}'s operand")))
@@ -490,11 +489,6 @@ def _norm(x, ord=None, axis=None, keepdims=False):
 def _broadcast_to(array, shape, subok=False):
     t = _traced(array, "numpy.broadcast_to's operand")
     shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
-    if np.broadcast_shapes(t.shape, shape) != shape:
-        raise ValueError(
-            f"operands could not be broadcast together with remapped shapes "
-            f"[original->remapped]: {t.shape} and requested shape {shape}"
-        )
     return Traced(_core.broadcast_to(t._t, list(shape)))  # a selection: exact for every dtype
 
 
@@ -729,9 +723,7 @@ def _sort_operand(a, axis, kind, order, name):
     if kind not in _SORT_KINDS:
         raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
     t = _traced(a, f"numpy.{name}'s operand")
-    if axis is None:
-        return t.reshape(-1), -1
-    return t, operator.index(axis)
+    return t, None if axis is None else operator.index(axis)
 
 
 @_implements(np.sort)
@@ -902,8 +894,7 @@ def _imag(val):
 
 @_implements(np.angle)
 def _angle(z, deg=False):
-    a = Traced(_core.angle(to_tensor(z, "numpy.angle's operand")))
-    return a * (180 / np.pi) if deg else a
+    return Traced(_core.angle(to_tensor(z, "numpy.angle's operand"), bool(deg)))
 
 
 @_implements(np.shape)

@@ -500,7 +500,10 @@ def folded(fn, *operands):
             return None
     if not any(isinstance(x, Traced) for x in operands):
         return None
-    return known_constant(fn(*values))
+    result = fn(*values)
+    if isinstance(result, tuple):  # np.divmod's two arrays
+        return tuple(known_constant(r) for r in result)
+    return known_constant(result)
 
 
 def _binary(fn, swap=False, numpy_op=None):
@@ -514,6 +517,16 @@ def _binary(fn, swap=False, numpy_op=None):
                 return r
         return Traced(fn(to_tensor(a), to_tensor(b)))
 
+    return method
+
+
+def _method(fn):
+    """ndarray's method of NumPy's function `fn`, which takes the array first."""
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = fn.__name__
     return method
 
 
@@ -653,10 +666,10 @@ class Traced:
     __rrshift__ = _binary(_core.right_shift, swap=True, numpy_op=operator.rshift)
 
     def __divmod__(self, other):
-        return self // other, self % other
+        return np.divmod(self, other)
 
     def __rdivmod__(self, other):
-        return other // self, other % self
+        return np.divmod(other, self)
 
     def __invert__(self):
         return Traced(_core.invert(self._t))
@@ -788,10 +801,8 @@ class Traced:
     @property
     def mT(self):
         if self.ndim < 2:
-            raise ValueError("mT needs rank 2 or more")
-        perm = list(range(self.ndim))
-        perm[-1], perm[-2] = perm[-2], perm[-1]
-        return self.transpose(perm)
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.transpose(_core.swapaxes_order(self.ndim, -1, -2))
 
     def reshape(self, *shape, order="C", copy=None):
         if order != "C":
@@ -822,32 +833,9 @@ class Traced:
         return Traced(t) if t.dtype != self._t.dtype or copy else self
 
     # Reductions: NumPy's functions (_numpy.py), whose arguments the methods share.
-    def sum(self, *args, **kwargs):
-        return np.sum(self, *args, **kwargs)
-
-    def prod(self, *args, **kwargs):
-        return np.prod(self, *args, **kwargs)
-
-    def max(self, *args, **kwargs):
-        return np.max(self, *args, **kwargs)
-
-    def min(self, *args, **kwargs):
-        return np.min(self, *args, **kwargs)
-
-    def any(self, *args, **kwargs):
-        return np.any(self, *args, **kwargs)
-
-    def all(self, *args, **kwargs):
-        return np.all(self, *args, **kwargs)
-
-    def mean(self, *args, **kwargs):
-        return np.mean(self, *args, **kwargs)
-
-    def var(self, *args, **kwargs):
-        return np.var(self, *args, **kwargs)
-
-    def std(self, *args, **kwargs):
-        return np.std(self, *args, **kwargs)
+    sum, prod = _method(np.sum), _method(np.prod)
+    max, min, any, all = _method(np.max), _method(np.min), _method(np.any), _method(np.all)
+    mean, var, std = _method(np.mean), _method(np.var), _method(np.std)
 
     # Sorts, accumulations and extreme indices: NumPy's functions (_numpy.py).
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):

@@ -190,11 +190,27 @@ def test_float_floor_division_and_remainder_as_numpys():
     with np.errstate(all="ignore"):
         for dtype in FLOATS:
             a, b = x.astype(dtype), y.astype(dtype)
-            for fn in (lambda p, q: p // q, lambda p, q: p % q, np.fmod, divmod):
+            for fn in (lambda p, q: p // q, lambda p, q: p % q, np.fmod, divmod, np.divmod):
                 got, want = jit(fn)(a, b), fn(a, b)
                 for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
                     same(g, w, what=f"{dtype} {fn}")
                     np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+def test_integer_divmod_as_numpys():
+    # np.divmod and divmod(): NumPy's floor division and remainder together,
+    # signs as NumPy's, x // 0 and x % 0 are 0; of known values, NumPy's own.
+    x = np.array([7, -7, 7, -7, 0, 5, -128, 100], np.int8)
+    y = np.array([2, 2, -2, -2, 3, 0, -1, 7], np.int8)
+    with np.errstate(all="ignore"):
+        for fn in (np.divmod, divmod, lambda p, q: np.divmod(p, 3), lambda p, q: divmod(9, q[:4])):
+            got, want = jit(fn)(x, y), fn(x, y)
+            assert type(got) is tuple and len(got) == 2
+            for g, w in zip(got, want):
+                same(g, w, what=str(fn))
+        got = jit(lambda p: np.divmod(np.arange(7) - 3, 2))(x)  # known while tracing
+        for g, w in zip(got, np.divmod(np.arange(7) - 3, 2)):
+            same(g, w, what="known")
 
 
 def test_integer_and_bool_matmul_are_exact(rng):

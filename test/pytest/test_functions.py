@@ -1258,6 +1258,8 @@ def test_angles_float_power_atleast_dstack_splits_rollaxis_broadcast_ediff1d_as_
         same(np.rad2deg, x)
         same(np.degrees, x)
     same(np.float_power, np.abs(a), a)
+    for z in (a + 1j * a[::-1], (a + 1j).astype(np.complex64)):  # the angle, then one product
+        same(lambda x: np.angle(x, deg=True), z)
     same(lambda x: np.float_power(np.round(x * 3).astype(np.int32), 2), a)
     same(lambda x: np.atleast_1d(x[0, 0]), a)
     same(lambda x: np.atleast_2d(x[0], x), a)

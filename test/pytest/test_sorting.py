@@ -42,6 +42,7 @@ CASES = {
     "sort flat": lambda a: np.sort(a, axis=None, kind="stable"),
     "argsort": lambda a: np.argsort(a, kind="stable"),
     "argsort axis 0": lambda a: np.argsort(a, axis=0, stable=True),
+    "argsort flat": lambda a: np.argsort(a, axis=None, kind="stable"),
     "cumsum": np.cumsum,
     "cumsum axis 1": lambda a: np.cumsum(a, axis=1),
     "cumprod axis 0": lambda a: np.cumprod(a, axis=0),
