@@ -247,7 +247,7 @@ def reduction(name, args, what):
         _given(args.get("keepdims")) and bool(args["keepdims"]),
         None if dtype is None else dtype_name(np.dtype(dtype), f"{what}'s dtype"),
         None if where is _NoValue or where is True else to_tensor(where, f"{what}'s where"),
-        None if initial is _NoValue else to_tensor(initial, f"{what}'s initial"),
+        None if not _given(initial) else to_tensor(initial, f"{what}'s initial"),
         ddof,
     )
     out = args.get("out")

@@ -85,6 +85,7 @@ def test_max_min_with_where_and_initial_as_numpys(dtype):
     same(lambda a, w: np.max(a, axis=1, where=w, initial=lo), x, m)
     same(lambda a, w: a.min(0, None, True, 5 if dtype is not np.bool_ else True, w), x, m)
     same(lambda a: np.minimum.reduce(a, axis=None, initial=1), x)
+    same(lambda a: (np.max(a, initial=None), np.minimum.reduce(a, 1, initial=None)), x)  # none
     mid = True if dtype is np.bool_ else (5 if np.dtype(dtype).kind in "iu" else 0.5)
     same(lambda a: np.max(a, axis=0, initial=mid), x)  # initial above some columns' max
     same(lambda a: np.max(a[:0], axis=0, initial=1), x)  # empty: initial's
