@@ -70,9 +70,8 @@ def _ufunc_method(ufunc, method, inputs, kwargs, name):
     )
 
 
-def _into(out, result, name):
-    """out= of a ufunc or reduction: the result written into `out` (a traced
-    array) by NumPy's same-kind rule; `out` is returned, as NumPy returns it."""
+def _out_array(out, name):
+    """The traced array an out= argument names (a 1-tuple of one too)."""
     if isinstance(out, tuple):
         if len(out) != 1:
             raise TracingError(f"tinymlir traces {name} with one out= array")
@@ -83,6 +82,13 @@ def _into(out, result, name):
             "made inside the function, or an argument), got "
             f"{type(out).__name__}"
         )
+    return out
+
+
+def _into(out, result, name):
+    """out= of a ufunc or function: the result written into `out` (a traced
+    array) by NumPy's same-kind rule; `out` is returned, as NumPy returns it."""
+    out = _out_array(out, name)
     r = result._t if isinstance(result, Traced) else to_tensor(result)
     return out._inplace(Traced(r), name.removeprefix("numpy."))  # NumPy's checks: Ref.update
 
@@ -253,10 +259,7 @@ def reduction(name, args, what):
     out = args.get("out")
     if out is None:
         return Traced(r)
-    if isinstance(out, tuple) and len(out) == 1:
-        out = out[0]
-    if not isinstance(out, Traced):
-        raise TracingError(f"tinymlir: {what}(out=...) writes into a traced array only")
+    out = _out_array(out, what)
     _core.reduce_into(out._ref, r, name)
     return out
 
