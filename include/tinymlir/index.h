@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -119,6 +120,15 @@ public:
   /// its data in `shape`; NumPy's AttributeError (as a TypeError here) where
   /// the elements are not contiguous.
   void setShape(const Shape &shape);
+  /// a.reshape(shape, order=, copy=): a view where NumPy's strides allow one
+  /// (its _attempt_nocopy_reshape: the axes merged are contiguous among
+  /// themselves), else a copy. `copy` true always copies; false raises
+  /// NumPy's ValueError where no view exists. Orders 'C', 'F' and 'A'.
+  Ref reshaped(const Shape &shape, std::string_view order = "C",
+               std::optional<bool> copy = {}) const;
+  /// a.ravel(order=): a view where the elements are contiguous in that order
+  /// ('K': in memory order, as they are), else a copy, as NumPy's.
+  Ref raveled(std::string_view order = "C") const;
 
   /// a[index]: a view for a basic index, else a new array (a copy), as NumPy's.
   /// A mask is refused (its result's shape depends on the data).
@@ -142,6 +152,9 @@ public:
 private:
   struct Buffer;
   Ref(std::shared_ptr<Buffer> buf, ViewSteps steps, Tensor value);
+  /// A new buffer holding this array's value through `steps`.
+  Ref copyOf(const ViewSteps &steps) const;
+  Ref copyInOrder(const ViewSteps &steps, char order) const;
   std::shared_ptr<Buffer> buf_;
   ViewSteps steps_;
   mutable Tensor cache_;

@@ -5,11 +5,13 @@
 #include "frontend/Graph.h"
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <numeric>
 #include <string>
+#include <string_view>
 
 namespace tinymlir {
 
@@ -617,6 +619,44 @@ bool isCContiguous(const Layout &l) {
   return true;
 }
 
+/// The strides of `l` reshaped to `shape` in C order without a copy, where
+/// they exist: NumPy's _attempt_nocopy_reshape (numpy/_core/src/multiarray/
+/// shape.c). Size-1 axes are dropped; each run of old axes merged into new
+/// ones must be contiguous within itself.
+std::optional<std::vector<int64_t>> noCopyStrides(const Layout &l, const Shape &shape) {
+  if (!l.known)
+    return std::nullopt;
+  if (numElements(l.shape) == 0)
+    return cStrides(shape);
+  std::vector<int64_t> dims, strides;
+  for (size_t a = 0; a < l.shape.size(); ++a)
+    if (l.shape[a] != 1) {
+      dims.push_back(l.shape[a]);
+      strides.push_back(l.strides[a]);
+    }
+  std::vector<int64_t> out(shape.size(), 0);
+  size_t oi = 0, oj = 1, ni = 0, nj = 1;
+  while (ni < shape.size() && oi < dims.size()) {
+    int64_t n = shape[ni], o = dims[oi];
+    while (n != o)
+      if (n < o)
+        n *= shape[nj++];
+      else
+        o *= dims[oj++];
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (strides[k] != dims[k + 1] * strides[k + 1])
+        return std::nullopt;
+    out[nj - 1] = strides[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k)
+      out[k - 1] = out[k] * shape[k];
+    ni = nj++;
+    oi = oj++;
+  }
+  for (size_t k = ni; k < shape.size(); ++k) // trailing size-1 axes
+    out[k] = ni >= 1 ? out[ni - 1] : 1;
+  return out;
+}
+
 Layout layoutOf(const Shape &base, const ViewSteps &steps) {
   Layout l{base, cStrides(base), 0, true};
   for (const ViewStep &s : steps) {
@@ -646,30 +686,13 @@ Layout layoutOf(const Shape &base, const ViewSteps &steps) {
       break;
     }
     case ViewStep::Kind::Reshape: {
-      // A contiguous view reshapes to C strides; any other view only gains or
-      // loses size-1 axes (the reshapes of a basic index).
-      std::vector<int64_t> strides;
-      if (isCContiguous(l)) {
-        strides = cStrides(s.a);
-      } else {
-        std::vector<std::pair<int64_t, int64_t>> kept;
-        for (size_t a = 0; a < l.shape.size(); ++a)
-          if (l.shape[a] != 1)
-            kept.emplace_back(l.shape[a], l.strides[a]);
-        size_t next = 0;
-        for (int64_t d : s.a) {
-          if (d == 1) {
-            strides.push_back(0);
-          } else if (next < kept.size() && kept[next].first == d) {
-            strides.push_back(kept[next++].second);
-          } else {
-            l.known = false;
-            return l;
-          }
-        }
+      std::optional<std::vector<int64_t>> strides = noCopyStrides(l, s.a);
+      if (!strides) {
+        l.known = false;
+        return l;
       }
       l.shape = s.a;
-      l.strides = std::move(strides);
+      l.strides = std::move(*strides);
       break;
     }
     }
@@ -956,11 +979,130 @@ bool Ref::sharesMemory(const Ref &other, bool exact) const {
   return false;
 }
 
+namespace {
+
+Layout reversedAxes(Layout l) {
+  std::reverse(l.shape.begin(), l.shape.end());
+  std::reverse(l.strides.begin(), l.strides.end());
+  return l;
+}
+
+std::vector<int64_t> reversedPerm(size_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (size_t a = 0; a < rank; ++a)
+    perm[a] = static_cast<int64_t>(rank - 1 - a);
+  return perm;
+}
+
+/// The view steps that reshape an array of rank `rank` to `shape` in `order`:
+/// C's one step, or F's (C's of the axes reversed, between two reversals).
+ViewSteps reshapeSteps(size_t rank, const Shape &shape, char order) {
+  if (order == 'C')
+    return {{ViewStep::Kind::Reshape, shape, {}, {}}};
+  ViewSteps steps;
+  if (rank > 1)
+    steps.push_back({ViewStep::Kind::Transpose, reversedPerm(rank), {}, {}});
+  steps.push_back({ViewStep::Kind::Reshape, Shape(shape.rbegin(), shape.rend()), {}, {}});
+  if (shape.size() > 1)
+    steps.push_back({ViewStep::Kind::Transpose, reversedPerm(shape.size()), {}, {}});
+  return steps;
+}
+
+/// NumPy's order argument: one of C, F, A and K, of either case.
+char orderOf(std::string_view order) {
+  const char c = order.size() == 1 ? static_cast<char>(std::toupper(order[0])) : '?';
+  if (c != 'C' && c != 'F' && c != 'A' && c != 'K')
+    throw Error("order must be one of 'C', 'F', 'A', or 'K' (got '" + std::string(order) + "')",
+                ErrorKind::Value);
+  return c;
+}
+
+/// 'A' as NumPy resolves it: F for an array that is F-contiguous and not
+/// C-contiguous, else C.
+char memoryOrder(char order, const Layout &l) {
+  if (order != 'A')
+    return order;
+  return isCContiguous(reversedAxes(l)) && !isCContiguous(l) ? 'F' : 'C';
+}
+
+} // namespace
+
+Ref Ref::copyOf(const ViewSteps &steps) const {
+  Tensor t = value();
+  for (const ViewStep &s : steps)
+    t = applyView(t, s);
+  return Ref(t);
+}
+
+/// A copy reshaped by `steps` (reshapeSteps') in `order`: NumPy's copy is laid
+/// out in that order, so an F-ordered copy is a transposed view of its buffer
+/// (later reshapes are views or copies as NumPy's are).
+Ref Ref::copyInOrder(const ViewSteps &steps, char order) const {
+  if (order == 'C' || steps.back().kind != ViewStep::Kind::Transpose)
+    return copyOf(steps);
+  return copyOf(ViewSteps(steps.begin(), steps.end() - 1)).view({steps.back()});
+}
+
+Ref Ref::reshaped(const Shape &shape, std::string_view orderName, std::optional<bool> copy) const {
+  char order = orderOf(orderName);
+  if (order == 'K')
+    throw Error("order 'K' is not permitted for reshaping", ErrorKind::Value);
+  const Layout l = layoutOf(buf_->value.shape(), steps_);
+  order = memoryOrder(order, l);
+  const Shape &from = this->shape();
+  const Shape target = tinymlir::reshape(value(), shape).shape(); // -1 resolved, sizes checked
+  const ViewSteps steps = reshapeSteps(from.size(), target, order);
+  if (copy == true)
+    return copyInOrder(steps, order);
+  if (target == from)
+    return view({});
+  const bool viewable =
+      order == 'C'
+          ? noCopyStrides(l, target).has_value()
+          : noCopyStrides(reversedAxes(l), Shape(target.rbegin(), target.rend())).has_value();
+  if (viewable)
+    return view(steps);
+  if (copy == false)
+    throw Error("Unable to avoid creating a copy while reshaping.", ErrorKind::Value);
+  return copyInOrder(steps, order);
+}
+
+Ref Ref::raveled(std::string_view orderName) const {
+  char order = orderOf(orderName);
+  const Layout l = layoutOf(buf_->value.shape(), steps_);
+  const Shape flat{numElements(shape())};
+  const size_t rank = shape().size();
+  if (order == 'K' && l.known && !isCContiguous(l)) {
+    if (isCContiguous(reversedAxes(l)))
+      return view(reshapeSteps(rank, flat, 'F'));
+    // Memory order: axes by falling |stride| (stable; NumPy flips none).
+    std::vector<int64_t> perm(rank);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) { // ties: axis order
+      const int64_t sx = std::abs(l.strides[static_cast<size_t>(x)]),
+                    sy = std::abs(l.strides[static_cast<size_t>(y)]);
+      return sx != sy ? sx > sy : x < y;
+    });
+    const ViewSteps moved{{ViewStep::Kind::Transpose, perm, {}, {}},
+                          {ViewStep::Kind::Reshape, flat, {}, {}}};
+    Layout sorted = l; // NumPy's view: the strides in that order are a contiguous array's
+    for (size_t a = 0; a < perm.size(); ++a) {
+      sorted.shape[a] = l.shape[static_cast<size_t>(perm[a])];
+      sorted.strides[a] = l.strides[static_cast<size_t>(perm[a])];
+    }
+    return isCContiguous(sorted) ? view(moved) : copyOf(moved);
+  }
+  order = order == 'K' ? 'C' : memoryOrder(order, l);
+  const ViewSteps steps = reshapeSteps(rank, flat, order);
+  const bool contiguous = order == 'C' ? isCContiguous(l) : isCContiguous(reversedAxes(l));
+  return contiguous ? view(steps) : copyOf(steps);
+}
+
 void Ref::setShape(const Shape &shape) {
   Tensor t = reshape(value(), shape);
   if (t.shape() == this->shape())
     return;
-  if (!contiguous())
+  if (!noCopyStrides(layoutOf(buf_->value.shape(), steps_), t.shape()))
     throw Error("Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
                 "with the desired shape.",
                 ErrorKind::Type);

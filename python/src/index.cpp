@@ -5,6 +5,7 @@
 
 #include <tinymlir/index.h>
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -151,10 +152,14 @@ void registerIndex(nb::module_ &m) {
       .def("set_shape", &Ref::setShape, "shape"_a)
       .def(
           "reshaped",
-          [](const Ref &r, const Shape &shape) {
-            return r.view({ViewStep{ViewStep::Kind::Reshape, shape, {}, {}}});
+          [](const Ref &r, const Shape &shape, const std::string &order, std::optional<bool> copy) {
+            return r.reshaped(shape, order, copy);
           },
-          "shape"_a, "A reshaped view (of a contiguous array).")
+          "shape"_a, "order"_a = "C", "copy"_a = nb::none(),
+          "a.reshape(shape, order=, copy=): NumPy's view where strides allow, else a copy.")
+      .def(
+          "raveled", [](const Ref &r, const std::string &order) { return r.raveled(order); },
+          "order"_a = "C", "a.ravel(order=): a view where contiguous in that order, else a copy.")
       .def(
           "transposed",
           [](const Ref &r, const std::vector<int64_t> &perm) {

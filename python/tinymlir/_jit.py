@@ -607,15 +607,18 @@ class JitFunction:
             returned = [
                 (k, by_id[id(o)]) for k, o in enumerate(outs) if id(o) in by_id and o._view == ()
             ]
-            # A view of an argument (a.T, a[1:], a.reshape(...)) is a view of the
-            # caller's array, as NumPy's: made from it after the call, not computed.
+            # A view of an argument (a.T, a[1:], a.reshape(...), a[...]) is a view
+            # of the caller's array, as NumPy's: made from it after the call, not
+            # computed.
             by_buf = {
                 t._ref.buffer_id: i for i, t in enumerate(traced) if first[id(leaves[i])] == i
             }
             views = [
                 (k, (by_buf[o._ref.buffer_id], o._view))
                 for k, o in enumerate(outs)
-                if isinstance(o, Traced) and o._view != () and o._ref.buffer_id in by_buf
+                if isinstance(o, Traced)
+                and o._ref.buffer_id in by_buf
+                and (o._view != () or id(o) not in by_id)
             ]
             computed = [o for k, o in enumerate(outs) if k not in dict(views)]
             writes = [(i, len(computed) + k) for k, i in enumerate(written)]

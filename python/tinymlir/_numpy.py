@@ -570,7 +570,7 @@ def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="saf
 
 @_implements(np.ravel)
 def _ravel(a, order="C"):
-    return _traced(a, "numpy.ravel's operand").reshape(-1, order=order)
+    return _traced(a, "numpy.ravel's operand").ravel(order)
 
 
 @_implements(np.reshape)
@@ -579,7 +579,7 @@ def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         shape = newshape
     if isinstance(shape, int):
         shape = (shape,)
-    return _traced(a, "numpy.reshape's operand").reshape(tuple(shape), order=order)
+    return _traced(a, "numpy.reshape's operand").reshape(tuple(shape), order=order, copy=copy)
 
 
 @_implements(np.transpose)

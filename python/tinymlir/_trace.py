@@ -266,7 +266,8 @@ def _items(index):
 def replay_view(a, steps):
     """A traced view's steps (flips, strided slices, reshapes, transposes)
     applied by NumPy to the array `a`: NumPy's own view of it (the caller's
-    arrays that a function returns views of)."""
+    arrays that a function returns views of; of no steps, a view of all of it)."""
+    a = a.view()
     for step in steps:
         kind = step[0]
         if kind == "flip":
@@ -564,10 +565,7 @@ class Traced:
     def _view_of_shape(self, shape):
         """A view of this array in `shape` (the same elements, size-1 axes
         added or dropped: NumPy's squeeze, expand_dims and atleast_*d)."""
-        shape = list(shape)
-        return Traced(
-            None, self._ref.whole() if shape == list(self.shape) else self._ref.reshaped(shape)
-        )
+        return Traced(None, self._ref.reshaped(list(shape)))
 
     def _assign(self, value):
         """Replaces every element of this array (or view) by `value` (a C++
@@ -792,8 +790,9 @@ class Traced:
         return _getitem(self, index)
 
     # Methods, NumPy style.
-    # Views, as NumPy's: .T, transpose, reshape (of a contiguous array; else a
-    # copy, as NumPy's), ravel; copies: copy(), flatten(), astype.
+    # Views, as NumPy's: .T, transpose, reshape and ravel (where the strides
+    # allow one, else copies: the core decides as NumPy does); copies: copy(),
+    # flatten(), astype.
     @property
     def T(self):
         return self.transpose()
@@ -805,16 +804,12 @@ class Traced:
         return self.transpose(_core.swapaxes_order(self.ndim, -1, -2))
 
     def reshape(self, *shape, order="C", copy=None):
-        if order != "C":
-            raise ValueError("tinymlir reshapes in C order only")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        t = _core.reshape(self._t, [operator.index(d) for d in shape])
-        if tuple(t.shape) == tuple(self.shape):
-            return Traced(None, self._ref.whole())
-        if self._ref.contiguous() and copy is not True:
-            return Traced(None, self._ref.reshaped(list(t.shape)))
-        return Traced(t)
+        dims = [operator.index(d) for d in shape]
+        return Traced(
+            None, self._ref.reshaped(dims, order or "C", None if copy is None else bool(copy))
+        )
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -867,10 +862,10 @@ class Traced:
         return np.clip(self, min, max, out=out, **kwargs)
 
     def flatten(self, order="C"):
-        return self.reshape(-1, order=order).copy()
+        return self.ravel(order).copy()
 
     def ravel(self, order="C"):
-        return self.reshape(-1, order=order)
+        return Traced(None, self._ref.raveled(order or "C"))
 
     def copy(self, order="C"):
         return Traced(self._t)  # a buffer of its own

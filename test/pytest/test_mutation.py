@@ -394,6 +394,102 @@ def test_writes_through_views_are_seen_by_the_base_and_other_views():
     same(g, positive(2, 3, 4), rtol=12 * EPS64)
 
 
+# Views of a (4, 6) array: contiguous, strided, cut, transposed, flipped.
+_VIEWS = {
+    "whole": lambda a: a,
+    "rows": lambda a: a[::2],
+    "columns": lambda a: a[:, ::2],
+    "block": lambda a: a[1:3, 2:5],
+    "transposed": lambda a: a.T,
+    "flipped": lambda a: a[::-1],
+    "strided back": lambda a: a[:, ::-3],
+    "3-d strided": lambda a: a.reshape(2, 2, 6)[:, :, 1::2],
+    "3-d permuted": lambda a: a.reshape(2, 3, 4).transpose(2, 0, 1),
+    "F-ordered": lambda a: a.reshape(6, 4, order="F"),
+}
+
+
+def _shapes(n):
+    """Shapes of n elements in one, two and three axes (size-1 axes too)."""
+    pairs = [(d, n // d) for d in range(1, n + 1) if n % d == 0]
+    triples = [(p, q // e, e) for p, q in pairs for e in (2, 3) if q % e == 0 and q > e]
+    return [(-1,), (1, n, 1), *pairs, *triples]
+
+
+@pytest.mark.parametrize("copy", [None, True, False])
+@pytest.mark.parametrize("order", ["C", "F", "A"])
+@pytest.mark.parametrize("view", list(_VIEWS))
+def test_reshape_is_a_view_where_numpys_is(view, order, copy):
+    # NumPy's reshape is a view wherever the strides allow one (not only of a
+    # contiguous array), and writes through it reach the array. Each reshape
+    # is written to; the argument and the results are compared, and whether
+    # each result shares the argument's memory.
+    shape = _VIEWS[view](np.empty((4, 6))).shape
+    ok, refused = [], []
+    for s in _shapes(int(np.prod(shape))):
+        try:
+            _VIEWS[view](np.empty((4, 6))).reshape(s, order=order, copy=copy)
+            ok.append(s)
+        except ValueError as e:
+            refused.append((s, str(e)))
+
+    def f(a):
+        v = _VIEWS[view](a)
+        out = []
+        for k, s in enumerate(ok):
+            r = v.reshape(s, order=order, copy=copy)
+            r[...] = r * 10 + k
+            out.append(r)
+        return tuple(out)
+
+    mine, theirs = np.arange(24.0).reshape(4, 6), np.arange(24.0).reshape(4, 6)
+    got, want = jit(f)(mine), f(theirs)
+    np.testing.assert_array_equal(mine, theirs)
+    for s, g, w in zip(ok, got, want):
+        np.testing.assert_array_equal(g, w, err_msg=str(s))
+        assert np.shares_memory(g, mine) == np.shares_memory(w, theirs), s
+    for s, message in refused:
+        with pytest.raises(ValueError) as e:
+            jit(lambda a: _VIEWS[view](a).reshape(s, order=order, copy=copy))(mine)
+        assert str(e.value) == message
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K", "k"])
+@pytest.mark.parametrize("view", list(_VIEWS))
+def test_ravel_is_a_view_where_numpys_is_and_flatten_a_copy(view, order):
+    def f(a):
+        v = _VIEWS[view](a)
+        r, c = v.ravel(order), v.flatten(order)
+        r[::5] = -1.0
+        c[1] = -2.0
+        return r, c, np.ravel(v, order)
+
+    mine, theirs = np.arange(24.0).reshape(4, 6), np.arange(24.0).reshape(4, 6)
+    got, want = jit(f)(mine), f(theirs)
+    np.testing.assert_array_equal(mine, theirs)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        assert np.shares_memory(g, mine) == np.shares_memory(w, theirs)
+
+
+def test_reshape_orders_and_shapes_refused_as_numpys():
+    a = np.arange(6.0)
+    for call in (
+        lambda x: x.reshape(2, 3, order="K"),
+        lambda x: x.reshape(2, 3, order="X"),
+        lambda x: x.ravel(order="CF"),
+        lambda x: x.reshape(3, 2)[::2].reshape(-1, copy=False),
+        lambda x: np.reshape(x.reshape(2, 3).T, -1, copy=False),
+    ):
+        with pytest.raises(ValueError) as want:
+            call(a)
+        with pytest.raises(ValueError) as got:
+            jit(call)(a)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(ValueError, match="cannot reshape"):
+        jit(lambda x: x.reshape(4, -1))(a)
+
+
 def test_versions_read_after_later_writes_and_copies_written_apart():
     # The builder writes an array's updates in order into one buffer: a
     # version still read after the next write is copied first, and a copy

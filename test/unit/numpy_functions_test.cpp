@@ -471,3 +471,45 @@ TEST(Functions, TakeTakeAlongAxisAndPutAlongAxisMatchNumPy) {
   EXPECT_EQ(errorOf([&] { takeAlongAxis(Tensor(m), Tensor(ids), std::nullopt); }),
             "[take_along_axis] when axis=None, `indices` must have a single dimension.");
 }
+
+TEST(Index, ReshapeAndRavelAreViewsWhereNumPysAre) {
+  // NumPy's reshape is a view where the merged axes are contiguous among
+  // themselves (a[:, ::2] to 1-D is one, a[::2] to 1-D is not), ravel where
+  // the array is contiguous in the order asked; a write through a view
+  // reaches the array, one through a copy does not.
+  Array m = randomArray({4, 6}, DType::f64, 46);
+  const char *writes = "def writes(a):\n  b = a.copy()\n  b[:, ::2].reshape(-1)[...] *= 10\n"
+                       "  b[::2].reshape(-1)[...] = 0\n  b.T.reshape(3, 2, 4)[1] += 1\n"
+                       "  b[1:3].ravel('K')[::2] = -1\n  b.T.ravel('K')[1] = 7\n"
+                       "  b.reshape(6, 4, order='F').reshape(-1)[...] = 5\n  return b";
+  auto f = jit([](const Tensor &a) {
+    Ref b(a);
+    auto times = [](const Ref &r, double k) {
+      Ref v = r;
+      v.assign(v.value() * Tensor(Array::scalar(k, DType::f64)));
+    };
+    times(b.get({Slice{}, Slice{std::nullopt, std::nullopt, 2}}).reshaped({-1}), 10);
+    times(b.get({Slice{std::nullopt, std::nullopt, 2}}).reshaped({-1}), 0);
+    Ref third = b.view({ViewStep{ViewStep::Kind::Transpose, {1, 0}, {}, {}}}).reshaped({3, 2, 4});
+    Ref slab = third.get({int64_t{1}});
+    slab.assign(slab.value() + Tensor(Array::scalar(1, DType::f64)));
+    Ref middle = b.get({Slice{1, 3}}).raveled("K").get({Slice{std::nullopt, std::nullopt, 2}});
+    middle.assign(Tensor(Array::scalar(-1, DType::f64)));
+    Ref column = b.view({ViewStep{ViewStep::Kind::Transpose, {1, 0}, {}, {}}}).raveled("K");
+    column.set({int64_t{1}}, Tensor(Array::scalar(7, DType::f64)));
+    Ref t = b.reshaped({6, 4}, "F"); // a copy, F-ordered
+    Ref flat = t.reshaped({-1});     // C order of an F-ordered copy: a copy again
+    flat.assign(Tensor(Array::scalar(5, DType::f64)));
+    return b.value();
+  });
+  EXPECT_TRUE(allClose(f(m), numpy("writes(a)", {{"a", m}}, writes), 0, 0));
+  Ref a{Tensor(m)};
+  EXPECT_EQ(
+      errorOf([&] { a.get({Slice{std::nullopt, std::nullopt, 2}}).reshaped({-1}, "C", false); }),
+      "Unable to avoid creating a copy while reshaping.");
+  EXPECT_EQ(errorOf([&] { a.reshaped({6, 4}, "K"); }), "order 'K' is not permitted for reshaping");
+  EXPECT_EQ(errorOf([&] { a.raveled("Q"); }),
+            "order must be one of 'C', 'F', 'A', or 'K' (got 'Q')");
+  EXPECT_TRUE(a.reshaped({24}, "C", false).sharesMemory(a, true));
+  EXPECT_FALSE(a.reshaped({24}, "C", true).sharesMemory(a, false));
+}
