@@ -6,6 +6,7 @@
 #include <tinymlir/tensor.h>
 
 #include <optional>
+#include <variant>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -73,6 +74,15 @@ Tensor outer(const Tensor &a, const Tensor &b);
 Tensor arrayPower(const Tensor &a, const Tensor &b);
 /// np.stack: arrays of one shape joined along a new axis.
 Tensor stack(const std::vector<Tensor> &arrays, int64_t axis = 0);
+/// A nested sequence, np.array's argument: an array (Python's numbers as
+/// arrays of NumPy's default dtypes), or a list of nested sequences.
+struct Nested {
+  std::variant<Tensor, std::vector<Nested>> item;
+};
+/// np.array of a nested sequence: the shape NumPy discovers (the lists'
+/// lengths, then the arrays' shape; NumPy's ValueError where they are
+/// inhomogeneous), in `dtype` or the leaves' promoted dtype (float64 of none).
+Tensor arrayOf(const Nested &nested, std::optional<DType> dtype = std::nullopt);
 
 /// np.cross of vectors of 2 or 3 components along axisA and axisB (a
 /// 2-vector has z = 0; two 2-vectors give the z component alone), broadcast

@@ -327,6 +327,74 @@ Tensor stack(const std::vector<Tensor> &arrays, int64_t axis) {
 
 namespace {
 
+/// The shape NumPy discovers in a nested sequence, and whether it is whole
+/// (every list's items of one shape; else the shape they share at the start).
+struct Discovered {
+  Shape shape;
+  bool whole = true;
+};
+
+Discovered discover(const Nested &n) {
+  if (const Tensor *t = std::get_if<Tensor>(&n.item))
+    return {t->shape(), true};
+  const auto &items = std::get<std::vector<Nested>>(n.item);
+  Discovered d{{static_cast<int64_t>(items.size())}, true};
+  if (items.empty())
+    return d;
+  std::vector<Discovered> parts;
+  for (const Nested &item : items)
+    parts.push_back(discover(item));
+  Shape common = parts[0].shape;
+  for (const Discovered &p : parts) {
+    d.whole = d.whole && p.whole && p.shape == common;
+    size_t k = 0;
+    while (k < common.size() && k < p.shape.size() && common[k] == p.shape[k])
+      ++k;
+    common.resize(k);
+  }
+  d.shape.insert(d.shape.end(), common.begin(), common.end());
+  return d;
+}
+
+void leafDtypes(const Nested &n, std::optional<DType> &dtype) {
+  if (const Tensor *t = std::get_if<Tensor>(&n.item)) {
+    dtype = dtype ? detail::promoteTypes(*dtype, t->dtype()) : t->dtype();
+    return;
+  }
+  for (const Nested &item : std::get<std::vector<Nested>>(n.item))
+    leafDtypes(item, dtype);
+}
+
+Tensor stacked(const Nested &n, DType dtype, const Shape &shape, size_t depth) {
+  if (const Tensor *t = std::get_if<Tensor>(&n.item))
+    return t->dtype() == dtype ? *t : cast(*t, dtype);
+  const auto &items = std::get<std::vector<Nested>>(n.item);
+  if (items.empty())
+    return Tensor(
+        Array::zeros(Shape(shape.begin() + static_cast<int64_t>(depth), shape.end()), dtype));
+  std::vector<Tensor> parts;
+  for (const Nested &item : items)
+    parts.push_back(stacked(item, dtype, shape, depth + 1));
+  return stack(parts);
+}
+
+} // namespace
+
+Tensor arrayOf(const Nested &nested, std::optional<DType> dtype) {
+  const Discovered d = discover(nested);
+  if (!d.whole)
+    throw Error("setting an array element with a sequence. The requested array has an "
+                "inhomogeneous shape after " +
+                    std::to_string(d.shape.size()) + " dimensions. The detected shape was " +
+                    shapeString(d.shape) + " + inhomogeneous part.",
+                ErrorKind::Value);
+  if (!dtype)
+    leafDtypes(nested, dtype);
+  return stacked(nested, dtype.value_or(DType::f64), d.shape, 0);
+}
+
+namespace {
+
 /// x[..., begin:end:step, ...] along `axis` (a basic index: the core's view steps).
 Tensor along(const Tensor &x, int64_t axis, Slice slice) {
   Index index(static_cast<size_t>(axis), Slice{});

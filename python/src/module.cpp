@@ -126,6 +126,16 @@ Tensor constantTensor(const InArray &a) {
 
 thread_local std::vector<std::unique_ptr<detail::TraceScope>> traceScopes;
 
+/// np.array's nested sequence: Python lists and tuples of tensors.
+Nested nestedOf(nb::handle h) {
+  if (nb::isinstance<Tensor>(h))
+    return {nb::cast<Tensor>(h)};
+  std::vector<Nested> items;
+  for (nb::handle item : h)
+    items.push_back(nestedOf(item));
+  return {std::move(items)};
+}
+
 nb::tuple shapeTuple(const Shape &shape) {
   nb::list out;
   for (int64_t d : shape)
@@ -354,6 +364,13 @@ NB_MODULE(_tinymlir, m) {
   m.def("outer", &outer, "a"_a, "b"_a);
   m.def("array_power", &arrayPower, "a"_a, "b"_a);
   m.def("stack", &stack, "arrays"_a, "axis"_a = 0);
+  m.def(
+      "array_of",
+      [dtypeOf](const nb::sequence &nested, const std::optional<std::string> &dtype) {
+        return arrayOf(nestedOf(nested), dtypeOf(dtype));
+      },
+      "nested"_a, "dtype"_a.none() = nb::none(),
+      "np.array of nested lists of tensors: NumPy's discovered shape and dtype.");
   m.def("cross", &cross, "a"_a, "b"_a, "axisa"_a = -1, "axisb"_a = -1, "axisc"_a = -1);
   m.def("ptp", &ptp, "a"_a, "axis"_a.none(), "keepdims"_a = false);
   m.def("inner", &inner);

@@ -92,19 +92,21 @@ def _has_traced(x):
     return False
 
 
-def _stacked(x, dtype):
-    """np.array of nested lists holding traced values: NumPy's stack of them."""
+def _nested(x):
+    """np.array's argument as the core takes it: lists of tensors, Python's
+    numbers and NumPy's arrays as np.asarray makes them."""
+    if isinstance(x, Traced):
+        return x._t
     if isinstance(x, (list, tuple)):
-        parts = [_stacked(v, None) for v in x]
-        if not parts:
-            raise ValueError("tinymlir: np.array of an empty list inside a traced function")
-        tensors = [p if isinstance(p, Traced) else Traced(to_tensor(p)) for p in parts]
-        r = np.stack(tensors) if any(isinstance(p, Traced) for p in parts) else np.asarray(parts)
-    else:
-        r = x if isinstance(x, Traced) else Traced(to_tensor(x))
-    if dtype is not None:
-        r = r.astype(_dtype(dtype, "numpy.array"))
-    return r
+        return [_nested(v) for v in x]
+    return to_tensor(np.asarray(x), "numpy.array's operand")
+
+
+def _stacked(x, dtype):
+    """np.array of nested lists holding traced values: the core's (its shape,
+    dtype and NumPy's error for an inhomogeneous shape)."""
+    d = None if dtype is None else dtype_name(_dtype(dtype, "numpy.array"))
+    return Traced(_core.array_of(_nested(x), d))
 
 
 # The wrappers: each takes NumPy's function first, then NumPy's arguments.

@@ -802,6 +802,43 @@ def test_arguments_untouched_when_tracing_fails_partway():
 # --- Arrays made inside ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.int32, np.complex64, bool])
+def test_array_of_nested_lists_with_traced_values_as_numpys(dtype):
+    # np.array of lists holding traced values: NumPy's shape, its promoted
+    # dtype (Python's numbers as int64, float64 and complex128 arrays, not weak
+    # scalars) or the dtype asked for, and NumPy's error for ragged lists.
+    def f(x):
+        s, row = x[0, 0], x[1]
+        return (
+            np.array([s, 1.5]),
+            np.array([s, 3]),
+            np.array([s, True]),
+            np.array([[s, 0, 1], row]),
+            np.array((row, [2, 5, 7], x[0])),
+            np.array([[row], [x[0]]], dtype=np.float32),
+            np.array([s, 2.5], np.int16),
+            np.array([s, 1j]),
+            np.asarray([[s], [s * 2]]),
+        )
+
+    same(f, (rng.random((2, 3)) * 10).astype(dtype))
+
+
+def test_array_of_ragged_lists_is_numpys_error():
+    for make in (
+        lambda x: np.array([x[0], 1.0]),
+        lambda x: np.array([x[0], x[0, :2]]),
+        lambda x: np.array([[x[0, 0], 2], [x[0, 0]]]),
+        lambda x: np.array([x, [[1, 2, 3], [4, 5, 6, 7]]]),
+        lambda x: np.array([[1, 2, 3], [x[0], x[1]]]),
+    ):
+        with pytest.raises(ValueError) as want:
+            make(np.ones((2, 3)))
+        with pytest.raises(ValueError) as got:
+            jit(make)(np.ones((2, 3)))
+        assert str(got.value) == str(want.value)
+
+
 def test_creation_functions_make_traced_arrays():
     def f(x):
         z = np.zeros((2, 3))
