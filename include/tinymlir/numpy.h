@@ -99,6 +99,12 @@ Tensor vdot(const Tensor &a, const Tensor &b);
 /// order edgeOrder (1 or 2) at the ends; `spacing` is a scalar distance or the
 /// coordinates along the axis (an invalid Tensor: 1). Integers give float64.
 Tensor gradient(const Tensor &f, int64_t axis, const Tensor &spacing = Tensor(), int edgeOrder = 1);
+/// np.gradient(f, *spacings, axis=axes): one gradient per axis of `axes`
+/// (none: every axis), in their order. `spacings` are NumPy's varargs: none,
+/// one scalar for every axis, or one per axis (a scalar or the coordinates);
+/// otherwise NumPy's TypeError.
+std::vector<Tensor> gradient(const Tensor &f, const std::vector<Tensor> &spacings,
+                             const Axes &axes = {}, int edgeOrder = 1);
 /// np.interp (no period): the piecewise linear interpolant of (xp, fp) at x,
 /// xp increasing; left and right (invalid: fp[0] and fp[-1]) outside.
 Tensor interp(const Tensor &x, const Tensor &xp, const Tensor &fp, const Tensor &left = Tensor(),
@@ -106,6 +112,26 @@ Tensor interp(const Tensor &x, const Tensor &xp, const Tensor &fp, const Tensor 
 /// np.lexsort of 1-D keys: the int64 order sorting by the last key, ties by
 /// the one before, and so on (stable).
 Tensor lexsort(const std::vector<Tensor> &keys);
+/// np.lexsort of one array: its rows (along axis 0) are the keys (of a 1-D
+/// array, scalars: the order of one element, 0).
+Tensor lexsort(const Tensor &keys);
+/// np.searchsorted(a, v, side, sorter): `a` read in the order of the int
+/// array `sorter` (NumPy's ValueError where their sizes differ).
+Tensor searchsorted(const Tensor &a, const Tensor &v, bool right, const Tensor &sorter);
+/// np.fliplr (axis 1) and np.flipud (axis 0): NumPy's ValueError for an array
+/// of too few axes.
+Tensor fliplr(const Tensor &m);
+Tensor flipud(const Tensor &m);
+/// ufunc.outer's first operand: `a` with b's rank of size-1 axes appended, so
+/// that ufunc(outerOperand(a, b), b) pairs every element of a with every one
+/// of b (a result of shape a.shape + b.shape).
+Tensor outerOperand(const Tensor &a, const Tensor &b);
+/// np.full(shape, value, dtype): `value` (an array broadcast to `shape`, or a
+/// weak Python number) in `dtype`, or in the value's dtype (a Python number's
+/// default: bool, int64, float64, complex128). Cast as NumPy's copyto with
+/// casting='unsafe', which still refuses a Python integer out of the dtype's
+/// range (its OverflowError); a negative dimension is NumPy's ValueError.
+Tensor full(const Shape &shape, const Tensor &value, std::optional<DType> dtype = std::nullopt);
 
 /// np.squeeze: `axes` (none: every size-1 axis) removed; NumPy's ValueError
 /// for an axis whose size is not 1. np.expand_dims: size-1 axes inserted at
@@ -336,7 +362,7 @@ std::pair<Tensor, Tensor> average(const Tensor &a, const Axes &axes = {},
 /// degrees of freedom <= 0 is given where they are known while tracing; else
 /// the result is inf or nan.
 Tensor cov(const Tensor &m, const Tensor &y = Tensor(), bool rowvar = true, bool bias = false,
-           std::optional<int64_t> ddof = std::nullopt, const Tensor &fweights = Tensor(),
+           std::optional<double> ddof = std::nullopt, const Tensor &fweights = Tensor(),
            const Tensor &aweights = Tensor(), std::optional<DType> dtype = std::nullopt);
 /// np.corrcoef: cov normalized by the standard deviations, clipped to [-1, 1].
 Tensor corrcoef(const Tensor &x, const Tensor &y = Tensor(), bool rowvar = true,
@@ -389,6 +415,11 @@ struct PadOptions {
 /// maximum, mean, median, minimum, reflect, symmetric, wrap, empty (zeros).
 /// Axes are padded in order, each from the array padded along the axes
 /// before it, as NumPy's; NumPy's errors, and its legacy singleton axes.
+/// np.pad's pad_width given as a dict, {axis: (before, after)}: the widths of
+/// every axis in pairs, (0, 0) for an axis not named (a negative one counts
+/// from the end; one out of range is Python's IndexError, as NumPy's list).
+std::vector<int64_t>
+padWidths(const std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> &byAxis, int64_t rank);
 Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &widthShape,
            const std::string &mode = "constant", const PadOptions &options = {});
 /// np.histogram's arguments: a number of equal bins (between `range`, or the

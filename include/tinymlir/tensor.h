@@ -253,8 +253,9 @@ template <std::integral I> Tensor full(const Shape &shape, I value, DType dtype)
 /// New shape with the same element count; one entry may be -1.
 Tensor reshape(const Tensor &x, const Shape &shape);
 Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
-/// The elements in reverse order along `axes` (negative allowed), as np.flip.
-Tensor flip(const Tensor &x, const std::vector<int64_t> &axes);
+/// The elements in reverse order along `axes` (negative allowed; none: every
+/// axis), as np.flip.
+Tensor flip(const Tensor &x, const Axes &axes = {});
 /// The tensors joined along `axis` (negative allowed), as np.concatenate: equal
 /// ranks, equal sizes on the other axes, dtypes promoted as by arithmetic.
 Tensor concatenate(const std::vector<Tensor> &parts, int64_t axis);

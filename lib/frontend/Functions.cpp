@@ -552,6 +552,33 @@ Tensor gradient(const Tensor &input, int64_t axis, const Tensor &spacing, int ed
   return concatenate(parts, ax);
 }
 
+std::vector<Tensor> gradient(const Tensor &f, const std::vector<Tensor> &spacings, const Axes &axes,
+                             int edgeOrder) {
+  std::vector<int64_t> along;
+  if (axes.list) { // in the order given, each once (NumPy's normalize_axis_tuple)
+    for (int64_t a : *axes.list)
+      along.push_back(normalizeAxes("gradient", Axes(a), f.rank())[0]);
+    std::vector<int64_t> sorted = along;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      fail("gradient", "repeated axis");
+  } else {
+    for (int64_t a = 0; a < f.rank(); ++a)
+      along.push_back(a);
+  }
+  std::vector<Tensor> each(along.size());
+  if (spacings.size() == 1 && spacings[0].rank() == 0)
+    std::fill(each.begin(), each.end(), spacings[0]);
+  else if (spacings.size() == along.size())
+    each = spacings;
+  else if (!spacings.empty())
+    throw Error("invalid number of arguments", ErrorKind::Type);
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < along.size(); ++k)
+    out.push_back(gradient(f, along[k], each[k], edgeOrder));
+  return out;
+}
+
 Tensor interp(const Tensor &x, const Tensor &xp, const Tensor &fp, const Tensor &left,
               const Tensor &right) {
   if (xp.rank() != 1 || fp.rank() != 1)
@@ -591,6 +618,8 @@ Tensor interp(const Tensor &x, const Tensor &xp, const Tensor &fp, const Tensor 
 Tensor lexsort(const std::vector<Tensor> &keys) {
   if (keys.empty())
     fail("lexsort", "need sequence of keys with len > 0 in lexsort", ErrorKind::Type);
+  if (std::all_of(keys.begin(), keys.end(), [](const Tensor &k) { return k.rank() == 0; }))
+    return Tensor(Array::scalar(0, DType::i64)); // the order of one element
   for (const Tensor &k : keys) {
     if (k.rank() != 1)
       fail("lexsort", "tinymlir traces numpy.lexsort of 1-D keys", ErrorKind::Trace);
@@ -602,6 +631,49 @@ Tensor lexsort(const std::vector<Tensor> &keys) {
   for (size_t i = 1; i < keys.size(); ++i)
     order = take(order, argsort(take(keys[i], order)));
   return order;
+}
+
+Tensor lexsort(const Tensor &keys) {
+  if (keys.rank() == 0)
+    fail("lexsort", "need sequence of keys with len > 0 in lexsort", ErrorKind::Type);
+  std::vector<Tensor> rows;
+  for (int64_t i = 0; i < keys.shape()[0]; ++i)
+    rows.push_back(Ref(keys).get({i}).value());
+  return lexsort(rows);
+}
+
+Tensor searchsorted(const Tensor &a, const Tensor &v, bool right, const Tensor &sorter) {
+  if (!sorter.valid())
+    return searchsorted(a, v, right);
+  if (sorter.rank() != 1 || numElements(sorter.shape()) != numElements(a.shape()))
+    fail("searchsorted", "sorter.size must equal a.size");
+  return searchsorted(take(a, sorter), v, right);
+}
+
+Tensor fliplr(const Tensor &m) {
+  if (m.rank() < 2)
+    throw Error("Input must be >= 2-d.", ErrorKind::Value);
+  return flip(m, {1});
+}
+
+Tensor flipud(const Tensor &m) {
+  if (m.rank() < 1)
+    throw Error("Input must be >= 1-d.", ErrorKind::Value);
+  return flip(m, {0});
+}
+
+Tensor outerOperand(const Tensor &a, const Tensor &b) {
+  Shape shape = a.shape();
+  shape.insert(shape.end(), static_cast<size_t>(b.rank()), 1);
+  return reshape(a, shape);
+}
+
+Tensor full(const Shape &shape, const Tensor &value, std::optional<DType> dtype) {
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }))
+    throw Error("negative dimensions are not allowed", ErrorKind::Value);
+  const DType d = dtype.value_or(detail::strongDType(*value.node()));
+  const Tensor v = value.dtype() == d && !value.node()->weak ? value : cast(value, d);
+  return broadcastInto(v, shape, "input array");
 }
 
 Tensor squeeze(const Tensor &x, const Axes &axes) {
@@ -2043,8 +2115,10 @@ std::pair<Tensor, Tensor> average(const Tensor &a, const Axes &axes, const Tenso
   return {avg, scl.shape() == avg.shape() ? scl : broadcastTo(scl, avg.shape())};
 }
 
-Tensor cov(const Tensor &m, const Tensor &y, bool rowvar, bool bias, std::optional<int64_t> ddof,
+Tensor cov(const Tensor &m, const Tensor &y, bool rowvar, bool bias, std::optional<double> ddof,
            const Tensor &fweights, const Tensor &aweights, std::optional<DType> dtype) {
+  if (ddof && *ddof != std::trunc(*ddof))
+    throw Error("ddof must be integer", ErrorKind::Value);
   auto realOperand = [](const Tensor &t, const char *what) {
     if (isComplex(t.dtype()))
       fail("cov",
@@ -2080,7 +2154,7 @@ Tensor cov(const Tensor &m, const Tensor &y, bool rowvar, bool bias, std::option
       Y = transpose(Y, {1, 0});
     X = concatenate({X, Y}, 0);
   }
-  const int64_t dof = ddof ? *ddof : (bias ? 0 : 1);
+  const int64_t dof = ddof ? static_cast<int64_t>(*ddof) : (bias ? 0 : 1);
   const int64_t n = X.shape()[1];
   // NumPy's checks of the weights, in its order (those of values: concrete ones).
   auto checked = [n](const Tensor &v, const std::string &name) {
@@ -2556,6 +2630,20 @@ Tensor ramp(const Tensor &end, const Tensor &edge, int64_t width, size_t axis, D
 }
 
 } // namespace
+
+std::vector<int64_t>
+padWidths(const std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> &byAxis,
+          int64_t rank) {
+  std::vector<int64_t> widths(static_cast<size_t>(2 * rank), 0);
+  for (const auto &[axis, width] : byAxis) {
+    if (axis < -rank || axis >= rank)
+      throw Error("list assignment index out of range", ErrorKind::Index);
+    const size_t at = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+    widths[2 * at] = width.first;
+    widths[2 * at + 1] = width.second;
+  }
+  return widths;
+}
 
 Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &widthShape,
            const std::string &mode, const PadOptions &options) {

@@ -160,6 +160,11 @@ Tensor iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype = DType::i32
 
 /// NumPy 2's promotion of two strong dtypes (Tensor.cpp).
 DType promoteTypes(DType a, DType b);
+/// The dtype of `n` as an array alone: a Python number's is NumPy's default
+/// of its kind (complex128, int64, float64), as np.asarray gives it.
+inline DType strongDType(const Node &n) {
+  return !n.weak ? n.dtype : n.weakComplex ? DType::c128 : n.integral ? DType::i64 : DType::f64;
+}
 
 /// NumPy's broadcast of `shapes`: nullopt where they do not broadcast (each
 /// caller raises NumPy's error for its case). Tensor.cpp.

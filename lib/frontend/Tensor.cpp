@@ -18,6 +18,7 @@ using detail::makeNode;
 using detail::Node;
 using detail::NodePtr;
 using detail::opInfo;
+using detail::strongDType;
 
 const char *opName(Op op) {
   switch (op) {
@@ -320,9 +321,7 @@ NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast", bool che
 DType operandDType(Op op, const NodePtr &x, const NodePtr &y) {
   DType dx = x->dtype, dy = y->dtype;
   if (x->weak && y->weak) // two Python numbers: int64, float64 or complex128
-    return (x->weakComplex || y->weakComplex) ? DType::c128
-           : (x->integral && y->integral)     ? DType::i64
-                                              : DType::f64;
+    return promote(strongDType(*x), strongDType(*y));
   const Node *weak = x->weak ? x.get() : y->weak ? y.get() : nullptr;
   const DType strong = x->weak ? dy : dx;
   if (weak && strong == DType::b8 && weak->integral) // a bool tensor with a Python int: int64
@@ -431,11 +430,7 @@ bool realResult(Op op) {
 Tensor unary(Op op, const Tensor &a) {
   NodePtr x = nodeOf(a, opName(op));
   if (x->weak)
-    x = convert(x,
-                x->weakComplex ? DType::c128
-                : x->integral  ? DType::i64
-                               : DType::f64,
-                opName(op));
+    x = convert(x, strongDType(*x), opName(op));
   if (x->dtype == DType::b8 && opInfo(op).ints == IntPolicy::Keep && op != Op::Abs &&
       op != Op::Floor && op != Op::Ceil && op != Op::Trunc && op != Op::Conj && op != Op::Real &&
       op != Op::Imag)
@@ -494,7 +489,7 @@ Tensor complexExtreme(Op op, const Tensor &x, std::optional<int64_t> axis, bool 
 Tensor reduce(Op op, const Tensor &t, const Axes &axis, bool keepdims) {
   NodePtr x = nodeOf(t, opName(op));
   if (x->weak)
-    x = convert(x, x->integral ? DType::i64 : DType::f64, opName(op));
+    x = convert(x, strongDType(*x), opName(op));
   if ((op == Op::Sum || op == Op::Prod) && (isInteger(x->dtype) || x->dtype == DType::b8))
     // NumPy's: integers and bools accumulate in int64, unsigned ones in uint64
     x = convert(x, isUnsigned(x->dtype) ? DType::u64 : DType::i64, opName(op));
@@ -989,14 +984,17 @@ Tensor reshape(const Tensor &t, const Shape &requested) {
   return Tensor(makeNode(Op::Reshape, shape, x->dtype, {x}));
 }
 
-Tensor flip(const Tensor &t, const std::vector<int64_t> &axes) {
+Tensor flip(const Tensor &t, const Axes &axes) {
   NodePtr x = nodeOf(t, "flip");
   std::vector<int64_t> sorted;
-  for (int64_t a : axes)
+  if (!axes.list)
+    for (size_t a = 0; a < x->shape.size(); ++a)
+      sorted.push_back(static_cast<int64_t>(a));
+  for (int64_t a : axes.list.value_or(std::vector<int64_t>{}))
     sorted.push_back(normalizeAxis("flip", a, x->shape));
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    fail(Op::Flip, "repeated axis in " + shapeString(Shape(axes.begin(), axes.end())));
+    fail(Op::Flip, "repeated axis in " + shapeString(*axes.list));
   if (sorted.empty())
     return t;
   auto node = makeNode(Op::Flip, x->shape, x->dtype, {x});
@@ -1385,8 +1383,13 @@ Tensor bincount(const Tensor &ids, int64_t length, const Tensor &weights) {
          "Cannot cast array data from dtype('" + std::string(dtypeName(i->dtype)) +
              "') to dtype('int64') according to the rule 'safe'",
          ErrorKind::Type);
-  if (length <= 0)
-    fail(Op::Bincount, "the length (minlength) must be positive, got " + std::to_string(length));
+  if (length < 0)
+    throw Error("'minlength' must not be negative", ErrorKind::Value);
+  if (length == 0)
+    fail(Op::Bincount,
+         "tinymlir traces numpy.bincount with minlength= only: the length of its result "
+         "(max(x) + 1) depends on the data; pass minlength, the number of bins, as the bound",
+         ErrorKind::Trace);
   const int64_t m = i->shape[0];
   const bool weighted = weights.valid();
   const DType dtype = weighted ? DType::f64 : DType::i64;

@@ -377,10 +377,11 @@ NB_MODULE(_tinymlir, m) {
   m.def("vdot", &vdot);
   m.def(
       "gradient",
-      [](const Tensor &f, int64_t axis, std::optional<Tensor> spacing, int edgeOrder) {
-        return gradient(f, axis, spacing.value_or(Tensor()), edgeOrder);
+      [](const Tensor &f, const std::vector<Tensor> &spacings, const Axes &axis, int edgeOrder) {
+        return gradient(f, spacings, axis, edgeOrder);
       },
-      "f"_a, "axis"_a, "spacing"_a.none(), "edge_order"_a = 1);
+      "f"_a, "spacings"_a, "axis"_a.none(), "edge_order"_a = 1,
+      "np.gradient: one array per axis (the caller returns one alone as itself).");
   m.def(
       "interp",
       [](const Tensor &x, const Tensor &xp, const Tensor &fp, std::optional<Tensor> left,
@@ -388,7 +389,11 @@ NB_MODULE(_tinymlir, m) {
         return interp(x, xp, fp, left.value_or(Tensor()), right.value_or(Tensor()));
       },
       "x"_a, "xp"_a, "fp"_a, "left"_a.none(), "right"_a.none());
-  m.def("lexsort", &lexsort, "keys"_a);
+  m.def("lexsort", nb::overload_cast<const std::vector<Tensor> &>(&lexsort), "keys"_a);
+  m.def("lexsort", nb::overload_cast<const Tensor &>(&lexsort), "keys"_a);
+  m.def("fliplr", &fliplr, "m"_a);
+  m.def("flipud", &flipud, "m"_a);
+  m.def("outer_operand", &outerOperand, "a"_a, "b"_a);
   m.def("squeeze", &squeeze, "x"_a, "axis"_a.none());
   m.def("expand_dims", &expandDims, "x"_a, "axes"_a);
   m.def("einsum", &einsum, "subscripts"_a, "operands"_a);
@@ -487,7 +492,7 @@ NB_MODULE(_tinymlir, m) {
   m.def(
       "cov",
       [dtypeOf](const Tensor &m, std::optional<Tensor> y, bool rowvar, bool bias,
-                std::optional<int64_t> ddof, std::optional<Tensor> fweights,
+                std::optional<double> ddof, std::optional<Tensor> fweights,
                 std::optional<Tensor> aweights, const std::optional<std::string> &dtype) {
         return cov(m, y.value_or(Tensor()), rowvar, bias, ddof, fweights.value_or(Tensor()),
                    aweights.value_or(Tensor()), dtypeOf(dtype));
@@ -512,6 +517,26 @@ NB_MODULE(_tinymlir, m) {
       },
       "a"_a, "bins"_a, "edges"_a.none(), "range"_a.none(), "range_integral"_a, "density"_a,
       "weights"_a.none(), "np.histogram (numpy.h): (counts, edges).");
+  m.def(
+      "pad_widths",
+      [](const nb::dict &byAxis, int64_t rank) {
+        std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> widths;
+        for (auto [axis, width] : byAxis) {
+          if (nb::isinstance<nb::int_>(width))
+            widths.push_back(
+                {nb::cast<int64_t>(axis), {nb::cast<int64_t>(width), nb::cast<int64_t>(width)}});
+          else if (nb::isinstance<nb::tuple>(width) && nb::len(width) == 2 &&
+                   nb::isinstance<nb::int_>(width[0]) && nb::isinstance<nb::int_>(width[1]))
+            widths.push_back({nb::cast<int64_t>(axis),
+                              {nb::cast<int64_t>(width[0]), nb::cast<int64_t>(width[1])}});
+          else
+            throw Error("[pad] invalid pad width " + nb::cast<std::string>(nb::repr(width)) +
+                            " for axis " + nb::cast<std::string>(nb::repr(axis)),
+                        ErrorKind::Type);
+        }
+        return padWidths(widths, rank);
+      },
+      "by_axis"_a, "rank"_a, "np.pad's dict pad_width: the widths of every axis, in pairs.");
   m.def(
       "pad",
       [](const Tensor &a, const std::vector<int64_t> &widths, const Shape &widthShape,
@@ -599,10 +624,11 @@ NB_MODULE(_tinymlir, m) {
         "Whether a and b compute the same value (the same node, or equal nodes).");
   m.def(
       "full",
-      [](const std::vector<int64_t> &shape, double value, const std::string &dtype) {
-        return full(shape, value, parseDType(dtype));
+      [dtypeOf](const std::vector<int64_t> &shape, const Tensor &value,
+                const std::optional<std::string> &dtype) {
+        return full(shape, value, dtypeOf(dtype));
       },
-      "shape"_a, "value"_a, "dtype"_a);
+      "shape"_a, "value"_a, "dtype"_a.none(), "np.full: NumPy's default dtype and cast.");
   m.def("reshape", [](const Tensor &a, const std::vector<int64_t> &s) { return reshape(a, s); });
   m.def("transpose",
         [](const Tensor &a, const std::vector<int64_t> &p) { return transpose(a, p); });
@@ -613,7 +639,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("causal_mask",
         [](int64_t n, const std::string &dtype) { return causalMask(n, parseDType(dtype)); });
   m.def("triu", &triu, "x"_a, "k"_a = 0);
-  m.def("flip", &flip, "x"_a, "axes"_a);
+  m.def("flip", &flip, "x"_a, "axes"_a.none());
   m.def("tril", &tril, "x"_a, "k"_a = 0);
   // Row kernels (runtime/Rows.cpp): sorts, accumulations, extreme indices, searches.
   m.def("sort", &tinymlir::sort, "x"_a, "axis"_a.none() = -1);
@@ -630,7 +656,12 @@ NB_MODULE(_tinymlir, m) {
   m.def("nanargmax", &nanargmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("nanargmin", &nanargmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("argmin", &argmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
-  m.def("searchsorted", &searchsorted, "sorted"_a, "values"_a, "right"_a = false);
+  m.def(
+      "searchsorted",
+      [](const Tensor &a, const Tensor &v, bool right, std::optional<Tensor> sorter) {
+        return searchsorted(a, v, right, sorter.value_or(Tensor()));
+      },
+      "sorted"_a, "values"_a, "right"_a = false, "sorter"_a.none() = nb::none());
   m.def("take", nb::overload_cast<const Tensor &, const Tensor &>(&take), "table"_a, "ids"_a);
   m.def(
       "bincount",

@@ -30,7 +30,6 @@ import numpy as np
 from . import _tinymlir as _core
 from ._trace import (
     Traced,
-    _broadcast_into,
     _state,
     constant,
     dtype_name,
@@ -40,48 +39,21 @@ from ._trace import (
 )
 
 
-def _dtype(dtype, name, default=np.float64):
-    d = np.dtype(default if dtype is None else dtype)
-    dtype_name(d, f"{name}'s result")
-    return d
-
-
-def _shape(shape, name):
+def _shape(shape):
     if isinstance(shape, (tuple, list)):
-        dims = tuple(operator.index(d) for d in shape)
-    else:
-        dims = (operator.index(shape),)
-    if any(d < 0 for d in dims):
-        raise ValueError("negative dimensions are not allowed")
-    return dims
+        return [operator.index(d) for d in shape]
+    return [operator.index(shape)]
 
 
 def full_traced(shape, value, dtype, name):
-    """A traced array of `shape` filled with `value` (a number or traced scalar)."""
-    dims = _shape(shape, name)
-    if isinstance(value, Traced):
-        d = value.dtype if dtype is None else _dtype(dtype, name)
-        t = _core.cast(value._t, dtype_name(d)) if value.dtype != d else value._t
-        return Traced(_broadcast_into(t, dims, f"{name}'s fill value"))
-    if dtype is None:
-        dtype = np.asarray(value).dtype
-    d = _dtype(dtype, name)
-    v = np.asarray(value)
-    if v.ndim:  # an array fill value: NumPy broadcasts it
-        filled = np.full(dims, v, d)
-        return set_known(Traced(_core.constant(filled)), filled)
-    if d.kind == "c":  # both parts: a typed complex scalar, broadcast
-        c = complex(v.astype(d))
-        r = Traced(
-            _core.broadcast_to(_core.typed_scalar(c.real, dtype_name(d), c.imag), list(dims))
-        )
-    elif d.kind in "iu":  # exact in all 64 bits
-        r = Traced(
-            _core.broadcast_to(_core.typed_integer(int(v.astype(d)), dtype_name(d)), list(dims))
-        )
-    else:
-        r = Traced(_core.full(list(dims), float(v.astype(d)), dtype_name(d)))
-    return set_known(r, lambda: np.full(dims, v, d))
+    """A traced array of `shape` filled with `value` (a number, an array or a
+    traced value): the core's np.full (NumPy's default dtype and cast)."""
+    dims = _shape(shape)
+    d = None if dtype is None else dtype_name(np.dtype(dtype), f"{name}'s result")
+    traced = isinstance(value, Traced)
+    v = value._t if traced else to_tensor(value, f"{name}'s fill value")
+    r = Traced(_core.full(dims, v, d))
+    return r if traced else set_known(r, lambda: np.full(dims, value, r.dtype))
 
 
 def _has_traced(x):
@@ -105,7 +77,7 @@ def _nested(x):
 def _stacked(x, dtype):
     """np.array of nested lists holding traced values: the core's (its shape,
     dtype and NumPy's error for an inhomogeneous shape)."""
-    d = None if dtype is None else dtype_name(_dtype(dtype, "numpy.array"))
+    d = None if dtype is None else dtype_name(np.dtype(dtype), "numpy.array's result")
     return Traced(_core.array_of(_nested(x), d))
 
 

@@ -107,19 +107,7 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     gives zeros, as np.empty does while tracing."""
     t = _traced(array, "numpy.pad's operand")
     if isinstance(pad_width, dict):
-        seq = [(0, 0)] * t.ndim
-        for axis, width in pad_width.items():
-            if isinstance(width, int):
-                seq[axis] = width, width
-            elif (
-                isinstance(width, tuple)
-                and len(width) == 2
-                and all(isinstance(w, int) for w in width)
-            ):
-                seq[axis] = width
-            else:
-                raise TypeError(f"numpy.pad: invalid pad width {width!r} for axis {axis}")
-        pad_width = seq
+        pad_width = np.reshape(_core.pad_widths(pad_width, t.ndim), (-1, 2))
     pad_width = np.asarray(_static(pad_width, "numpy.pad's pad_width"))
     if not pad_width.dtype.kind == "i":
         raise TypeError("`pad_width` must be of integral type.")
@@ -227,15 +215,13 @@ def _cov(
     """NumPy's cov (numpy.h): weights' checks that read their values (integral,
     non-negative) are made for static weights only; NumPy's warning for degrees of
     freedom <= 0 is given while tracing where it is static."""
-    if ddof is not None and ddof != int(ddof):
-        raise ValueError("ddof must be integer")
     return Traced(
         _core.cov(
             _strong(m, "numpy.cov's operand")._t,
             None if y is None else _strong(y, "numpy.cov's y")._t,
             bool(rowvar),
             bool(bias),
-            None if ddof is None else int(ddof),
+            ddof,
             None if fweights is None else _weights(fweights, "numpy.cov's fweights"),
             None if aweights is None else _weights(aweights, "numpy.cov's aweights"),
             None if dtype is None else dtype_name(np.dtype(dtype), "numpy.cov's dtype"),
@@ -659,29 +645,8 @@ def _gradient(f, *varargs, axis=None, edge_order=1):
     order: one array, or a tuple of them; spacings as NumPy takes them (none,
     one scalar for all, or one per axis: a scalar or the coordinates)."""
     t = _traced(f, "numpy.gradient's operand")
-    if axis is None:
-        axes = list(range(t.ndim))
-    else:
-        axes = [operator.index(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
-    if not varargs:
-        spacings = [None] * len(axes)
-    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
-        spacings = list(varargs) * len(axes)
-    elif len(varargs) == len(axes):
-        spacings = list(varargs)
-    else:
-        raise TypeError("invalid number of arguments")
-    grads = tuple(
-        Traced(
-            _core.gradient(
-                t._t,
-                ax,
-                None if s is None else to_tensor(s, "numpy.gradient's spacing"),
-                operator.index(edge_order),
-            )
-        )
-        for ax, s in zip(axes, spacings)
-    )
+    spacings = [to_tensor(s, "numpy.gradient's spacing") for s in varargs]
+    grads = tuple(map(Traced, _core.gradient(t._t, spacings, axis, operator.index(edge_order))))
     return grads[0] if len(grads) == 1 else grads
 
 
@@ -698,8 +663,8 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
 def _lexsort(keys, axis=-1):
     if operator.index(axis) not in (-1, 0):
         raise TracingError("tinymlir traces numpy.lexsort of 1-D keys")
-    if isinstance(keys, (Traced, np.ndarray)) and keys.ndim == 2:
-        keys = [keys[i] for i in range(keys.shape[0])]
+    if isinstance(keys, (Traced, np.ndarray)):  # one array: its rows are the keys
+        return Traced(_core.lexsort(to_tensor(keys, "numpy.lexsort's keys")))
     return Traced(_core.lexsort([to_tensor(k, "numpy.lexsort's key") for k in keys]))
 
 

@@ -60,9 +60,9 @@ _REDUCE = {
 def _ufunc_method(ufunc, method, inputs, kwargs, name):
     if method == "reduce" and ufunc in _REDUCE:
         return reduction(_REDUCE[ufunc], _bound(_UFUNC_REDUCE, inputs, kwargs), f"{name}.reduce")
-    if method == "outer" and len(inputs) == 2 and not kwargs:
+    if method == "outer" and len(inputs) == 2:
         a, b = (_traced(x, f"{name}.outer's operand") for x in inputs)
-        return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
+        return ufunc(Traced(_core.outer_operand(a._t, b._t)), b, **kwargs)
     raise TracingError(
         f"tinymlir cannot trace {name}.{method} (plain calls, reduce of add, "
         "multiply, maximum, minimum, logical_and and logical_or, and outer are "
@@ -497,31 +497,17 @@ def _broadcast_to(array, shape, subok=False):
 
 @_implements(np.flip)
 def _flip(m, axis=None):
-    t = _traced(m, "numpy.flip's operand")
-    if axis is None:
-        axes = list(range(t.ndim))
-    elif isinstance(axis, (tuple, list)):
-        axes = [operator.index(a) for a in axis]
-    else:
-        axes = [operator.index(axis)]
-    return Traced(_core.flip(t._t, axes))
+    return Traced(_core.flip(_traced(m, "numpy.flip's operand")._t, axis))
 
 
-def _flip_axis(name, axis):
-    """numpy.fliplr (axis 1) and numpy.flipud (axis 0): np.flip of one axis,
-    the operand of rank axis + 1 or more."""
-
-    def flip(m):
-        t = _traced(m, f"numpy.{name}'s operand")
-        if t.ndim <= axis:
-            raise ValueError(f"Input must be >= {axis + 1}-d.")
-        return np.flip(t, axis)
-
-    return flip
+@_implements(np.fliplr)
+def _fliplr(m):
+    return Traced(_core.fliplr(_traced(m, "numpy.fliplr's operand")._t))
 
 
-_FUNCTIONS[np.fliplr] = _flip_axis("fliplr", 1)
-_FUNCTIONS[np.flipud] = _flip_axis("flipud", 0)
+@_implements(np.flipud)
+def _flipud(m):
+    return Traced(_core.flipud(_traced(m, "numpy.flipud's operand")._t))
 
 
 @_implements(np.nan_to_num)
@@ -803,14 +789,6 @@ def _bincount(x, weights=None, minlength=0):
     kernel runs, as a negative one does (NumPy's)."""
     t = to_tensor(x, "numpy.bincount's operand")
     minlength = operator.index(minlength)
-    if minlength < 0:
-        raise ValueError("'minlength' must not be negative")
-    if minlength == 0:
-        raise TracingError(
-            "tinymlir traces numpy.bincount with minlength= only: the length of "
-            "its result (max(x) + 1) depends on the data; pass minlength, the "
-            "number of bins, as the bound"
-        )
     w = None if weights is None else to_tensor(weights, "numpy.bincount's weights")
     return Traced(_core.bincount(t, minlength, w))
 
@@ -820,10 +798,11 @@ def _searchsorted(a, v, side="left", sorter=None):
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     t = _traced(a, "numpy.searchsorted's sorted array")
-    if sorter is not None:
-        t = t[sorter]
+    order = None if sorter is None else to_tensor(sorter, "numpy.searchsorted's sorter")
     return Traced(
-        _core.searchsorted(t._t, to_tensor(v, "numpy.searchsorted's values"), side == "right")
+        _core.searchsorted(
+            t._t, to_tensor(v, "numpy.searchsorted's values"), side == "right", order
+        )
     )
 
 

@@ -1112,6 +1112,64 @@ def test_cross_ptp_inner_vdot_gradient_interp_and_lexsort_as_numpys():
     assert np.array_equal(got, np.lexsort((keys[0], keys[1].astype(np.float32))))
 
 
+def test_argument_rules_of_flips_sorts_gradient_pad_and_cov_as_numpys():
+    """The rules of these functions' arguments are the C++ core's: flip's axis
+    None, fliplr/flipud's ranks, lexsort's 2-D keys, searchsorted's sorter,
+    gradient's axes and spacings, pad's dict widths, cov's ddof, bincount's
+    minlength and ufunc.outer's keywords; values exact, errors NumPy's."""
+    r = np.random.default_rng(11)
+    a = r.standard_normal((3, 4, 5))
+    keys = r.integers(0, 3, (3, 10)).astype(np.float32)
+    v = np.sort(r.standard_normal(8))[::-1].copy()
+    sorter = np.argsort(v)
+    cases = [
+        (lambda x: np.flip(x), a),
+        (lambda x: np.flip(x, axis=(0, -1)), a),
+        (lambda x: np.flip(x, ()), a),
+        (np.fliplr, a),
+        (np.flipud, a[0, 0]),
+        (np.lexsort, keys),
+        (lambda k: np.lexsort(k[0]), keys),
+        (lambda s, o: np.searchsorted(s, [-0.5, 0.0, 0.5], sorter=o), v, sorter),
+        (lambda s, o: np.searchsorted(s, s, side="right", sorter=o), v, sorter),
+        (lambda x: np.gradient(x, axis=(2, 0)), a),
+        (lambda x: np.gradient(x, 0.5, axis=(-1, 1)), a),
+        (lambda x: np.gradient(x, 2.0, np.arange(4.0) ** 2, axis=(0, 1)), a),
+        (lambda x: np.gradient(x, 2.0), a),
+        (lambda x: np.pad(x, {-1: 2, 0: (1, 0)}), a),
+        (lambda x: np.pad(x, {1: (0, 3)}, mode="edge"), a),
+        (lambda x: np.add.outer(x[0, 0], x[1, :, 0], dtype=np.float32), a),
+        (lambda x: np.multiply.outer(x[0, 0], x[1, 0], out=np.zeros((5, 5))), a),
+    ]
+    for fn, *args in cases:
+        got, want = jit(fn)(*args), fn(*args)
+        for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=2 * 2.0**-52, atol=0)
+    # cov with ddof=2.0: sums of n products of deviations, each deviation
+    # within eps (|x| + |mean|), over n - ddof.
+    got, want = jit(lambda x: np.cov(x[0], ddof=2.0))(a), np.cov(a[0], ddof=2.0)
+    n, size = a.shape[2], np.abs(a[0]) + np.abs(a[0].mean(axis=1, keepdims=True))
+    assert np.all(np.abs(got - want) <= (n + 4) * 2.0**-52 * (size @ size.T) / (n - 2))
+    errors = [
+        (np.fliplr, a[0, 0]),
+        (np.flipud, np.float64(2.0)),
+        (lambda x: np.flip(x, (1, 1)), a),
+        (lambda x: np.searchsorted(x, 0.5, sorter=[0, 1]), v),
+        (lambda x: np.gradient(x, 1.0, 2.0), a),
+        (lambda x: np.gradient(x, axis=(0, 0)), a),
+        (lambda x: np.pad(x, {3: 1}), a),
+        (lambda x: np.cov(x[0], ddof=1.5), a),
+        (lambda x: np.bincount(x[0, 0].astype(np.int64), minlength=-1), a),
+    ]
+    for fn, x in errors:
+        with pytest.raises(Exception) as want:
+            fn(x)
+        with pytest.raises(type(want.value)) as got:
+            jit(fn)(x)
+        assert str(want.value) in str(got.value), (str(got.value), str(want.value))
+
+
 def test_einsum_squeeze_and_expand_dims_as_numpys():
     """einsum, squeeze and expand_dims in the C++ core: values, shapes and
     errors as NumPy's, and squeeze/expand_dims are views (a write through them

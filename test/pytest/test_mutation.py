@@ -839,6 +839,45 @@ def test_array_of_ragged_lists_is_numpys_error():
         assert str(got.value) == str(want.value)
 
 
+def test_full_takes_numpys_default_dtype_and_cast():
+    # np.full's dtype is its fill value's (a Python number's NumPy default),
+    # the value is cast as NumPy's copyto(casting="unsafe"): wrapped from a
+    # NumPy integer, but a Python integer out of range is NumPy's error.
+    def f(x):
+        return (
+            np.full(3, 5),
+            np.full((2, 2), 2.5),
+            np.full(2, True),
+            np.full(2, 1j),
+            np.full(3, np.float32(1.5)),
+            np.full((2, 3), [1, 2, 3], dtype=np.int8),
+            np.full(3, np.int64(300), dtype=np.int8),
+            np.full(3, 1e300, dtype=np.float32),
+            np.full(2, x[0]),
+            np.full_like(x, 7),
+            np.full_like(x, -1.5, dtype=np.int32),
+            np.zeros((0, 2), np.int16),
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's overflow to inf
+        same(f, np.arange(3, dtype=np.uint8))
+    for make in (
+        lambda x: np.full(3, 300, dtype=np.int8),
+        lambda x: np.full(3, -1, dtype=np.uint8),
+        lambda x: np.full_like(x, 256),
+        lambda x: np.full((2, -1), 0.0),
+        lambda x: np.zeros((-2,)),
+        lambda x: np.full((2,), [1, 2, 3]),
+    ):
+        with pytest.raises((ValueError, OverflowError)) as want:
+            make(np.arange(3, dtype=np.uint8))
+        with pytest.raises(type(want.value)) as got:
+            jit(make)(np.arange(3, dtype=np.uint8))
+        words = str(want.value).replace(" out of bounds", " is out of bounds")
+        assert words in str(got.value), (str(got.value), str(want.value))
+
+
 def test_creation_functions_make_traced_arrays():
     def f(x):
         z = np.zeros((2, 3))
