@@ -300,17 +300,18 @@ struct Reduction {
   /// dtype for mean, var and std.
   std::optional<DType> dtype;
   /// The elements that take part: a mask that broadcasts to the operand.
-  Tensor where;
+  Tensor where{};
   /// A scalar taking part in every result (sum, prod, max, min), cast to the
   /// result's dtype; max and min need one with `where`, and an empty max or
   /// min is its value.
-  Tensor initial;
+  Tensor initial{};
   /// Delta degrees of freedom (var, std).
   double ddof = 0;
 };
-/// NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std)
-/// over `axes`, with NumPy's keyword arguments. A mean or variance over no
-/// element is nan, as NumPy's (which also warns).
+/// NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std,
+/// and the nan-functions nansum, nanprod, nanmax, nanmin, nanmean, nanvar,
+/// nanstd) over `axes`, with NumPy's keyword arguments. A mean or variance
+/// over no element is nan, as NumPy's (which also warns).
 Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes = {}, bool keepdims = false,
               const Reduction &how = {});
 /// The operands of ufunc `ufunc` called with dtype= (its loop's dtype): each

@@ -1626,19 +1626,19 @@ Tensor nanExtreme(const char *op, const Tensor &a, const Axes &axes, bool keepdi
 } // namespace
 
 Tensor nansum(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {
-  return sum(inDtype(replaceNan(a, 0).first, dtype), axes, keepdims);
+  return reduce("nansum", a, axes, keepdims, {.dtype = dtype});
 }
 
 Tensor nanprod(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {
-  return prod(inDtype(replaceNan(a, 1).first, dtype), axes, keepdims);
+  return reduce("nanprod", a, axes, keepdims, {.dtype = dtype});
 }
 
 Tensor nanmax(const Tensor &a, const Axes &axes, bool keepdims) {
-  return nanExtreme("nanmax", a, axes, keepdims, true);
+  return reduce("nanmax", a, axes, keepdims);
 }
 
 Tensor nanmin(const Tensor &a, const Axes &axes, bool keepdims) {
-  return nanExtreme("nanmin", a, axes, keepdims, false);
+  return reduce("nanmin", a, axes, keepdims);
 }
 
 namespace {
@@ -1707,7 +1707,8 @@ Reducer reducerNamed(std::string_view name) {
       return r;
   fail("reduce",
        "no reduction named '" + std::string(name) +
-           "' (sum, prod, max, min, any, all, mean, var, std)",
+           "' (sum, prod, max, min, any, all, mean, var, std, and nan and one of the first "
+           "four or the last three)",
        ErrorKind::Type);
 }
 
@@ -1744,10 +1745,79 @@ Tensor meanOrVar(const Tensor &a, const Axes &axes, bool keepdims, const Tensor 
   return half16(divideByCount(total, reshape(dof, total.shape())));
 }
 
+/// NumPy's nanmean, nanvar and nanstd (`variance`) of the numbers selected
+/// by `how.where`: the sum over their count, and the squared deviations from
+/// that mean (zero at the nans) over the count less ddof, nan where that is
+/// not positive.
+Tensor nanAverage(const char *op, const Tensor &a, const Axes &axes, bool keepdims,
+                  const Reduction &how, bool variance) {
+  auto [t, mask] = replaceNan(a, 0);
+  if (variance)
+    realOnly(t, op);
+  floatDtype(op, how.dtype, mask.valid());
+  if (!mask.valid()) // integers: np.mean and np.var
+    return reduce(variance ? "var" : "mean", t, axes, keepdims, how);
+  const Tensor w =
+      how.where.valid() ? broadcastTo(cast(how.where, DType::b8), t.shape()) : Tensor();
+  const Tensor selected = w.valid() ? logical_and(logical_not(mask), w) : logical_not(mask);
+  const Tensor zero = ScalarType{t.dtype()}(0.0);
+  const Tensor count = sum(selected, axes, variance || keepdims);
+  const Tensor total = sum(inDtype(kept(t, w, zero), how.dtype), axes, variance || keepdims);
+  if (!variance)
+    return divideByCount(total, count); // nan for none
+  const Tensor average = divideByCount(total, count);
+  const Tensor deviation = where(selected, cast(t - average, t.dtype()), zero); // into arr
+  const Tensor squares = sum(inDtype(deviation * deviation, how.dtype), axes, keepdims);
+  const Tensor dof = subtract(keepdims ? count : reshape(count, squares.shape()),
+                              ScalarType{DType::f64}(how.ddof));
+  const Tensor v = divideByCount(squares, dof);
+  return where(less_equal(dof, ScalarType{DType::f64}(0.0)), ScalarType{v.dtype()}(std::nan("")),
+               v);
+}
+
+/// NumPy's nan-functions (numpy/lib/_nanfunctions_impl.py) with their
+/// keywords: nans replaced by the identity of sum and prod, skipped by max
+/// and min (fmax and fmin), not counted by means and variances.
+Tensor nanReduce(std::string_view base, const Tensor &a, const Axes &axes, bool keepdims,
+                 const Reduction &how) {
+  const std::string op = "nan" + std::string(base);
+  const Reducer r = reducerNamed(base);
+  switch (r) {
+  case Reducer::Sum:
+  case Reducer::Prod:
+    return reduce(base, replaceNan(a, r == Reducer::Sum ? 0 : 1).first, axes, keepdims, how);
+  case Reducer::Max:
+  case Reducer::Min: {
+    realOnly(a, op.c_str());
+    if (how.initial.valid()) // nans never win against initial
+      return reduce(base, inexact(a.dtype()) ? where(isnan(a), cast(how.initial, a.dtype()), a) : a,
+                    axes, keepdims, how);
+    if (how.where.valid())
+      fail(op.c_str(), std::string("reduction operation '") +
+                           (r == Reducer::Max ? "fmax" : "fmin") +
+                           "' does not have an identity, so to use a where mask one has to "
+                           "specify 'initial'");
+    return nanExtreme(op.c_str(), a, axes, keepdims, r == Reducer::Max);
+  }
+  case Reducer::Mean:
+    return nanAverage(op.c_str(), a, axes, keepdims, how, false);
+  case Reducer::Var:
+    return nanAverage(op.c_str(), a, axes, keepdims, how, true);
+  case Reducer::Std:
+    return sqrt(nanAverage(op.c_str(), a, axes, keepdims, how, true));
+  case Reducer::Any:
+  case Reducer::All:
+    break;
+  }
+  fail("reduce", "no reduction named '" + op + "'", ErrorKind::Type);
+}
+
 } // namespace
 
 Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes, bool keepdims,
               const Reduction &how) {
+  if (name.starts_with("nan"))
+    return nanReduce(name.substr(3), a, axes, keepdims, how);
   const Reducer r = reducerNamed(name);
   const std::string op(name);
   if (how.initial.valid()) {
@@ -1894,38 +1964,17 @@ Tensor maskedReduce(std::string_view name, const Tensor &x, const Tensor &mask,
 }
 
 Tensor nanmean(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {
-  auto [t, mask] = replaceNan(a, 0);
-  floatDtype("nanmean", dtype, mask.valid());
-  if (!mask.valid())
-    return mean(inDtype(t, dtype), axes, keepdims);
-  const Tensor count = sum(logical_not(mask), axes, keepdims);
-  return divideByCount(sum(inDtype(t, dtype), axes, keepdims), count); // nan for none
+  return reduce("nanmean", a, axes, keepdims, {.dtype = dtype});
 }
 
 Tensor nanvar(const Tensor &a, const Axes &axes, bool keepdims, double ddof,
               std::optional<DType> dtype) {
-  auto [t, mask] = replaceNan(a, 0);
-  realOnly(t, "nanvar");
-  floatDtype("nanvar", dtype, mask.valid());
-  if (!mask.valid())
-    return var(inDtype(t, dtype), axes, keepdims, ddof);
-  // NumPy's: the numbers' mean, their squared deviations (zero at the nans)
-  // summed, over the count less ddof, nan where that is not positive.
-  const Tensor count = sum(logical_not(mask), axes, /*keepdims=*/true);
-  const Tensor average = divideByCount(sum(inDtype(t, dtype), axes, true), count);
-  Tensor deviation = cast(t - average, t.dtype()); // NumPy's subtract into arr
-  deviation = where(mask, ScalarType{t.dtype()}(0.0), deviation);
-  const Tensor squares = sum(inDtype(deviation * deviation, dtype), axes, keepdims);
-  const Tensor dof =
-      subtract(keepdims ? count : reshape(count, squares.shape()), ScalarType{DType::f64}(ddof));
-  const Tensor v = divideByCount(squares, dof);
-  return where(less_equal(dof, ScalarType{DType::f64}(0.0)), ScalarType{v.dtype()}(std::nan("")),
-               v);
+  return reduce("nanvar", a, axes, keepdims, {.dtype = dtype, .ddof = ddof});
 }
 
 Tensor nanstd(const Tensor &a, const Axes &axes, bool keepdims, double ddof,
               std::optional<DType> dtype) {
-  return sqrt(nanvar(a, axes, keepdims, ddof, dtype));
+  return reduce("nanstd", a, axes, keepdims, {.dtype = dtype, .ddof = ddof});
 }
 
 namespace {

@@ -443,16 +443,6 @@ NB_MODULE(_tinymlir, m) {
       },
       "ufunc"_a, "table"_a, "ids"_a, "values"_a, "ufunc.at along axis 0 (tensor.h's ufuncAt).");
   m.def("put_along_axis", &putAlongAxis, "arr"_a, "indices"_a, "values"_a, "axis"_a.none());
-  // The nan reductions: dtype (a name or None) is the accumulator's.
-  for (auto [name, f] : {std::pair{"nansum", &nansum}, std::pair{"nanprod", &nanprod},
-                         std::pair{"nanmean", &nanmean}})
-    m.def(
-        name,
-        [f, dtypeOf](const Tensor &a, const Axes &axis, bool keep,
-                     const std::optional<std::string> &dtype) {
-          return f(a, axis, keep, dtypeOf(dtype));
-        },
-        "a"_a, "axis"_a.none(), "keepdims"_a = false, "dtype"_a.none() = nb::none());
   m.def(
       "masked_reduce",
       [dtypeOf](const std::string &name, const Tensor &x, const Tensor &mask,
@@ -461,7 +451,6 @@ NB_MODULE(_tinymlir, m) {
       },
       "name"_a, "x"_a, "mask"_a, "dtype"_a.none() = nb::none(),
       "A reduction over all of x[mask] (numpy.h's maskedReduce).");
-  m.def("nanmax", &nanmax, "a"_a, "axis"_a.none(), "keepdims"_a = false);
   m.def("round", &tinymlir::round, "a"_a, "decimals"_a = 0);
   m.def("diff", &diff, "a"_a, "n"_a = 1, "axis"_a = -1);
   m.def("matrix_power", &matrixPower, "a"_a, "n"_a);
@@ -561,16 +550,6 @@ NB_MODULE(_tinymlir, m) {
         },
         "a"_a, "q"_a, "q_shape"_a, "axis"_a.none(), "keepdims"_a = false,
         "q_dtype"_a.none() = nb::none());
-  m.def("nanmin", &nanmin, "a"_a, "axis"_a.none(), "keepdims"_a = false);
-  for (auto [name, f] : {std::pair{"nanvar", &nanvar}, std::pair{"nanstd", &nanstd}})
-    m.def(
-        name,
-        [f, dtypeOf](const Tensor &a, const Axes &axis, bool keep, double ddof,
-                     const std::optional<std::string> &dtype) {
-          return f(a, axis, keep, ddof, dtypeOf(dtype));
-        },
-        "a"_a, "axis"_a.none(), "keepdims"_a = false, "ddof"_a = 0.0,
-        "dtype"_a.none() = nb::none());
   m.def("tile", &tile, "a"_a, "reps"_a);
   m.def("repeat", &repeat, "a"_a, "repeats"_a, "axis"_a.none());
   m.def("kron", &kron, "a"_a, "b"_a);

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _creation
 from . import _tinymlir as _core
-from ._numpy import _FUNCTIONS, _implements, _traced, ddof_of
+from ._numpy import _FUNCTIONS, _NoValue, _implements, _traced
 from ._trace import (
     Traced,
     TracingError,
@@ -40,20 +40,6 @@ from ._trace import (
 )
 
 _range = builtins.range  # histogram's argument is named range, as NumPy's
-_NoValue = np._NoValue
-
-
-def _refuse_kwargs(name, **kwargs):
-    """Arguments that are not traced: each must be absent (None, NumPy's
-    no-value, or where=True)."""
-    for key, value in kwargs.items():
-        if value is None or value is _NoValue or (key == "where" and value is True):
-            continue
-        raise TracingError(f"tinymlir cannot trace numpy.{name} with {key}={value!r}")
-
-
-def _keepdims(keepdims):
-    return False if keepdims is _NoValue else bool(keepdims)
 
 
 def _strong(x, what):
@@ -204,7 +190,7 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     weights summing to zero cannot be raised (the result is inf or nan)."""
     t = _traced(a, "numpy.average's operand")
     w = None if weights is None else _weights(weights, "numpy.average's weights")
-    avg, scl = _core.average(t._t, axis, w, bool(_keepdims(keepdims)))
+    avg, scl = _core.average(t._t, axis, w, keepdims is not _NoValue and bool(keepdims))
     return (Traced(avg), Traced(scl)) if returned else Traced(avg)
 
 
@@ -277,93 +263,6 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
         w,
     )
     return Traced(hist), Traced(edges)
-
-
-# --- nansum, nanmean, nanmax... ----------------------------------------------------------
-
-
-def _nan_reduction(name, a, axis, dtype, keepdims, *args):
-    """np.nan<name> of `a`: the C++ core's (numpy.h), dtype= as its name."""
-    t = _traced(a, f"numpy.{name}'s operand")
-    dtype = None if dtype is None else dtype_name(np.dtype(dtype), f"numpy.{name}'s dtype")
-    return Traced(getattr(_core, name)(t._t, axis, _keepdims(keepdims), *args, dtype))
-
-
-@_implements(np.nansum)
-def _nansum(
-    a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue
-):
-    _refuse_kwargs("nansum", out=out, initial=initial, where=where)
-    return _nan_reduction("nansum", a, axis, dtype, keepdims)
-
-
-@_implements(np.nanprod)
-def _nanprod(
-    a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue
-):
-    _refuse_kwargs("nanprod", out=out, initial=initial, where=where)
-    return _nan_reduction("nanprod", a, axis, dtype, keepdims)
-
-
-def _nan_extreme(name):
-    def extreme(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
-        """NumPy's fmax/fmin reduction: NaNs ignored, NaN where all are NaN
-        (NumPy's RuntimeWarning for an all-NaN slice cannot be given)."""
-        _refuse_kwargs(name, out=out, initial=initial, where=where)
-        t = _traced(a, f"numpy.{name}'s operand")
-        return Traced(getattr(_core, name)(t._t, axis, _keepdims(keepdims)))
-
-    extreme.__name__ = f"_{name}"
-    return extreme
-
-
-_implements(np.nanmax)(_nan_extreme("nanmax"))
-_implements(np.nanmin)(_nan_extreme("nanmin"))
-
-
-@_implements(np.nanmean)
-def _nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
-    _refuse_kwargs("nanmean", out=out, where=where)
-    return _nan_reduction("nanmean", a, axis, dtype, keepdims)
-
-
-def _nan_variance(name, a, axis, dtype, ddof, keepdims, mean, correction):
-    _refuse_kwargs(name, mean=mean)
-    return _nan_reduction(name, a, axis, dtype, keepdims, ddof_of(ddof, correction))
-
-
-@_implements(np.nanvar)
-def _nanvar(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof=0,
-    keepdims=_NoValue,
-    *,
-    where=_NoValue,
-    mean=_NoValue,
-    correction=_NoValue,
-):
-    _refuse_kwargs("nanvar", out=out, where=where)
-    return _nan_variance("nanvar", a, axis, dtype, ddof, keepdims, mean, correction)
-
-
-@_implements(np.nanstd)
-def _nanstd(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof=0,
-    keepdims=_NoValue,
-    *,
-    where=_NoValue,
-    mean=_NoValue,
-    correction=_NoValue,
-):
-    _refuse_kwargs("nanstd", out=out, where=where)
-    return _nan_variance("nanstd", a, axis, dtype, ddof, keepdims, mean, correction)
 
 
 # --- take, take_along_axis, put_along_axis --------------------------------------------

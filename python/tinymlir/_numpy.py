@@ -286,6 +286,13 @@ for _func, _name in (
     (np.mean, "mean"),
     (np.var, "var"),
     (np.std, "std"),
+    (np.nansum, "nansum"),
+    (np.nanprod, "nanprod"),
+    (np.nanmax, "nanmax"),
+    (np.nanmin, "nanmin"),
+    (np.nanmean, "nanmean"),
+    (np.nanvar, "nanvar"),
+    (np.nanstd, "nanstd"),
 ):
     _implements(_func)(_reduction(_func, _name))
     _OWN_OUT.add(_func)  # out= in their own way (NumPy's reduction rules)

@@ -114,6 +114,44 @@ def test_mean_var_std_with_where_as_numpys(dtype, axis):
     same(lambda a: np.var(a, axis=axis, correction=1), x, bound=b)
 
 
+@pytest.mark.parametrize("dtype", (np.float32, np.float64, np.float16, np.int32))
+@pytest.mark.parametrize("axis", (0, 1, None))
+def test_nan_functions_with_where_initial_and_out_as_numpys(dtype, axis):
+    # np.nansum and its kin take np.sum's keywords: their nans are replaced
+    # by the identity (sum, prod), skipped (max, min: fmax, fmin) or not
+    # counted (mean, var, std), then the selection is reduced as np.sum's.
+    x, m = operand(dtype), mask()
+    if x.dtype.kind == "f":
+        x[0, 1] = x[3, 4] = np.nan
+        x[2] = np.nan  # a row of nans alone
+    numbers = ~np.isnan(x.astype(np.float64))
+    clean, kept = np.where(numbers, x, 0), m & numbers
+    sb = sum_bound(np.where(kept, clean, 0), axis=axis) if x.dtype.kind == "f" else None
+    same(lambda a, w: np.nansum(a, axis=axis, where=w), x, m, bound=sb)
+    plus = None if sb is None else sb + 4 * eps(dtype)  # and the initial's addition
+    same(lambda a, w: np.nansum(a, axis, None, None, False, 2, w), x, m, bound=plus)
+    small = np.where(numbers, np.abs(x) % 1.5 + 0.5, x).astype(dtype)  # products near 1
+    n = x.size if axis is None else x.shape[axis]
+    pb = None if sb is None else (n + 1) * eps(dtype) * np.abs(np.nanprod(small, axis=axis))
+    same(lambda a, w: np.nanprod(a, axis=axis, where=w), small, m, bound=pb)
+    same(lambda a, w: np.nanmax(a, axis=axis, where=w, initial=-5), x, m)
+    same(lambda a: np.nanmin(a, axis=axis, initial=1), x)
+    same(lambda a, w: np.nanmean(a, axis=axis, where=w), x, m, bound=mean_bound(clean, kept, axis))
+    for ddof in (0, 1):
+        b = var_bound(clean, kept, axis, ddof)
+        same(lambda a, w: np.nanvar(a, axis=axis, where=w, ddof=ddof), x, m, bound=b)
+        same(lambda a, w: np.nanstd(a, axis, None, None, ddof, where=w), x, m, bound=np.sqrt(b))
+
+    def into(a, w):
+        out = np.zeros(np.sum(a, axis=axis).shape, np.float64)
+        np.nanmean(a, axis=axis, where=w, out=out)
+        return out
+
+    same(into, x, m, bound=mean_bound(clean, kept, axis))
+    with pytest.raises(ValueError, match="'fmax' does not have an identity"):
+        jit(lambda a, w: np.nanmax(a, where=w))(x, m)
+
+
 def test_complex_mean_and_var_with_where_as_numpys():
     x, m = operand(np.complex128), mask()
     xr = np.abs(x)
