@@ -118,14 +118,19 @@ Tensor lexsort(const Tensor &keys);
 /// np.searchsorted(a, v, side, sorter): `a` read in the order of the int
 /// array `sorter` (NumPy's ValueError where their sizes differ).
 Tensor searchsorted(const Tensor &a, const Tensor &v, bool right, const Tensor &sorter);
+/// np.sort's and np.argsort's kind= and stable= (every sort here is stable,
+/// a valid order for each kind): NumPy's ValueError for a kind whose first
+/// letter is not q, h, m or s (of either case), or for both given.
+void checkSortKind(const std::optional<std::string> &kind, std::optional<bool> stable);
 /// np.fliplr (axis 1) and np.flipud (axis 0): NumPy's ValueError for an array
 /// of too few axes.
 Tensor fliplr(const Tensor &m);
 Tensor flipud(const Tensor &m);
-/// ufunc.outer's first operand: `a` with b's rank of size-1 axes appended, so
-/// that ufunc(outerOperand(a, b), b) pairs every element of a with every one
-/// of b (a result of shape a.shape + b.shape).
-Tensor outerOperand(const Tensor &a, const Tensor &b);
+/// ufunc.outer's operands: `a` with b's rank of size-1 axes appended, and b,
+/// so that the ufunc of the two pairs every element of a with every one of b
+/// (a result of shape a.shape + b.shape). Python numbers are arrays of
+/// NumPy's default dtypes, as ufunc.outer makes them.
+std::pair<Tensor, Tensor> outerOperands(const Tensor &a, const Tensor &b);
 /// np.full(shape, value, dtype): `value` (an array broadcast to `shape`, or a
 /// weak Python number) in `dtype`, or in the value's dtype (a Python number's
 /// default: bool, int64, float64, complex128). Cast as NumPy's copyto with

@@ -331,6 +331,9 @@ Tensor det(const Tensor &a);
 std::pair<Tensor, Tensor> slogdet(const Tensor &a);
 /// (ascending eigenvalues, eigenvectors as columns) of the lower (upper) triangle.
 std::pair<Tensor, Tensor> eigh(const Tensor &a, bool upper = false);
+/// The same with NumPy's UPLO argument ('L' or 'U', of either case; else its
+/// ValueError).
+std::pair<Tensor, Tensor> eigh(const Tensor &a, std::string_view uplo);
 /// (U, S, Vh); full: U (m, m) and Vh (n, n), else (m, k) and (k, n).
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor &a, bool full = true);
 /// The singular values alone, descending: (..., min(m, n)).

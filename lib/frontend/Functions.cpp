@@ -229,10 +229,7 @@ Tensor tensordot(const Tensor &a, const Tensor &b, int64_t n) {
 namespace {
 /// A Python number as NumPy's asarray makes it: int64, float64, complex128.
 Tensor strong(const Tensor &x) {
-  const detail::NodePtr &n = x.node();
-  if (!n->weak)
-    return x;
-  return cast(x, n->integral ? DType::i64 : n->weakComplex ? DType::c128 : DType::f64);
+  return x.node()->weak ? cast(x, detail::strongDType(*x.node())) : x;
 }
 } // namespace
 
@@ -452,7 +449,8 @@ Tensor ptp(const Tensor &a, const Axes &axes, bool keepdims) {
   return subtract(max(a, axes, keepdims), min(a, axes, keepdims));
 }
 
-Tensor inner(const Tensor &a, const Tensor &b) {
+Tensor inner(const Tensor &x, const Tensor &y) {
+  const Tensor a = strong(x), b = strong(y); // arrays, as np.inner's asarray makes them
   if (a.rank() == 0 || b.rank() == 0)
     return multiply(a, b);
   const int64_t n = a.shape().back(), m = b.shape().back();
@@ -464,7 +462,8 @@ Tensor inner(const Tensor &a, const Tensor &b) {
   return tensordot(a, b, {-1}, {-1});
 }
 
-Tensor vdot(const Tensor &a, const Tensor &b) {
+Tensor vdot(const Tensor &x, const Tensor &y) {
+  const Tensor a = strong(x), b = strong(y);
   const Tensor fa = reshape(a, {numElements(a.shape())}), fb = reshape(b, {numElements(b.shape())});
   if (fa.shape() != fb.shape())
     fail("vdot", "vectors have different lengths: " + shapeString(a.shape()) + " and " +
@@ -650,6 +649,19 @@ Tensor searchsorted(const Tensor &a, const Tensor &v, bool right, const Tensor &
   return searchsorted(take(a, sorter), v, right);
 }
 
+void checkSortKind(const std::optional<std::string> &kind, std::optional<bool> stable) {
+  if (!kind)
+    return;
+  if (stable)
+    throw Error("`kind` and keyword parameters can't be provided at the same time. Use only one "
+                "of them.",
+                ErrorKind::Value);
+  const char c = kind->empty() ? '?' : static_cast<char>(std::tolower((*kind)[0]));
+  if (c != 'q' && c != 'h' && c != 'm' && c != 's')
+    throw Error("sort kind must be one of 'quick', 'heap', or 'stable' (got '" + *kind + "')",
+                ErrorKind::Value);
+}
+
 Tensor fliplr(const Tensor &m) {
   if (m.rank() < 2)
     throw Error("Input must be >= 2-d.", ErrorKind::Value);
@@ -662,10 +674,10 @@ Tensor flipud(const Tensor &m) {
   return flip(m, {0});
 }
 
-Tensor outerOperand(const Tensor &a, const Tensor &b) {
-  Shape shape = a.shape();
+std::pair<Tensor, Tensor> outerOperands(const Tensor &a, const Tensor &b) {
+  Shape shape = a.shape(); // the operands are arrays (Python numbers strong)
   shape.insert(shape.end(), static_cast<size_t>(b.rank()), 1);
-  return reshape(a, shape);
+  return {reshape(strong(a), shape), strong(b)};
 }
 
 Tensor full(const Shape &shape, const Tensor &value, std::optional<DType> dtype) {
@@ -883,7 +895,8 @@ Tensor columnStack(const std::vector<Tensor> &arrays) {
   return concatenate(columns, 1);
 }
 
-Tensor append(const Tensor &arr, const Tensor &values, std::optional<int64_t> axis) {
+Tensor append(const Tensor &a, const Tensor &v, std::optional<int64_t> axis) {
+  const Tensor arr = strong(a), values = strong(v);
   if (!axis)
     return concatenate(
         {reshape(arr, {numElements(arr.shape())}), reshape(values, {numElements(values.shape())})},

@@ -1135,6 +1135,14 @@ void Ref::update(const Tensor &result, const char *ufunc) {
                     "') with casting rule 'same_kind'",
                 ErrorKind::Type);
   const Shape &rs = result.shape(), &ts = t.shape();
+  if (std::string_view(ufunc) == "matmul") // the core dimensions are the output's own
+    for (size_t k = 0; k < 2 && k < rs.size() && k < ts.size(); ++k)
+      if (rs[rs.size() - 1 - k] != ts[ts.size() - 1 - k])
+        throw Error("matmul: Output operand 0 has a mismatch in its core dimension " +
+                    std::to_string(std::min<size_t>(ts.size(), 2) - 1 - k) +
+                    ", with gufunc signature (n?,k),(k,m?)->(n?,m?) (size " +
+                    std::to_string(ts[ts.size() - 1 - k]) + " is different from " +
+                    std::to_string(rs[rs.size() - 1 - k]) + ")");
   bool fits = rs.size() <= ts.size();
   for (size_t a = 0; fits && a < rs.size(); ++a) {
     const int64_t r = rs[rs.size() - 1 - a], s = ts[ts.size() - 1 - a];

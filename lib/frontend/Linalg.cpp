@@ -8,6 +8,7 @@
 #include <tinymlir/tensor.h>
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 namespace tinymlir::la {
@@ -176,6 +177,13 @@ std::pair<Tensor, Tensor> slogdet(const Tensor &a) {
   Tensor packed = kernel(Op::Slogdet, {rows(x)}, x.count, 2); // (sign, log|det|) per matrix
   return {reshape(slice(packed, {0, 0}, {x.count, 1}), x.batch),
           reshape(realValues(slice(packed, {0, 1}, {x.count, 2})), x.batch)};
+}
+
+std::pair<Tensor, Tensor> eigh(const Tensor &a, std::string_view uplo) {
+  const char c = uplo.size() == 1 ? static_cast<char>(std::toupper(uplo[0])) : '?';
+  if (c != 'L' && c != 'U')
+    throw Error("UPLO argument must be 'L' or 'U'", ErrorKind::Value);
+  return eigh(a, c == 'U');
 }
 
 std::pair<Tensor, Tensor> eigh(const Tensor &a, bool upper) {

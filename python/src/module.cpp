@@ -18,6 +18,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
@@ -393,7 +394,7 @@ NB_MODULE(_tinymlir, m) {
   m.def("lexsort", nb::overload_cast<const Tensor &>(&lexsort), "keys"_a);
   m.def("fliplr", &fliplr, "m"_a);
   m.def("flipud", &flipud, "m"_a);
-  m.def("outer_operand", &outerOperand, "a"_a, "b"_a);
+  m.def("outer_operands", &outerOperands, "a"_a, "b"_a);
   m.def("squeeze", &squeeze, "x"_a, "axis"_a.none());
   m.def("expand_dims", &expandDims, "x"_a, "axes"_a);
   m.def("einsum", &einsum, "subscripts"_a, "operands"_a);
@@ -621,8 +622,16 @@ NB_MODULE(_tinymlir, m) {
   m.def("flip", &flip, "x"_a, "axes"_a.none());
   m.def("tril", &tril, "x"_a, "k"_a = 0);
   // Row kernels (runtime/Rows.cpp): sorts, accumulations, extreme indices, searches.
-  m.def("sort", &tinymlir::sort, "x"_a, "axis"_a.none() = -1);
-  m.def("argsort", &argsort, "x"_a, "axis"_a.none() = -1);
+  for (auto [name, f] : {std::pair{"sort", &tinymlir::sort}, std::pair{"argsort", &argsort}})
+    m.def(
+        name,
+        [f](const Tensor &x, std::optional<int64_t> axis, const std::optional<std::string> &kind,
+            std::optional<bool> stable) {
+          checkSortKind(kind, stable);
+          return f(x, axis);
+        },
+        "x"_a, "axis"_a.none() = -1, "kind"_a.none() = nb::none(), "stable"_a.none() = nb::none(),
+        "np.sort/np.argsort: stable sorts, NumPy's kinds checked.");
   for (auto [name, f] : {std::pair{"cumsum", &cumsum}, std::pair{"cumprod", &cumprod}})
     m.def(
         name,
@@ -654,7 +663,8 @@ NB_MODULE(_tinymlir, m) {
   m.def("inv", &la::inv, "a"_a);
   m.def("det", &la::det, "a"_a);
   m.def("slogdet", &la::slogdet, "a"_a);
-  m.def("eigh", &la::eigh, "a"_a, "upper"_a = false);
+  m.def("eigh", nb::overload_cast<const Tensor &, std::string_view>(&la::eigh), "a"_a,
+        "UPLO"_a = "L");
   m.def("svd", &la::svd, "a"_a, "full_matrices"_a = true);
   m.def("singular_values", &la::singularValues, "a"_a);
   m.def("qr", &la::qr, "a"_a);

@@ -84,12 +84,13 @@ def _stacked(x, dtype):
 # The wrappers: each takes NumPy's function first, then NumPy's arguments.
 
 
+# Float fill values: float64 where dtype is None, as NumPy's.
 def _zeros(orig, shape, dtype=float, order="C", **kw):
-    return full_traced(shape, 0, dtype, f"numpy.{orig.__name__}")
+    return full_traced(shape, 0.0, dtype, f"numpy.{orig.__name__}")
 
 
 def _ones(orig, shape, dtype=None, order="C", **kw):
-    return full_traced(shape, 1, np.float64 if dtype is None else dtype, "numpy.ones")
+    return full_traced(shape, 1.0, dtype, "numpy.ones")
 
 
 def _full(orig, shape, fill_value, dtype=None, order="C", **kw):
@@ -181,7 +182,7 @@ def _ndarray(orig, shape, dtype=float, buffer=None, offset=0, strides=None, orde
             "tinymlir: np.ndarray(shape, dtype) with a buffer or strides is not "
             "traced (make the array with np.zeros or np.empty)"
         )
-    return full_traced(shape, 0, dtype, "numpy.ndarray")
+    return full_traced(shape, 0.0, dtype, "numpy.ndarray")
 
 
 class _TracedNdarray(np.ndarray, metaclass=_NdarrayType):

@@ -61,8 +61,8 @@ def _ufunc_method(ufunc, method, inputs, kwargs, name):
     if method == "reduce" and ufunc in _REDUCE:
         return reduction(_REDUCE[ufunc], _bound(_UFUNC_REDUCE, inputs, kwargs), f"{name}.reduce")
     if method == "outer" and len(inputs) == 2:
-        a, b = (_traced(x, f"{name}.outer's operand") for x in inputs)
-        return ufunc(Traced(_core.outer_operand(a._t, b._t)), b, **kwargs)
+        a, b = (to_tensor(x, f"{name}.outer's operand") for x in inputs)
+        return ufunc(*map(Traced, _core.outer_operands(a, b)), **kwargs)
     raise TracingError(
         f"tinymlir cannot trace {name}.{method} (plain calls, reduce of add, "
         "multiply, maximum, minimum, logical_and and logical_or, and outer are "
@@ -392,21 +392,15 @@ def _slogdet(a):
     return _linalg_result("SlogdetResult", Traced(sign), Traced(logdet))
 
 
-def _uplo(UPLO):
-    if UPLO not in ("L", "U"):
-        raise ValueError("UPLO argument must be 'L' or 'U'")
-    return UPLO == "U"
-
-
 @_implements(np.linalg.eigh)
 def _eigh(a, UPLO="L"):
-    w, v = _core.eigh(_matrix(a, "eigh"), _uplo(UPLO))
+    w, v = _core.eigh(_matrix(a, "eigh"), UPLO)
     return _linalg_result("EighResult", Traced(w), Traced(v))
 
 
 @_implements(np.linalg.eigvalsh)
 def _eigvalsh(a, UPLO="L"):
-    return Traced(_core.eigh(_matrix(a, "eigvalsh"), _uplo(UPLO))[0])
+    return Traced(_core.eigh(_matrix(a, "eigvalsh"), UPLO)[0])
 
 
 @_implements(np.linalg.svd)
@@ -520,7 +514,11 @@ def _flipud(m):
 @_implements(np.nan_to_num)
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     t = _traced(x, "numpy.nan_to_num's operand")
-    return Traced(_core.nan_to_num(t._t, float(nan), posinf, neginf))
+    r = Traced(_core.nan_to_num(t._t, float(nan), posinf, neginf))
+    if copy or not isinstance(x, Traced):
+        return r
+    x[...] = r  # copy=False: in place, as NumPy's
+    return x
 
 
 @_implements(np.diff)
@@ -711,13 +709,9 @@ def _count_nonzero(a, axis=None, *, keepdims=False):
 
 # --- Sorts, accumulations, extreme indices (the C++ row kernels) -----------------
 
-_SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
-
-def _sort_operand(a, axis, kind, order, name):
+def _sort_operand(a, axis, order, name):
     _check(name, order=order)
-    if kind not in _SORT_KINDS:
-        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
     t = _traced(a, f"numpy.{name}'s operand")
     return t, None if axis is None else operator.index(axis)
 
@@ -726,14 +720,14 @@ def _sort_operand(a, axis, kind, order, name):
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """Stable always: a valid order for every kind, and NumPy's own for
     kind='stable' (the tie order of its quicksort is its own choice)."""
-    t, axis = _sort_operand(a, axis, kind, order, "sort")
-    return Traced(_core.sort(t._t, axis))
+    t, axis = _sort_operand(a, axis, order, "sort")
+    return Traced(_core.sort(t._t, axis, kind, stable))
 
 
 @_implements(np.argsort)
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    t, axis = _sort_operand(a, axis, kind, order, "argsort")
-    return Traced(_core.argsort(t._t, axis))
+    t, axis = _sort_operand(a, axis, order, "argsort")
+    return Traced(_core.argsort(t._t, axis, kind, stable))
 
 
 def _accumulate(fn, name, a, axis, dtype, out):

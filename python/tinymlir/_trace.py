@@ -531,6 +531,16 @@ def _method(fn):
     return method
 
 
+def _inplace_operator(op, ufunc):
+    """a op= b: NumPy's `ufunc` with out=a (Traced._inplace)."""
+
+    def inplace(self, other):
+        return self._inplace(op(self, other), ufunc)
+
+    inplace.__name__ = f"_i{ufunc}"
+    return inplace
+
+
 def _refuse(what):
     def method(self, *args, **kwargs):
         raise TracingError(f"tinymlir cannot trace {what} on a traced value")
@@ -642,7 +652,7 @@ class Traced:
         return Traced(_core.negative(self._t))
 
     def __pos__(self):
-        return self
+        return Traced(_core.positive(self._t))  # a copy, as NumPy's (bools: its TypeError)
 
     def __abs__(self):
         return Traced(_core.abs(self._t))
@@ -700,32 +710,19 @@ class Traced:
         _setitem(self, key, value)
 
     # In-place operators: NumPy's ufuncs with out=self (same-kind casting).
-    def __iadd__(self, other):
-        return self._inplace(self + other, "add")
-
-    def __isub__(self, other):
-        return self._inplace(self - other, "subtract")
-
-    def __imul__(self, other):
-        return self._inplace(self * other, "multiply")
-
-    def __itruediv__(self, other):
-        return self._inplace(self / other, "divide")
-
-    def __ipow__(self, other):
-        return self._inplace(self**other, "power")
-
-    def __imatmul__(self, other):
-        return self._inplace(self @ other, "matmul")
-
-    def __iand__(self, other):
-        return self._inplace(self & other, "logical_and")
-
-    def __ior__(self, other):
-        return self._inplace(self | other, "logical_or")
-
-    def __ixor__(self, other):
-        return self._inplace(self ^ other, "logical_xor")
+    __iadd__ = _inplace_operator(operator.add, "add")
+    __isub__ = _inplace_operator(operator.sub, "subtract")
+    __imul__ = _inplace_operator(operator.mul, "multiply")
+    __itruediv__ = _inplace_operator(operator.truediv, "divide")
+    __ifloordiv__ = _inplace_operator(operator.floordiv, "floor_divide")
+    __imod__ = _inplace_operator(operator.mod, "remainder")
+    __ipow__ = _inplace_operator(operator.pow, "power")
+    __imatmul__ = _inplace_operator(operator.matmul, "matmul")
+    __iand__ = _inplace_operator(operator.and_, "bitwise_and")
+    __ior__ = _inplace_operator(operator.or_, "bitwise_or")
+    __ixor__ = _inplace_operator(operator.xor, "bitwise_xor")
+    __ilshift__ = _inplace_operator(operator.lshift, "left_shift")
+    __irshift__ = _inplace_operator(operator.rshift, "right_shift")
 
     def fill(self, value):
         """NumPy's a.fill(value): every element set (value cast to a's dtype)."""

@@ -1168,6 +1168,45 @@ def test_argument_rules_of_flips_sorts_gradient_pad_and_cov_as_numpys():
         assert str(want.value) in str(got.value), (str(got.value), str(want.value))
 
 
+def test_python_numbers_are_arrays_where_numpys_functions_make_them_so():
+    # np.inner, np.vdot, ufunc.outer and np.append make Python numbers arrays
+    # of NumPy's default dtypes (not weak scalars): float32 with 2.0 is float64.
+    f = np.arange(1.0, 4.0, dtype=np.float32)
+    for fn in (
+        lambda x: np.inner(x, 2.0),
+        lambda x: np.vdot(x[:1], 2.0),
+        lambda x: np.add.outer(x, 2.0),
+        lambda x: np.multiply.outer(3, x),
+        lambda x: np.append(x, 2.0),
+    ):
+        got, want = jit(fn)(f), fn(f)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_sort_kinds_and_eigh_uplo_as_numpys():
+    x = np.array([[3.0, 1.0, 2.0], [1.0, 5.0, 0.5], [2.0, 0.5, 4.0]])
+    for fn in (
+        lambda a: np.sort(a, kind="quick"),
+        lambda a: np.argsort(a, axis=0, kind="Stable"),
+        lambda a: np.sort(a, kind="h", axis=None),
+        lambda a: np.sort(a, stable=True),
+        lambda a: np.linalg.eigvalsh(a, UPLO="u"),
+    ):
+        got, want = jit(fn)(x), fn(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=16 * 2.0**-52, atol=16 * 2.0**-52 * 6)
+    for fn in (
+        lambda a: np.sort(a, kind="x"),
+        lambda a: np.sort(a, kind="quicksort", stable=True),
+        lambda a: np.linalg.eigh(a, UPLO="X"),
+    ):
+        with pytest.raises(ValueError) as want:
+            fn(x)
+        with pytest.raises(ValueError) as got:
+            jit(fn)(x)
+        assert str(got.value) == str(want.value)
+
+
 def test_einsum_squeeze_and_expand_dims_as_numpys():
     """einsum, squeeze and expand_dims in the C++ core: values, shapes and
     errors as NumPy's, and squeeze/expand_dims are views (a write through them

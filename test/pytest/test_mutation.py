@@ -490,6 +490,63 @@ def test_reshape_orders_and_shapes_refused_as_numpys():
         jit(lambda x: x.reshape(4, -1))(a)
 
 
+def test_every_inplace_operator_writes_through_as_numpys():
+    # a //= b, %=, <<=, >>= (and the others) are NumPy's ufuncs with out=a:
+    # they write the argument and its views, with the same-kind rule.
+    def f(x, y):
+        v = x[1:]
+        x //= 3
+        v %= 5
+        x[::2] <<= 2
+        v >>= 1
+        x += 1
+        x -= y
+        x *= 2
+        x |= 8
+        x &= 0xFF
+        x ^= 3
+        x **= 1
+        z = y * 1.5
+        z /= 2
+        z @= np.ones((2, 2))[:1, :1].reshape(1, 1)[0, :1].reshape(1)[0] * np.eye(6)
+        b = x > 9
+        b &= x < 40
+        b |= x == 0
+        return z, b
+
+    same(f, np.arange(6, 42, 6), np.arange(6))
+    for bad in (
+        lambda x: x.__ifloordiv__(2.5),
+        lambda x: x.__imod__(1.5),
+    ):
+        with pytest.raises(TypeError) as want:
+            bad(np.arange(4))
+        with pytest.raises(TypeError) as got:
+            jit(bad)(np.arange(4))
+        assert str(got.value) == str(want.value)
+
+    def matmul_into(x):
+        x @= np.ones((3, 1))
+
+    with pytest.raises(ValueError) as want:
+        matmul_into(np.ones((3, 3)))
+    with pytest.raises(ValueError) as got:
+        jit(matmul_into)(np.ones((3, 3)))
+    assert str(got.value) == str(want.value)
+
+
+def test_unary_plus_copies_and_nan_to_num_writes_in_place_as_numpys():
+    def f(x):
+        b = +x
+        b += 1  # a copy: x unchanged
+        np.nan_to_num(x, copy=False, nan=-1.0)
+        return b, np.nan_to_num(x * 2, posinf=7.0)
+
+    same(f, np.array([1.0, np.nan, np.inf, -np.inf]))
+    with pytest.raises(TypeError):
+        jit(lambda m: +m)(np.array([True, False]))
+
+
 def test_versions_read_after_later_writes_and_copies_written_apart():
     # The builder writes an array's updates in order into one buffer: a
     # version still read after the next write is copied first, and a copy
@@ -876,6 +933,18 @@ def test_full_takes_numpys_default_dtype_and_cast():
             jit(make)(np.arange(3, dtype=np.uint8))
         words = str(want.value).replace(" out of bounds", " is out of bounds")
         assert words in str(got.value), (str(got.value), str(want.value))
+
+
+def test_zeros_ones_empty_with_dtype_none_are_float64_as_numpys():
+    def f(x):
+        return (
+            np.zeros(3, None),
+            np.ones(2, None),
+        )
+
+    same(f, np.ones(1, np.int32))
+    for make in (lambda x: np.ndarray((2,), None), lambda x: np.empty((2,), dtype=None)):
+        assert jit(lambda x: make(x) + x)(np.ones(1, np.int32)).dtype == np.float64  # values: any
 
 
 def test_creation_functions_make_traced_arrays():
