@@ -126,6 +126,17 @@ public:
   /// NumPy's ValueError where no view exists. Orders 'C', 'F' and 'A'.
   Ref reshaped(const Shape &shape, std::string_view order = "C",
                std::optional<bool> copy = {}) const;
+  /// np.array/np.asarray of this array: nullopt where NumPy gives the array
+  /// itself, else a copy or a view. A new `dtype`, or an order ('C', 'F') the
+  /// elements are not in, needs a copy (cast as astype; laid out in 'F' order
+  /// for 'F', and for 'K'/'A' of an F-ordered array); `copy` true always
+  /// copies, false raises NumPy's ValueError where one is needed. `ndmin`
+  /// prepends size-1 axes (a view).
+  std::optional<Ref> asArray(std::optional<DType> dtype, std::optional<bool> copy,
+                             std::string_view order = "K", int64_t ndmin = 0) const;
+  /// a.transpose(axes): a view with its axes permuted (none: reversed;
+  /// negative ones from the end), NumPy's errors for a bad permutation.
+  Ref transposed(const std::optional<std::vector<int64_t>> &axes = std::nullopt) const;
   /// a.ravel(order=): a view where the elements are contiguous in that order
   /// ('K': in memory order, as they are), else a copy, as NumPy's.
   Ref raveled(std::string_view order = "C") const;

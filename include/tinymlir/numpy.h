@@ -312,6 +312,9 @@ struct Reduction {
   Tensor initial{};
   /// Delta degrees of freedom (var, std).
   double ddof = 0;
+  /// NumPy 2's alias of ddof: where given, ddof must be 0 (NumPy's
+  /// ValueError) and this is the ddof.
+  std::optional<double> correction{};
 };
 /// NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std,
 /// and the nan-functions nansum, nanprod, nanmax, nanmin, nanmean, nanvar,

@@ -1828,7 +1828,14 @@ Tensor nanReduce(std::string_view base, const Tensor &a, const Axes &axes, bool 
 } // namespace
 
 Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes, bool keepdims,
-              const Reduction &how) {
+              const Reduction &given) {
+  Reduction how = given;
+  if (how.correction) {
+    if (how.ddof != 0)
+      throw Error("ddof and correction can't be provided simultaneously.", ErrorKind::Value);
+    how.ddof = *how.correction;
+    how.correction.reset();
+  }
   if (name.starts_with("nan"))
     return nanReduce(name.substr(3), a, axes, keepdims, how);
   const Reducer r = reducerNamed(name);

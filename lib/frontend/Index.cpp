@@ -1067,6 +1067,48 @@ Ref Ref::reshaped(const Shape &shape, std::string_view orderName, std::optional<
   return copyInOrder(steps, order);
 }
 
+Ref Ref::transposed(const std::optional<std::vector<int64_t>> &axes) const {
+  const size_t rank = shape().size();
+  std::vector<int64_t> perm = axes ? *axes : reversedPerm(rank);
+  transpose(value(), perm); // NumPy's checks of the permutation
+  std::vector<int64_t> identity(rank);
+  std::iota(identity.begin(), identity.end(), 0);
+  for (int64_t &a : perm)
+    a = a < 0 ? a + static_cast<int64_t>(rank) : a;
+  if (perm == identity)
+    return view({});
+  return view({{ViewStep::Kind::Transpose, perm, {}, {}}});
+}
+
+std::optional<Ref> Ref::asArray(std::optional<DType> dtype, std::optional<bool> copy,
+                                std::string_view orderName, int64_t ndmin) const {
+  const char order = orderOf(orderName);
+  const Layout l = layoutOf(buf_->value.shape(), steps_);
+  const bool inC = isCContiguous(l), inF = isCContiguous(reversedAxes(l));
+  const bool needed =
+      (dtype && *dtype != this->dtype()) || (order == 'C' && !inC) || (order == 'F' && !inF);
+  if (needed && copy == false)
+    throw Error("Unable to avoid copy while creating an array as requested.", ErrorKind::Value);
+  const Shape &shape = this->shape();
+  std::optional<Ref> r;
+  if (needed || copy == true) {
+    const Tensor v = dtype && *dtype != this->dtype() ? cast(value(), *dtype) : value();
+    if (order == 'F' || (order != 'C' && inF && !inC)) { // NumPy's copy keeps F order
+      const std::vector<int64_t> perm = reversedPerm(shape.size());
+      r = Ref(transpose(v, perm)).view({{ViewStep::Kind::Transpose, perm, {}, {}}});
+    } else {
+      r = Ref(v);
+    }
+  }
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (ndmin > rank) {
+    Shape wider(static_cast<size_t>(ndmin - rank), 1);
+    wider.insert(wider.end(), shape.begin(), shape.end());
+    r = r.value_or(*this).view({{ViewStep::Kind::Reshape, wider, {}, {}}});
+  }
+  return r;
+}
+
 Ref Ref::raveled(std::string_view orderName) const {
   char order = orderOf(orderName);
   const Layout l = layoutOf(buf_->value.shape(), steps_);

@@ -285,7 +285,7 @@ double roundScalar(double v, DType from, DType to) {
 /// NumPy 2 (a float operand takes it as a float).
 NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast", bool checkRange = true) {
   if (checkRange && n->weak && n->integral && isInteger(dtype) && !fitsInteger(*n, dtype))
-    fail(op, "Python integer " + integerText(*n) + " is out of bounds for " + dtypeName(dtype),
+    fail(op, "Python integer " + integerText(*n) + " out of bounds for " + dtypeName(dtype),
          ErrorKind::Overflow);
   if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
     auto s = makeNode(Op::Scalar, {}, dtype);

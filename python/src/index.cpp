@@ -158,14 +158,19 @@ void registerIndex(nb::module_ &m) {
           "shape"_a, "order"_a = "C", "copy"_a = nb::none(),
           "a.reshape(shape, order=, copy=): NumPy's view where strides allow, else a copy.")
       .def(
+          "as_array",
+          [](const Ref &r, const std::optional<std::string> &dtype, std::optional<bool> copy,
+             const std::string &order, int64_t ndmin) {
+            return r.asArray(dtype ? std::optional(parseDType(*dtype)) : std::nullopt, copy, order,
+                             ndmin);
+          },
+          "dtype"_a.none(), "copy"_a.none(), "order"_a = "K", "ndmin"_a = 0,
+          "np.array/np.asarray of it: None where NumPy gives the array itself.")
+      .def(
           "raveled", [](const Ref &r, const std::string &order) { return r.raveled(order); },
           "order"_a = "C", "a.ravel(order=): a view where contiguous in that order, else a copy.")
-      .def(
-          "transposed",
-          [](const Ref &r, const std::vector<int64_t> &perm) {
-            return r.view({ViewStep{ViewStep::Kind::Transpose, perm, {}, {}}});
-          },
-          "perm"_a)
+      .def("transposed", &Ref::transposed, "axes"_a.none() = nb::none(),
+           "a.transpose(axes): a view (none: the axes reversed).")
       .def(
           "whole", [](const Ref &r) { return r.view({}); }, "A view of all of it.")
       .def(

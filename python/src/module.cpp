@@ -287,16 +287,16 @@ NB_MODULE(_tinymlir, m) {
       "reduce",
       [dtypeOf](const std::string &name, const Tensor &a, const Axes &axis, bool keepdims,
                 const std::optional<std::string> &dtype, std::optional<Tensor> where,
-                std::optional<Tensor> initial, double ddof) {
-        return reduce(
-            name, a, axis, keepdims,
-            Reduction{dtypeOf(dtype), where.value_or(Tensor()), initial.value_or(Tensor()), ddof});
+                std::optional<Tensor> initial, double ddof, std::optional<double> correction) {
+        return reduce(name, a, axis, keepdims,
+                      Reduction{dtypeOf(dtype), where.value_or(Tensor()),
+                                initial.value_or(Tensor()), ddof, correction});
       },
       "name"_a, "x"_a, "axis"_a.none() = nb::none(), "keepdims"_a = false,
       "dtype"_a.none() = nb::none(), "where"_a.none() = nb::none(), "initial"_a.none() = nb::none(),
-      "ddof"_a = 0.0,
-      "NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std) with its "
-      "keywords; dtype is a name.");
+      "ddof"_a = 0.0, "correction"_a.none() = nb::none(),
+      "NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std and the nan "
+      "ones) with its keywords; dtype is a name.");
   m.def("place", &place, "arr"_a, "mask"_a, "vals"_a);
   m.def(
       "ufunc_operands",

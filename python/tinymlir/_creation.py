@@ -21,6 +21,7 @@ deterministic.
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 import sys as _sys
 import threading
@@ -126,24 +127,28 @@ def _computed(orig, *args, **kwargs):
     return constant(orig(*args, **kwargs), f"numpy.{orig.__name__}")
 
 
-_UNSET = object()  # an argument not given
-
-
-def _array(orig, obj, dtype=None, *args, copy=_UNSET, **kwargs):
-    """np.array (a copy unless copy=False/None), np.asarray and its kin (the
-    array itself where its dtype is kept, as NumPy's: writes go through)."""
-    if copy is _UNSET:
-        copy = True if orig.__name__ == "array" else None
-    if isinstance(obj, Traced):
-        r = obj.astype(dtype, copy=False) if dtype is not None else obj
-        if r is not obj and copy is False:
-            raise ValueError("Unable to avoid copy while creating an array as requested.")
-        return r.copy() if r is obj and copy else r
-    if _has_traced(obj):
-        return _stacked(obj, dtype)
-    if copy is not None and orig.__name__ in ("array", "asarray"):
-        return orig(obj, dtype, *args, copy=copy, **kwargs)
-    return orig(obj, dtype, *args, **kwargs)
+def _array(orig, obj, *args, **kwargs):
+    """np.array, np.asarray, np.asanyarray and np.ascontiguousarray: of a traced
+    array the core's asArray (the array itself, a view or a copy, as NumPy's
+    copy=, order= and ndmin= make it); of lists holding traced values the
+    core's arrayOf."""
+    if not isinstance(obj, Traced) and not _has_traced(obj):
+        return orig(obj, *args, **kwargs)
+    bound = inspect.signature(orig).bind(obj, *args, **kwargs)
+    bound.apply_defaults()
+    given = bound.arguments
+    name = orig.__name__
+    dtype = given.get("dtype")
+    if name == "ascontiguousarray":
+        order, ndmin = "C", 1
+    else:
+        order, ndmin = given.get("order") or "K", operator.index(given.get("ndmin", 0))
+    copy = given.get("copy")
+    if not isinstance(obj, Traced):
+        obj, dtype = _stacked(obj, dtype), None
+    d = None if dtype is None else dtype_name(np.dtype(dtype), f"numpy.{name}'s result")
+    r = obj._ref.as_array(d, None if copy is None else bool(copy), order, ndmin)
+    return obj if r is None else Traced(None, r)
 
 
 class _NdarrayType(type):

@@ -227,13 +227,9 @@ def _given(value):
     return value is not None and value is not _NoValue
 
 
-def ddof_of(ddof, correction):
-    """np.var's ddof, or its alias correction (NumPy 2's), as a float."""
-    if _given(correction):
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
-    return float(ddof if isinstance(ddof, float) else operator.index(ddof))
+def _number(x):
+    """ddof and its kin: a float as it is, else an integer (NumPy's TypeError)."""
+    return float(x if isinstance(x, float) else operator.index(x))
 
 
 def reduction(name, args, what):
@@ -242,7 +238,6 @@ def reduction(name, args, what):
     t = _traced(args["a"], f"{what}'s operand")
     if _given(args.get("mean")):
         raise TracingError(f"tinymlir cannot trace {what} with mean=...")
-    ddof = ddof_of(args.get("ddof", 0), args.get("correction"))
     dtype = args.get("dtype")
     where = args.get("where", _NoValue)
     initial = args.get("initial", _NoValue)
@@ -254,7 +249,8 @@ def reduction(name, args, what):
         None if dtype is None else dtype_name(np.dtype(dtype), f"{what}'s dtype"),
         None if where is _NoValue or where is True else to_tensor(where, f"{what}'s where"),
         None if not _given(initial) else to_tensor(initial, f"{what}'s initial"),
-        ddof,
+        _number(args.get("ddof", 0)),
+        _number(args["correction"]) if _given(args.get("correction")) else None,
     )
     out = args.get("out")
     if out is None:

@@ -709,21 +709,6 @@ class Traced:
     def __setitem__(self, key, value):
         _setitem(self, key, value)
 
-    # In-place operators: NumPy's ufuncs with out=self (same-kind casting).
-    __iadd__ = _inplace_operator(operator.add, "add")
-    __isub__ = _inplace_operator(operator.sub, "subtract")
-    __imul__ = _inplace_operator(operator.mul, "multiply")
-    __itruediv__ = _inplace_operator(operator.truediv, "divide")
-    __ifloordiv__ = _inplace_operator(operator.floordiv, "floor_divide")
-    __imod__ = _inplace_operator(operator.mod, "remainder")
-    __ipow__ = _inplace_operator(operator.pow, "power")
-    __imatmul__ = _inplace_operator(operator.matmul, "matmul")
-    __iand__ = _inplace_operator(operator.and_, "bitwise_and")
-    __ior__ = _inplace_operator(operator.or_, "bitwise_or")
-    __ixor__ = _inplace_operator(operator.xor, "bitwise_xor")
-    __ilshift__ = _inplace_operator(operator.lshift, "left_shift")
-    __irshift__ = _inplace_operator(operator.rshift, "right_shift")
-
     def fill(self, value):
         """NumPy's a.fill(value): every element set (value cast to a's dtype)."""
         v = to_tensor(value, "fill's value")
@@ -812,13 +797,8 @@ class Traced:
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         if len(axes) == 0 or axes == (None,):
-            axes = list(range(self.ndim))[::-1]
-        perm = [operator.index(a) for a in axes]
-        _core.transpose(self._t, perm)  # checks the permutation
-        perm = [a % self.ndim for a in perm] if self.ndim else perm
-        if perm == list(range(self.ndim)):
-            return Traced(None, self._ref.whole())
-        return Traced(None, self._ref.transposed(perm))
+            return Traced(None, self._ref.transposed(None))
+        return Traced(None, self._ref.transposed([operator.index(a) for a in axes]))
 
     def astype(self, dtype, copy=True):
         t = _core.cast(self._t, dtype_name(dtype, "astype's dtype"))
@@ -884,3 +864,23 @@ class Traced:
 
     def __array_function__(self, func, types, args, kwargs):
         return layers.array_function(func, types, args, kwargs)
+
+
+# In-place operators (a op= b): NumPy's ufuncs with out=a (same-kind casting),
+# by Python's operator.
+for _op, _ufunc in (
+    ("add", "add"),
+    ("sub", "subtract"),
+    ("mul", "multiply"),
+    ("truediv", "divide"),
+    ("floordiv", "floor_divide"),
+    ("mod", "remainder"),
+    ("pow", "power"),
+    ("matmul", "matmul"),
+    ("and_", "bitwise_and"),
+    ("or_", "bitwise_or"),
+    ("xor", "bitwise_xor"),
+    ("lshift", "left_shift"),
+    ("rshift", "right_shift"),
+):
+    setattr(Traced, f"__i{_op.rstrip('_')}__", _inplace_operator(getattr(operator, _op), _ufunc))

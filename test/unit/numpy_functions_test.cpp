@@ -50,7 +50,7 @@ TEST(Dtypes, SmallIntegersWrapAndDivideAsNumPy) {
       u, Array::fromVector<int8_t>({-1, 2, 3, -4}, {4}));
   EXPECT_EQ(mixed.dtype(), DType::i16); // uint8 + int8: int16, as NumPy's
   EXPECT_EQ(errorOf([&] { jit([](const Tensor &x) { return x + 300; })(u); }),
-            "[add] Python integer 300 is out of bounds for uint8");
+            "[add] Python integer 300 out of bounds for uint8");
 }
 
 TEST(Dtypes, IntegerScalarsKeepAll64Bits) {
@@ -68,7 +68,7 @@ TEST(Dtypes, IntegerScalarsKeepAll64Bits) {
   Array filled = jit([&](const Tensor &x) { return x * 0 + full({2}, big, DType::i64); })(a);
   EXPECT_EQ(filled.data<int64_t>()[1], big);
   EXPECT_EQ(errorOf([&] { jit([](const Tensor &x) { return x + (uint64_t{1} << 63); })(a); }),
-            "[add] Python integer 9223372036854775808 is out of bounds for int64");
+            "[add] Python integer 9223372036854775808 out of bounds for int64");
 }
 
 TEST(Dtypes, Float16AndComplexAsNumPy) {
@@ -512,4 +512,10 @@ TEST(Index, ReshapeAndRavelAreViewsWhereNumPysAre) {
             "order must be one of 'C', 'F', 'A', or 'K' (got 'Q')");
   EXPECT_TRUE(a.reshaped({24}, "C", false).sharesMemory(a, true));
   EXPECT_FALSE(a.reshaped({24}, "C", true).sharesMemory(a, false));
+  // np.asarray: the array itself; order='F' of a C array, a copy; ndmin, a view.
+  EXPECT_FALSE(a.asArray(std::nullopt, std::nullopt, "K").has_value());
+  EXPECT_FALSE(a.asArray(std::nullopt, std::nullopt, "F")->sharesMemory(a, false));
+  EXPECT_EQ(a.asArray(std::nullopt, std::nullopt, "K", 3)->shape(), (Shape{1, 4, 6}));
+  EXPECT_TRUE(a.transposed().sharesMemory(a, true));
+  EXPECT_EQ(a.transposed(std::vector<int64_t>{-1, 0}).shape(), (Shape{6, 4}));
 }
