@@ -156,8 +156,9 @@ std::vector<int64_t> moveaxisOrder(int64_t rank, const std::vector<int64_t> &sou
 Tensor columnStack(const std::vector<Tensor> &arrays);
 /// np.append: values after arr along `axis` (none: both flattened).
 Tensor append(const Tensor &arr, const Tensor &values, std::optional<int64_t> axis);
-/// np.trapezoid: the trapezoid rule along `axis`, spacing dx or coordinates x.
-Tensor trapezoid(const Tensor &y, const Tensor &x, double dx, int64_t axis);
+/// np.trapezoid: the trapezoid rule along `axis`, spacing dx (a scalar or an
+/// array that broadcasts, in its own dtype; invalid: 1.0) or coordinates x.
+Tensor trapezoid(const Tensor &y, const Tensor &x, const Tensor &dx, int64_t axis);
 /// np.digitize: the bin of each value (int64), bins increasing or decreasing
 /// (constant bins: NumPy's check of their order, made while tracing).
 Tensor digitize(const Tensor &x, const Tensor &bins, bool right = false);
@@ -393,6 +394,11 @@ Tensor norm(const Tensor &x, const NormOrder &ord = {}, const Axes &axes = {},
 /// np.linalg.pinv: 1/s above rcond * max(s), from the SVD. NumPy's default
 /// rcond is 1e-15; none (NumPy's rtol=None) is max(m, n) eps.
 Tensor pinv(const Tensor &a, std::optional<double> rcond = 1e-15);
+/// The same with NumPy's arguments: rcond (none: not given) and rtol, given
+/// or not (`rtolGiven`: then its value, none for max(m, n) eps). Both given
+/// is NumPy's ValueError; neither, the 1e-15 default.
+Tensor pinv(const Tensor &a, std::optional<double> rcond, bool rtolGiven,
+            std::optional<double> rtol);
 /// np.linalg.matrix_rank: the singular values above `tol` (per matrix; none:
 /// max(s) times rtol, default max(m, n) eps); of a vector, whether any
 /// element is nonzero.

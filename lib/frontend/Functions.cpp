@@ -904,10 +904,10 @@ Tensor append(const Tensor &a, const Tensor &v, std::optional<int64_t> axis) {
   return concatenate({arr, values}, *axis);
 }
 
-Tensor trapezoid(const Tensor &y, const Tensor &x, double dx, int64_t axis) {
+Tensor trapezoid(const Tensor &y, const Tensor &x, const Tensor &dx, int64_t axis) {
   const int64_t ax = normalizeAxes("trapezoid", Axes(axis), y.rank())[0];
   const int64_t n = y.shape()[static_cast<size_t>(ax)];
-  Tensor d = weakScalar(dx, false);
+  Tensor d = dx.valid() ? dx : weakScalar(1.0, false);
   if (x.valid()) { // NumPy's: d = diff(x), shaped along the axis where x is 1-D
     Tensor xs = x;
     int64_t xa = x.rank() == 1 ? 0 : ax;
@@ -2415,6 +2415,13 @@ Tensor norm(const Tensor &x, const NormOrder &ord, const Axes &axes, bool keepdi
     fail("norm", "Invalid norm order for matrices.");
   }
   return keepdims ? reshape(r, kept) : r;
+}
+
+Tensor pinv(const Tensor &a, std::optional<double> rcond, bool rtolGiven,
+            std::optional<double> rtol) {
+  if (rcond && rtolGiven)
+    throw Error("`rtol` and `rcond` can't be both set.", ErrorKind::Value);
+  return pinv(a, rcond ? rcond : rtolGiven ? rtol : std::optional<double>(1e-15));
 }
 
 Tensor pinv(const Tensor &a, std::optional<double> rcond) {

@@ -403,10 +403,10 @@ NB_MODULE(_tinymlir, m) {
   m.def("append", &append, "arr"_a, "values"_a, "axis"_a.none());
   m.def(
       "trapezoid",
-      [](const Tensor &y, std::optional<Tensor> x, double dx, int64_t axis) {
+      [](const Tensor &y, std::optional<Tensor> x, const Tensor &dx, int64_t axis) {
         return trapezoid(y, x.value_or(Tensor()), dx, axis);
       },
-      "y"_a, "x"_a.none(), "dx"_a = 1.0, "axis"_a = -1);
+      "y"_a, "x"_a.none(), "dx"_a, "axis"_a = -1);
   m.def("digitize", &digitize, "x"_a, "bins"_a, "right"_a = false);
   m.def("roll", &roll, "a"_a, "shift"_a, "axis"_a.none());
   m.def("convolve", &convolve, "a"_a, "v"_a, "mode"_a = "full");
@@ -466,7 +466,10 @@ NB_MODULE(_tinymlir, m) {
         return la::cond(x, NormOrder{p, name});
       },
       "x"_a, "ord"_a.none(), "ord_name"_a);
-  m.def("pinv", &la::pinv, "a"_a, "rcond"_a.none());
+  m.def("pinv",
+        nb::overload_cast<const Tensor &, std::optional<double>, bool, std::optional<double>>(
+            &la::pinv),
+        "a"_a, "rcond"_a.none(), "rtol_given"_a, "rtol"_a.none());
   m.def(
       "matrix_rank",
       [](const Tensor &a, std::optional<Tensor> tol, std::optional<double> rtol) {

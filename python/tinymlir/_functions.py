@@ -597,7 +597,8 @@ def _append(arr, values, axis=None):
 def _trapezoid(y, x=None, dx=1.0, axis=-1):
     t = _traced(y, "numpy.trapezoid's operand")
     xs = None if x is None else to_tensor(x, "numpy.trapezoid's x")
-    return Traced(_core.trapezoid(t._t, xs, float(dx), operator.index(axis)))
+    d = to_tensor(dx, "numpy.trapezoid's dx")
+    return Traced(_core.trapezoid(t._t, xs, d, operator.index(axis)))
 
 
 @_implements(np.digitize)

@@ -445,13 +445,17 @@ def _matrix_power(a, n):
 
 @_implements(np.linalg.pinv)
 def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
-    """NumPy's (numpy.h's pinv), its rcond taken from rcond or rtol as NumPy's."""
+    """NumPy's (numpy.h's pinv, which reads rcond and rtol as NumPy's)."""
     t = _traced(a, "numpy.linalg.pinv's operand")
-    if rcond is None:
-        rcond = 1e-15 if rtol is np._NoValue else rtol  # rtol=None: max(M, N) eps
-    elif rtol is not np._NoValue:
-        raise ValueError("`rtol` and `rcond` can't be both set.")
-    return Traced(_core.pinv(t._t, None if rcond is None else float(rcond)))
+    given = rtol is not np._NoValue
+    return Traced(
+        _core.pinv(
+            t._t,
+            None if rcond is None else float(rcond),
+            given,
+            float(rtol) if given and rtol is not None else None,
+        )
+    )
 
 
 @_implements(np.linalg.matrix_rank)

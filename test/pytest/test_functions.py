@@ -1181,6 +1181,15 @@ def test_python_numbers_are_arrays_where_numpys_functions_make_them_so():
     ):
         got, want = jit(fn)(f), fn(f)
         assert got.dtype == want.dtype and np.array_equal(got, want)
+    # np.trapezoid's dx in its own dtype (a NumPy float64 is strong), or an array.
+    for fn in (
+        lambda x: np.trapezoid(x, dx=np.float64(0.5)),
+        lambda x: np.trapezoid(x, dx=0.5),
+        lambda x: np.trapezoid(np.stack([x, x]), dx=np.array([[0.5], [2.0]])),
+    ):
+        got, want = jit(fn)(f), fn(f)  # two additions of at most 6: within 3 eps
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=3 * np.finfo(want.dtype).eps)
 
 
 def test_sort_kinds_and_eigh_uplo_as_numpys():
