@@ -462,14 +462,17 @@ Tensor median(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
 /// NumPy's ValueError): the sorted values at q (n - 1), interpolated as
 /// NumPy's _lerp (from the upper end for fractions >= 0.5); nan where the
 /// slice holds a nan. The result has q's shape, then the reduced shape.
-/// `qDType`: the dtype of q where it is a NumPy array or scalar (strong: the
-/// fractions then promote in it), none for Python numbers (weak).
+/// `qDType` is q's dtype (none: float64), `weakQ` NumPy's weak_q (q a Python
+/// int or float). As NumPy's: an integer q (0 or 1) takes the elements, in
+/// a's dtype; a float q interpolates in a's inexact dtype where weak, else
+/// in a's dtype promoted with q's. A complex q is NumPy's TypeError.
 Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                 const Axes &axes = {}, bool keepdims = false,
-                std::optional<DType> qDType = std::nullopt);
-/// np.percentile: quantile at q / 100 (q in [0, 100]), divided in q's dtype.
+                std::optional<DType> qDType = std::nullopt, bool weakQ = false);
+/// np.percentile: quantile at q / 100 (q in [0, 100]): NumPy's true_divide,
+/// float64 for an integer q, else in q's dtype.
 Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                   const Axes &axes = {}, bool keepdims = false,
-                  std::optional<DType> qDType = std::nullopt);
+                  std::optional<DType> qDType = std::nullopt, bool weakQ = false);
 
 } // namespace tinymlir

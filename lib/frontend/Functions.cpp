@@ -2550,29 +2550,51 @@ Tensor median(const Tensor &a, const Axes &axes, bool keepdims) {
 }
 
 Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
-                const Axes &axes, bool keepdims, std::optional<DType> qDType) {
+                const Axes &axes, bool keepdims, std::optional<DType> qDType, bool weakQ) {
   if (static_cast<int64_t>(q.size()) != numElements(qShape))
     fail("quantile",
          "internal: " + std::to_string(q.size()) + " values for q of shape " + shapeString(qShape));
+  const DType qd = qDType.value_or(DType::f64);
+  if (isComplex(qd))
+    fail("quantile", std::string("q must be real numbers, got ") + dtypeName(qd), ErrorKind::Type);
   for (double v : q)
     if (!(v >= 0 && v <= 1))
       fail("quantile", "Quantiles must be in the range [0, 1]");
-  const Tensor t = orderOperand(a, "quantile", true);
-  // NumPy's lerp: b - a in the data's dtype, then with the fraction, whose
-  // dtype is q's where q is a NumPy array or scalar, else the data's.
-  const DType fraction = qDType ? detail::promoteTypes(t.dtype(), DType::f64) : t.dtype();
+  // NumPy's: integer positions (q (n - 1) of an integer q) are taken as they
+  // are, in a's dtype; else its lerp: b - a in the data's dtype, then with the
+  // fraction, in q's dtype where q is strong (the result promoted with it).
+  const bool takes = isInteger(qd) || qd == DType::b8;
+  if (!takes)
+    orderOperand(a, "quantile", true); // NumPy's TypeError for bools
+  const DType fraction = takes                ? a.dtype()
+                         : !weakQ             ? detail::promoteTypes(a.dtype(), qd)
+                         : inexact(a.dtype()) ? a.dtype()
+                                              : DType::f64;
+  // Integers interpolate in the fraction's dtype (exact differences, as NumPy's).
+  const Tensor t = takes || inexact(a.dtype()) ? a : cast(a, fraction);
   const Sorted s = sortedAlong(t, axes, "quantile");
   std::vector<Tensor> results;
   for (double v : q) {
-    const double at = v * static_cast<double>(s.n - 1);
+    // NumPy's virtual index q (n - 1) and its fraction, in q's dtype
+    const double at = qd == DType::f32
+                          ? static_cast<float>(static_cast<float>(v) * static_cast<float>(s.n - 1))
+                          : v * static_cast<double>(s.n - 1);
     const int64_t lo = static_cast<int64_t>(std::floor(at)), hi = std::min(lo + 1, s.n - 1);
-    const Tensor frac = ScalarType{fraction}(at - static_cast<double>(lo));
-    const Tensor below = sortedAt(s.values, lo), above = sortedAt(s.values, hi);
-    const Tensor diff = above - below;
-    const Tensor one = ScalarType{fraction}(1.0);
-    Tensor r = where(greater_equal(frac, ScalarType{fraction}(0.5)), above - diff * (one - frac),
-                     below + diff * frac);
-    r = nanWhereSliceHasNan(s.values, r);
+    Tensor r = sortedAt(s.values, lo);
+    if (!takes) {
+      const double gamma = qd == DType::f32 ? static_cast<float>(at - static_cast<double>(lo))
+                                            : at - static_cast<double>(lo);
+      const Tensor frac = ScalarType{fraction}(gamma);
+      const Tensor below = r, above = sortedAt(s.values, hi);
+      const Tensor diff = above - below;
+      const Tensor one = ScalarType{fraction}(1.0);
+      r = where(greater_equal(frac, ScalarType{fraction}(0.5)), above - diff * (one - frac),
+                below + diff * frac);
+      if (r.dtype() != fraction)
+        r = cast(r, fraction);
+    }
+    if (inexact(t.dtype()))
+      r = nanWhereSliceHasNan(s.values, r);
     results.push_back(keepdims ? reshape(r, s.kept) : r);
   }
   if (qShape.empty())
@@ -2584,7 +2606,7 @@ Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qSha
 }
 
 Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
-                  const Axes &axes, bool keepdims, std::optional<DType> qDType) {
+                  const Axes &axes, bool keepdims, std::optional<DType> qDType, bool weakQ) {
   for (double v : q)
     if (!(v >= 0 && v <= 100))
       fail("percentile", "Percentiles must be in the range [0, 100]");
@@ -2592,7 +2614,9 @@ Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qS
   for (double v : q) // NumPy's true_divide(q, 100): in q's dtype where it is float32
     fractions.push_back(qDType == DType::f32 ? static_cast<float>(static_cast<float>(v) / 100.0f)
                                              : v / 100.0);
-  return quantile(a, fractions, qShape, axes, keepdims, qDType);
+  const DType qd = qDType.value_or(DType::f64);
+  const bool integral = isInteger(qd) || qd == DType::b8; // true_divide gives float64
+  return quantile(a, fractions, qShape, axes, keepdims, integral ? DType::f64 : qd, weakQ);
 }
 
 // --- np.pad ---------------------------------------------------------------------------------

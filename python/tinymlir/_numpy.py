@@ -809,18 +809,16 @@ def _searchsorted(a, v, side="left", sorter=None):
 
 def _quantiles(a, q, axis, keepdims, name, method):
     """np.quantile and np.percentile (method='linear'): the core's (numpy.h), at the
-    static values of q, with q's dtype where it is a NumPy array or scalar (strong)."""
+    static values of q, with q's dtype and NumPy's weak_q (q a Python int or float)."""
     if method != "linear":
         raise TracingError(f"tinymlir traces numpy.{name} with method='linear' only")
     t = _traced(a, f"numpy.{name}'s operand")
-    weak = isinstance(q, (int, float)) and not isinstance(q, np.generic)  # NEP 50
     qs = np.asarray(q)
-    if qs.dtype.kind not in "biuf":
-        raise TypeError(f"numpy.{name}: q must be real numbers, got {qs.dtype}")
-    dtype = None if weak else dtype_name(qs.dtype, f"numpy.{name}'s q")
-    values = qs.astype(np.float64).reshape(-1).tolist()
+    dtype = dtype_name(qs.dtype, f"numpy.{name}'s q")
+    values = qs.real.astype(np.float64).reshape(-1).tolist()
     f = getattr(_core, name)
-    return Traced(f(t._t, values, list(qs.shape), axis, bool(keepdims), dtype))
+    weak = type(q) in (int, float)  # NumPy's weak_q
+    return Traced(f(t._t, values, list(qs.shape), axis, bool(keepdims), dtype, weak))
 
 
 @_implements(np.quantile)

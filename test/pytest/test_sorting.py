@@ -113,6 +113,11 @@ def test_nanargmax_median_and_quantiles(rng):
                 lambda v: np.quantile(v, 0.3, axis=1, keepdims=True),
                 lambda v: np.percentile(v, 37.5),
                 lambda v: np.quantile(v[:, :4], np.float64(0.25)),
+                lambda v: np.quantile(v, np.float32(0.3), axis=0),  # q's dtype promotes
+                lambda v: np.quantile(v, [0, 1], axis=1),  # integer q: the elements
+                lambda v: np.quantile(v, 1),
+                lambda v: np.percentile(v, np.array([25, 75], np.int32), axis=0),
+                lambda v: np.percentile(v, np.float32(40.0)),
             ):
                 same(jit(fn)(a), fn(a), f"{dtype} {fn}")
     with pytest.raises(ValueError, match="Quantiles must be in the range"):
