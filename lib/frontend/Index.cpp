@@ -5,8 +5,8 @@
 #include "frontend/Graph.h"
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -987,6 +987,8 @@ Layout reversedAxes(Layout l) {
   return l;
 }
 
+bool isFContiguous(const Layout &l) { return isCContiguous(reversedAxes(l)); }
+
 std::vector<int64_t> reversedPerm(size_t rank) {
   std::vector<int64_t> perm(rank);
   for (size_t a = 0; a < rank; ++a)
@@ -1022,7 +1024,14 @@ char orderOf(std::string_view order) {
 char memoryOrder(char order, const Layout &l) {
   if (order != 'A')
     return order;
-  return isCContiguous(reversedAxes(l)) && !isCContiguous(l) ? 'F' : 'C';
+  return isFContiguous(l) && !isCContiguous(l) ? 'F' : 'C';
+}
+
+/// An F-ordered array whose buffer is `reversed`, the array with its axes
+/// reversed: NumPy's layout of an F-ordered copy.
+Ref laidOutF(const Tensor &reversed) {
+  const ViewStep back{ViewStep::Kind::Transpose, reversedPerm(reversed.shape().size()), {}, {}};
+  return Ref(reversed).view({back});
 }
 
 } // namespace
@@ -1040,7 +1049,7 @@ Ref Ref::copyOf(const ViewSteps &steps) const {
 Ref Ref::copyInOrder(const ViewSteps &steps, char order) const {
   if (order == 'C' || steps.back().kind != ViewStep::Kind::Transpose)
     return copyOf(steps);
-  return copyOf(ViewSteps(steps.begin(), steps.end() - 1)).view({steps.back()});
+  return laidOutF(copyOf(ViewSteps(steps.begin(), steps.end() - 1)).value());
 }
 
 Ref Ref::reshaped(const Shape &shape, std::string_view orderName, std::optional<bool> copy) const {
@@ -1084,7 +1093,7 @@ std::optional<Ref> Ref::asArray(std::optional<DType> dtype, std::optional<bool> 
                                 std::string_view orderName, int64_t ndmin) const {
   const char order = orderOf(orderName);
   const Layout l = layoutOf(buf_->value.shape(), steps_);
-  const bool inC = isCContiguous(l), inF = isCContiguous(reversedAxes(l));
+  const bool inC = isCContiguous(l), inF = isFContiguous(l);
   const bool needed =
       (dtype && *dtype != this->dtype()) || (order == 'C' && !inC) || (order == 'F' && !inF);
   if (needed && copy == false)
@@ -1093,12 +1102,8 @@ std::optional<Ref> Ref::asArray(std::optional<DType> dtype, std::optional<bool> 
   std::optional<Ref> r;
   if (needed || copy == true) {
     const Tensor v = dtype && *dtype != this->dtype() ? cast(value(), *dtype) : value();
-    if (order == 'F' || (order != 'C' && inF && !inC)) { // NumPy's copy keeps F order
-      const std::vector<int64_t> perm = reversedPerm(shape.size());
-      r = Ref(transpose(v, perm)).view({{ViewStep::Kind::Transpose, perm, {}, {}}});
-    } else {
-      r = Ref(v);
-    }
+    const bool keepsF = order == 'F' || (order != 'C' && inF && !inC); // NumPy's K and A
+    r = keepsF ? laidOutF(transpose(v, reversedPerm(shape.size()))) : Ref(v);
   }
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (ndmin > rank) {
@@ -1115,7 +1120,7 @@ Ref Ref::raveled(std::string_view orderName) const {
   const Shape flat{numElements(shape())};
   const size_t rank = shape().size();
   if (order == 'K' && l.known && !isCContiguous(l)) {
-    if (isCContiguous(reversedAxes(l)))
+    if (isFContiguous(l))
       return view(reshapeSteps(rank, flat, 'F'));
     // Memory order: axes by falling |stride| (stable; NumPy flips none).
     std::vector<int64_t> perm(rank);
@@ -1136,7 +1141,7 @@ Ref Ref::raveled(std::string_view orderName) const {
   }
   order = order == 'K' ? 'C' : memoryOrder(order, l);
   const ViewSteps steps = reshapeSteps(rank, flat, order);
-  const bool contiguous = order == 'C' ? isCContiguous(l) : isCContiguous(reversedAxes(l));
+  const bool contiguous = order == 'C' ? isCContiguous(l) : isFContiguous(l);
   return contiguous ? view(steps) : copyOf(steps);
 }
 
