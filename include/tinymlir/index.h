@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -80,6 +81,58 @@ BasicIndex basicIndex(const Shape &shape, const Index &expanded);
 /// axes of t dropped first); otherwise NumPy's ValueError naming `what`.
 Tensor broadcastInto(const Tensor &t, const Shape &shape, const char *what = "input array");
 
+struct Reduction;
+
+/// x[mask] while tracing: its shape depends on the data (the count of the
+/// mask's true elements), so it is kept as the whole array `full` and the
+/// mask, which covers full's axes axis .. axis + mask.rank - 1. The read's
+/// shape is full's with those axes replaced by one axis, the count's.
+///   - Elementwise operations apply to the whole array; operand() makes the
+///     other side fit it, with() makes the result a read again.
+///   - A reduction over the count's axis selects with where= and gives an
+///     array; over other axes, a read of the reduced whole array.
+///   - Ref::setMasked writes a read back through the same mask.
+/// Anything needing the count as a shape is refused (a TracingError).
+class MaskedRead {
+public:
+  MaskedRead(Tensor full, Tensor mask, int64_t axis = 0);
+  const Tensor &full() const { return full_; }
+  const Tensor &mask() const { return mask_; }
+  int64_t axis() const { return axis_; }
+  /// The read's rank: full's, its mask's axes counted as one.
+  int64_t rank() const;
+  /// The read's shape with the count written "?", for messages: (?, 3).
+  std::string shapeText() const;
+  /// `other` as the other operand of an elementwise operation with this
+  /// read, made to broadcast against the whole array: NumPy broadcasts it
+  /// against the read where its axis facing the count is missing or of size
+  /// 1. Otherwise whether it fits depends on the count: a TracingError.
+  Tensor operand(const Tensor &other) const;
+  /// Another read as an operand: its whole array, where its mask is this
+  /// one's (the same traced value, in the same place); else a TracingError.
+  Tensor operand(const MaskedRead &other) const;
+  /// The read of this mask from `full`, an elementwise result of full().
+  MaskedRead with(const Tensor &full) const;
+  /// NumPy's reduction `name` of the read (numpy.h's reduce's names, and
+  /// count_nonzero) over `axes` (none: all), with its keywords (`where`
+  /// broadcast against the read as operand() does). Over the count's axis,
+  /// an array (the max and min of nothing are NumPy's ValueError when the
+  /// kernel runs; a mean of nothing is nan); otherwise a read.
+  std::variant<Tensor, MaskedRead> reduce(std::string_view name, const Axes &axes, bool keepdims,
+                                          const Reduction &how) const;
+  /// The mask with size-1 axes to full's rank, in its place.
+  Tensor spreadMask() const;
+  /// The read's size (NumPy's .size): the count times the other axes', an
+  /// int64 scalar known when the kernel runs.
+  Tensor size() const;
+
+private:
+  /// operand()'s rule; nothing where the fit depends on the count.
+  std::optional<Tensor> fitted(const Tensor &other) const;
+  Tensor full_, mask_;
+  int64_t axis_;
+};
+
 /// An array being traced that can be written: a buffer (its current value and
 /// a count of the writes to it) and the view steps from the buffer to this
 /// array. Views share the buffer, as NumPy's share memory: a write through
@@ -142,23 +195,29 @@ public:
   Ref raveled(std::string_view order = "C") const;
 
   /// a[index]: a view for a basic index, else a new array (a copy), as NumPy's.
-  /// A mask is refused (its result's shape depends on the data).
+  /// A concrete bool mask is its nonzero() positions, as NumPy's; a traced
+  /// one is refused (see maskedRead: the result's shape depends on the data).
   Ref get(const Index &index) const;
   /// a[index] = value: value broadcast and cast as NumPy's __setitem__. A
-  /// mask takes one value (a scalar); see assignWhere for f(a[mask]).
+  /// traced mask takes a value that broadcasts against the read whatever its
+  /// count (see MaskedRead::operand); see setMasked for f(a[mask]).
   void set(const Index &index, const Tensor &value);
   /// a[...] = value.
   void assign(const Tensor &value);
   /// NumPy's in-place ufunc `ufunc` (a += b, np.add(a, b, out=a)): `result`
-  /// is cast by the same-kind rule and must broadcast to a's shape; otherwise
-  /// NumPy's TypeError or ValueError.
-  void update(const Tensor &result, const char *ufunc);
+  /// is cast by the `casting` rule (NumPy's names) and must broadcast to a's
+  /// shape; otherwise NumPy's TypeError or ValueError. A `where` mask (it
+  /// broadcasts to a's shape) writes only where it holds, as ufunc's where=.
+  void update(const Tensor &result, const char *ufunc, std::string_view casting = "same_kind",
+              const Tensor &where = {});
   /// a[mask] = value[mask] for `value` of a's shape (np.copyto's where=).
   void assignWhere(const Tensor &mask, const Tensor &value);
-  /// The mask of `index` (a bool mask alone, or followed by ':'), checked
-  /// against this array's shape as NumPy does, with trailing size-1 axes to
-  /// this array's rank.
-  Tensor maskOf(const Index &expanded) const;
+  /// a[index] for an index holding a traced bool mask (and basic items around
+  /// it): a read whose count depends on the data, checked as NumPy's.
+  MaskedRead maskedRead(const Index &index) const;
+  /// a[index] = read, where the read is through the same mask (the same
+  /// traced value, in the same place): `r[r > 1] = r[r > 1] ** 2`.
+  void setMasked(const Index &index, const MaskedRead &read);
 
 private:
   struct Buffer;

@@ -20,6 +20,9 @@ class Ref;
 Tensor isnan(const Tensor &x);
 Tensor isinf(const Tensor &x);
 Tensor isfinite(const Tensor &x);
+/// A ufunc's result with where= and no out=: `result` where `mask` holds
+/// (both broadcast), and 0 elsewhere (NumPy leaves those uninitialized).
+Tensor ufuncWhere(const Tensor &result, const Tensor &mask);
 /// np.positive: x's values; NumPy has no loop for bool (its TypeError).
 Tensor positive(const Tensor &x);
 /// np.divmod: (a // b, a % b), NumPy's floor division and remainder.
@@ -292,13 +295,6 @@ Tensor nanargmax(const Tensor &a, std::optional<int64_t> axis = std::nullopt,
                  bool keepdims = false);
 Tensor nanargmin(const Tensor &a, std::optional<int64_t> axis = std::nullopt,
                  bool keepdims = false);
-/// A reduction over all of x[mask], made without x[mask] (a shape that
-/// depends on the data): `mask` broadcasts to x's shape, `name` is sum,
-/// prod, max, min, any, all or mean, with NumPy's result dtypes (dtype= for
-/// sum, prod and mean). The max and min of nothing are NumPy's ValueError,
-/// raised when the kernel runs; the mean of nothing is nan.
-Tensor maskedReduce(std::string_view name, const Tensor &x, const Tensor &mask,
-                    std::optional<DType> dtype = std::nullopt);
 /// The keyword arguments of NumPy's reductions (np.sum(a, axis, dtype, out,
 /// keepdims, initial, where), np.var's ddof), each optional.
 struct Reduction {

@@ -114,8 +114,9 @@ inline constexpr ScalarType i64{DType::i64};
 /// one (bool < unsigned < signed < float < complex).
 enum class Casting : uint8_t { No, Equiv, Safe, SameKind, Unsafe };
 bool canCast(DType from, DType to, Casting casting);
-/// The casting rule of NumPy's name for it ("same_kind"...), if it is one.
-std::optional<Casting> castingNamed(std::string_view name);
+/// The casting rule of NumPy's name for it ("same_kind"...); NumPy's
+/// ValueError for another name.
+Casting castingNamed(std::string_view name);
 
 /// A weak scalar (a plain C++ number): takes the dtype of the tensor it meets.
 /// `integral` marks an integer written as a double (exact up to 2^53).

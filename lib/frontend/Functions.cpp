@@ -1162,11 +1162,12 @@ Tensor resize(const Tensor &a, const Shape &shape) {
   return reshape(slice(flat, {0}, {total}), shape);
 }
 
+Tensor ufuncWhere(const Tensor &result, const Tensor &mask) {
+  return where(cast(mask, DType::b8), result, ScalarType{result.dtype()}(0.0));
+}
+
 Tensor copyto(const Tensor &dst, const Tensor &src, std::string_view casting, const Tensor &where) {
-  const std::optional<Casting> rule = castingNamed(casting);
-  if (!rule)
-    fail("copyto", "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'");
-  if (!canCast(src.dtype(), dst.dtype(), *rule))
+  if (!canCast(src.dtype(), dst.dtype(), castingNamed(casting)))
     fail("copyto",
          std::string("Cannot cast array data from dtype('") + dtypeName(src.dtype()) +
              "') to dtype('" + dtypeName(dst.dtype()) + "') according to the rule '" +
@@ -1919,9 +1920,7 @@ Tensor positive(const Tensor &x) {
 
 std::vector<Tensor> ufuncOperands(const std::string &ufunc, const std::vector<Tensor> &operands,
                                   DType dtype, std::string_view casting) {
-  const std::optional<Casting> rule = castingNamed(casting);
-  if (!rule)
-    fail(ufunc.c_str(), "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'");
+  const Casting rule = castingNamed(casting);
   auto kind = [](DType d) { // bool < integers < floats < complex numbers
     return d == DType::b8 ? 0 : isComplex(d) ? 3 : isFloat(d) ? 2 : 1;
   };
@@ -1929,9 +1928,9 @@ std::vector<Tensor> ufuncOperands(const std::string &ufunc, const std::vector<Te
   for (size_t i = 0; i < operands.size(); ++i) {
     const Tensor &x = operands[i];
     const detail::NodePtr &n = x.node();
-    const bool fits = n->weak && *rule != Casting::No && *rule != Casting::Equiv
-                          ? kind(x.dtype()) <= kind(dtype) || *rule == Casting::Unsafe
-                          : canCast(x.dtype(), dtype, *rule);
+    const bool fits = n->weak && rule != Casting::No && rule != Casting::Equiv
+                          ? kind(x.dtype()) <= kind(dtype) || rule == Casting::Unsafe
+                          : canCast(x.dtype(), dtype, rule);
     if (!fits)
       fail(ufunc.c_str(),
            "Cannot cast ufunc '" + ufunc + "' input " + std::to_string(i) + " from dtype('" +
@@ -1962,25 +1961,146 @@ void reduceInto(Ref &out, const Tensor &result, std::string_view name) {
   out.assign(cast(result, out.dtype()));
 }
 
-Tensor maskedReduce(std::string_view name, const Tensor &x, const Tensor &mask,
-                    std::optional<DType> dtype) {
-  Reduction how{dtype, mask, Tensor(), 0};
-  if (name == "max" || name == "min") {
-    const bool largest = name == "max";
-    realOnly(x, largest ? "max" : "min");
-    how.initial = extremeOf(x.dtype(), !largest); // no effect on what is selected
-    const Tensor r = reduce(name, x, Axes(), false, how);
-    // 1 when something is selected; the kernel stops at a 0 (reasons 4, 5).
-    const Tensor one = detail::requireAtLeast(cast(any(broadcastTo(mask, x.shape())), DType::i64),
-                                              1, largest ? 4 : 5);
-    return r.dtype() == DType::b8 ? logical_and(r, cast(one, DType::b8)) : r * cast(one, r.dtype());
+// --- x[mask] while tracing (index.h's MaskedRead) ----------------------------------
+
+MaskedRead::MaskedRead(Tensor full, Tensor mask, int64_t axis)
+    : full_(std::move(full)), mask_(std::move(mask)), axis_(axis) {
+  const Shape &fs = full_.shape(), &ms = mask_.shape();
+  const auto at = static_cast<size_t>(axis_);
+  if (mask_.dtype() != DType::b8 || axis_ < 0 || at + ms.size() > fs.size() ||
+      !std::equal(ms.begin(), ms.end(), fs.begin() + axis_))
+    fail("x[mask]",
+         "a mask of shape " + shapeString(ms) + " does not cover axes " + std::to_string(axis_) +
+             ".. of an array of shape " + shapeString(fs),
+         ErrorKind::Trace);
+}
+
+int64_t MaskedRead::rank() const { return full_.rank() - mask_.rank() + 1; }
+
+std::string MaskedRead::shapeText() const {
+  const Shape &fs = full_.shape();
+  std::string text = "(";
+  for (int64_t a = 0; a < rank(); ++a) {
+    if (a > 0)
+      text += ", ";
+    text += a == axis_
+                ? "?"
+                : std::to_string(fs[static_cast<size_t>(a < axis_ ? a : a + mask_.rank() - 1)]);
   }
-  if (name == "sum" || name == "prod" || name == "any" || name == "all" || name == "mean")
-    return reduce(name, x, Axes(), false, how);
+  return text + (rank() == 1 ? ",)" : ")");
+}
+
+Tensor MaskedRead::spreadMask() const {
+  Shape s(full_.shape().size(), 1);
+  std::copy(mask_.shape().begin(), mask_.shape().end(), s.begin() + axis_);
+  return reshape(mask_, s);
+}
+
+std::optional<Tensor> MaskedRead::fitted(const Tensor &other) const {
+  const int64_t n = rank(), m = other.rank();
+  if (m > n)
+    return std::nullopt;                  // NumPy's result would have the count among new axes
+  const int64_t facing = axis_ - (n - m); // other's axis against the count
+  if (facing < 0)
+    return other; // it meets only the axes after the count's: as the whole array's
+  Shape s = other.shape();
+  if (s[static_cast<size_t>(facing)] != 1)
+    return std::nullopt;
+  s.erase(s.begin() + facing);
+  s.insert(s.begin() + facing, static_cast<size_t>(mask_.rank()), 1);
+  return reshape(other, s);
+}
+
+Tensor MaskedRead::operand(const Tensor &other) const {
+  if (std::optional<Tensor> t = fitted(other))
+    return *t;
   fail("x[mask]",
-       "tinymlir traces sum, prod, max, min, any, all and mean of a boolean-mask read, not " +
-           std::string(name),
+       "tinymlir: an array of shape " + shapeString(other.shape()) +
+           " with a boolean-mask read of shape " + shapeText() +
+           ": whether they broadcast depends on the mask's count, known only when the kernel "
+           "runs; use a scalar, an array of the read's other axes, or a read of the same mask",
        ErrorKind::Trace);
+}
+
+Tensor MaskedRead::operand(const MaskedRead &other) const {
+  if (other.axis_ != axis_ || !sameValue(other.mask_, mask_))
+    fail("x[mask]",
+         "tinymlir: boolean-mask reads of different masks cannot be combined (their shapes "
+         "depend on the data)",
+         ErrorKind::Trace);
+  return other.full_;
+}
+
+MaskedRead MaskedRead::with(const Tensor &full) const { return MaskedRead(full, mask_, axis_); }
+
+Tensor MaskedRead::size() const {
+  Tensor n = sum(cast(mask_, DType::i64));
+  const Shape &fs = full_.shape();
+  int64_t others = 1;
+  for (size_t a = 0; a < fs.size(); ++a)
+    if (static_cast<int64_t>(a) < axis_ || static_cast<int64_t>(a) >= axis_ + mask_.rank())
+      others *= fs[a];
+  return others == 1 ? n : n * ScalarType{DType::i64}(static_cast<double>(others));
+}
+
+std::variant<Tensor, MaskedRead> MaskedRead::reduce(std::string_view name, const Axes &axes,
+                                                    bool keepdims, const Reduction &given) const {
+  const std::string op(name);
+  const int64_t n = rank(), r = mask_.rank();
+  const std::vector<int64_t> readAxes = normalizeAxes(op.c_str(), axes, n);
+  const bool counted = std::find(readAxes.begin(), readAxes.end(), axis_) != readAxes.end();
+  std::vector<int64_t> fullAxes;
+  int64_t before = 0; // reduced axes before the count's
+  for (int64_t a : readAxes) {
+    if (a == axis_)
+      for (int64_t k = 0; k < r; ++k)
+        fullAxes.push_back(axis_ + k);
+    else
+      fullAxes.push_back(a < axis_ ? a : a + r - 1);
+    before += a < axis_ ? 1 : 0;
+  }
+  Reduction how = given;
+  if (how.where.valid())
+    how.where = operand(cast(how.where, DType::b8));
+  Tensor x = full_;
+  std::string reduction = op;
+  if (reduction == "count_nonzero") {
+    x = x.dtype() == DType::b8 ? x : not_equal(x, ScalarType{x.dtype()}(0.0));
+    reduction = "sum";
+  }
+  const bool inexact = isFloat(x.dtype()) || isComplex(x.dtype());
+  if (reduction.starts_with("nan") && !inexact)
+    reduction = reduction.substr(3); // NumPy's nan-functions of integers are the plain ones
+  if (!counted)
+    return MaskedRead(tinymlir::reduce(reduction, x, Axes(fullAxes), keepdims, how), mask_,
+                      keepdims ? axis_ : axis_ - before);
+  const Tensor mask = spreadMask();
+  const bool extreme =
+      reduction == "max" || reduction == "min" || reduction == "nanmax" || reduction == "nanmin";
+  if (reduction.starts_with("nan")) // the elements not selected are nans, which they skip
+    x = where(mask, x, ScalarType{x.dtype()}(std::numeric_limits<double>::quiet_NaN()));
+  else if (extreme && how.where.valid() && !how.initial.valid())
+    return tinymlir::reduce(reduction, x, Axes(fullAxes), keepdims, how); // NumPy's error
+  else
+    how.where = how.where.valid() ? logical_and(mask, how.where) : mask;
+  const bool checkEmpty = extreme && !how.initial.valid();
+  if (checkEmpty && !reduction.starts_with("nan"))
+    how.initial = extremeOf(x.dtype(), reduction == "min"); // no effect on what is selected
+  Tensor result = tinymlir::reduce(reduction, x, Axes(fullAxes), false, how);
+  if (checkEmpty) { // 1 when something is selected; the kernel stops at a 0 (reasons 4, 5)
+    const bool largest = reduction.ends_with("max");
+    const Tensor one = detail::requireAtLeast(cast(any(mask_), DType::i64), 1, largest ? 4 : 5);
+    result = result.dtype() == DType::b8 ? logical_and(result, cast(one, DType::b8))
+                                         : result * cast(one, result.dtype());
+  }
+  if (!keepdims)
+    return result;
+  Shape kept; // the read's shape with the reduced axes 1
+  for (int64_t a = 0; a < n; ++a)
+    kept.push_back(std::find(readAxes.begin(), readAxes.end(), a) != readAxes.end()
+                       ? 1
+                       : full_.shape()[static_cast<size_t>(a < axis_ ? a : a + r - 1)]);
+  return reshape(result, kept);
 }
 
 Tensor nanmean(const Tensor &a, const Axes &axes, bool keepdims, std::optional<DType> dtype) {

@@ -763,7 +763,7 @@ Index expandIndex(const Index &index, int64_t rank) {
 IndexKind indexKind(const Index &index) {
   const auto any = [&](auto pred) { return std::any_of(index.begin(), index.end(), pred); };
   if (any([](const IndexItem &i) {
-        return isTensor(i) && std::get<Tensor>(i).dtype() == DType::b8;
+        return isTraced(i) && std::get<Tensor>(i).dtype() == DType::b8;
       }))
     return IndexKind::Mask;
   if (any([](const IndexItem &i) { return isTraced(i) && std::get<Tensor>(i).rank() == 0; }))
@@ -1174,12 +1174,13 @@ void Ref::assign(const Tensor &value) {
   seen_ = buf_->version;
 }
 
-void Ref::update(const Tensor &result, const char *ufunc) {
+void Ref::update(const Tensor &result, const char *ufunc, std::string_view casting,
+                 const Tensor &where) {
   const Tensor t = value();
-  if (!canCast(result.dtype(), t.dtype(), Casting::SameKind))
+  if (!canCast(result.dtype(), t.dtype(), castingNamed(casting)))
     throw Error(std::string("Cannot cast ufunc '") + ufunc + "' output from dtype('" +
                     dtypeName(result.dtype()) + "') to dtype('" + dtypeName(t.dtype()) +
-                    "') with casting rule 'same_kind'",
+                    "') with casting rule '" + std::string(casting) + "'",
                 ErrorKind::Type);
   const Shape &rs = result.shape(), &ts = t.shape();
   if (std::string_view(ufunc) == "matmul") // the core dimensions are the output's own
@@ -1204,33 +1205,135 @@ void Ref::update(const Tensor &result, const char *ufunc) {
     throw Error("non-broadcastable output operand with shape " + shapeString(ts) +
                 " doesn't match the broadcast shape " + shapeString(both));
   }
-  assign(result);
+  if (!where.valid())
+    return assign(result);
+  const Tensor mask = broadcastInto(cast(where, DType::b8), ts, "where");
+  assign(tinymlir::where(mask, broadcastInto(cast(result, t.dtype()), ts), t));
 }
 
-Tensor Ref::maskOf(const Index &index) const {
-  if (index.size() != 1 && !std::all_of(index.begin() + 1, index.end(), isWholeSlice))
-    indexError("tinymlir: a boolean mask must be the whole index (x[mask], optionally followed "
-               "by ':')");
-  const Tensor &m = std::get<Tensor>(index[0]);
-  const Shape &shape = this->shape(), &ms = m.shape();
-  const bool fits = ms.size() <= shape.size() && std::equal(ms.begin(), ms.end(), shape.begin());
-  if (!fits) {
-    size_t axis = 0;
-    while (axis < std::min(ms.size(), shape.size()) && ms[axis] == shape[axis])
-      ++axis;
-    if (axis == std::min(ms.size(), shape.size()))
-      axis = 0;
-    indexError("boolean index did not match indexed array along axis " + std::to_string(axis) +
-               "; size of axis is " +
-               std::to_string(axis < shape.size() ? shape[axis] : int64_t{0}) +
-               " but size of corresponding boolean axis is " +
-               std::to_string(axis < ms.size() ? ms[axis] : int64_t{0}));
+namespace {
+
+bool isMask(const IndexItem &i) {
+  const Tensor *t = std::get_if<Tensor>(&i);
+  return t && t->dtype() == DType::b8 && t->rank() > 0;
+}
+
+/// NumPy's check of a bool mask `m` covering x's axes from `axis` on.
+void checkMask(const Tensor &m, const Shape &shape, size_t axis, size_t indexed) {
+  const Shape &ms = m.shape();
+  if (indexed > shape.size())
+    indexError("too many indices for array: array is " + std::to_string(shape.size()) +
+               "-dimensional, but " + std::to_string(indexed) + " were indexed");
+  for (size_t a = 0; a < ms.size(); ++a)
+    if (ms[a] != shape[axis + a])
+      indexError("boolean index did not match indexed array along axis " +
+                 std::to_string(axis + a) + "; size of axis is " + std::to_string(shape[axis + a]) +
+                 " but size of corresponding boolean axis is " + std::to_string(ms[a]));
+}
+
+/// The number of x's axes the items of `index` before `end` take.
+size_t axesTaken(const Index &index, size_t end) {
+  size_t n = 0;
+  for (size_t k = 0; k < end; ++k)
+    if (!std::holds_alternative<NewAxis>(index[k]))
+      n += isMask(index[k]) ? static_cast<size_t>(std::get<Tensor>(index[k]).rank()) : 1;
+  return n;
+}
+
+/// The index with each concrete bool mask replaced by its nonzero()
+/// positions, one int array per axis it covers: NumPy's meaning of a mask,
+/// whose count is then known.
+Index concreteMasksAsPositions(const Index &index, const Shape &shape) {
+  Index out;
+  for (size_t k = 0; k < index.size(); ++k) {
+    if (!isMask(index[k]) || isTraced(index[k])) {
+      out.push_back(index[k]);
+      continue;
+    }
+    const Tensor &m = std::get<Tensor>(index[k]);
+    checkMask(m, shape, axesTaken(index, k), axesTaken(index, index.size()));
+    const std::vector<uint8_t> bits = m.array().astype(DType::u8).toVector<uint8_t>();
+    const Shape &ms = m.shape();
+    std::vector<std::vector<int64_t>> positions(ms.size());
+    for (size_t e = 0; e < bits.size(); ++e) {
+      if (!bits[e])
+        continue;
+      size_t rest = e;
+      for (size_t a = ms.size(); a-- > 0;) {
+        positions[a].push_back(static_cast<int64_t>(rest % static_cast<size_t>(ms[a])));
+        rest /= static_cast<size_t>(ms[a]);
+      }
+    }
+    for (const std::vector<int64_t> &p : positions)
+      out.push_back(Tensor(Array::fromVector(p, {static_cast<int64_t>(p.size())})));
   }
-  if (ms.size() == shape.size())
-    return m;
-  Shape padded = ms;
-  padded.resize(shape.size(), 1);
-  return reshape(m, padded);
+  return out;
+}
+
+/// x[index] for an index holding one traced mask: the view the other items
+/// make (the mask's axes kept whole), the mask, and where its axes are in
+/// that view. NumPy puts the count where the mask was unless ints index
+/// too and are not next to it (advanced indices apart: the count goes first).
+struct MaskedIndex {
+  Ref target;
+  Tensor mask;
+  int64_t axis;
+};
+MaskedIndex maskedIndex(const Ref &x, const Index &index) {
+  size_t at = index.size(), ints = 0, firstInt = index.size(), lastInt = 0;
+  for (size_t k = 0; k < index.size(); ++k) {
+    if (std::holds_alternative<int64_t>(index[k])) {
+      ++ints;
+      firstInt = std::min(firstInt, k);
+      lastInt = k;
+    } else if (isTraced(index[k]) && at == index.size() && isMask(index[k])) {
+      at = k;
+    } else if (isTensor(index[k]) || std::holds_alternative<Range>(index[k])) {
+      throw Error("tinymlir: a traced boolean mask is indexed with ints, slices, None and '...' "
+                  "only (with other arrays the result's shape depends on the data)",
+                  ErrorKind::Trace);
+    }
+  }
+  if (at == index.size())
+    throw Error("tinymlir: a traced boolean mask of rank 0 (x[b]) adds an axis whose length "
+                "depends on the data",
+                ErrorKind::Trace);
+  const Tensor &m = std::get<Tensor>(index[at]);
+  const Shape &shape = x.shape();
+  checkMask(m, shape, axesTaken(index, at), axesTaken(index, index.size()));
+  Index basic(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(at));
+  basic.insert(basic.end(), static_cast<size_t>(m.rank()), Slice{});
+  basic.insert(basic.end(), index.begin() + static_cast<std::ptrdiff_t>(at) + 1, index.end());
+  Ref target = x.view(basicIndex(shape, basic).steps);
+  int64_t axis = 0;
+  for (size_t k = 0; k < at; ++k)
+    axis += std::holds_alternative<int64_t>(index[k]) ? 0 : 1;
+  const bool apart = ints > 0 && (std::min(firstInt, at) + ints + 1 != std::max(lastInt, at) + 1);
+  if (apart && axis > 0) { // the mask's axes first
+    const int64_t rank = static_cast<int64_t>(target.shape().size());
+    std::vector<int64_t> perm;
+    for (int64_t a = axis; a < axis + m.rank(); ++a)
+      perm.push_back(a);
+    for (int64_t a = 0; a < rank; ++a)
+      if (a < axis || a >= axis + m.rank())
+        perm.push_back(a);
+    target = target.view({{ViewStep::Kind::Transpose, perm, {}, {}}});
+    axis = 0;
+  }
+  return {target, m, axis};
+}
+
+} // namespace
+
+MaskedRead Ref::maskedRead(const Index &index) const {
+  const MaskedIndex mi = maskedIndex(*this, expandIndex(index, rankOf(shape())));
+  return MaskedRead(mi.target.value(), mi.mask, mi.axis);
+}
+
+void Ref::setMasked(const Index &index, const MaskedRead &read) {
+  MaskedIndex mi = maskedIndex(*this, expandIndex(index, rankOf(shape())));
+  const MaskedRead here(mi.target.value(), mi.mask, mi.axis);
+  mi.target.assignWhere(here.spreadMask(), here.operand(read));
 }
 
 void Ref::assignWhere(const Tensor &mask, const Tensor &value) {
@@ -1285,7 +1388,7 @@ std::vector<Ref> splitViews(const Ref &x, const std::string &name,
 }
 
 Ref Ref::get(const Index &index) const {
-  const Index e = expandIndex(index, rankOf(shape()));
+  const Index e = concreteMasksAsPositions(expandIndex(index, rankOf(shape())), shape());
   switch (indexKind(e)) {
   case IndexKind::Mask:
     throw Error("tinymlir: x[mask] has a shape that depends on the data: reduce it, or assign "
@@ -1310,16 +1413,12 @@ Ref Ref::get(const Index &index) const {
 }
 
 void Ref::set(const Index &index, const Tensor &value) {
-  const Index e = expandIndex(index, rankOf(shape()));
+  const Index e = concreteMasksAsPositions(expandIndex(index, rankOf(shape())), shape());
   switch (indexKind(e)) {
   case IndexKind::Mask: {
-    const Tensor m = maskOf(e);
-    if (value.rank() != 0 && numElements(value.shape()) != 1)
-      throw Error("tinymlir: x[mask] = an array of shape " + shapeString(value.shape()) +
-                      " places values by the mask's count, which depends on the data; assign a "
-                      "scalar, or f(x[mask]) of the same mask",
-                  ErrorKind::Trace);
-    assignWhere(m, reshape(value, {}));
+    MaskedIndex mi = maskedIndex(*this, e);
+    const MaskedRead here(mi.target.value(), mi.mask, mi.axis);
+    mi.target.assignWhere(here.spreadMask(), here.operand(value));
     return;
   }
   case IndexKind::Dynamic:

@@ -135,7 +135,7 @@ std::vector<int64_t> normalizeAxes(const char *op, const Axes &axes, int64_t ran
   return out;
 }
 
-std::optional<Casting> castingNamed(std::string_view name) {
+Casting castingNamed(std::string_view name) {
   static constexpr std::pair<std::string_view, Casting> kNames[] = {
       {"no", Casting::No},
       {"equiv", Casting::Equiv},
@@ -145,7 +145,9 @@ std::optional<Casting> castingNamed(std::string_view name) {
   for (const auto &[spelling, casting] : kNames)
     if (spelling == name)
       return casting;
-  return std::nullopt;
+  throw Error("casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' (got '" +
+                  std::string(name) + "')",
+              ErrorKind::Value);
 }
 
 bool canCast(DType from, DType to, Casting casting) {

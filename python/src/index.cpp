@@ -4,9 +4,11 @@
 #include "binding.h"
 
 #include <tinymlir/index.h>
+#include <tinymlir/numpy.h>
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <climits>
@@ -113,11 +115,7 @@ void registerIndex(nb::module_ &m) {
   m.def(
       "can_cast",
       [](const std::string &from, const std::string &to, const std::string &casting) {
-        const std::optional<Casting> rule = castingNamed(casting);
-        if (!rule)
-          throw nb::value_error(
-              "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'");
-        return canCast(parseDType(from), parseDType(to), *rule);
+        return canCast(parseDType(from), parseDType(to), castingNamed(casting));
       },
       "from_"_a, "to"_a, "casting"_a = "safe", "NumPy's np.can_cast of two dtypes.");
   m.def("broadcast_into", &broadcastInto, "t"_a, "shape"_a, "what"_a = "input array",
@@ -185,17 +183,49 @@ void registerIndex(nb::module_ &m) {
       .def("assign", &Ref::assign, "value"_a)
       .def(
           "update",
-          [](Ref &r, const Tensor &result, const std::string &ufunc) {
-            r.update(result, ufunc.c_str());
+          [](Ref &r, const Tensor &result, const std::string &ufunc, const std::string &casting,
+             std::optional<Tensor> where) {
+            r.update(result, ufunc.c_str(), casting, where.value_or(Tensor()));
           },
-          "result"_a, "ufunc"_a, "NumPy's in-place ufunc: a same-kind cast into this array.")
-      .def("assign_where", &Ref::assignWhere, "mask"_a, "value"_a)
+          "result"_a, "ufunc"_a, "casting"_a = "same_kind", "where"_a.none() = nb::none(),
+          "NumPy's ufunc into this array (out=): cast by `casting`, where `where` holds.")
       .def(
-          "mask_of",
-          [](const Ref &r, const nb::sequence &items) {
-            return r.maskOf(expandIndex(toIndex(items), static_cast<int64_t>(r.shape().size())));
+          "masked_read",
+          [](const Ref &r, const nb::sequence &items) { return r.maskedRead(toIndex(items)); },
+          "items"_a, "x[mask]: a read whose count depends on the data.")
+      .def(
+          "set_masked",
+          [](Ref &r, const nb::sequence &items, const MaskedRead &read) {
+            r.setMasked(toIndex(items), read);
           },
-          "items"_a);
+          "items"_a, "read"_a, "x[mask] = f(x[mask]) through the same mask.");
+
+  nb::class_<MaskedRead>(m, "MaskedRead",
+                         "x[mask] while tracing (index.h): the whole array and the mask.")
+      .def_prop_ro("full", &MaskedRead::full)
+      .def_prop_ro("ndim", &MaskedRead::rank)
+      .def_prop_ro("shape_text", &MaskedRead::shapeText)
+      .def("size", &MaskedRead::size)
+      .def("operand", nb::overload_cast<const MaskedRead &>(&MaskedRead::operand, nb::const_),
+           "other"_a)
+      .def("operand", nb::overload_cast<const Tensor &>(&MaskedRead::operand, nb::const_),
+           "other"_a)
+      .def("with_full", &MaskedRead::with, "full"_a)
+      .def(
+          "reduce",
+          [](const MaskedRead &r, const std::string &name, const Axes &axis, bool keepdims,
+             const std::optional<std::string> &dtype, std::optional<Tensor> where,
+             std::optional<Tensor> initial, double ddof, std::optional<double> correction) {
+            return r.reduce(name, axis, keepdims,
+                            Reduction{dtype ? std::optional(parseDType(*dtype)) : std::nullopt,
+                                      where.value_or(Tensor()), initial.value_or(Tensor()), ddof,
+                                      correction});
+          },
+          "name"_a, "axis"_a.none() = nb::none(), "keepdims"_a = false,
+          "dtype"_a.none() = nb::none(), "where"_a.none() = nb::none(),
+          "initial"_a.none() = nb::none(), "ddof"_a = 0.0, "correction"_a.none() = nb::none(),
+          "NumPy's reduction `name` of the read: an array, or a read where the count's axis "
+          "stays.");
 }
 
 } // namespace tinymlir::python

@@ -298,6 +298,8 @@ NB_MODULE(_tinymlir, m) {
       "NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std and the nan "
       "ones) with its keywords; dtype is a name.");
   m.def("place", &place, "arr"_a, "mask"_a, "vals"_a);
+  m.def("ufunc_where", &ufuncWhere, "result"_a, "mask"_a,
+        "A ufunc's where= without out=: 0 where the mask does not hold.");
   m.def(
       "ufunc_operands",
       [](const std::string &ufunc, const std::vector<Tensor> &operands, const std::string &dtype,
@@ -444,14 +446,6 @@ NB_MODULE(_tinymlir, m) {
       },
       "ufunc"_a, "table"_a, "ids"_a, "values"_a, "ufunc.at along axis 0 (tensor.h's ufuncAt).");
   m.def("put_along_axis", &putAlongAxis, "arr"_a, "indices"_a, "values"_a, "axis"_a.none());
-  m.def(
-      "masked_reduce",
-      [dtypeOf](const std::string &name, const Tensor &x, const Tensor &mask,
-                const std::optional<std::string> &dtype) {
-        return maskedReduce(name, x, mask, dtypeOf(dtype));
-      },
-      "name"_a, "x"_a, "mask"_a, "dtype"_a.none() = nb::none(),
-      "A reduction over all of x[mask] (numpy.h's maskedReduce).");
   m.def("round", &tinymlir::round, "a"_a, "decimals"_a = 0);
   m.def("diff", &diff, "a"_a, "n"_a = 1, "axis"_a = -1);
   m.def("matrix_power", &matrixPower, "a"_a, "n"_a);

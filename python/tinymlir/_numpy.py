@@ -85,12 +85,13 @@ def _out_array(out, name):
     return out
 
 
-def _into(out, result, name):
+def _into(out, result, name, casting="same_kind", where=None):
     """out= of a ufunc or function: the result written into `out` (a traced
-    array) by NumPy's same-kind rule; `out` is returned, as NumPy returns it."""
+    array) by NumPy's `casting` rule, where `where` (a tensor) holds; `out` is
+    returned, as NumPy returns it."""
     out = _out_array(out, name)
     r = result._t if isinstance(result, Traced) else to_tensor(result)
-    return out._inplace(Traced(r), name.removeprefix("numpy."))  # NumPy's checks: Ref.update
+    return out._inplace(Traced(r), name.removeprefix("numpy."), casting, where)  # Ref.update
 
 
 def _at(ufunc, inputs, name):
@@ -118,10 +119,20 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     name = f"numpy.{ufunc.__name__}"
     if method == "at":
         return _at(ufunc, inputs, name)
-    out = kwargs.get("out")
-    if out is not None:
+    out, where = kwargs.get("out"), kwargs.get("where", True)
+    if method != "__call__" and out is not None:  # ufunc.reduce and kin: their own where=
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         return _into(out, array_ufunc(ufunc, method, inputs, kwargs), name)
+    if method == "__call__" and (out is not None or where is not True):
+        casting = kwargs.get("casting", "same_kind")
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("out", "where")}
+        result = array_ufunc(ufunc, method, inputs, kwargs)
+        if isinstance(result, tuple):
+            raise TracingError(f"tinymlir traces {name} with out= or where= of one output")
+        mask = None if where is True else to_tensor(where, f"{name}'s where")
+        if out is None:
+            return Traced(_core.ufunc_where(result._t, mask))
+        return _into(out, result, name, casting, mask)
     if method != "__call__":
         return _ufunc_method(ufunc, method, inputs, dict(kwargs), name)
     if not kwargs:
@@ -235,15 +246,13 @@ def _number(x):
 def reduction(name, args, what):
     """NumPy's reduction `name` of args (a function's bound arguments): the
     C++ core's reduce; out= written by its reduceInto."""
-    t = _traced(args["a"], f"{what}'s operand")
     if _given(args.get("mean")):
         raise TracingError(f"tinymlir cannot trace {what} with mean=...")
     dtype = args.get("dtype")
     where = args.get("where", _NoValue)
     initial = args.get("initial", _NoValue)
-    r = _core.reduce(
-        name,
-        t._t,
+    a, out = args["a"], args.get("out")
+    keywords = (
         args.get("axis"),
         _given(args.get("keepdims")) and bool(args["keepdims"]),
         None if dtype is None else dtype_name(np.dtype(dtype), f"{what}'s dtype"),
@@ -252,7 +261,14 @@ def reduction(name, args, what):
         _number(args.get("ddof", 0)),
         _number(args["correction"]) if _given(args.get("correction")) else None,
     )
-    out = args.get("out")
+    if isinstance(a, Masked):
+        r = a._m.reduce(name, *keywords)
+        if isinstance(r, _core.MaskedRead):
+            if out is not None:
+                raise TracingError(f"tinymlir: {what} of a boolean-mask read into out=")
+            return Masked(r)
+    else:
+        r = _core.reduce(name, _traced(a, f"{what}'s operand")._t, *keywords)
     if out is None:
         return Traced(r)
     out = _out_array(out, what)
@@ -292,6 +308,7 @@ for _func, _name in (
 ):
     _implements(_func)(_reduction(_func, _name))
     _OWN_OUT.add(_func)  # out= in their own way (NumPy's reduction rules)
+    layers.masked_functions |= {_func}
 
 
 @_implements(np.where)
@@ -702,9 +719,13 @@ def _fill_diagonal(a, val, wrap=False):
 @_implements(np.count_nonzero)
 def _count_nonzero(a, axis=None, *, keepdims=False):
     if isinstance(a, Masked):
-        raise TracingError("tinymlir: numpy.count_nonzero of a boolean-mask read")
+        r = a._m.reduce("count_nonzero", axis, bool(keepdims))
+        return Masked(r) if isinstance(r, _core.MaskedRead) else Traced(r)
     t = _traced(a, "numpy.count_nonzero's operand")
     return Traced(_core.count_nonzero(t._t, axis, bool(keepdims)))
+
+
+layers.masked_functions |= {np.count_nonzero}
 
 
 # --- Sorts, accumulations, extreme indices (the C++ row kernels) -----------------

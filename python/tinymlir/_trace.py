@@ -74,9 +74,11 @@ class _Layers:
     """What the modules above this one provide, registered as they are imported
     (tinymlir/__init__.py imports them all), so that this module imports none
     of them: NumPy's protocols (_numpy) and the stand-ins for NumPy's creation
-    functions installed while a trace runs (_creation, chained by _functions)."""
+    functions installed while a trace runs (_creation, chained by _functions),
+    and the NumPy functions that take a boolean-mask read (its reductions)."""
 
     array_ufunc = array_function = install = uninstall = None
+    masked_functions: frozenset = frozenset()
 
 
 layers = _Layers()
@@ -288,7 +290,7 @@ _K = _core.IndexKind
 def _getitem(x: "Traced", index):
     items = _items(_known_index(index))
     if _core.index_kind(items, x.ndim) == _K.mask:
-        return Masked(x.copy(), Traced(x._ref.mask_of(items)))
+        return Masked(x._ref.masked_read(items))
     return Traced(None, x._ref.get(items))
 
 
@@ -297,13 +299,7 @@ def _setitem(x: "Traced", index, value):
     items = _items(index)
     kind = _core.index_kind(items, x.ndim)
     if isinstance(value, Masked) and kind == _K.mask:
-        mask = x._ref.mask_of(items)
-        if not _core.same_value(value._mask._t, mask):
-            raise IndexError(
-                "tinymlir: x[mask] = y[other_mask] needs the same mask on both "
-                "sides (the number of selected elements must agree)"
-            )
-        return x._ref.assign_where(mask, value._full._t)
+        return x._ref.set_masked(items, value._m)
     if kind == _K.basic and isinstance(value, Traced):
         target = x._ref.get(items)
         if value._ref.same_buffer(target) and value._view == target.steps and value._ref.current():
@@ -316,43 +312,40 @@ def _broadcast_into(t, shape, what="input array"):
     return _core.broadcast_into(t, list(shape), what)
 
 
-# Masks whose result keeps a fixed shape: x[mask] = v, x[mask] op= v,
-# x[mask] = f(x[mask]) and reductions of x[mask] are selections of the whole
-# array; any other use of a masked read (its shape depends on the data) is
-# refused by name.
+_NOT_TRACED = (
+    "its shape depends on the data (elementwise operations, reductions, and "
+    "x[mask] = f(x[mask]) can be traced)"
+)
 
 
 class Masked:
-    """x[mask] while its shape is unknown: the whole array and the mask. Elementwise
-    operations apply to the whole array; reductions and assignment through the
-    same mask select; anything that needs the shape is refused."""
+    """x[mask] while tracing: the C++ core's MaskedRead (the whole array and the
+    mask; the count is known only when the kernel runs). Python's operators,
+    ufuncs and NumPy's reductions reach it here; its rules are C++'s."""
 
-    __slots__ = ("_full", "_mask")
+    __slots__ = ("_m",)
     __array_priority__ = 1001
 
-    def __init__(self, full, mask):
-        self._full, self._mask = full, mask
+    def __init__(self, read):
+        self._m = read
 
     def _lift(self, other):
+        """The other operand, made to fit the whole array (C++'s operand())."""
         if isinstance(other, Masked):
-            if not _core.same_value(other._mask._t, self._mask._t):
-                raise TracingError(
-                    "tinymlir: boolean-mask reads with different masks cannot be "
-                    "combined (their shapes depend on the data)"
-                )
-            return other._full
-        t = to_tensor(other, "an operand of a masked read")
-        if t.shape:
-            raise TracingError(
-                "tinymlir: a boolean-mask read combines only with scalars and "
-                "reads of the same mask (its shape depends on the data)"
-            )
-        return other
+            return Traced(self._m.operand(other._m))
+        if isinstance(other, (bool, int, float, complex)):
+            return other  # a weak Python number
+        return Traced(self._m.operand(to_tensor(other, "an operand of a boolean-mask read")))
+
+    def _apply(self, fn, *operands):
+        result = fn(*(Traced(self._m.full) if x is self else self._lift(x) for x in operands))
+        if isinstance(result, tuple):
+            return tuple(Masked(self._m.with_full(r._t)) for r in result)
+        return Masked(self._m.with_full(result._t))
 
     def _binary(fn, swap=False):
         def method(self, other):
-            o = self._lift(other)
-            return Masked(fn(o, self._full) if swap else fn(self._full, o), self._mask)
+            return self._apply(fn, other, self) if swap else self._apply(fn, self, other)
 
         return method
 
@@ -366,6 +359,8 @@ class Masked:
     __and__, __rand__ = _binary(operator.and_), _binary(operator.and_, True)
     __or__, __ror__ = _binary(operator.or_), _binary(operator.or_, True)
     __xor__, __rxor__ = _binary(operator.xor), _binary(operator.xor, True)
+    __lshift__, __rlshift__ = _binary(operator.lshift), _binary(operator.lshift, True)
+    __rshift__, __rrshift__ = _binary(operator.rshift), _binary(operator.rshift, True)
     __lt__, __le__ = _binary(operator.lt), _binary(operator.le)
     __gt__, __ge__ = _binary(operator.gt), _binary(operator.ge)
     __eq__, __ne__ = _binary(operator.eq), _binary(operator.ne)
@@ -373,79 +368,56 @@ class Masked:
     del _binary
 
     def __neg__(self):
-        return Masked(-self._full, self._mask)
+        return self._apply(operator.neg, self)
+
+    def __pos__(self):
+        return self._apply(operator.pos, self)
 
     def __abs__(self):
-        return Masked(abs(self._full), self._mask)
+        return self._apply(operator.abs, self)
 
-    def astype(self, dtype, copy=True):
-        return Masked(self._full.astype(dtype), self._mask)
+    def __invert__(self):
+        return self._apply(operator.invert, self)
+
+    def astype(self, dtype, *args, **kwargs):
+        return self._apply(lambda x: x.astype(dtype, *args, **kwargs), self)
+
+    def copy(self, order="K"):
+        return self
 
     @property
     def dtype(self):
-        return self._full.dtype
+        return self._m.full.dtype
 
-    def _reduce(self, name, axis=None, out=None, keepdims=False, dtype=None):
-        """A reduction over all of x[mask]: the C++ core's maskedReduce."""
-        if axis is not None or out is not None or keepdims:
-            raise TracingError(
-                f"tinymlir: {name} of a boolean-mask read is traced over all of "
-                "it only (no axis, out or keepdims)"
-            )
-        if dtype is not None:
-            dtype = dtype_name(np.dtype(dtype), f"the dtype of {name} of a boolean-mask read")
-        return Traced(_core.masked_reduce(name, self._full._t, self._mask._t, dtype))
+    @property
+    def ndim(self):
+        return self._m.ndim
 
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        return self._reduce("sum", axis, out, keepdims, dtype)
-
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        return self._reduce("prod", axis, out, keepdims, dtype)
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        return self._reduce("mean", axis, out, keepdims, dtype)
-
-    def max(self, axis=None, out=None, keepdims=False):
-        return self._reduce("max", axis, out, keepdims)
-
-    def min(self, axis=None, out=None, keepdims=False):
-        return self._reduce("min", axis, out, keepdims)
-
-    def any(self, axis=None, out=None, keepdims=False):
-        return self._reduce("any", axis, out, keepdims)
-
-    def all(self, axis=None, out=None, keepdims=False):
-        return self._reduce("all", axis, out, keepdims)
+    @property
+    def size(self):
+        """The count times the other axes' sizes: a traced int64 (NumPy's int)."""
+        return Traced(self._m.size())
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method != "__call__" or kwargs:
+        if method != "__call__" or "out" in kwargs or "where" in kwargs:
             raise TracingError(
-                f"tinymlir: numpy.{ufunc.__name__}.{method} of a boolean-mask "
-                "read cannot be traced (its shape depends on the data)"
+                f"tinymlir: numpy.{ufunc.__name__}.{method} of a boolean-mask read "
+                f"with out= or where= cannot be traced: {_NOT_TRACED}"
             )
-        return Masked(ufunc(*(self._lift(x) for x in inputs)), self._mask)
+        return self._apply(lambda *xs: ufunc(*xs, **kwargs), *inputs)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func in layers.masked_functions:
+            return layers.array_function(func, types, args, kwargs)
         name = getattr(func, "__name__", "")
-        if (
-            name in ("sum", "prod", "max", "amax", "min", "amin", "mean", "any", "all")
-            and args
-            and args[0] is self
-        ):
-            return getattr(self, {"amax": "max", "amin": "min"}.get(name, name))(
-                *args[1:], **kwargs
-            )
         raise TracingError(
-            f"tinymlir: numpy.{name} of a boolean-mask read cannot be traced: "
-            "its shape depends on the data (reductions over all of it, "
-            "elementwise operations and x[mask] = f(x[mask]) can)"
+            f"tinymlir: numpy.{name} of a boolean-mask read cannot be traced: {_NOT_TRACED}"
         )
 
     def __getattr__(self, name):
         raise TracingError(
-            f"tinymlir: .{name} of a boolean-mask read cannot be traced: its "
-            "shape depends on the data (reductions over all of it, elementwise "
-            "operations and x[mask] = f(x[mask]) can)"
+            f"tinymlir: .{name} of a boolean-mask read (shape {self._m.shape_text}) cannot "
+            f"be traced: {_NOT_TRACED}"
         )
 
     def __len__(self):
@@ -459,6 +431,16 @@ class Masked:
 
     def __bool__(self):
         raise TypeError("the truth value of a traced array is not known while tracing")
+
+
+# NumPy's reduction methods of a read: its functions, which the reduction table
+# implements for reads too.
+for _name in ("sum", "prod", "max", "min", "any", "all", "mean", "var", "std"):
+    setattr(
+        Masked,
+        _name,
+        (lambda f: lambda self, *args, **kwargs: f(self, *args, **kwargs))(getattr(np, _name)),
+    )
 
 
 def index_input(ids, op: str) -> "Traced":
@@ -582,11 +564,13 @@ class Traced:
         tensor), cast and broadcast as NumPy's assignment does."""
         self._ref.assign(value)
 
-    def _inplace(self, result, name):
-        """a op= b: NumPy's in-place ufunc, its result cast by the same-kind rule."""
+    def _inplace(self, result, name, casting="same_kind", where=None):
+        """a op= b, or out=: NumPy's ufunc into this array, its result cast by
+        the `casting` rule, written where `where` (a tensor) holds."""
         if isinstance(result, Masked):
             raise TracingError("tinymlir: an in-place operation with a boolean-mask read")
-        self._ref.update(result._t if isinstance(result, Traced) else to_tensor(result), name)
+        r = result._t if isinstance(result, Traced) else to_tensor(result)
+        self._ref.update(r, name, casting, where)
         return self
 
     # Types.

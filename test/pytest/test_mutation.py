@@ -1185,8 +1185,118 @@ def test_masked_reductions_of_nothing_as_numpys():
 
 
 def test_masked_read_used_with_its_shape_is_refused():
-    with pytest.raises(TypeError, match="boolean-mask read cannot be traced"):
+    with pytest.raises(TypeError, match="boolean-mask read .*cannot be traced"):
         jit(lambda x: x[x > 1].reshape(-1))(positive(4))
+
+
+def _masked_reads(x, rows, cols, cube, m3):
+    """Reads through masks as real programs use them: rows of a mask over the
+    leading axis (k-means' centroids), columns, masks among other items, and
+    reductions that keep the count (a read again) or drop it."""
+    mu = x.mean(axis=0)
+    centroids = np.zeros((2, x.shape[1]))
+    for j in range(2):
+        members = rows == (j == 0)
+        centroids[j] = x[members].mean(axis=0)
+    return (
+        centroids,
+        ((x[rows] - mu) ** 2).sum(axis=0),  # an operand of the read's other axes
+        (x[rows] * mu[None, :]).max(axis=0),  # a leading size-1 axis facing the count
+        x[rows].sum(axis=1).max(),  # a read again, then reduced
+        x[rows].sum(axis=0, keepdims=True),
+        x[rows].min(axis=(0, 1), keepdims=True),
+        np.count_nonzero(x[rows] > 1.0, axis=0),
+        np.count_nonzero(x[rows] > 1.0),
+        x[rows].size,
+        x[rows].ndim,
+        x[:, cols].sum(axis=1),  # the count's axis second
+        x[:, cols].sum(axis=0).max(),  # an axis before the count's, then the count's
+        x[rows, 1:].prod(axis=0),  # a slice after the mask
+        x[rows, 0].sum(),  # an int after it
+        cube[m3, :, 1].sum(axis=0),  # int apart from the mask: the count first
+        cube[0, :, m3].sum(axis=0),  # the count first as well (NumPy's rule)
+        cube[:, m3, 0].sum(axis=1),  # int next to the mask: the count in place
+        np.divmod(x[rows], 0.25)[1].sum(),
+        np.add(x[rows], 1, dtype=np.float32).sum(),
+        np.nanmax(x[rows], axis=0),
+        np.nansum(x[rows].astype(np.float32)),
+        x[rows].astype(np.int64).sum(axis=0),
+    )
+
+
+def test_masked_reads_of_rows_columns_and_axes_as_numpys():
+    # Every result is a sum (or product, mean) of positive numbers: within
+    # (n+1)*eps of its value, n <= 12 terms (float32's sum: its own eps).
+    x, cube = positive(12, 3), positive(4, 4, 4)
+    rows = x[:, 0] > 1.0
+    cols = np.array([True, False, True])
+    m3 = np.array([True, False, True, True])
+    got, want = jit(_masked_reads)(x, rows, cols, cube, m3), _masked_reads(x, rows, cols, cube, m3)
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        w = np.asarray(w)
+        assert np.asarray(g).dtype == w.dtype and np.shape(g) == w.shape, (k, g, w)
+        eps = np.finfo(w.dtype).eps if w.dtype.kind == "f" else 0
+        np.testing.assert_allclose(g, w, rtol=13 * eps, atol=0, err_msg=str(k))
+
+
+def test_masked_variance_nan_functions_and_where_as_numpys():
+    # var and std of x[mask] (ddof too), over all and over the count's axis.
+    # The variance's error is within (n+4)*eps*mean((|x| + |mean|)**2).
+    x = positive(10, 3)
+    x[2, 1] = np.nan
+    m = np.array([True, False, True, True, False, True, True, False, True, True])
+
+    def f(x, m):
+        clean = np.nan_to_num(x)
+        return (
+            clean[m].var(),
+            clean[m].std(ddof=1),
+            clean[m].var(axis=0, ddof=1),
+            np.nanmean(x[m], axis=0),
+            np.nanvar(x[m]),
+            np.nanmin(x[m]),
+            clean[m].sum(axis=0, where=np.array([True, False, True])),
+            clean[m].max(axis=0, initial=5.0),
+        )
+
+    got, want = jit(f)(x, m), f(x, m)
+    scale = 4 * np.nanmax(np.abs(x)) ** 2
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w), k
+        np.testing.assert_allclose(g, w, rtol=0, atol=(10 + 4) * EPS64 * scale, err_msg=str(k))
+
+
+def test_masked_writes_broadcast_as_numpys():
+    # x[mask] = an array of the read's other axes, in place, and through a
+    # column mask; a concrete mask is NumPy's nonzero() (its count known).
+    # Small integers in 8 rows: every mean and difference is exact.
+    def f(x, rows, y):
+        mu = x.mean(axis=0)
+        x[rows] = x[rows] - mu
+        x[~rows] += mu
+        y[:, y.sum(axis=0) > 6] *= -1
+        y[np.array([True, False, True, False])] = np.arange(3.0)
+        return x[np.array([False, True] * 4)], y
+
+    x, y = rng.integers(0, 8, (8, 3)).astype(np.float64), positive(4, 3) * 3
+    same(f, x, x[:, 1] > 3, y)
+
+
+def test_masked_read_errors_as_numpys_or_named():
+    x = positive(6, 3)
+    # NumPy's IndexError for a mask of the wrong shape, traced or concrete.
+    for mask in (lambda a: a[:, 0][:5] > 1, lambda a: np.ones(4, bool)):
+        same_error(lambda a: a[mask(a)].sum(), x)  # noqa: B023
+    # Whether these broadcast depends on the count: refused by name.
+    with pytest.raises(tinymlir.TracingError, match=r"shape \(6,\) with a boolean-mask read"):
+        jit(lambda a: (a[:, 0][a[:, 0] > 1] + a[:, 1]).sum())(x)
+    with pytest.raises(tinymlir.TracingError, match="different masks"):
+        jit(lambda a: (a[a > 1] + a[a < 1]).sum())(x)
+    with pytest.raises(tinymlir.TracingError, match=r"boolean-mask read of shape \(\?, 3\)"):
+        jit(lambda a: a.__setitem__(a[:, 0] > 1, np.ones((6, 3))))(x)
+    with pytest.raises(tinymlir.TracingError, match=r"\.argmax of a boolean-mask read"):
+        jit(lambda a: a[a > 1].argmax())(x)
 
 
 # --- Zero-size arrays -------------------------------------------------------------------
@@ -1239,6 +1349,30 @@ def test_out_arguments_and_inplace_functions():
         return c, d, e
 
     same(f, positive(3, 3), positive(3, 3), np.zeros(3), rtol=4 * EPS64)
+
+
+def test_ufunc_out_casting_and_where_as_numpys():
+    # out= takes NumPy's casting= rule, and where= writes only where it holds
+    # (np.divide(a, b, out=zeros, where=b != 0), the usual guarded division).
+    # Every value is one correctly rounded operation: exact.
+    def f(a, b, n):
+        c = np.divide(a, b, out=np.zeros_like(a), where=b != 0)
+        np.add(a, b, out=n, casting="unsafe")
+        h = np.ones((2, 3), np.float32)
+        np.multiply(a, 2, out=h, where=a > 2)
+        np.subtract(a, 1, out=a, where=np.array([True, False, True]))
+        e = np.exp(b, where=b > 0) * (b > 0)  # where= alone: the rest is NumPy's garbage
+        return c, h, e
+
+    a, b = np.arange(6.0).reshape(2, 3), np.array([1.5, 0.0, -2.0])
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # NumPy's: where= without out=
+        same(f, a, b, np.zeros((2, 3), np.int32))
+    for casting in ("no", "equiv", "safe"):  # float64 into float32
+        g = lambda x: np.add(x, x, out=np.zeros(3, np.float32), casting=casting)  # noqa: B023
+        same_error(g, np.ones(3), kind=TypeError)
+    same_error(lambda x: np.add(x, x, out=x, casting="bad"), np.ones(3))
+    same_error(lambda x: np.add(x, x, out=np.zeros(3, np.int64)), np.ones(3), kind=TypeError)
 
 
 # --- Results from static arguments and scalars ---------------------------------------------

@@ -134,11 +134,21 @@ TEST(RowKernels, UfuncAtAndMaskedReductionsAsNumPy) {
                        0, 0));
   // x[mask].max() of nothing: NumPy's ValueError, when the kernel runs.
   Array x = randomArray({3, 4}, DType::f64, 23);
-  auto largest = jit([](const Tensor &a) { return maskedReduce("max", a, greater(a, 10.0)); });
+  const auto maskedReduce = [](const char *name, const Tensor &a, const Tensor &mask,
+                               const Axes &axes = {}) {
+    return std::get<Tensor>(MaskedRead(a, mask).reduce(name, axes, false, {}));
+  };
+  auto largest = jit([&](const Tensor &a) { return maskedReduce("max", a, greater(a, 10.0)); });
   EXPECT_EQ(errorOf([&] { largest(x); }),
             "zero-size array to reduction operation maximum which has no identity");
-  auto mean = jit([](const Tensor &a) { return maskedReduce("mean", a, greater(a, 0.0)); });
+  auto mean = jit([&](const Tensor &a) { return maskedReduce("mean", a, greater(a, 0.0)); });
   EXPECT_TRUE(allClose(mean(x), numpy("x[x > 0].mean()", {{"x", x}}), 1e-15, 0));
+  // The rows a mask selects, reduced over the count's axis (k-means' centroid):
+  // the sum of at most 3 rows in the order NumPy adds them.
+  auto centroid = jit(
+      [&](const Tensor &a) { return maskedReduce("mean", a, greater(a.sum(1), 0.0), Axes(0)); });
+  EXPECT_TRUE(allClose(centroid(x), numpy("x[x.sum(1) > 0].mean(axis=0)", {{"x", x}}), 4 * 2.2e-16,
+                       4 * 2.2e-16));
 }
 
 TEST(Functions, ReductionsWithNumPysKeywords) {
