@@ -142,6 +142,11 @@ public:
   Ref() = default;
   /// A new buffer holding `value` (an array made inside, or an argument).
   explicit Ref(const Tensor &value);
+  /// An argument laid out in memory with these element strides (NumPy's
+  /// strides / itemsize): which of its reshapes, ravels and np.asarray orders
+  /// are views, and which copies, follows its layout as NumPy's does. Its
+  /// value is read as one array whatever the layout.
+  Ref(const Tensor &value, std::vector<int64_t> strides);
 
   /// The current value of this array: the buffer's, through the view steps.
   Tensor value() const;
@@ -190,6 +195,8 @@ public:
   /// a.transpose(axes): a view with its axes permuted (none: reversed;
   /// negative ones from the end), NumPy's errors for a bad permutation.
   Ref transposed(const std::optional<std::vector<int64_t>> &axes = std::nullopt) const;
+  /// a.mT: a view with the last two axes swapped; NumPy's ValueError below 2-D.
+  Ref matrixTransposed() const;
   /// a.ravel(order=): a view where the elements are contiguous in that order
   /// ('K': in memory order, as they are), else a copy, as NumPy's.
   Ref raveled(std::string_view order = "C") const;

@@ -140,6 +140,11 @@ std::pair<Tensor, Tensor> outerOperands(const Tensor &a, const Tensor &b);
 /// casting='unsafe', which still refuses a Python integer out of the dtype's
 /// range (its OverflowError); a negative dimension is NumPy's ValueError.
 Tensor full(const Shape &shape, const Tensor &value, std::optional<DType> dtype = std::nullopt);
+/// np.full_like(a, value, dtype, shape) (and zeros_like, ones_like,
+/// empty_like): full() in a's shape and dtype where none is given (a Python
+/// number's as np.asarray makes it).
+Tensor fullLike(const Tensor &a, const Tensor &value, std::optional<DType> dtype = std::nullopt,
+                std::optional<Shape> shape = std::nullopt);
 
 /// np.squeeze: `axes` (none: every size-1 axis) removed; NumPy's ValueError
 /// for an axis whose size is not 1. np.expand_dims: size-1 axes inserted at
@@ -438,8 +443,9 @@ Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &wid
 struct HistogramOptions {
   int64_t bins = 10;
   std::optional<Tensor> edges;
-  std::optional<std::pair<double, double>> range;
-  bool rangeIntegral = false; ///< range given as integers (Python ints)
+  /// Concrete scalars: Python numbers (weak) or NumPy's (strong, their dtype
+  /// promoted with the data's, as NumPy's result_type, gives the edges').
+  std::optional<std::pair<Tensor, Tensor>> range;
   bool density = false;
   Tensor weights; ///< invalid: none
 };

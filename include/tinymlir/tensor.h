@@ -276,9 +276,6 @@ Tensor gather(const Tensor &table, const Tensor &ids);
 /// argument (Jit::into) updates that argument in place. CPU target only.
 Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index,
                 const Tensor &values);
-/// NumPy's triu and tril: x with the elements below (triu) or above (tril)
-/// diagonal k of its last two axes set to 0, whatever they were (inf and nan
-/// too: a select, not a product with a 0/1 mask). Rank 2 or more.
 /// NumPy's sort and argsort along `axis` (stable: the order of equal values
 /// kept; nan last). argsort's indices are int64.
 /// No axis: of the flattened array.
@@ -346,6 +343,10 @@ std::pair<Tensor, Tensor> qr(const Tensor &a);
 /// else an empty array (NumPy's for a full-rank a).
 std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor &a, const Tensor &b);
 } // namespace la
+/// NumPy's triu and tril: x with the elements below (triu) or above (tril)
+/// diagonal k of its last two axes set to 0, whatever they were (inf and nan
+/// too: a select, not a product with a 0/1 mask). A 1-D x of n elements is
+/// NumPy's too: its (n, n) rows, each x. Rank 0 is NumPy's TypeError.
 Tensor triu(const Tensor &x, int64_t k = 0);
 Tensor tril(const Tensor &x, int64_t k = 0);
 /// (n, n): 0 on and below the diagonal, -1e10 above.

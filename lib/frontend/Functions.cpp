@@ -227,9 +227,10 @@ Tensor tensordot(const Tensor &a, const Tensor &b, int64_t n) {
 }
 
 namespace {
-/// A Python number as NumPy's asarray makes it: int64, float64, complex128.
+/// A Python number as NumPy's asarray makes it: int64, float64, complex128
+/// (the operands of functions that call asarray first). Invalid stays so.
 Tensor strong(const Tensor &x) {
-  return x.node()->weak ? cast(x, detail::strongDType(*x.node())) : x;
+  return x.valid() && x.node()->weak ? cast(x, detail::strongDType(*x.node())) : x;
 }
 } // namespace
 
@@ -678,6 +679,11 @@ std::pair<Tensor, Tensor> outerOperands(const Tensor &a, const Tensor &b) {
   Shape shape = a.shape(); // the operands are arrays (Python numbers strong)
   shape.insert(shape.end(), static_cast<size_t>(b.rank()), 1);
   return {reshape(strong(a), shape), strong(b)};
+}
+
+Tensor fullLike(const Tensor &a, const Tensor &value, std::optional<DType> dtype,
+                std::optional<Shape> shape) {
+  return full(shape.value_or(a.shape()), value, dtype.value_or(detail::strongDType(*a.node())));
 }
 
 Tensor full(const Shape &shape, const Tensor &value, std::optional<DType> dtype) {
@@ -1281,7 +1287,8 @@ Tensor repeat(const Tensor &a, const std::vector<int64_t> &repeats, std::optiona
   return Ref(x).get(index).value();
 }
 
-Tensor kron(const Tensor &a, const Tensor &b) {
+Tensor kron(const Tensor &operandA, const Tensor &operandB) {
+  const Tensor a = strong(operandA), b = strong(operandB);
   const bool logical = a.dtype() == DType::b8 && b.dtype() == DType::b8;
   auto multiply = [&](const Tensor &x, const Tensor &y) {
     return logical ? logical_and(x, y) : x * y;
@@ -1304,10 +1311,13 @@ Tensor kron(const Tensor &a, const Tensor &b) {
   return reshape(multiply(reshape(a, ashape), reshape(b, bshape)), out);
 }
 
-std::vector<Tensor> meshgrid(const std::vector<Tensor> &xi, const std::string &indexing,
+std::vector<Tensor> meshgrid(const std::vector<Tensor> &operands, const std::string &indexing,
                              bool sparse) {
   if (indexing != "xy" && indexing != "ij")
     fail("meshgrid", "Valid values for `indexing` are 'xy' and 'ij'.");
+  std::vector<Tensor> xi;
+  for (const Tensor &x : operands)
+    xi.push_back(strong(x));
   const size_t n = xi.size();
   std::vector<Tensor> out;
   for (size_t i = 0; i < n; ++i) {
@@ -1336,7 +1346,9 @@ namespace {
 /// dtype: each tap of the shorter, times a shifted slice of the zero-padded
 /// longer, summed in tap order. `same` and `valid` windows are taken by the
 /// callers.
-Tensor fullConvolution(const char *op, const Tensor &a, const Tensor &v, const std::string &mode) {
+Tensor fullConvolution(const char *op, const Tensor &operandA, const Tensor &operandV,
+                       const std::string &mode) {
+  const Tensor a = strong(operandA), v = strong(operandV);
   if (mode != "full" && mode != "same" && mode != "valid")
     fail(op, "mode must be one of 'valid', 'same', or 'full' (got '" + mode + "')");
   for (const auto &[x, name] : {std::pair{&a, "a"}, std::pair{&v, "v"}}) {
@@ -1386,7 +1398,8 @@ Tensor convolve(const Tensor &a, const Tensor &v, const std::string &mode) {
                 numElements(v.shape()), mode, false);
 }
 
-Tensor correlate(const Tensor &a, const Tensor &v, const std::string &mode) {
+Tensor correlate(const Tensor &operandA, const Tensor &operandV, const std::string &mode) {
+  const Tensor a = strong(operandA), v = strong(operandV);
   // v reversed (and conjugated): the checks and the full window are convolve's
   Tensor flipped = v.rank() == 1 ? Ref(v).get({Slice{{}, {}, -1}}).value() : v;
   if (isComplex(flipped.dtype()))
@@ -2304,8 +2317,10 @@ std::pair<Tensor, Tensor> average(const Tensor &a, const Axes &axes, const Tenso
   return {avg, scl.shape() == avg.shape() ? scl : broadcastTo(scl, avg.shape())};
 }
 
-Tensor cov(const Tensor &m, const Tensor &y, bool rowvar, bool bias, std::optional<double> ddof,
-           const Tensor &fweights, const Tensor &aweights, std::optional<DType> dtype) {
+Tensor cov(const Tensor &operandM, const Tensor &operandY, bool rowvar, bool bias,
+           std::optional<double> ddof, const Tensor &fweights, const Tensor &aweights,
+           std::optional<DType> dtype) {
+  const Tensor m = strong(operandM), y = strong(operandY);
   if (ddof && *ddof != std::trunc(*ddof))
     throw Error("ddof must be integer", ErrorKind::Value);
   auto realOperand = [](const Tensor &t, const char *what) {
@@ -3094,6 +3109,31 @@ std::string pythonNumber(double v, bool integral) {
 
 } // namespace
 
+namespace {
+/// A value of histogram's range: a Python number (weak) or NumPy's scalar.
+double rangeValue(const Tensor &t) {
+  const detail::Node &n = *t.node();
+  if (n.op == Op::Scalar)
+    return n.weak ? (n.integral ? static_cast<double>(n.integer) : n.scalar)
+                  : (isInteger(n.dtype) ? static_cast<double>(n.integer) : n.scalar);
+  if (!t.isConcrete() || t.rank() != 0)
+    fail("histogram", "tinymlir: the range must be two numbers known while tracing",
+         ErrorKind::Trace);
+  return t.array().toDoubles()[0];
+}
+bool integral(const Tensor &t) {
+  const detail::Node &n = *t.node();
+  return n.weak ? n.integral : isInteger(t.dtype());
+}
+/// A range value moved to `value` (NumPy's first_edge - 0.5): a Python
+/// float, or a NumPy scalar of its float dtype.
+Tensor widened(const Tensor &t, double value) {
+  if (t.node()->weak)
+    return weakScalar(value, false);
+  return ScalarType{isFloat(t.dtype()) ? t.dtype() : DType::f64}(value);
+}
+} // namespace
+
 std::pair<Tensor, Tensor> histogram(const Tensor &a, const HistogramOptions &o) {
   if (isComplex(a.dtype()))
     fail("histogram",
@@ -3105,7 +3145,7 @@ std::pair<Tensor, Tensor> histogram(const Tensor &a, const HistogramOptions &o) 
     warn("Converting input from bool to <class 'numpy.uint8'> for compatibility.");
     t = cast(t, DType::i32); // 0 and 1, compared exactly as NumPy's uint8
   }
-  Tensor w = o.weights;
+  Tensor w = strong(o.weights);
   if (w.valid()) {
     if (w.shape() != t.shape())
       fail("histogram", "weights should have the same shape as a.");
@@ -3119,19 +3159,25 @@ std::pair<Tensor, Tensor> histogram(const Tensor &a, const HistogramOptions &o) 
   if (uniform) {
     if (n < 1)
       fail("histogram", "`bins` must be positive, when an integer");
-    const DType binType = isFloat(x.dtype()) ? x.dtype() : DType::f64;
+    DType binType = x.dtype(); // NumPy's result_type(first, last, a), as a float
+    if (o.range)
+      for (const Tensor *r : {&o.range->first, &o.range->second})
+        if (!r->node()->weak)
+          binType = detail::promoteTypes(binType, r->dtype());
+    binType = isFloat(binType) ? binType : DType::f64;
     if (o.range) {
-      auto [first, last] = *o.range;
-      bool integral = o.rangeIntegral;
+      Tensor lo = o.range->first, hi = o.range->second;
+      double first = rangeValue(lo), last = rangeValue(hi);
       if (first > last)
         fail("histogram", "max must be larger than min in range parameter.");
       if (!std::isfinite(first) || !std::isfinite(last))
-        fail("histogram", "supplied range of [" + pythonNumber(first, integral) + ", " +
-                              pythonNumber(last, integral) + "] is not finite");
-      if (first == last) {
+        fail("histogram", "supplied range of [" + pythonNumber(first, integral(lo)) + ", " +
+                              pythonNumber(last, integral(hi)) + "] is not finite");
+      if (first == last) { // NumPy's first_edge - 0.5, in its dtype
         first -= 0.5;
         last += 0.5;
-        integral = false;
+        lo = widened(lo, first);
+        hi = widened(hi, last);
       }
       // np.linspace(first, last, n + 1) in float64 (y = i * step, y += first,
       // the last one `last`), then in binType.
@@ -3155,10 +3201,6 @@ std::pair<Tensor, Tensor> histogram(const Tensor &a, const HistogramOptions &o) 
         if (exact[i] >= exact[i + 1])
           fail("histogram", "Too many bins for data range. Cannot create " + std::to_string(n) +
                                 " finite-sized bins.");
-      const Tensor lo =
-          integral ? weakInteger(static_cast<int64_t>(first)) : weakScalar(first, false);
-      const Tensor hi =
-          integral ? weakInteger(static_cast<int64_t>(last)) : weakScalar(last, false);
       keep = logical_and(greater_equal(x, lo), less_equal(x, hi)); // NumPy's, in x's dtype
       edges = Tensor(exactEdges);
       if (step != 0)

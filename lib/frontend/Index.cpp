@@ -657,8 +657,9 @@ std::optional<std::vector<int64_t>> noCopyStrides(const Layout &l, const Shape &
   return out;
 }
 
-Layout layoutOf(const Shape &base, const ViewSteps &steps) {
-  Layout l{base, cStrides(base), 0, true};
+Layout layoutOf(const Shape &base, const ViewSteps &steps,
+                const std::vector<int64_t> &baseStrides = {}) {
+  Layout l{base, baseStrides.empty() ? cStrides(base) : baseStrides, 0, true};
   for (const ViewStep &s : steps) {
     switch (s.kind) {
     case ViewStep::Kind::Flip:
@@ -892,12 +893,23 @@ Tensor broadcastInto(const Tensor &t, const Shape &shape, const char *what) {
 
 struct Ref::Buffer {
   Tensor value;
+  std::vector<int64_t> strides; ///< element strides in memory; empty: C order
   int64_t version = 0;
   uint64_t id = nextBufferId++;
 };
 
 Ref::Ref(const Tensor &value)
-    : buf_(std::make_shared<Buffer>(Buffer{value})), cache_(value), seen_(0) {}
+    : buf_(std::make_shared<Buffer>(Buffer{value, {}})), cache_(value), seen_(0) {}
+
+Ref::Ref(const Tensor &value, std::vector<int64_t> strides)
+    : buf_(std::make_shared<Buffer>(Buffer{value, std::move(strides)})), cache_(value), seen_(0) {
+  if (!buf_->strides.empty() && buf_->strides.size() != value.shape().size())
+    throw Error("[index] " + std::to_string(buf_->strides.size()) + " strides for an array of " +
+                    std::to_string(value.shape().size()) + " dimensions",
+                ErrorKind::Value);
+  if (isCContiguous(Layout{value.shape(), buf_->strides, 0, true}))
+    buf_->strides.clear(); // C order, as every array made inside
+}
 
 Ref::Ref(std::shared_ptr<Buffer> buf, ViewSteps steps, Tensor value)
     : buf_(std::move(buf)), steps_(std::move(steps)), cache_(std::move(value)),
@@ -933,11 +945,12 @@ Ref Ref::view(const ViewSteps &steps) const {
 bool Ref::contiguous() const {
   bool reshapes = std::all_of(steps_.begin(), steps_.end(),
                               [](const ViewStep &s) { return s.kind == ViewStep::Kind::Reshape; });
-  return reshapes || isCContiguous(layoutOf(buf_->value.shape(), steps_));
+  return (reshapes && buf_->strides.empty()) ||
+         isCContiguous(layoutOf(buf_->value.shape(), steps_, buf_->strides));
 }
 
 Array Ref::positions() const {
-  const Layout l = layoutOf(buf_->value.shape(), steps_);
+  const Layout l = layoutOf(buf_->value.shape(), steps_, buf_->strides);
   if (!l.known)
     throw Error("[index] the positions of this view are not known");
   Array out = Array::empty(l.shape, DType::i64);
@@ -1056,7 +1069,7 @@ Ref Ref::reshaped(const Shape &shape, std::string_view orderName, std::optional<
   char order = orderOf(orderName);
   if (order == 'K')
     throw Error("order 'K' is not permitted for reshaping", ErrorKind::Value);
-  const Layout l = layoutOf(buf_->value.shape(), steps_);
+  const Layout l = layoutOf(buf_->value.shape(), steps_, buf_->strides);
   order = memoryOrder(order, l);
   const Shape &from = this->shape();
   const Shape target = tinymlir::reshape(value(), shape).shape(); // -1 resolved, sizes checked
@@ -1089,10 +1102,20 @@ Ref Ref::transposed(const std::optional<std::vector<int64_t>> &axes) const {
   return view({{ViewStep::Kind::Transpose, perm, {}, {}}});
 }
 
+Ref Ref::matrixTransposed() const {
+  const auto rank = static_cast<int64_t>(shape().size());
+  if (rank < 2)
+    throw Error("matrix transpose with ndim < 2 is undefined", ErrorKind::Value);
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return view({{ViewStep::Kind::Transpose, perm, {}, {}}});
+}
+
 std::optional<Ref> Ref::asArray(std::optional<DType> dtype, std::optional<bool> copy,
                                 std::string_view orderName, int64_t ndmin) const {
   const char order = orderOf(orderName);
-  const Layout l = layoutOf(buf_->value.shape(), steps_);
+  const Layout l = layoutOf(buf_->value.shape(), steps_, buf_->strides);
   const bool inC = isCContiguous(l), inF = isFContiguous(l);
   const bool needed =
       (dtype && *dtype != this->dtype()) || (order == 'C' && !inC) || (order == 'F' && !inF);
@@ -1116,7 +1139,7 @@ std::optional<Ref> Ref::asArray(std::optional<DType> dtype, std::optional<bool> 
 
 Ref Ref::raveled(std::string_view orderName) const {
   char order = orderOf(orderName);
-  const Layout l = layoutOf(buf_->value.shape(), steps_);
+  const Layout l = layoutOf(buf_->value.shape(), steps_, buf_->strides);
   const Shape flat{numElements(shape())};
   const size_t rank = shape().size();
   if (order == 'K' && l.known && !isCContiguous(l)) {
@@ -1149,7 +1172,7 @@ void Ref::setShape(const Shape &shape) {
   Tensor t = reshape(value(), shape);
   if (t.shape() == this->shape())
     return;
-  if (!noCopyStrides(layoutOf(buf_->value.shape(), steps_), t.shape()))
+  if (!noCopyStrides(layoutOf(buf_->value.shape(), steps_, buf_->strides), t.shape()))
     throw Error("Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
                 "with the desired shape.",
                 ErrorKind::Type);

@@ -1161,9 +1161,11 @@ Tensor indexPut(const Tensor &a, const std::vector<std::optional<Tensor>> &index
 
 namespace {
 Tensor triangle(Op op, const Tensor &x, int64_t k) {
+  if (x.rank() == 0) // NumPy's tri(*m.shape[-2:]) of no dimensions
+    fail(op, "tri() missing 1 required positional argument: 'N'", ErrorKind::Type);
+  if (x.rank() == 1) // NumPy's mask (n, n) broadcasts x's one row to every row
+    return triangle(op, broadcastTo(x, {x.shape()[0], x.shape()[0]}), k);
   NodePtr a = nodeOf(x, opName(op));
-  if (a->shape.size() < 2)
-    fail(op, "needs rank 2 or more, got " + describe(a));
   auto node = makeNode(op, a->shape, a->dtype, {a});
   node->axes = {k};
   return Tensor(node);

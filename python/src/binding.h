@@ -7,7 +7,9 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 /// NumPy's `axis` argument (None, an int, or a sequence of ints) as Axes.
 namespace nanobind::detail {
@@ -77,6 +79,10 @@ Array viewOf(const InArray &a, const char *what);
 nanobind::object toNumPy(Array array);
 
 void registerCache(nanobind::module_ &m);
+/// An array's element strides (NumPy's strides / itemsize) where it is not
+/// C-contiguous (size-1 axes aside, as NumPy's flag), else none; none too for
+/// strides that are not whole elements. The jit keys and traces by it.
+std::optional<std::vector<int64_t>> elementStrides(nanobind::handle array);
 void registerGpt2(nanobind::module_ &m);
 void registerIndex(nanobind::module_ &m);
 

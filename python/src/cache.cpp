@@ -11,8 +11,10 @@
 #include "binding.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <tinymlir/jit.h>
 
@@ -71,6 +73,32 @@ void text(std::string &key, char tag, const char *data, size_t size) {
   key.append(data, size);
 }
 
+} // namespace
+
+std::optional<std::vector<int64_t>> elementStrides(nb::handle a) {
+  const nb::tuple shape(a.attr("shape")), strides(a.attr("strides"));
+  const auto item = nb::cast<int64_t>(a.attr("itemsize"));
+  std::vector<int64_t> out(shape.size());
+  int64_t expected = 1;
+  bool contiguous = true, empty = false;
+  for (size_t k = out.size(); k-- > 0;) {
+    const auto dim = nb::cast<int64_t>(shape[k]), stride = nb::cast<int64_t>(strides[k]);
+    if (stride % item != 0)
+      return std::nullopt;
+    out[k] = stride / item;
+    empty = empty || dim == 0;
+    if (dim != 1) {
+      contiguous = contiguous && out[k] == expected;
+      expected *= dim;
+    }
+  }
+  if (contiguous || empty)
+    return std::nullopt;
+  return out;
+}
+
+namespace {
+
 /// Appends the key text of tree `x` (as _jit.flatten walks it) to `key` and
 /// its arrays to `leaves`; false where flatten's tree must key it instead.
 bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObject *ndarray) {
@@ -86,6 +114,11 @@ bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObj
       key += ',';
     }
     key += ']';
+    if (const std::optional<std::vector<int64_t>> strides = elementStrides(a)) {
+      key += 'S'; // a layout other than C order: its trace follows it
+      for (int64_t s : *strides)
+        key += std::to_string(s) + ',';
+    }
     leaves.push_back(x);
     return true;
   }
@@ -232,6 +265,8 @@ void registerCache(nb::module_ &m) {
       m, "SpecializationCache",
       "The C++ specialization cache (thread-safe, LRU) of one jitted Python function.")
       .def(nb::init<>())
+      .def_static("element_strides", &elementStrides, "array"_a,
+                  "An array's element strides where it is not C-contiguous, else None.")
       .def_static("key", &callKey, "args"_a, "kwargs"_a, "options"_a,
                   "(key, array leaves) of a call, or None where flatten's tree must key it.")
       .def("find_or_compile", &findOrCompile, "key"_a, "limit"_a, "compile"_a,

@@ -123,6 +123,8 @@ void registerIndex(nb::module_ &m) {
 
   nb::class_<Ref>(m, "Ref", "A writable traced array: a buffer with versions, and a view of it.")
       .def(nb::init<const Tensor &>(), "value"_a)
+      .def(nb::init<const Tensor &, std::vector<int64_t>>(), "value"_a, "strides"_a,
+           "An argument laid out with these element strides.")
       .def("value", &Ref::value, "The current value, read through the view.")
       .def("base", &Ref::base, "The buffer's current value.")
       .def_prop_ro("version", &Ref::version, "The number of writes to the buffer.")
@@ -169,6 +171,7 @@ void registerIndex(nb::module_ &m) {
           "order"_a = "C", "a.ravel(order=): a view where contiguous in that order, else a copy.")
       .def("transposed", &Ref::transposed, "axes"_a.none() = nb::none(),
            "a.transpose(axes): a view (none: the axes reversed).")
+      .def("matrix_transposed", &Ref::matrixTransposed, "a.mT: the last two axes swapped.")
       .def(
           "whole", [](const Ref &r) { return r.view({}); }, "A view of all of it.")
       .def(

@@ -441,10 +441,12 @@ NB_MODULE(_tinymlir, m) {
         "np.putmask's new value of a (numpy.h's putmask).");
   m.def(
       "ufunc_at",
-      [](const std::string &ufunc, const Tensor &table, const Tensor &ids, const Tensor &values) {
-        return ufuncAt(ufunc, table, ids, values);
+      [](const std::string &ufunc, const Tensor &table, const Tensor &ids,
+         std::optional<Tensor> values) { // none: a unary ufunc's (refused by name)
+        return ufuncAt(ufunc, table, ids, values.value_or(Tensor()));
       },
-      "ufunc"_a, "table"_a, "ids"_a, "values"_a, "ufunc.at along axis 0 (tensor.h's ufuncAt).");
+      "ufunc"_a, "table"_a, "ids"_a, "values"_a.none(),
+      "ufunc.at along axis 0 (tensor.h's ufuncAt).");
   m.def("put_along_axis", &putAlongAxis, "arr"_a, "indices"_a, "values"_a, "axis"_a.none());
   m.def("round", &tinymlir::round, "a"_a, "decimals"_a = 0);
   m.def("diff", &diff, "a"_a, "n"_a = 1, "axis"_a = -1);
@@ -497,13 +499,13 @@ NB_MODULE(_tinymlir, m) {
   m.def(
       "histogram",
       [](const Tensor &a, int64_t bins, std::optional<Tensor> edges,
-         std::optional<std::pair<double, double>> range, bool rangeIntegral, bool density,
+         std::optional<std::pair<Tensor, Tensor>> range, bool density,
          std::optional<Tensor> weights) {
-        return histogram(a, HistogramOptions{bins, edges, range, rangeIntegral, density,
-                                             weights.value_or(Tensor())});
+        return histogram(a,
+                         HistogramOptions{bins, edges, range, density, weights.value_or(Tensor())});
       },
-      "a"_a, "bins"_a, "edges"_a.none(), "range"_a.none(), "range_integral"_a, "density"_a,
-      "weights"_a.none(), "np.histogram (numpy.h): (counts, edges).");
+      "a"_a, "bins"_a, "edges"_a.none(), "range"_a.none(), "density"_a, "weights"_a.none(),
+      "np.histogram (numpy.h): (counts, edges).");
   m.def(
       "pad_widths",
       [](const nb::dict &byAxis, int64_t rank) {
@@ -605,6 +607,12 @@ NB_MODULE(_tinymlir, m) {
         return full(shape, value, dtypeOf(dtype));
       },
       "shape"_a, "value"_a, "dtype"_a.none(), "np.full: NumPy's default dtype and cast.");
+  m.def(
+      "full_like",
+      [dtypeOf](const Tensor &a, const Tensor &value, const std::optional<std::string> &dtype,
+                std::optional<Shape> shape) { return fullLike(a, value, dtypeOf(dtype), shape); },
+      "a"_a, "value"_a, "dtype"_a.none(), "shape"_a.none(),
+      "np.full_like: a's shape and dtype where none is given.");
   m.def("reshape", [](const Tensor &a, const std::vector<int64_t> &s) { return reshape(a, s); });
   m.def("transpose",
         [](const Tensor &a, const std::vector<int64_t> &p) { return transpose(a, p); });

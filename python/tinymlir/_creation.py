@@ -49,12 +49,17 @@ def _shape(shape):
 def full_traced(shape, value, dtype, name):
     """A traced array of `shape` filled with `value` (a number, an array or a
     traced value): the core's np.full (NumPy's default dtype and cast)."""
-    dims = _shape(shape)
+    return _filled(_core.full, _shape(shape), value, dtype, name)
+
+
+def _filled(make, shape, value, dtype, name):
+    """make(shape, value, dtype) (the core's full or full_like), its value known
+    while tracing where `value` is static."""
     d = None if dtype is None else dtype_name(np.dtype(dtype), f"{name}'s result")
     traced = isinstance(value, Traced)
-    v = value._t if traced else to_tensor(value, f"{name}'s fill value")
-    r = Traced(_core.full(dims, v, d))
-    return r if traced else set_known(r, lambda: np.full(dims, value, r.dtype))
+    r = make(shape, value._t if traced else to_tensor(value, f"{name}'s fill value"), d)
+    r = Traced(r, array=True)
+    return r if traced else set_known(r, lambda: np.full(r.shape, value, r.dtype))
 
 
 def _has_traced(x):
@@ -79,7 +84,7 @@ def _stacked(x, dtype):
     """np.array of nested lists holding traced values: the core's (its shape,
     dtype and NumPy's error for an inhomogeneous shape)."""
     d = None if dtype is None else dtype_name(np.dtype(dtype), "numpy.array's result")
-    return Traced(_core.array_of(_nested(x), d))
+    return Traced(_core.array_of(_nested(x), d), array=True)
 
 
 # The wrappers: each takes NumPy's function first, then NumPy's arguments.
@@ -101,10 +106,9 @@ def _full(orig, shape, fill_value, dtype=None, order="C", **kw):
 def full_like(a, fill_value, dtype, shape, name):
     """np.full_like (and ones_like, zeros_like, empty_like) as a traced array:
     from the wrappers here, and from __array_function__ (_numpy) for traced `a`."""
-    t = a if isinstance(a, (Traced, np.ndarray)) else np.asarray(a)
-    return full_traced(
-        t.shape if shape is None else shape, fill_value, t.dtype if dtype is None else dtype, name
-    )
+    t = a._t if isinstance(a, Traced) else to_tensor(a, f"{name}'s prototype")
+    dims = None if shape is None else _shape(shape)
+    return _filled(lambda _, v, d: _core.full_like(t, v, d, dims), None, fill_value, dtype, name)
 
 
 def _like(value):
@@ -148,7 +152,9 @@ def _array(orig, obj, *args, **kwargs):
         obj, dtype = _stacked(obj, dtype), None
     d = None if dtype is None else dtype_name(np.dtype(dtype), f"numpy.{name}'s result")
     r = obj._ref.as_array(d, None if copy is None else bool(copy), order, ndmin)
-    return obj if r is None else Traced(None, r)
+    if r is None and obj.ndim == 0 and not obj.is_array():  # a scalar: a new 0-d array
+        r = obj._ref.as_array(d, True, order, ndmin)
+    return obj if r is None else Traced(None, r, array=True)
 
 
 class _NdarrayType(type):

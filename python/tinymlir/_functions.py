@@ -42,14 +42,6 @@ from ._trace import (
 _range = builtins.range  # histogram's argument is named range, as NumPy's
 
 
-def _strong(x, what):
-    """An operand as NumPy's asarray makes it: Python numbers and lists become
-    arrays of NumPy's default dtypes (strong, not weak scalars)."""
-    if isinstance(x, Traced):
-        return x
-    return Traced(to_tensor(np.asarray(x), what))
-
-
 def _static(x, what):
     """A value needed while tracing (a shape, a count): a Python or NumPy value,
     or a traced one made from static values alone."""
@@ -160,7 +152,7 @@ def _tile(A, reps):
 
 @_implements(np.meshgrid)
 def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    ts = [_strong(x, "numpy.meshgrid's operand") for x in xi]
+    ts = [_traced(x, "numpy.meshgrid's operand") for x in xi]
     grids = _core.meshgrid([t._t for t in ts], indexing, bool(sparse))
     if copy or not sparse:  # broadcast grids are copies here (NumPy's are read-only views)
         return tuple(Traced(g) for g in grids)
@@ -170,7 +162,7 @@ def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 @_implements(np.kron)
 def _kron(a, b):
     return Traced(
-        _core.kron(_strong(a, "numpy.kron's operand")._t, _strong(b, "numpy.kron's operand")._t)
+        _core.kron(_traced(a, "numpy.kron's operand")._t, _traced(b, "numpy.kron's operand")._t)
     )
 
 
@@ -203,8 +195,8 @@ def _cov(
     freedom <= 0 is given while tracing where it is static."""
     return Traced(
         _core.cov(
-            _strong(m, "numpy.cov's operand")._t,
-            None if y is None else _strong(y, "numpy.cov's y")._t,
+            _traced(m, "numpy.cov's operand")._t,
+            None if y is None else _traced(y, "numpy.cov's y")._t,
             bool(rowvar),
             bool(bias),
             ddof,
@@ -219,8 +211,8 @@ def _cov(
 def _corrcoef(x, y=None, rowvar=True, *, dtype=None):
     return Traced(
         _core.corrcoef(
-            _strong(x, "numpy.corrcoef's operand")._t,
-            None if y is None else _strong(y, "numpy.corrcoef's y")._t,
+            _traced(x, "numpy.corrcoef's operand")._t,
+            None if y is None else _traced(y, "numpy.corrcoef's y")._t,
             bool(rowvar),
             None if dtype is None else dtype_name(np.dtype(dtype), "numpy.corrcoef's dtype"),
         )
@@ -236,7 +228,7 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     Bins named by an estimator ('auto', ...) are refused: their number depends
     on the data."""
     t = _traced(a, "numpy.histogram's operand")
-    w = None if weights is None else _strong(weights, "numpy.histogram's weights")._t
+    w = None if weights is None else _traced(weights, "numpy.histogram's weights")._t
     if isinstance(bins, str):
         raise TracingError(
             f"tinymlir cannot trace numpy.histogram with bins={bins!r} (the "
@@ -252,16 +244,9 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
         bins = _maybe_static(bins)
         edges = bins._t if isinstance(bins, Traced) else to_tensor(np.asarray(bins), "bins")
     if range is not None:
-        range = _static(range, "numpy.histogram's range")
-    hist, edges = _core.histogram(
-        t._t,
-        count,
-        edges,
-        None if range is None else (float(range[0]), float(range[1])),
-        range is not None and all(isinstance(v, (int, np.integer)) for v in range),
-        bool(density),
-        w,
-    )
+        first, last = _static(range, "numpy.histogram's range")
+        range = (to_tensor(first, "range"), to_tensor(last, "range"))
+    hist, edges = _core.histogram(t._t, count, edges, range, bool(density), w)
     return Traced(hist), Traced(edges)
 
 
@@ -325,7 +310,7 @@ def _may_share_memory(a, b, max_work=None):
 def _convolve(a, v, mode="full"):
     return Traced(
         _core.convolve(
-            _strong(a, "numpy.convolve's a")._t, _strong(v, "numpy.convolve's v")._t, mode
+            _traced(a, "numpy.convolve's a")._t, _traced(v, "numpy.convolve's v")._t, mode
         )
     )
 
@@ -334,7 +319,7 @@ def _convolve(a, v, mode="full"):
 def _correlate(a, v, mode="valid"):
     return Traced(
         _core.correlate(
-            _strong(a, "numpy.correlate's a")._t, _strong(v, "numpy.correlate's v")._t, mode
+            _traced(a, "numpy.correlate's a")._t, _traced(v, "numpy.correlate's v")._t, mode
         )
     )
 

@@ -246,7 +246,16 @@ class Specialization:
     finished, so that a call that raises leaves every argument as it was."""
 
     def __init__(
-        self, compiled, n_inputs, hidden, out_tree, writes=(), returned=(), static=None, views=()
+        self,
+        compiled,
+        n_inputs,
+        hidden,
+        out_tree,
+        writes=(),
+        returned=(),
+        static=None,
+        views=(),
+        arrays=(),
     ):
         self._compiled = compiled
         self._n_inputs = n_inputs
@@ -257,6 +266,7 @@ class Specialization:
         # result position -> (leaf, view steps): a view of the caller's array, made
         # by NumPy from it after the call (no kernel output)
         self._views = dict(views)
+        self._arrays = frozenset(arrays)  # result positions of 0-d arrays (not scalars)
         self._static = static  # (result,) where no array was computed
         if compiled is not None:
             self._types = [
@@ -371,7 +381,7 @@ class Specialization:
             if position not in direct:
                 np.copyto(leaves[leaf], outs[position], casting="unsafe")
         if self._out_tree is None:
-            return _scalar(outs[0])
+            return _scalar(outs[0], 0 in self._arrays)
         computed = iter(outs[: len(outs) - len(self._writes)])
         results = []
         for k in range(len(outs) - len(self._writes) + len(self._views)):
@@ -380,7 +390,10 @@ class Specialization:
                 results.append(replay_view(leaves[i], steps))
                 continue
             o = next(computed)
-            results.append(leaves[self._returned[k]] if k in self._returned else _scalar(o))
+            if k in self._returned:
+                results.append(leaves[self._returned[k]])
+            else:
+                results.append(_scalar(o, k in self._arrays))
         return unflatten(self._out_tree, iter(results))
 
     def _outputs_in_place(self, leaves, run_leaves):
@@ -410,14 +423,20 @@ class Specialization:
         return f"<tinymlir specialization ({ins}) -> ({outs}) on {target}>"
 
 
-def _scalar(a):
-    """A result as NumPy gives it: rank 0 is a NumPy scalar; int64 is NumPy's
-    np.int64 (the binding's arrays are C long long, a distinct NumPy type), and
-    uint64 np.uint64."""
+def _layout(a):
+    """An argument's element strides where it is not C-contiguous, else None."""
+    strides = _core.SpecializationCache.element_strides(a)
+    return None if strides is None else tuple(strides)
+
+
+def _scalar(a, array=False):
+    """A result as NumPy gives it: rank 0 is a NumPy scalar unless NumPy's is a
+    0-d `array` (Traced.is_array); int64 is NumPy's np.int64 (the binding's
+    arrays are C long long, a distinct NumPy type), and uint64 np.uint64."""
     if isinstance(a, np.ndarray):
         if a.dtype.char in "qQ":
             a = a.view(a.dtype.name)
-        return a[()] if a.ndim == 0 else a
+        return a[()] if a.ndim == 0 and not array else a
     return a
 
 
@@ -556,7 +575,13 @@ class JitFunction:
             treedef = None
         else:  # keyed by flatten's tree, named once per function
             treedef, leaves = _flatten_call(args, kwargs)
-            tree_key = (treedef, tuple((a.shape, a.dtype) for a in leaves), _aliases(leaves))
+            layouts = tuple(_layout(a) for a in leaves)
+            tree_key = (
+                treedef,
+                tuple((a.shape, a.dtype) for a in leaves),
+                layouts,
+                _aliases(leaves),
+            )
             name = self._tree_keys.setdefault(tree_key, next(self._tree_names))
             key = f"tree {name}|{options.key()}"
 
@@ -584,7 +609,12 @@ class JitFunction:
         traced = []
         for i, a in enumerate(leaves):
             j = first.setdefault(id(a), i)
-            traced.append(Traced(placeholders[i]) if j == i else traced[j])
+            if j == i:  # an argument's buffer, in its layout (reshapes are views as NumPy's)
+                strides = _layout(a)
+                ref = _core.Ref(placeholders[i], list(strides)) if strides else None
+                traced.append(Traced(placeholders[i], ref))
+            else:
+                traced.append(traced[j])
         with TraceContext(n, self.fn) as ctx:
             args, kwargs = _unflatten_call(treedef, iter(traced))
             result = _with_traceable_captures(self.fn)(*args, **kwargs)
@@ -620,6 +650,11 @@ class JitFunction:
                 and o._ref.buffer_id in by_buf
                 and (o._view != () or id(o) not in by_id)
             ]
+            arrays = [
+                k
+                for k, o in enumerate(outs)
+                if isinstance(o, Traced) and not o.shape and o.is_array()
+            ]
             computed = [o for k, o in enumerate(outs) if k not in dict(views)]
             writes = [(i, len(computed) + k) for k, i in enumerate(written)]
             if not computed and not written:
@@ -636,7 +671,9 @@ class JitFunction:
             hidden = list(ctx.hidden)
             args_t = placeholders + list(ctx.hidden_tensors)
         compiled = _core.compile_graph(tensors, args_t, options, donated)
-        return Specialization(compiled, n, hidden, out_tree, writes, returned, views=views)
+        return Specialization(
+            compiled, n, hidden, out_tree, writes, returned, views=views, arrays=arrays
+        )
 
     def __repr__(self):
         return (

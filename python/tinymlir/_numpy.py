@@ -9,6 +9,7 @@ nothing is ever converted to a constant silently.
 from __future__ import annotations
 
 import inspect
+import math
 import operator
 
 import numpy as np
@@ -100,7 +101,7 @@ def _at(ufunc, inputs, name):
     a, indices = inputs[0], inputs[1]
     if not isinstance(a, Traced):
         raise TracingError(f"tinymlir: {name}.at writes into a traced array only")
-    if len(inputs) < 3:
+    if len(inputs) < 3 and ufunc.nin == 2:
         raise ValueError("second operand needed for ufunc")
     if isinstance(indices, tuple) and len(indices) == 1:
         indices = indices[0]
@@ -110,7 +111,7 @@ def _at(ufunc, inputs, name):
             "int array of them), not a tuple of index arrays or slices"
         )
     ids = to_tensor(indices, f"{name}.at's indices")
-    values = to_tensor(inputs[2], f"{name}.at's values")
+    values = to_tensor(inputs[2], f"{name}.at's values") if len(inputs) > 2 else None
     a[...] = Traced(_core.ufunc_at(ufunc.__name__, a._t, ids, values))
     return None
 
@@ -323,15 +324,27 @@ def _where(condition, x=None, y=None):
             to_tensor(condition, "numpy.where's condition"),
             to_tensor(x, "numpy.where's x"),
             to_tensor(y, "numpy.where's y"),
-        )
+        ),
+        array=True,
     )
 
 
 @_implements(np.clip)
-def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+def _clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue, **kwargs):
     _check("clip", out=out, **{k: v for k, v in kwargs.items() if k != "casting"})
-    lo = a_min if min is None else min
-    hi = a_max if max is None else max
+    # NumPy's binding of its two spellings of the bounds (numpy/_core/fromnumeric.py)
+    if a_min is _NoValue and a_max is _NoValue:
+        lo, hi = (None if v is _NoValue else v for v in (min, max))
+    elif a_min is _NoValue or a_max is _NoValue:
+        missing = "a_min" if a_min is _NoValue else "a_max"
+        raise TypeError(f"clip() missing 1 required positional argument: '{missing}'")
+    elif min is not _NoValue or max is not _NoValue:
+        raise ValueError(
+            "Passing `min` or `max` keyword argument when `a_min` and `a_max` are "
+            "provided is forbidden."
+        )
+    else:
+        lo, hi = a_min, a_max
     t = _traced(a, "numpy.clip's operand")
     bounds = [None if v is None else to_tensor(v, "numpy.clip's bound") for v in (lo, hi)]
     return Traced(_core.clip(t._t, *bounds))
@@ -650,16 +663,12 @@ def _hstack(tup, *, dtype=None, casting="same_kind"):
 @_implements(np.triu)
 def _triu(m, k=0):
     t = _traced(m, "numpy.triu's operand")
-    if t.ndim < 2:
-        raise TracingError("tinymlir traces numpy.triu of rank 2 or more")
     return Traced(_core.triu(t._t, operator.index(k)))
 
 
 @_implements(np.tril)
 def _tril(m, k=0):
     t = _traced(m, "numpy.tril's operand")
-    if t.ndim < 2:
-        raise TracingError("tinymlir traces numpy.tril of rank 2 or more")
     return Traced(_core.tril(t._t, operator.index(k)))
 
 
@@ -680,7 +689,8 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, dev
 
 @_implements(np.copy)
 def _copy(a, order="K", subok=False):
-    return _traced(a, "numpy.copy's operand").copy()
+    t = _traced(a, "numpy.copy's operand")
+    return Traced(t._t, array=True)  # an array, of a scalar too
 
 
 @_implements(np.copyto)
@@ -911,7 +921,9 @@ def _ndim(a):
 
 @_implements(np.size)
 def _size(a, axis=None):
-    return a.size if axis is None else a.shape[axis]
+    if axis is None:
+        return a.size
+    return math.prod(a.shape[k] for k in _core.normalize_axes(axis, a.ndim))
 
 
 def _public_name(func):

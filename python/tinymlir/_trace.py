@@ -538,11 +538,18 @@ class Traced:
     Writes through any of them replace the base's value; the others see it.
     The buffer, its versions and the views are C++'s (`_core.Ref`)."""
 
-    __slots__ = ("_ref", "__weakref__")
+    __slots__ = ("_ref", "_array", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, tensor, ref=None):
+    def __init__(self, tensor, ref=None, array=False):
         self._ref = _core.Ref(tensor) if ref is None else ref
+        self._array = array  # made as an array (np.zeros(()), np.asarray): see is_array
+
+    def is_array(self):
+        """Whether NumPy's value of a rank-0 result is a 0-d array, not a scalar:
+        NumPy's ufuncs, reductions and int indexing give scalars; its creation
+        functions, and views of arrays, give arrays."""
+        return self._array or (bool(self._view) and bool(self._ref.base().shape))
 
     @property
     def _t(self):
@@ -557,7 +564,7 @@ class Traced:
     def _view_of_shape(self, shape):
         """A view of this array in `shape` (the same elements, size-1 axes
         added or dropped: NumPy's squeeze, expand_dims and atleast_*d)."""
-        return Traced(None, self._ref.reshaped(list(shape)))
+        return Traced(None, self._ref.reshaped(list(shape)), array=self._array)
 
     def _assign(self, value):
         """Replaces every element of this array (or view) by `value` (a C++
@@ -605,7 +612,9 @@ class Traced:
 
     def __len__(self):
         if not self._t.shape:
-            raise TypeError("len() of a rank-0 traced array")
+            if not self.is_array():  # NumPy's scalar
+                raise TypeError(f"object of type 'numpy.{self.dtype}' has no len()")
+            raise TypeError("len() of unsized object")
         return self._t.shape[0]
 
     def __repr__(self):
@@ -697,7 +706,7 @@ class Traced:
         """NumPy's a.fill(value): every element set (value cast to a's dtype)."""
         v = to_tensor(value, "fill's value")
         if v.shape:
-            raise ValueError("fill's value must be a scalar")
+            raise ValueError("setting an array element with a sequence.")
         self._assign(v)
 
     def __bool__(self):
@@ -736,7 +745,9 @@ class Traced:
 
     def __iter__(self):
         if not self._t.shape:
-            raise TypeError("iteration over a rank-0 traced array")
+            if not self.is_array():  # NumPy's scalar
+                raise TypeError(f"'numpy.{self.dtype}' object is not iterable")
+            raise TypeError("iteration over a 0-d array")
         known = known_value(self)
         if known is not None:
             return iter(known)
@@ -765,28 +776,27 @@ class Traced:
 
     @property
     def mT(self):
-        if self.ndim < 2:
-            raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return self.transpose(_core.swapaxes_order(self.ndim, -1, -2))
+        return Traced(None, self._ref.matrix_transposed(), array=self._array)
 
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         dims = [operator.index(d) for d in shape]
-        return Traced(
-            None, self._ref.reshaped(dims, order or "C", None if copy is None else bool(copy))
-        )
+        r = self._ref.reshaped(dims, order or "C", None if copy is None else bool(copy))
+        return Traced(None, r, array=self._array or self.ndim > 0)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         if len(axes) == 0 or axes == (None,):
-            return Traced(None, self._ref.transposed(None))
-        return Traced(None, self._ref.transposed([operator.index(a) for a in axes]))
+            return Traced(None, self._ref.transposed(None), array=self._array)
+        return Traced(
+            None, self._ref.transposed([operator.index(a) for a in axes]), array=self._array
+        )
 
     def astype(self, dtype, copy=True):
         t = _core.cast(self._t, dtype_name(dtype, "astype's dtype"))
-        return Traced(t) if t.dtype != self._t.dtype or copy else self
+        return Traced(t, array=self.is_array()) if t.dtype != self._t.dtype or copy else self
 
     # Reductions: NumPy's functions (_numpy.py), whose arguments the methods share.
     sum, prod = _method(np.sum), _method(np.prod)
@@ -826,10 +836,10 @@ class Traced:
         return self.ravel(order).copy()
 
     def ravel(self, order="C"):
-        return Traced(None, self._ref.raveled(order or "C"))
+        return Traced(None, self._ref.raveled(order or "C"), array=self._array)
 
     def copy(self, order="C"):
-        return Traced(self._t)  # a buffer of its own
+        return Traced(self._t, array=self._array)  # a buffer of its own
 
     def swapaxes(self, axis1, axis2):
         return np.swapaxes(self, axis1, axis2)

@@ -489,6 +489,19 @@ def test_histogram_values_on_and_outside_the_given_range():
             ),
             v,
         )
+    # NumPy's range values keep their dtype: float64 edges (and comparisons)
+    # for float32 data, as NumPy's result_type(first, last, a) gives them.
+    f32 = (x[:11] * np.float32(1.1)).astype(np.float32)
+    same(
+        lambda t: (
+            np.histogram(t, bins=3, range=(np.float64(0), np.float64(1.1))),
+            np.histogram(t, bins=3, range=(0, np.float64(0.7))),
+            np.histogram(t, bins=3, range=np.array([0.1, 0.9])),
+            np.histogram(t, bins=2, range=(np.int64(1), np.int64(1))),
+            np.histogram(t, bins=3, range=(0.1, 0.9)),
+        ),
+        f32,
+    )
 
 
 def test_histogram_equal_bins_count_values_on_every_edge_as_numpy():

@@ -1216,6 +1216,8 @@ def _masked_reads(x, rows, cols, cube, m3):
         cube[m3, :, 1].sum(axis=0),  # int apart from the mask: the count first
         cube[0, :, m3].sum(axis=0),  # the count first as well (NumPy's rule)
         cube[:, m3, 0].sum(axis=1),  # int next to the mask: the count in place
+        (cube[:, cube[0] > 1.0] * cube[:, :1, 0]).sum(axis=1),  # a 2-D mask, an operand's
+        # axis before the count's
         np.divmod(x[rows], 0.25)[1].sum(),
         np.add(x[rows], 1, dtype=np.float32).sum(),
         np.nanmax(x[rows], axis=0),
@@ -1373,6 +1375,110 @@ def test_ufunc_out_casting_and_where_as_numpys():
         same_error(g, np.ones(3), kind=TypeError)
     same_error(lambda x: np.add(x, x, out=x, casting="bad"), np.ones(3))
     same_error(lambda x: np.add(x, x, out=np.zeros(3, np.int64)), np.ones(3), kind=TypeError)
+
+
+def test_like_triangles_sizes_and_clip_bounds_as_numpys():
+    # The *_like defaults (a Python number or list as np.asarray makes it),
+    # triu/tril of 1-D input (NumPy's (n, n)), np.size over axes, clip's
+    # bounds under either name, and np.asarray's dtypes for Python numbers
+    # given to kron, convolve and meshgrid. All exact.
+    def f(x):
+        return (
+            np.zeros_like(3),
+            np.full_like([1.5, 2.0], 7),
+            np.ones_like(x, shape=(2, 2)),
+            np.empty_like(x, dtype=np.int8).shape,
+            np.triu(x, 1),
+            np.tril(x[:3], -1),
+            np.size(np.ones((2, 3, 4)), axis=(0, 2)),
+            np.size(x, -1),
+            np.clip(x, min=0.75),
+            np.clip(x, max=1.0),
+            np.kron(x, 2),
+            np.convolve(x, 2),
+            np.meshgrid(x[:2], 3)[1],
+            x.reshape(2, 2).mT,
+        )
+
+    same(f, positive(4, dtype=np.float32))
+    same_error(lambda x: x.mT, positive(3))
+    same_error(lambda x: np.clip(x, 0, 1, min=0), positive(3))
+    same_error(lambda x: np.clip(x, 0, max=1), positive(3))
+    for scalar_or_array in (lambda x: x.sum(), lambda x: np.zeros(())):
+        same_error(lambda x: len(scalar_or_array(x)), positive(3))  # noqa: B023
+        same_error(lambda x: iter(scalar_or_array(x)), positive(3))  # noqa: B023
+    same_error(lambda x: x.fill(np.ones(1)), positive(3))
+    same_error(lambda x: np.add.at(x, [0]), positive(3))
+    with pytest.raises(tinymlir.TracingError, match="traces ufunc.at for add"):
+        jit(lambda x: np.negative.at(x, [0]))(positive(3))
+
+
+def test_rank0_results_are_scalars_or_arrays_as_numpys():
+    # NumPy's ufuncs, reductions and int indexing give scalars; its creation
+    # functions, np.where, np.copy, views of arrays and their copies 0-d arrays.
+    def f(x):
+        z = np.zeros(())
+        z += x[0]
+        return (
+            z,  # written in place: still the array
+            z + 1,
+            z.copy(),
+            z.T,
+            z.reshape(()),
+            z.astype(np.int32),
+            np.asarray(x.sum()),
+            np.array(x[1]),
+            np.copy(x.max()),
+            np.full((), 2.5),
+            np.ones_like(x[0]),
+            np.where(x[0] > 1, x[0], 0.0),
+            np.squeeze(x[:1]),
+            x[:1].reshape(()),
+            x.sum(),
+            x[2],
+            x.sum().copy(),
+            np.sqrt(z),
+        )
+
+    same(f, positive(4), rtol=4 * EPS64)
+
+
+def test_arguments_keep_their_layout_for_reshapes_as_numpys():
+    # An argument in F order, strided or reversed is reshaped, raveled and made
+    # contiguous as NumPy's would be: a view where its strides allow one (a
+    # write reaches the caller's array), else a copy (it does not).
+    def f(a):
+        b = a.reshape(-1)
+        b[0] = 100.0
+        c = a.T.reshape(-1)
+        c[1] = 200.0
+        d = np.ascontiguousarray(a)
+        d[0, -1] = -1.0
+        r = a.ravel(order="K")
+        r[2] = 300.0
+        return b.sum() + c.sum() + d.sum() + r.sum(), a.T.reshape(-1), a.reshape(-1)
+
+    views = {
+        "F": np.asfortranarray,
+        "strided": lambda x: x[:, ::2],
+        "reversed": lambda x: x[::-1],
+        "transposed": lambda x: x.T,
+        "columns": lambda x: x[:, 1:3],
+    }
+    for name, view in views.items():
+        bases = [np.arange(24.0).reshape(4, 6) for _ in range(2)]
+        args = [view(b) for b in bases]
+        if name == "F":  # its own buffer: compare the arguments themselves
+            bases = args
+        want, got = f(args[0]), jit(f)(args[1])
+        np.testing.assert_array_equal(bases[1], bases[0], err_msg=name)
+        assert got[0] == want[0], name  # sums of integers: exact
+        for k in (1, 2):
+            np.testing.assert_array_equal(got[k], want[k], err_msg=name)
+            assert np.shares_memory(got[k], args[1]) == np.shares_memory(want[k], args[0]), (
+                name,
+                k,
+            )
 
 
 # --- Results from static arguments and scalars ---------------------------------------------

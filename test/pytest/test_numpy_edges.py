@@ -428,8 +428,12 @@ def test_triu_tril_keep_non_finite_values_and_zero_the_rest():
     got = jit(lambda a: np.triu(a, 1) + np.tril(a, -1))(xi)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, np.triu(xi, 1) + np.tril(xi, -1))
-    with pytest.raises(tinymlir.TracingError, match="rank 2 or more"):
-        jit(lambda a: np.triu(a))(np.ones(3))
+    # 1-D: NumPy's (n, n) of its rows; 0-D: NumPy's TypeError.
+    v = np.array([1.0, np.inf, np.nan])
+    for fn in (np.triu, np.tril):
+        np.testing.assert_array_equal(jit(lambda a: fn(a, 1))(v), fn(v, 1))  # noqa: B023
+    with pytest.raises(TypeError, match="tri\\(\\) missing 1 required positional argument"):
+        jit(lambda a: np.triu(a.sum()))(np.ones(3))
 
 
 def test_rounding_and_sign_match_numpy_exactly():
