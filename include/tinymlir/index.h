@@ -195,6 +195,9 @@ public:
   /// a.transpose(axes): a view with its axes permuted (none: reversed;
   /// negative ones from the end), NumPy's errors for a bad permutation.
   Ref transposed(const std::optional<std::vector<int64_t>> &axes = std::nullopt) const;
+  /// np.flip(a, axes) (none: all), or `name` np.fliplr / np.flipud (axis 1
+  /// or 0, NumPy's ValueError below 2-D or 1-D): a view, as NumPy's.
+  Ref flipped(const Axes &axes, std::string_view name = "flip") const;
   /// a.mT: a view with the last two axes swapped; NumPy's ValueError below 2-D.
   Ref matrixTransposed() const;
   /// a.ravel(order=): a view where the elements are contiguous in that order

@@ -353,7 +353,10 @@ Tensor nanstd(const Tensor &a, const Axes &axes = {}, bool keepdims = false, dou
 /// rounded in float64 and cast back; complex numbers for d = 0 only.
 Tensor round(const Tensor &a, int64_t decimals = 0);
 /// np.diff: the n-th differences along `axis` (!= for bools, as NumPy's).
-Tensor diff(const Tensor &a, int64_t n = 1, int64_t axis = -1);
+/// `prepend` and `append` (invalid: none) are joined to `a` along `axis`
+/// first, as np.asarray makes them, a scalar broadcast to one slice.
+Tensor diff(const Tensor &a, int64_t n = 1, int64_t axis = -1, const Tensor &prepend = {},
+            const Tensor &append = {});
 /// np.linalg.matrix_power: NumPy's repeated squaring (of the inverse for
 /// n < 0); the identity for n = 0. Square matrices in the last two axes.
 Tensor matrixPower(const Tensor &a, int64_t n);

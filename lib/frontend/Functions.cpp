@@ -663,17 +663,9 @@ void checkSortKind(const std::optional<std::string> &kind, std::optional<bool> s
                 ErrorKind::Value);
 }
 
-Tensor fliplr(const Tensor &m) {
-  if (m.rank() < 2)
-    throw Error("Input must be >= 2-d.", ErrorKind::Value);
-  return flip(m, {1});
-}
+Tensor fliplr(const Tensor &m) { return Ref(m).flipped({}, "fliplr").value(); }
 
-Tensor flipud(const Tensor &m) {
-  if (m.rank() < 1)
-    throw Error("Input must be >= 1-d.", ErrorKind::Value);
-  return flip(m, {0});
-}
+Tensor flipud(const Tensor &m) { return Ref(m).flipped({}, "flipud").value(); }
 
 std::pair<Tensor, Tensor> outerOperands(const Tensor &a, const Tensor &b) {
   Shape shape = a.shape(); // the operands are arrays (Python numbers strong)
@@ -2158,14 +2150,28 @@ Tensor round(const Tensor &a, int64_t decimals) {
   return decimals > 0 ? rint(a * f) / f : rint(a / f) * f;
 }
 
-Tensor diff(const Tensor &a, int64_t n, int64_t axis) {
+Tensor diff(const Tensor &a, int64_t n, int64_t axis, const Tensor &prepend, const Tensor &append) {
   const int64_t rank = static_cast<int64_t>(a.shape().size());
   if (rank == 0)
     fail("diff", "diff requires input that is at least one dimensional");
   if (n < 0)
     fail("diff", "order must be non-negative but got " + std::to_string(n));
+  if (n == 0)
+    return a;
   axis = normalizeAxes("diff", axis, rank)[0];
-  Tensor t = a;
+  std::vector<Tensor> parts; // NumPy's combined: prepend, a, append
+  for (const Tensor *p : {&prepend, &a, &append}) {
+    if (!p->valid())
+      continue;
+    Tensor part = strong(*p);
+    if (part.rank() == 0) { // a scalar: one slice of a's shape
+      Shape slice = a.shape();
+      slice[static_cast<size_t>(axis)] = 1;
+      part = broadcastTo(part, slice);
+    }
+    parts.push_back(part);
+  }
+  Tensor t = parts.size() > 1 ? concatenate(parts, axis) : a;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t size = t.shape()[static_cast<size_t>(axis)];
     if (size < 2)

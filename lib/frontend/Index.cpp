@@ -371,6 +371,25 @@ Tensor advancedRead(const Ref &x, const Index &index) {
 
 /// x[int arrays...] = value: NumPy's advanced assignment (index_put); a
 /// repeated position takes the last value, as NumPy's buffered one does.
+/// An advanced index's slices and new axes taken first, as a view of x: NumPy's
+/// result is the advanced index on that view with ':' in their places (the
+/// advanced indices stay apart, or next to each other, as they were).
+std::pair<Ref, Index> slicedFirst(const Ref &x, const Index &index) {
+  const bool basicItems = std::any_of(index.begin(), index.end(), [](const IndexItem &i) {
+    return std::holds_alternative<NewAxis>(i) ||
+           (std::holds_alternative<Slice>(i) && !isWholeSlice(i));
+  });
+  if (!basicItems)
+    return {x, index};
+  Index basic, rest;
+  for (const IndexItem &i : index) {
+    const bool taken = std::holds_alternative<Slice>(i) || std::holds_alternative<NewAxis>(i);
+    basic.push_back(taken ? i : IndexItem(Slice{}));
+    rest.push_back(taken ? IndexItem(Slice{}) : i);
+  }
+  return {x.view(basicIndex(x.shape(), basic).steps), rest};
+}
+
 void scatter(Ref &x, const Index &index, const Tensor &value) {
   const Shape &xs = x.shape();
   const Advanced adv = advancedIndex(xs, index);
@@ -1102,6 +1121,19 @@ Ref Ref::transposed(const std::optional<std::vector<int64_t>> &axes) const {
   return view({{ViewStep::Kind::Transpose, perm, {}, {}}});
 }
 
+Ref Ref::flipped(const Axes &axes, std::string_view name) const {
+  const size_t rank = shape().size();
+  if (name == "fliplr" && rank < 2)
+    throw Error("Input must be >= 2-d.", ErrorKind::Value);
+  if (name == "flipud" && rank < 1)
+    throw Error("Input must be >= 1-d.", ErrorKind::Value);
+  const Axes which = name == "fliplr" ? Axes(1) : name == "flipud" ? Axes(0) : axes;
+  const Tensor v = value(), f = flip(v, which); // NumPy's checks of the axes
+  if (f.node() == v.node())
+    return view({}); // no axis
+  return view({{ViewStep::Kind::Flip, f.node()->axes, {}, {}}});
+}
+
 Ref Ref::matrixTransposed() const {
   const auto rank = static_cast<int64_t>(shape().size());
   if (rank < 2)
@@ -1429,8 +1461,10 @@ Ref Ref::get(const Index &index) const {
     return gatherRead(*this, e);
   case IndexKind::Computed:
     return Ref(computedRead(*this, e));
-  case IndexKind::Advanced:
-    return Ref(advancedRead(*this, e));
+  case IndexKind::Advanced: {
+    const auto [sliced, rest] = slicedFirst(*this, e);
+    return Ref(advancedRead(sliced, rest));
+  }
   }
   return *this;
 }
@@ -1455,9 +1489,11 @@ void Ref::set(const Index &index, const Tensor &value) {
   case IndexKind::Computed:
     computedWrite(*this, e, value);
     return;
-  case IndexKind::Advanced:
-    scatter(*this, e, value);
+  case IndexKind::Advanced: {
+    auto [sliced, rest] = slicedFirst(*this, e);
+    scatter(sliced, rest, value);
     return;
+  }
   }
 }
 

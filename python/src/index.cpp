@@ -171,6 +171,12 @@ void registerIndex(nb::module_ &m) {
           "order"_a = "C", "a.ravel(order=): a view where contiguous in that order, else a copy.")
       .def("transposed", &Ref::transposed, "axes"_a.none() = nb::none(),
            "a.transpose(axes): a view (none: the axes reversed).")
+      .def(
+          "flipped",
+          [](const Ref &r, const Axes &axes, const std::string &name) {
+            return r.flipped(axes, name);
+          },
+          "axes"_a.none(), "name"_a = "flip", "np.flip, np.fliplr or np.flipud: a view.")
       .def("matrix_transposed", &Ref::matrixTransposed, "a.mT: the last two axes swapped.")
       .def(
           "whole", [](const Ref &r) { return r.view({}); }, "A view of all of it.")

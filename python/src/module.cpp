@@ -449,7 +449,14 @@ NB_MODULE(_tinymlir, m) {
       "ufunc.at along axis 0 (tensor.h's ufuncAt).");
   m.def("put_along_axis", &putAlongAxis, "arr"_a, "indices"_a, "values"_a, "axis"_a.none());
   m.def("round", &tinymlir::round, "a"_a, "decimals"_a = 0);
-  m.def("diff", &diff, "a"_a, "n"_a = 1, "axis"_a = -1);
+  m.def(
+      "diff",
+      [](const Tensor &a, int64_t n, int64_t axis, std::optional<Tensor> prepend,
+         std::optional<Tensor> append) {
+        return diff(a, n, axis, prepend.value_or(Tensor()), append.value_or(Tensor()));
+      },
+      "a"_a, "n"_a = 1, "axis"_a = -1, "prepend"_a.none() = nb::none(),
+      "append"_a.none() = nb::none());
   m.def("matrix_power", &matrixPower, "a"_a, "n"_a);
   m.def(
       "norm",

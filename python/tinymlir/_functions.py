@@ -203,7 +203,8 @@ def _cov(
             None if fweights is None else _weights(fweights, "numpy.cov's fweights"),
             None if aweights is None else _weights(aweights, "numpy.cov's aweights"),
             None if dtype is None else dtype_name(np.dtype(dtype), "numpy.cov's dtype"),
-        )
+        ),
+        array=True,  # NumPy's squeezed matrix: 0-d for one variable
     )
 
 
@@ -488,7 +489,7 @@ def _allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
     """A traced bool (NumPy's Python bool is known only once the kernel runs;
     branching on it is refused by name)."""
     x, y = to_tensor(a, "numpy.allclose's operand"), to_tensor(b, "numpy.allclose's operand")
-    return Traced(_core.allclose(x, y, float(rtol), float(atol), bool(equal_nan)))
+    return Traced(_core.allclose(x, y, float(rtol), float(atol), bool(equal_nan)), array="python")
 
 
 # --- cross, ptp, inner, vdot, gradient, interp, lexsort (numpy.h) ------------------------
@@ -623,7 +624,7 @@ def _array_equal(a1, a2, equal_nan=False):
         to_tensor(a1, "numpy.array_equal's operand"),
         to_tensor(a2, "numpy.array_equal's operand"),
     )
-    return Traced(_core.array_equal(x, y, bool(equal_nan)))
+    return Traced(_core.array_equal(x, y, bool(equal_nan)), array="python")
 
 
 @_implements(np.fix)

@@ -255,7 +255,7 @@ class Specialization:
         returned=(),
         static=None,
         views=(),
-        arrays=(),
+        rank0=(),
     ):
         self._compiled = compiled
         self._n_inputs = n_inputs
@@ -266,7 +266,7 @@ class Specialization:
         # result position -> (leaf, view steps): a view of the caller's array, made
         # by NumPy from it after the call (no kernel output)
         self._views = dict(views)
-        self._arrays = frozenset(arrays)  # result positions of 0-d arrays (not scalars)
+        self._rank0 = dict(rank0)  # result position -> "array" or "python" (else a scalar)
         self._static = static  # (result,) where no array was computed
         if compiled is not None:
             self._types = [
@@ -369,7 +369,8 @@ class Specialization:
         run_leaves = leaves + self._hidden if self._hidden else list(leaves)
         if self._compiled is None:  # every result a view of an argument, nothing written
             results = [
-                replay_view(leaves[i], steps) for _, (i, steps) in sorted(self._views.items())
+                _scalar(replay_view(leaves[i], steps), self._rank0.get(k))
+                for k, (i, steps) in sorted(self._views.items())
             ]
             return unflatten(self._out_tree, iter(results))
         if self._donating:
@@ -381,19 +382,19 @@ class Specialization:
             if position not in direct:
                 np.copyto(leaves[leaf], outs[position], casting="unsafe")
         if self._out_tree is None:
-            return _scalar(outs[0], 0 in self._arrays)
+            return _scalar(outs[0], self._rank0.get(0))
         computed = iter(outs[: len(outs) - len(self._writes)])
         results = []
         for k in range(len(outs) - len(self._writes) + len(self._views)):
             if k in self._views:
                 i, steps = self._views[k]
-                results.append(replay_view(leaves[i], steps))
+                results.append(_scalar(replay_view(leaves[i], steps), self._rank0.get(k)))
                 continue
             o = next(computed)
             if k in self._returned:
                 results.append(leaves[self._returned[k]])
             else:
-                results.append(_scalar(o, k in self._arrays))
+                results.append(_scalar(o, self._rank0.get(k)))
         return unflatten(self._out_tree, iter(results))
 
     def _outputs_in_place(self, leaves, run_leaves):
@@ -429,14 +430,16 @@ def _layout(a):
     return None if strides is None else tuple(strides)
 
 
-def _scalar(a, array=False):
-    """A result as NumPy gives it: rank 0 is a NumPy scalar unless NumPy's is a
-    0-d `array` (Traced.is_array); int64 is NumPy's np.int64 (the binding's
-    arrays are C long long, a distinct NumPy type), and uint64 np.uint64."""
+def _scalar(a, rank0=None):
+    """A result as NumPy gives it: rank 0 is a NumPy scalar, or what `rank0`
+    says (Traced.rank0: "array", a 0-d array; "python", a Python bool or int);
+    int64 is NumPy's np.int64 (the binding's arrays are C long long, a distinct
+    NumPy type), and uint64 np.uint64."""
     if isinstance(a, np.ndarray):
         if a.dtype.char in "qQ":
             a = a.view(a.dtype.name)
-        return a[()] if a.ndim == 0 and not array else a
+        if a.ndim == 0 and rank0 != "array":
+            return a.item() if rank0 == "python" else a[()]
     return a
 
 
@@ -650,10 +653,10 @@ class JitFunction:
                 and o._ref.buffer_id in by_buf
                 and (o._view != () or id(o) not in by_id)
             ]
-            arrays = [
-                k
+            rank0 = [
+                (k, o.rank0())
                 for k, o in enumerate(outs)
-                if isinstance(o, Traced) and not o.shape and o.is_array()
+                if isinstance(o, Traced) and not o.shape and o.rank0() != "scalar"
             ]
             computed = [o for k, o in enumerate(outs) if k not in dict(views)]
             writes = [(i, len(computed) + k) for k, i in enumerate(written)]
@@ -672,7 +675,7 @@ class JitFunction:
             args_t = placeholders + list(ctx.hidden_tensors)
         compiled = _core.compile_graph(tensors, args_t, options, donated)
         return Specialization(
-            compiled, n, hidden, out_tree, writes, returned, views=views, arrays=arrays
+            compiled, n, hidden, out_tree, writes, returned, views=views, rank0=rank0
         )
 
     def __repr__(self):

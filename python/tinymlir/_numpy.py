@@ -528,17 +528,18 @@ def _broadcast_to(array, shape, subok=False):
 
 @_implements(np.flip)
 def _flip(m, axis=None):
-    return Traced(_core.flip(_traced(m, "numpy.flip's operand")._t, axis))
+    t = _traced(m, "numpy.flip's operand")
+    return Traced(None, t._ref.flipped(axis), array=t._array)  # a view, as NumPy's
 
 
 @_implements(np.fliplr)
 def _fliplr(m):
-    return Traced(_core.fliplr(_traced(m, "numpy.fliplr's operand")._t))
+    return Traced(None, _traced(m, "numpy.fliplr's operand")._ref.flipped(None, "fliplr"))
 
 
 @_implements(np.flipud)
 def _flipud(m):
-    return Traced(_core.flipud(_traced(m, "numpy.flipud's operand")._t))
+    return Traced(None, _traced(m, "numpy.flipud's operand")._ref.flipped(None, "flipud"))
 
 
 @_implements(np.nan_to_num)
@@ -552,10 +553,13 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 @_implements(np.diff)
-def _diff(a, n=1, axis=-1, prepend=None, append=None):
-    _check("diff", prepend=prepend, append=append)
+def _diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
     t = _traced(a, "numpy.diff's operand")
-    return Traced(_core.diff(t._t, operator.index(n), operator.index(axis)))
+    ends = [
+        None if e is _NoValue else to_tensor(e, "numpy.diff's " + w)
+        for e, w in ((prepend, "prepend"), (append, "append"))
+    ]
+    return Traced(_core.diff(t._t, operator.index(n), operator.index(axis), *ends))
 
 
 @_implements(np.outer)

@@ -291,7 +291,10 @@ def _getitem(x: "Traced", index):
     items = _items(_known_index(index))
     if _core.index_kind(items, x.ndim) == _K.mask:
         return Masked(x._ref.masked_read(items))
-    return Traced(None, x._ref.get(items))
+    r = Traced(None, x._ref.get(items))
+    if not r.shape:  # NumPy's: a 0-d array where the index holds '...', else a scalar
+        r._array = True if any(i is Ellipsis for i in items) else "scalar"
+    return r
 
 
 def _setitem(x: "Traced", index, value):
@@ -395,8 +398,8 @@ class Masked:
 
     @property
     def size(self):
-        """The count times the other axes' sizes: a traced int64 (NumPy's int)."""
-        return Traced(self._m.size())
+        """The count times the other axes' sizes: NumPy's Python int."""
+        return Traced(self._m.size(), array="python")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or "out" in kwargs or "where" in kwargs:
@@ -543,13 +546,23 @@ class Traced:
 
     def __init__(self, tensor, ref=None, array=False):
         self._ref = _core.Ref(tensor) if ref is None else ref
-        self._array = array  # made as an array (np.zeros(()), np.asarray): see is_array
+        # What NumPy's value is where it has rank 0 (see rank0): True, an array
+        # (np.zeros(()), np.asarray); "scalar" or "python"; False: by its view.
+        self._array = array
+
+    def rank0(self):
+        """What NumPy gives where this value has rank 0: "array" (a 0-d array:
+        creation functions, views of arrays), "scalar" (a NumPy scalar: ufuncs,
+        reductions, int indexing) or "python" (a Python bool or int:
+        np.allclose, np.count_nonzero)."""
+        if self._array in ("scalar", "python"):
+            return self._array
+        if self._array or (self._view and self._ref.base().shape):
+            return "array"
+        return "scalar"
 
     def is_array(self):
-        """Whether NumPy's value of a rank-0 result is a 0-d array, not a scalar:
-        NumPy's ufuncs, reductions and int indexing give scalars; its creation
-        functions, and views of arrays, give arrays."""
-        return self._array or (bool(self._view) and bool(self._ref.base().shape))
+        return self.rank0() == "array"
 
     @property
     def _t(self):

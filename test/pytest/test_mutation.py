@@ -1438,6 +1438,13 @@ def test_rank0_results_are_scalars_or_arrays_as_numpys():
             x[2],
             x.sum().copy(),
             np.sqrt(z),
+            x[1][...],  # '...' makes a 0-d array, () a scalar
+            x[:1].reshape(())[()],
+            np.cov(x),  # NumPy's squeezed matrix
+            np.allclose(x, x),  # Python's bool and int
+            np.array_equal(x, x[::-1]),
+            np.count_nonzero(x > 1),
+            x[x > 1].size,
         )
 
     same(f, positive(4), rtol=4 * EPS64)
@@ -1479,6 +1486,49 @@ def test_arguments_keep_their_layout_for_reshapes_as_numpys():
                 name,
                 k,
             )
+
+
+def test_constant_int_arrays_with_slices_and_new_axes_as_numpys():
+    # NumPy's result is the int arrays applied to the view the slices and new
+    # axes make; writes go through that view. All exact.
+    def f(x):
+        reads = (
+            x[[0, 1], 1:3],
+            x[1:3, [0, 2]],
+            x[[0, 2], None],
+            x[::-1, [0, 2]],
+            x[None, [1, 2], 2:5],
+            x[[0, 1], None, [2, 3]],  # apart: the broadcast axis first
+        )
+        x[[0, 2], 1:4] = -1.0
+        x[::-1, [5]] += 100.0
+        return reads
+
+    same(f, np.arange(24.0).reshape(4, 6))
+
+
+def test_flips_are_views_and_diff_takes_its_ends_as_numpys():
+    # np.flip, fliplr and flipud are views: a later write to the base shows
+    # in them, and a write through them reaches the base (the argument).
+    # np.diff's prepend/append, as np.asarray makes them (0 is int64: a
+    # float32 array's differences are float64). All exact.
+    def f(x, v):
+        y = np.flip(x)
+        x[0, 0] = 99.0
+        np.fliplr(x)[0, 0] = -5.0
+        np.flipud(x)[0, 1] = -6.0
+        return (
+            y,
+            np.flip(x, axis=(0, 1)),
+            np.diff(v, prepend=0),
+            np.diff(v, append=[9, 9]),
+            np.diff(v, n=2, prepend=v[:1], append=0.0),
+            np.diff(np.cumsum(v), prepend=0),
+        )
+
+    same(f, np.arange(12.0).reshape(3, 4), np.array([1, 4, 9, 16], np.float32))
+    same_error(lambda x: np.fliplr(x), np.ones(3))
+    same_error(lambda x: np.flipud(x.sum()), np.ones(3))
 
 
 # --- Results from static arguments and scalars ---------------------------------------------
