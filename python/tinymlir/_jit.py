@@ -499,6 +499,7 @@ class JitFunction:
         self._cache = _core.SpecializationCache()
         self._tree_keys = {}
         self._tree_names = itertools.count()
+        self._names = _code_names(fn)  # the names its code reads: captured arrays among them
         try:
             self._takes_target = "target" in inspect.signature(fn).parameters
         except (TypeError, ValueError):  # no signature (some builtins)
@@ -575,6 +576,7 @@ class JitFunction:
         found = _core.SpecializationCache.key(args, kwargs, options.key())
         if found is not None:
             key, leaves = found
+            key += _captures_key(self.fn, self._names)
             treedef = None
         else:  # keyed by flatten's tree, named once per function
             treedef, leaves = _flatten_call(args, kwargs)
@@ -586,7 +588,7 @@ class JitFunction:
                 _aliases(leaves),
             )
             name = self._tree_keys.setdefault(tree_key, next(self._tree_names))
-            key = f"tree {name}|{options.key()}"
+            key = f"tree {name}|{options.key()}{_captures_key(self.fn, self._names)}"
 
         def compile():
             nonlocal treedef, leaves
@@ -774,18 +776,44 @@ def _capturable(v) -> bool:
     )
 
 
+def _code_names(fn):
+    """The global names a plain function's code reads (its comprehensions' and
+    nested functions' too); None for other callables."""
+    if not isinstance(fn, types.FunctionType):
+        return None
+    names = set(fn.__code__.co_names)
+    for const in fn.__code__.co_consts:
+        if isinstance(const, types.CodeType):
+            names.update(const.co_names)
+    return frozenset(names)
+
+
+def _captures_key(fn, names):
+    """Which arrays `fn` captures now (the globals its code reads, its closure's
+    cells), by identity, shape and dtype: NumPy reads a name at every call, so
+    a name bound to another array since is traced again (its key differs)."""
+    if names is None:
+        return ""
+    glob = fn.__globals__
+    seen = [v for v in map(glob.get, names) if _capturable(v)]
+    for cell in fn.__closure__ or ():
+        try:
+            if _capturable(v := cell.cell_contents):
+                seen.append(v)
+        except ValueError:  # an empty cell
+            pass
+    return "".join(f"|captures {id(v)}{v.shape}{v.dtype.char}" for v in seen)
+
+
 def _with_traceable_captures(fn):
     """`fn` with the NumPy arrays it captures by name (the globals its code
     reads, its closure's cells) seen as _Captured while it is traced. Only
     a plain Python function is changed; its globals are a copy in which those
     names are views, so the module's own arrays are untouched."""
-    if not isinstance(fn, types.FunctionType):
+    names = _code_names(fn)
+    if names is None:
         return fn
     code = fn.__code__
-    names = set(code.co_names)
-    for const in code.co_consts:  # comprehensions and nested functions
-        if isinstance(const, types.CodeType):
-            names.update(const.co_names)
     glob = fn.__globals__
     swapped = {n: glob[n].view(_Captured) for n in names if n in glob and _capturable(glob[n])}
     closure = fn.__closure__

@@ -89,6 +89,37 @@ def test_captured_arrays_are_trailing_inputs_read_at_every_call(rng):
     np.testing.assert_array_equal(strided(x), x * 3)
 
 
+_WEIGHTS = np.ones(3)
+
+
+def test_a_captured_name_bound_to_another_array_is_read_again():
+    # NumPy reads a global or a closure's name at every call: after
+    # `W = W * 2` (another array, maybe of another shape) the function sees
+    # the new array, as NumPy's does; a write into the same array too.
+    global _WEIGHTS
+    f = lambda x: x * _WEIGHTS  # noqa: E731
+    jf, x = jit(f), np.arange(1.0, 4.0)
+    for rebind in (lambda w: w * 2, lambda w: np.full((2, 3), 2.0), lambda w: w):
+        _WEIGHTS = rebind(_WEIGHTS)
+        _WEIGHTS[0] += 1  # in place, too
+        np.testing.assert_array_equal(jf(x), f(x))
+    assert jf.stats().size == 2  # the same array again: no new specialization
+
+    def closure():
+        v = np.ones(2)
+
+        def g(y):
+            return y + v
+
+        jg, before = jit(g), g(np.zeros(2))
+        np.testing.assert_array_equal(jg(np.zeros(2)), before)
+        v = v * 3
+        return jg(np.zeros(2)), g(np.zeros(2))
+
+    got, want = closure()
+    np.testing.assert_array_equal(got, want)
+
+
 def test_tree_outputs_from_one_compiled_function(rng):
     x = rng.normal(size=(3, 4)).astype(np.float32)
 
