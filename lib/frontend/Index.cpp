@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -1213,8 +1215,47 @@ void Ref::setShape(const Shape &shape) {
   seen_ = buf_->version;
 }
 
+namespace {
+
+/// `value` checked as NumPy's __setitem__ and fill convert a scalar (a Python
+/// number or NumPy's, known now) into `to`: as Python's int() or float(),
+/// with their errors for nan, infinity, an integer out of the dtype's range
+/// and a complex number into a real array. Arrays are cast unsafely.
+void checkAssignedScalar(const Tensor &value, DType to) {
+  const detail::Node &n = *value.node();
+  if (n.op != Op::Scalar || to == DType::b8)
+    return;
+  const bool complexValue = n.weak ? n.weakComplex : isComplex(n.dtype);
+  if (complexValue && !isComplex(to))
+    throw Error(std::string(isInteger(to) ? "int() argument must be a string, a bytes-like "
+                                            "object or a real number, not 'complex'"
+                                          : "float() argument must be a string or a real number, "
+                                            "not 'complex'"),
+                ErrorKind::Type);
+  const bool floatValue = n.weak ? !n.integral && !n.weakComplex : isFloat(n.dtype);
+  if (!floatValue || !isInteger(to))
+    return;
+  if (std::isnan(n.scalar))
+    throw Error("cannot convert float NaN to integer", ErrorKind::Value);
+  if (std::isinf(n.scalar))
+    throw Error("cannot convert float infinity to integer", ErrorKind::Overflow);
+  const double whole = std::trunc(n.scalar);
+  const int bits = 8 * static_cast<int>(dtypeSize(to));
+  const double lo = isUnsigned(to) ? 0.0 : -std::ldexp(1.0, bits - 1),
+               hi = std::ldexp(1.0, isUnsigned(to) ? bits : bits - 1);
+  if (whole < lo || whole >= hi) {
+    char text[400];
+    std::snprintf(text, sizeof text, "%.0f", whole); // Python's int() of it, exactly
+    throw Error(std::string("Python integer ") + text + " out of bounds for " + dtypeName(to),
+                ErrorKind::Overflow);
+  }
+}
+
+} // namespace
+
 void Ref::assign(const Tensor &value) {
   const Tensor t = this->value();
+  checkAssignedScalar(value, t.dtype());
   Tensor v = value.dtype() != t.dtype() ? cast(value, t.dtype()) : value;
   v = broadcastInto(v, t.shape());
   std::vector<Tensor> parents{buf_->value};
@@ -1470,6 +1511,7 @@ Ref Ref::get(const Index &index) const {
 }
 
 void Ref::set(const Index &index, const Tensor &value) {
+  checkAssignedScalar(value, dtype());
   const Index e = concreteMasksAsPositions(expandIndex(index, rankOf(shape())), shape());
   switch (indexKind(e)) {
   case IndexKind::Mask: {

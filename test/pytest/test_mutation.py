@@ -1531,6 +1531,29 @@ def test_flips_are_views_and_diff_takes_its_ends_as_numpys():
     same_error(lambda x: np.flipud(x.sum()), np.ones(3))
 
 
+def test_scalars_assigned_into_arrays_convert_as_numpys():
+    # NumPy converts a scalar stored by __setitem__ or fill as Python's int()
+    # and float(): truncated, and its errors for nan, infinity, out of range
+    # and complex into real. Arrays are cast unsafely, with no error.
+    def fits(u, i, f):
+        u[1] = 255.9
+        u[:2] = -0.5
+        i[0] = np.float32(-7.9)
+        f[1] = 3
+        return u, i, f
+
+    same(fits, np.zeros(3, np.uint8), np.zeros(3, np.int32), np.zeros(3))
+    u, i, f = np.zeros(3, np.uint8), np.zeros(3, np.int32), np.zeros(3)
+    same_error(lambda u: u.__setitem__(1, 300.7), u)
+    same_error(lambda u: u.__setitem__(slice(None), -1.5), u)
+    same_error(lambda i: i.fill(np.nan), i)
+    same_error(lambda i: i.__setitem__(slice(1, 3), np.inf), i)
+    same_error(lambda i: i.__setitem__(0, np.float64("nan")), i)
+    same_error(lambda i: i.__setitem__(0, 2.0**40), i)
+    same_error(lambda f: f.__setitem__(1, 1j), f)
+    same_error(lambda i: i.__setitem__(1, 2j), i)
+
+
 # --- Results from static arguments and scalars ---------------------------------------------
 
 
