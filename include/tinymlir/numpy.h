@@ -156,6 +156,14 @@ Tensor expandDims(const Tensor &x, const std::vector<int64_t> &axes);
 /// (batched) matrix product, as NumPy's BLAS path contracts.
 Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands);
 
+/// np.linspace(start, stop, num, endpoint, dtype, axis) of traced (or any)
+/// start and stop: NumPy's arithmetic step by step (y = i * step + start,
+/// i / div * delta where a step is 0, the last one `stop`), in the result
+/// type of start and stop made inexact; floored for an integer dtype.
+/// Returns (samples, step); the step is nan where there is no division.
+std::pair<Tensor, Tensor> linspace(const Tensor &start, const Tensor &stop, int64_t num,
+                                   bool endpoint = true, std::optional<DType> dtype = std::nullopt,
+                                   int64_t axis = 0);
 /// np.moveaxis's permutation: the axes `source` moved to `destination`, the
 /// others in order (np.transpose of it is NumPy's view).
 std::vector<int64_t> moveaxisOrder(int64_t rank, const std::vector<int64_t> &source,

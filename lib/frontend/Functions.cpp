@@ -673,6 +673,40 @@ std::pair<Tensor, Tensor> outerOperands(const Tensor &a, const Tensor &b) {
   return {reshape(strong(a), shape), strong(b)};
 }
 
+std::pair<Tensor, Tensor> linspace(const Tensor &start, const Tensor &stop, int64_t num,
+                                   bool endpoint, std::optional<DType> dtype, int64_t axis) {
+  if (num < 0)
+    fail("linspace", "Number of samples, " + std::to_string(num) + ", must be non-negative.");
+  // NumPy's dt: the result type of start and stop, inexact (a weak float joins them)
+  const DType dt = add(add(start, stop), weakScalar(0.0, false)).dtype();
+  const Tensor first = cast(start, dt), last = cast(stop, dt);
+  const Tensor delta = last - first;
+  const Shape &each = delta.shape();
+  Shape column{num};
+  column.insert(column.end(), each.size(), 1);
+  Tensor y = reshape(Tensor(Array::arange(num, dt)), column);
+  const int64_t div = endpoint ? num - 1 : num;
+  Tensor step = ScalarType{dt}(std::numeric_limits<double>::quiet_NaN());
+  if (div > 0) {
+    step = delta / div;
+    const Tensor zero = any(equal(step, 0)); // NumPy's any_step_zero, over every step
+    y = where(zero, y / div * delta, y * step);
+  } else {
+    y = y * delta;
+  }
+  y = y + first;
+  if (endpoint && num > 1) { // NumPy's y[-1, ...] = stop
+    Shape one{1};
+    one.insert(one.end(), each.begin(), each.end());
+    y = concatenate({along(y, 0, Slice{{}, num - 1}), reshape(broadcastTo(last, each), one)}, 0);
+  }
+  if (axis != 0)
+    y = transpose(y, moveaxisOrder(y.rank(), {0}, {axis}));
+  if (dtype && isInteger(*dtype))
+    y = floor(y);
+  return {dtype ? cast(y, *dtype) : y, step};
+}
+
 Tensor fullLike(const Tensor &a, const Tensor &value, std::optional<DType> dtype,
                 std::optional<Shape> shape) {
   return full(shape.value_or(a.shape()), value, dtype.value_or(detail::strongDType(*a.node())));

@@ -615,6 +615,14 @@ NB_MODULE(_tinymlir, m) {
       },
       "shape"_a, "value"_a, "dtype"_a.none(), "np.full: NumPy's default dtype and cast.");
   m.def(
+      "linspace",
+      [dtypeOf](const Tensor &start, const Tensor &stop, int64_t num, bool endpoint,
+                const std::optional<std::string> &dtype, int64_t axis) {
+        return linspace(start, stop, num, endpoint, dtypeOf(dtype), axis);
+      },
+      "start"_a, "stop"_a, "num"_a = 50, "endpoint"_a = true, "dtype"_a.none() = nb::none(),
+      "axis"_a = 0, "np.linspace of traced ends: (samples, step).");
+  m.def(
       "full_like",
       [dtypeOf](const Tensor &a, const Tensor &value, const std::optional<std::string> &dtype,
                 std::optional<Shape> shape) { return fullLike(a, value, dtypeOf(dtype), shape); },

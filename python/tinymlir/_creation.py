@@ -131,6 +131,18 @@ def _computed(orig, *args, **kwargs):
     return constant(orig(*args, **kwargs), f"numpy.{orig.__name__}")
 
 
+def _linspace(orig, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kw):
+    """np.linspace: NumPy's own of static ends; of traced ones, the core's (the
+    shape is known: num samples)."""
+    if not _has_traced([start, stop]):
+        return _computed(orig, start, stop, num, endpoint, retstep, dtype, axis, **kw)
+    d = None if dtype is None else dtype_name(np.dtype(dtype), "numpy.linspace's result")
+    ends = (to_tensor(x, "numpy.linspace's end") for x in (start, stop))
+    y, step = _core.linspace(*ends, operator.index(num), bool(endpoint), d, operator.index(axis))
+    y = Traced(y, array=True)
+    return (y, Traced(step)) if retstep else y
+
+
 def _array(orig, obj, *args, **kwargs):
     """np.array, np.asarray, np.asanyarray and np.ascontiguousarray: of a traced
     array the core's asArray (the array itself, a view or a copy, as NumPy's
@@ -212,7 +224,7 @@ _IMPLS = {
     "eye": _computed,
     "identity": _computed,
     "arange": _computed,
-    "linspace": _computed,
+    "linspace": _linspace,
     "array": _array,
     "asarray": _array,
     "asanyarray": _array,

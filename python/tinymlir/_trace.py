@@ -9,6 +9,7 @@ be traced raises while tracing, naming what was called.
 
 from __future__ import annotations
 
+import builtins
 import numbers
 import operator
 import threading
@@ -813,6 +814,49 @@ class Traced:
 
     # Reductions: NumPy's functions (_numpy.py), whose arguments the methods share.
     sum, prod = _method(np.sum), _method(np.prod)
+    dot, repeat, take, nonzero = (
+        _method(np.dot),
+        _method(np.repeat),
+        _method(np.take),
+        _method(np.nonzero),
+    )
+    conjugate = _method(np.conjugate)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    def item(self, *args):
+        """NumPy's Python scalar of one element: known only for arrays made
+        from static values alone (float() and int() say the same)."""
+        known = known_value(self)
+        if known is not None:
+            return known.item(*args)
+        raise TypeError("a traced array has no value while tracing: .item() cannot be traced")
+
+    def tolist(self):
+        known = known_value(self)
+        if known is not None:
+            return known.tolist()
+        raise TypeError("a traced array has no value while tracing: .tolist() cannot be traced")
+
+    def view(self, dtype=None, type=None):
+        """A view of all of it (NumPy's a.view()); another dtype's bits are
+        refused by name (they would be a copy here)."""
+        as_type = (
+            dtype if isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray) else None
+        )
+        if dtype is None or as_type is not None or np.dtype(dtype) == self.dtype:
+            return Traced(None, self._ref.whole(), array=self._array)
+        raise TracingError(
+            f"tinymlir traces .view() of an array's own dtype, not {np.dtype(dtype)} "
+            f"({self.dtype}'s bits as another dtype)"
+        )
+
     max, min, any, all = _method(np.max), _method(np.min), _method(np.any), _method(np.all)
     mean, var, std = _method(np.mean), _method(np.var), _method(np.std)
 

@@ -1554,6 +1554,49 @@ def test_scalars_assigned_into_arrays_convert_as_numpys():
     same_error(lambda i: i.__setitem__(1, 2j), i)
 
 
+def test_ndarray_methods_programs_call_as_numpys():
+    # .dot, .repeat, .take, .conjugate, .itemsize, .nbytes, .view()
+    # (a view: writes reach the argument), .item() of a value known while
+    # tracing. Products of 4 terms: within 4 eps of |a|@|b|.
+    def f(a, v):
+        w = a.view()
+        w[0, 0] = -1.0
+        return (
+            a.dot(v),
+            v.repeat(2),
+            a.take([0, 2], axis=1),
+            a.conjugate(),
+            a.itemsize + a.nbytes,
+            np.arange(3.0).item(1),
+            a.view(np.ndarray).T,
+        )
+
+    same(f, positive(3, 4), positive(4), rtol=4 * EPS64)
+    with pytest.raises(TypeError, match=r"\.item\(\) cannot be traced"):
+        jit(lambda a: a.sum().item())(positive(3))
+    with pytest.raises(tinymlir.TracingError, match=r"\.view\(\) of an array's own dtype"):
+        jit(lambda a: a.view(np.int64))(positive(3))
+
+
+def test_linspace_of_traced_ends_is_numpys_bit_for_bit():
+    # Its shape is known (num samples) though its ends are data: NumPy's
+    # arithmetic step by step, so the samples are equal bit for bit.
+    def f(x):
+        return (
+            np.linspace(0, x.max(), 7),
+            np.linspace(x.min(), x.max(), 5, endpoint=False),
+            np.linspace(x[0], x, 4),
+            np.linspace(x[0], x, 4, axis=1),
+            np.linspace(x[1], 0.0, 6, dtype=np.int64),
+            np.linspace(x[0], x[0], 3),  # a zero step
+            np.linspace(0, x.max(), 1),
+            np.linspace(x.min(), x.max(), 9, retstep=True),
+        )
+
+    for dtype in (np.float64, np.float32):
+        same(f, np.array([0.3, 2.7, 1.1], dtype))
+
+
 # --- Results from static arguments and scalars ---------------------------------------------
 
 
