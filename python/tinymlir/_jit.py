@@ -500,6 +500,7 @@ class JitFunction:
         self._tree_keys = {}
         self._tree_names = itertools.count()
         self._names = _code_names(fn)  # the names its code reads: captured arrays among them
+        self._closure = isinstance(fn, types.FunctionType) and bool(fn.__closure__)
         try:
             self._takes_target = "target" in inspect.signature(fn).parameters
         except (TypeError, ValueError):  # no signature (some builtins)
@@ -576,7 +577,8 @@ class JitFunction:
         found = _core.SpecializationCache.key(args, kwargs, options.key())
         if found is not None:
             key, leaves = found
-            key += _captures_key(self.fn, self._names)
+            if self._names or self._closure:
+                key += _captures_key(self.fn, self._names)
             treedef = None
         else:  # keyed by flatten's tree, named once per function
             treedef, leaves = _flatten_call(args, kwargs)
@@ -588,7 +590,9 @@ class JitFunction:
                 _aliases(leaves),
             )
             name = self._tree_keys.setdefault(tree_key, next(self._tree_names))
-            key = f"tree {name}|{options.key()}{_captures_key(self.fn, self._names)}"
+            key = f"tree {name}|{options.key()}"
+            if self._names or self._closure:
+                key += _captures_key(self.fn, self._names)
 
         def compile():
             nonlocal treedef, leaves
@@ -776,33 +780,42 @@ def _capturable(v) -> bool:
     )
 
 
-def _code_names(fn):
+def _code_names(fn, callables=False):
     """The global names a plain function's code reads (its comprehensions' and
-    nested functions' too); None for other callables."""
+    nested functions' too); None for other callables. Without `callables`,
+    names now bound to modules, classes and functions are left out (the key
+    of each call reads the others: no program binds `np` to an array)."""
     if not isinstance(fn, types.FunctionType):
         return None
     names = set(fn.__code__.co_names)
     for const in fn.__code__.co_consts:
         if isinstance(const, types.CodeType):
             names.update(const.co_names)
-    return frozenset(names)
+    if not callables:
+        glob = fn.__globals__
+        names = {
+            n for n in names if not callable(v := glob.get(n)) and type(v) is not types.ModuleType
+        }
+    return tuple(sorted(names))
 
 
 def _captures_key(fn, names):
     """Which arrays `fn` captures now (the globals its code reads, its closure's
     cells), by identity, shape and dtype: NumPy reads a name at every call, so
     a name bound to another array since is traced again (its key differs)."""
-    if names is None:
-        return ""
-    glob = fn.__globals__
-    seen = [v for v in map(glob.get, names) if _capturable(v)]
+    key = ""
+    if names:
+        glob = fn.__globals__
+        for n in names:
+            if _capturable(v := glob.get(n)):
+                key += f"|captures {id(v)}{v.shape}{v.dtype.char}"
     for cell in fn.__closure__ or ():
         try:
             if _capturable(v := cell.cell_contents):
-                seen.append(v)
+                key += f"|captures {id(v)}{v.shape}{v.dtype.char}"
         except ValueError:  # an empty cell
             pass
-    return "".join(f"|captures {id(v)}{v.shape}{v.dtype.char}" for v in seen)
+    return key
 
 
 def _with_traceable_captures(fn):
@@ -810,7 +823,7 @@ def _with_traceable_captures(fn):
     reads, its closure's cells) seen as _Captured while it is traced. Only
     a plain Python function is changed; its globals are a copy in which those
     names are views, so the module's own arrays are untouched."""
-    names = _code_names(fn)
+    names = _code_names(fn, callables=True)
     if names is None:
         return fn
     code = fn.__code__
