@@ -48,11 +48,14 @@ using Index = std::vector<IndexItem>;
 /// int arrays (both advanced indexing: a copy, a scatter when written).
 enum class IndexKind : uint8_t { Basic, Mask, Dynamic, Gather, Computed, Advanced };
 
-/// One step from an array to a view of it.
+/// One step from an array to a view of it. Broadcast and Diagonal make
+/// NumPy's read-only views (np.broadcast_to, np.diagonal): a write through
+/// them is NumPy's ValueError.
 struct ViewStep {
-  enum class Kind : uint8_t { Flip, Slice, Reshape, Transpose };
+  enum class Kind : uint8_t { Flip, Slice, Reshape, Transpose, Broadcast, Diagonal };
   Kind kind;
-  std::vector<int64_t> a; ///< flip: axes; slice: begin; reshape: shape; transpose: perm
+  std::vector<int64_t> a; ///< flip: axes; slice: begin; reshape, broadcast: shape;
+                          ///< transpose: perm; diagonal: offset, axis1, axis2
   std::vector<int64_t> b; ///< slice: end
   std::vector<int64_t> c; ///< slice: steps (empty: all 1)
   bool operator==(const ViewStep &) const = default;
@@ -198,6 +201,17 @@ public:
   /// np.flip(a, axes) (none: all), or `name` np.fliplr / np.flipud (axis 1
   /// or 0, NumPy's ValueError below 2-D or 1-D): a view, as NumPy's.
   Ref flipped(const Axes &axes, std::string_view name = "flip") const;
+  /// np.rot90(a, k, axes): a view turned by 90 degrees k times in the plane of
+  /// `axes`, from the first axis towards the second (NumPy's flips and
+  /// transpose), with NumPy's errors for the axes.
+  Ref rotated90(int64_t k, const std::vector<int64_t> &axes) const;
+  /// np.broadcast_to(a, shape) and np.diagonal(a, offset, axis1, axis2):
+  /// NumPy's read-only views (they show later writes to the base; a write
+  /// through them is NumPy's ValueError), with NumPy's errors.
+  Ref broadcasted(const Shape &shape) const;
+  Ref diagonalView(int64_t offset, int64_t axis1, int64_t axis2) const;
+  /// Whether a step is read-only (NumPy's writeable flag, negated).
+  bool readOnly() const;
   /// a.mT: a view with the last two axes swapped; NumPy's ValueError below 2-D.
   Ref matrixTransposed() const;
   /// a.ravel(order=): a view where the elements are contiguous in that order

@@ -279,6 +279,12 @@ Tensor cumulativeProd(const Tensor &x, std::optional<int64_t> axis, bool include
 /// traced ones), "wrap" or "clip". (take(table, ids) is the core's.)
 Tensor take(const Tensor &a, const Tensor &indices, std::optional<int64_t> axis,
             const std::string &mode = "raise");
+/// np.delete(arr, obj, axis): a copy without the positions `obj` names, known
+/// while tracing (they set the shape): an int or an int array (negative ones
+/// from the end, repeats as one; out of range NumPy's IndexError), or a bool
+/// array of the axis' length (else NumPy's ValueError). No axis: of arr
+/// flattened.
+Tensor deleteItems(const Tensor &arr, const Tensor &obj, std::optional<int64_t> axis);
 /// np.take_along_axis: arr at `indices` along `axis`, the other axes' own
 /// positions (indices broadcast against arr but along the axis); no axis: the
 /// flattened array, 1-D indices.

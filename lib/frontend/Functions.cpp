@@ -707,6 +707,46 @@ std::pair<Tensor, Tensor> linspace(const Tensor &start, const Tensor &stop, int6
   return {dtype ? cast(y, *dtype) : y, step};
 }
 
+Tensor deleteItems(const Tensor &arr, const Tensor &obj, std::optional<int64_t> axis) {
+  const Tensor a = axis || arr.rank() == 1 ? arr : reshape(arr, {-1});
+  const int64_t along = axis ? normalizeAxes("delete", *axis, a.rank())[0] : 0;
+  const int64_t n = a.shape()[static_cast<size_t>(along)];
+  if (!obj.isConcrete())
+    fail("delete",
+         "tinymlir: the positions numpy.delete removes must be known while tracing (they set "
+         "its shape)",
+         ErrorKind::Trace);
+  std::vector<uint8_t> keep(static_cast<size_t>(n), 1);
+  const Array &o = obj.array();
+  if (o.dtype() == DType::b8) {
+    if (o.shape() != Shape{n})
+      throw Error("boolean array argument obj to delete must be one dimensional and match the "
+                  "axis length of " +
+                      std::to_string(n),
+                  ErrorKind::Value);
+    const std::vector<uint8_t> bits = o.astype(DType::u8).toVector<uint8_t>();
+    for (size_t i = 0; i < bits.size(); ++i)
+      keep[i] = bits[i] == 0;
+  } else {
+    if (!isInteger(o.dtype()) && o.size() != 0)
+      fail("delete", "arrays used as indices must be of integer (or boolean) type",
+           ErrorKind::Index);
+    for (int64_t i : o.astype(DType::i64).toVector<int64_t>()) {
+      if (i < -n || i >= n) // NumPy's words, with no operation's name
+        throw Error("index " + std::to_string(i) + " is out of bounds for axis " +
+                        std::to_string(along) + " with size " + std::to_string(n),
+                    ErrorKind::Index);
+      keep[static_cast<size_t>(i < 0 ? i + n : i)] = 0;
+    }
+  }
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < n; ++i)
+    if (keep[static_cast<size_t>(i)])
+      kept.push_back(i);
+  const auto count = static_cast<int64_t>(kept.size());
+  return take(a, Tensor(Array::fromVector(kept, {count})), along);
+}
+
 Tensor fullLike(const Tensor &a, const Tensor &value, std::optional<DType> dtype,
                 std::optional<Shape> shape) {
   return full(shape.value_or(a.shape()), value, dtype.value_or(detail::strongDType(*a.node())));

@@ -1,6 +1,7 @@
 // NumPy's indexing and in-place writes for traced arrays (include/tinymlir/index.h):
 // the index specification, view steps, and buffers with versions.
 #include <tinymlir/index.h>
+#include <tinymlir/numpy.h>
 
 #include "frontend/Graph.h"
 
@@ -707,6 +708,31 @@ Layout layoutOf(const Shape &base, const ViewSteps &steps,
       l = t;
       break;
     }
+    case ViewStep::Kind::Broadcast: { // new and stretched axes step by 0
+      Layout t{s.a, std::vector<int64_t>(s.a.size() - l.shape.size(), 0), l.offset, true};
+      for (size_t k = 0; k < l.shape.size(); ++k)
+        t.strides.push_back(l.shape[k] == 1 && t.shape[t.strides.size()] != 1 ? 0 : l.strides[k]);
+      l = t;
+      break;
+    }
+    case ViewStep::Kind::Diagonal: { // the two axes become one, last
+      const int64_t offset = s.a[0];
+      const auto a1 = static_cast<size_t>(s.a[1]), a2 = static_cast<size_t>(s.a[2]);
+      Layout t{{},
+               {},
+               l.offset + (offset >= 0 ? offset * l.strides[a2] : -offset * l.strides[a1]),
+               true};
+      for (size_t k = 0; k < l.shape.size(); ++k)
+        if (k != a1 && k != a2) {
+          t.shape.push_back(l.shape[k]);
+          t.strides.push_back(l.strides[k]);
+        }
+      t.shape.push_back(std::max<int64_t>(0, std::min(l.shape[a1] - std::max<int64_t>(0, -offset),
+                                                      l.shape[a2] - std::max<int64_t>(0, offset))));
+      t.strides.push_back(l.strides[a1] + l.strides[a2]);
+      l = t;
+      break;
+    }
     case ViewStep::Kind::Reshape: {
       std::optional<std::vector<int64_t>> strides = noCopyStrides(l, s.a);
       if (!strides) {
@@ -738,6 +764,10 @@ Tensor applyView(const Tensor &x, const ViewStep &step) {
     return reshape(x, step.a);
   case ViewStep::Kind::Transpose:
     return transpose(x, step.a);
+  case ViewStep::Kind::Broadcast:
+    return broadcastTo(x, step.a);
+  case ViewStep::Kind::Diagonal:
+    return diagonal(x, step.a[0], step.a[1], step.a[2]);
   }
   return x;
 }
@@ -756,6 +786,9 @@ Tensor unapplyView(const ViewStep &step, const Tensor &parent, const Tensor &val
       inverse[static_cast<size_t>(step.a[i])] = static_cast<int64_t>(i);
     return transpose(value, inverse);
   }
+  case ViewStep::Kind::Broadcast:
+  case ViewStep::Kind::Diagonal:
+    throw Error("assignment destination is read-only", ErrorKind::Value);
   }
   return value;
 }
@@ -1136,6 +1169,48 @@ Ref Ref::flipped(const Axes &axes, std::string_view name) const {
   return view({{ViewStep::Kind::Flip, f.node()->axes, {}, {}}});
 }
 
+Ref Ref::rotated90(int64_t k, const std::vector<int64_t> &axes) const {
+  const auto rank = static_cast<int64_t>(shape().size());
+  if (axes.size() != 2)
+    throw Error("len(axes) must be 2.", ErrorKind::Value);
+  const int64_t a = axes[0], b = axes[1];
+  if (a == b || std::abs(a - b) == rank)
+    throw Error("Axes must be different.", ErrorKind::Value);
+  if (a >= rank || a < -rank || b >= rank || b < -rank)
+    throw Error("Axes=(" + std::to_string(a) + ", " + std::to_string(b) +
+                    ") out of range for array of ndim=" + std::to_string(rank) + ".",
+                ErrorKind::Value);
+  k = ((k % 4) + 4) % 4;
+  if (k == 0)
+    return view({});
+  if (k == 2)
+    return flipped(Axes(std::vector<int64_t>{a, b}));
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[static_cast<size_t>((a + rank) % rank)],
+            perm[static_cast<size_t>((b + rank) % rank)]);
+  return k == 1 ? flipped(Axes(b)).transposed(perm) : transposed(perm).flipped(Axes(b));
+}
+
+Ref Ref::broadcasted(const Shape &shape) const {
+  broadcastTo(value(), shape); // NumPy's checks
+  return view({{ViewStep::Kind::Broadcast, shape, {}, {}}});
+}
+
+Ref Ref::diagonalView(int64_t offset, int64_t axis1, int64_t axis2) const {
+  diagonal(value(), offset, axis1, axis2); // NumPy's checks
+  const auto rank = static_cast<int64_t>(shape().size());
+  const int64_t a1 = normalizeAxes("diagonal", Axes(axis1), rank)[0],
+                a2 = normalizeAxes("diagonal", Axes(axis2), rank)[0];
+  return view({{ViewStep::Kind::Diagonal, {offset, a1, a2}, {}, {}}});
+}
+
+bool Ref::readOnly() const {
+  return std::any_of(steps_.begin(), steps_.end(), [](const ViewStep &s) {
+    return s.kind == ViewStep::Kind::Broadcast || s.kind == ViewStep::Kind::Diagonal;
+  });
+}
+
 Ref Ref::matrixTransposed() const {
   const auto rank = static_cast<int64_t>(shape().size());
   if (rank < 2)
@@ -1272,6 +1347,8 @@ void Ref::assign(const Tensor &value) {
 
 void Ref::update(const Tensor &result, const char *ufunc, std::string_view casting,
                  const Tensor &where) {
+  if (readOnly())
+    throw Error("output array is read-only", ErrorKind::Value);
   const Tensor t = value();
   if (!canCast(result.dtype(), t.dtype(), castingNamed(casting)))
     throw Error(std::string("Cannot cast ufunc '") + ufunc + "' output from dtype('" +

@@ -90,6 +90,10 @@ nb::tuple stepTuple(const ViewStep &s) {
     return nb::make_tuple("reshape", tuple(s.a));
   case ViewStep::Kind::Transpose:
     return nb::make_tuple("transpose", tuple(s.a));
+  case ViewStep::Kind::Broadcast:
+    return nb::make_tuple("broadcast", tuple(s.a));
+  case ViewStep::Kind::Diagonal:
+    return nb::make_tuple("diagonal", tuple(s.a));
   }
   return nb::tuple();
 }
@@ -177,6 +181,10 @@ void registerIndex(nb::module_ &m) {
             return r.flipped(axes, name);
           },
           "axes"_a.none(), "name"_a = "flip", "np.flip, np.fliplr or np.flipud: a view.")
+      .def("rotated90", &Ref::rotated90, "k"_a, "axes"_a, "np.rot90: a view.")
+      .def("broadcasted", &Ref::broadcasted, "shape"_a, "np.broadcast_to: a read-only view.")
+      .def("diagonal_view", &Ref::diagonalView, "offset"_a, "axis1"_a, "axis2"_a,
+           "np.diagonal: a read-only view.")
       .def("matrix_transposed", &Ref::matrixTransposed, "a.mT: the last two axes swapped.")
       .def(
           "whole", [](const Ref &r) { return r.view({}); }, "A view of all of it.")

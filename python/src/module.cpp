@@ -614,6 +614,8 @@ NB_MODULE(_tinymlir, m) {
         return full(shape, value, dtypeOf(dtype));
       },
       "shape"_a, "value"_a, "dtype"_a.none(), "np.full: NumPy's default dtype and cast.");
+  m.def("delete_items", &deleteItems, "arr"_a, "obj"_a, "axis"_a.none(),
+        "np.delete of positions known while tracing (numpy.h's deleteItems).");
   m.def(
       "linspace",
       [dtypeOf](const Tensor &start, const Tensor &stop, int64_t num, bool endpoint,

@@ -453,10 +453,10 @@ layers.install, layers.uninstall = _install, _uninstall
 
 @_implements(np.diagonal)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
-    """NumPy's diagonal (a copy: NumPy's is a read-only view, so no write
-    through it can differ)."""
+    """NumPy's diagonal: its read-only view (later writes to `a` show in it)."""
     t = _traced(a, "numpy.diagonal's operand")
-    return Traced(_core.diagonal(t._t, operator.index(offset), axis1, axis2))
+    r = t._ref.diagonal_view(operator.index(offset), operator.index(axis1), operator.index(axis2))
+    return Traced(None, r)
 
 
 @_implements(np.trace)

@@ -523,13 +523,32 @@ def _norm(x, ord=None, axis=None, keepdims=False):
 def _broadcast_to(array, shape, subok=False):
     t = _traced(array, "numpy.broadcast_to's operand")
     shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
-    return Traced(_core.broadcast_to(t._t, list(shape)))  # a selection: exact for every dtype
+    return Traced(None, t._ref.broadcasted([operator.index(d) for d in shape]))  # NumPy's view
 
 
 @_implements(np.flip)
 def _flip(m, axis=None):
     t = _traced(m, "numpy.flip's operand")
     return Traced(None, t._ref.flipped(axis), array=t._array)  # a view, as NumPy's
+
+
+@_implements(np.rot90)
+def _rot90(m, k=1, axes=(0, 1)):
+    t = _traced(m, "numpy.rot90's operand")
+    r = t._ref.rotated90(operator.index(k), [operator.index(a) for a in axes])
+    return Traced(None, r, array=t._array)  # a view, as NumPy's
+
+
+@_implements(np.delete)
+def _delete(arr, obj, axis=None):
+    t = _traced(arr, "numpy.delete's operand")
+    if isinstance(obj, slice):  # NumPy's range of it along the axis
+        n = t.size if axis is None else t.shape[_core.normalize_axes(axis, t.ndim)[0]]
+        obj = np.arange(*obj.indices(n))
+    positions = (
+        obj._t if isinstance(obj, Traced) else to_tensor(np.asarray(obj), "numpy.delete's obj")
+    )
+    return Traced(_core.delete_items(t._t, positions, axis))
 
 
 @_implements(np.fliplr)

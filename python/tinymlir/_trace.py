@@ -267,7 +267,8 @@ def _items(index):
 
 
 def replay_view(a, steps):
-    """A traced view's steps (flips, strided slices, reshapes, transposes)
+    """A traced view's steps (flips, strided slices, reshapes, transposes,
+    broadcasts and diagonals)
     applied by NumPy to the array `a`: NumPy's own view of it (the caller's
     arrays that a function returns views of; of no steps, a view of all of it)."""
     a = a.view()
@@ -280,6 +281,10 @@ def replay_view(a, steps):
             a = a[tuple(slice(b, e, k) for b, e, k in zip(step[1], step[2], strides))]
         elif kind == "reshape":
             a = a.reshape(tuple(step[1]))
+        elif kind == "broadcast":
+            a = np.broadcast_to(a, tuple(step[1]))
+        elif kind == "diagonal":
+            a = a.diagonal(*step[1])
         else:
             a = a.transpose(tuple(step[1]))
     return a

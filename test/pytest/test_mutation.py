@@ -1597,6 +1597,54 @@ def test_linspace_of_traced_ends_is_numpys_bit_for_bit():
         same(f, np.array([0.3, 2.7, 1.1], dtype))
 
 
+def test_rot90_is_a_view_and_delete_takes_numpys_positions():
+    # np.rot90 is NumPy's view (flips and a transpose): writes through it
+    # reach the argument. np.delete of positions known while tracing: ints,
+    # negative ones, repeats, slices and bool arrays, flattened without axis.
+    def f(x, c):
+        r = np.rot90(c)
+        r[0, 0] = -1.0
+        return (
+            np.rot90(x, 2),
+            np.rot90(x, -1, axes=(1, 0)),
+            np.rot90(x, 3),
+            np.rot90(c, 1, axes=(1, 2)),
+            np.delete(x, 1, axis=0),
+            np.delete(x, [0, -1, 0], axis=1),
+            np.delete(x, slice(None, None, 2), axis=1),
+            np.delete(x, np.array([True, False, True]), axis=0),
+            np.delete(x, [2, 5]),
+            np.delete(x, []),
+        )
+
+    same(f, np.arange(12.0).reshape(3, 4), np.arange(24.0).reshape(2, 3, 4))
+    same_error(lambda x: np.rot90(x, axes=(0, 0)), np.ones((2, 2)))
+    same_error(lambda x: np.rot90(x, axes=(0, 2)), np.ones((2, 2)))
+    same_error(lambda x: np.delete(x, 3, axis=0), np.ones((3, 2)))
+    same_error(lambda x: np.delete(x, np.array([True, False]), axis=0), np.ones((3, 2)))
+
+
+def test_broadcast_to_and_diagonal_are_read_only_views_as_numpys():
+    # NumPy's np.broadcast_to and np.diagonal are read-only views: a later
+    # write to the base shows in them, and a write through them is NumPy's
+    # ValueError (setitem's and the ufunc's own words). All exact.
+    def f(x):
+        b = np.broadcast_to(x[0], (2, 4))
+        d = np.diagonal(x)
+        e = x.diagonal(1)
+        x[0, 0] = 99.0
+        x[1, 2] = -5.0
+        return b + 0, d * 1, e.copy(), np.broadcast_to(x[:, :1], (3, 5)).sum(axis=1), b.T[1:]
+
+    same(f, np.arange(12.0).reshape(3, 4))
+    x = np.ones((2, 3))
+    same_error(lambda x: np.broadcast_to(x[0], (2, 3)).__setitem__(0, 1.0), x)
+    same_error(lambda x: np.diagonal(x).__setitem__(0, 1.0), x)
+    same_error(lambda x: np.add(x[0], 1, out=np.broadcast_to(x[0], (2, 3))), x)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        jit(lambda x: np.broadcast_to(x, (3, 2)))(x)
+
+
 # --- Results from static arguments and scalars ---------------------------------------------
 
 
