@@ -246,6 +246,8 @@ public:
 private:
   struct Buffer;
   Ref(std::shared_ptr<Buffer> buf, ViewSteps steps, Tensor value);
+  /// A view one step further whose value the op that checked the step made.
+  Ref viewAs(ViewStep step, Tensor value) const;
   /// A new buffer holding this array's value through `steps`.
   Ref copyOf(const ViewSteps &steps) const;
   Ref copyInOrder(const ViewSteps &steps, char order) const;

@@ -151,10 +151,14 @@ Tensor fullLike(const Tensor &a, const Tensor &value, std::optional<DType> dtype
 /// `axes` of the result. Both are views in NumPy (Ref: a reshape step).
 Tensor squeeze(const Tensor &x, const Axes &axes = {});
 Tensor expandDims(const Tensor &x, const std::vector<int64_t> &axes);
-/// np.einsum of one or two operands, one letter per axis, each at most once
-/// per operand, no ellipsis: sums of the indices seen once, transposes and one
-/// (batched) matrix product, as NumPy's BLAS path contracts.
-Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands);
+/// np.einsum: NumPy's subscripts (implicit or explicit output, '...', a
+/// letter repeated in an operand for its diagonal, size-1 axes broadcast) and
+/// any number of operands: each operand's letters seen nowhere else summed,
+/// then the operands contracted left to right, each pair by one (batched)
+/// matrix product, as NumPy's BLAS path contracts. A `dtype` casts the
+/// operands first, by the `casting` rule (castByRule).
+Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands,
+              std::optional<DType> dtype = {}, std::string_view casting = "safe");
 
 /// np.linspace(start, stop, num, endpoint, dtype, axis) of traced (or any)
 /// start and stop: NumPy's arithmetic step by step (y = i * step + start,
@@ -229,6 +233,15 @@ Tensor tile(const Tensor &a, const std::vector<int64_t> &reps);
 /// np.resize: the elements of `a` repeated in order to fill `shape` (zeros
 /// where `a` is empty).
 Tensor resize(const Tensor &a, const Shape &shape);
+/// `src` cast to `to` where NumPy's `casting` rule allows it, else NumPy's
+/// TypeError (Cannot cast array data ...), from `op`.
+Tensor castByRule(const char *op, const Tensor &src, DType to, std::string_view casting);
+/// np.concatenate, np.stack, np.hstack, np.vstack and np.dstack (`name`)
+/// with NumPy's keywords: the arrays cast to `dtype` by the `casting` rule
+/// (else to their result type), then joined; np.concatenate's axis none
+/// joins them flattened, in C order.
+Tensor joined(std::string_view name, const std::vector<Tensor> &arrays, std::optional<int64_t> axis,
+              std::optional<DType> dtype = {}, std::string_view casting = "same_kind");
 /// np.copyto(dst, src, casting, where) as dst's new value: src broadcast to
 /// dst's shape and cast to its dtype where `where` holds (null: everywhere),
 /// after NumPy's casting check ("no", "equiv", "safe", "same_kind",

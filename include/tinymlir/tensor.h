@@ -288,6 +288,13 @@ Tensor cumsum(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
               std::optional<DType> dtype = std::nullopt);
 Tensor cumprod(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
                std::optional<DType> dtype = std::nullopt);
+/// NumPy's ufunc.accumulate of add, multiply, maximum, minimum, logical_and
+/// and logical_or (`ufunc`) along `axis`: the running results, sequential,
+/// in `dtype` where given; by default add and multiply take cumsum's (int64
+/// for integers), maximum and minimum keep x's, logical ones give bools. A
+/// nan, once reached, is carried on by maximum and minimum, as np.maximum's.
+Tensor accumulate(std::string_view ufunc, const Tensor &x, int64_t axis = 0,
+                  std::optional<DType> dtype = std::nullopt);
 /// The int64 index of the first maximum (minimum) along `axis`, or of the
 /// flattened array; a nan counts as the extreme, as NumPy's.
 Tensor argmax(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);

@@ -1592,6 +1592,8 @@ private:
     case Op::Argsort:
     case Op::Cumsum:
     case Op::Cumprod:
+    case Op::Cummax:
+    case Op::Cummin:
     case Op::Argmax:
     case Op::Argmin:
     case Op::SearchSorted:

@@ -789,117 +789,66 @@ Tensor expandDims(const Tensor &x, const std::vector<int64_t> &axes) {
   return reshape(x, out);
 }
 
-Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands) {
-  std::string spec;
-  for (char c : subscripts)
-    if (c != ' ')
-      spec += c;
-  const size_t arrow = spec.find("->");
-  std::vector<std::string> inputs;
-  {
-    const std::string lhs = spec.substr(0, arrow);
-    size_t start = 0;
-    for (size_t comma; (comma = lhs.find(',', start)) != std::string::npos; start = comma + 1)
-      inputs.push_back(lhs.substr(start, comma - start));
-    inputs.push_back(lhs.substr(start));
+namespace {
+
+/// One operand of np.einsum and the names of its axes, one char each: the
+/// subscripts' letters, and chars from 0x80 up for the axes '...' stands for
+/// (the last of them 0x80 + the most any operand has - 1, so that they align
+/// from the right, as NumPy broadcasts them).
+struct EinsumTerm {
+  Tensor t;
+  std::string names;
+};
+
+/// Each name `term` repeats, its axes' diagonal (NumPy's 'ii->i'), last.
+EinsumTerm collapsed(EinsumTerm term, size_t operand) {
+  for (size_t i = 0; i < term.names.size(); ++i) {
+    const size_t j = term.names.find(term.names[i], i + 1);
+    if (j == std::string::npos)
+      continue;
+    const int64_t p = term.t.shape()[i], q = term.t.shape()[j];
+    if (p != q)
+      fail("einsum", "dimensions in operand " + std::to_string(operand) +
+                         " for collapsing index '" + term.names[i] + "' don't match (" +
+                         std::to_string(p) + " != " + std::to_string(q) + ")");
+    const char c = term.names[i];
+    term.t = diagonal(term.t, 0, static_cast<int64_t>(i), static_cast<int64_t>(j));
+    term.names.erase(j, 1);
+    term.names.erase(i, 1);
+    term.names += c;
+    i = static_cast<size_t>(-1); // again from the first
   }
-  if (spec.find('.') != std::string::npos || inputs.size() != operands.size() || inputs.empty() ||
-      inputs.size() > 2)
-    fail("einsum",
-         "tinymlir traces numpy.einsum of one or two operands without '...', not '" + subscripts +
-             "'",
-         ErrorKind::Trace);
-  std::vector<Tensor> ts = operands;
-  std::string all;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const std::string &names = inputs[k];
-    const bool letters = std::all_of(names.begin(), names.end(), [](char c) {
-      return std::isalpha(static_cast<unsigned char>(c));
-    });
-    const bool unique = std::all_of(names.begin(), names.end(), [&](char c) {
-      return std::count(names.begin(), names.end(), c) == 1;
-    });
-    if (!letters || !unique || static_cast<int64_t>(names.size()) != ts[k].rank())
-      fail("einsum",
-           "tinymlir traces numpy.einsum with one letter per axis, each at most once "
-           "per operand: '" +
-               names + "' for shape " + shapeString(ts[k].shape()),
-           ErrorKind::Trace);
-    all += names;
-  }
-  std::string output;
-  if (arrow == std::string::npos) { // implicit: the indices seen once, in alphabetical order
-    for (char c : all)
-      if (std::count(all.begin(), all.end(), c) == 1)
-        output += c;
-    std::sort(output.begin(), output.end());
-  } else {
-    output = spec.substr(arrow + 2);
-  }
-  for (char c : output)
-    if (std::count(output.begin(), output.end(), c) != 1 || all.find(c) == std::string::npos)
-      fail("einsum", "bad output subscripts '" + output + "'");
-  // Sum each operand's indices that appear nowhere else.
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    std::string others = output;
-    for (size_t j = 0; j < inputs.size(); ++j)
-      if (j != k)
-        others += inputs[j];
-    std::vector<int64_t> alone;
-    std::string kept;
-    for (size_t i = 0; i < inputs[k].size(); ++i) {
-      if (others.find(inputs[k][i]) == std::string::npos)
-        alone.push_back(static_cast<int64_t>(i));
-      else
-        kept += inputs[k][i];
-    }
-    if (!alone.empty()) {
-      ts[k] = sum(ts[k], Axes(alone));
-      inputs[k] = kept;
-    }
-  }
-  auto order = [](const std::string &from, const std::string &to) {
-    std::vector<int64_t> perm;
-    for (char c : to)
-      perm.push_back(static_cast<int64_t>(from.find(c)));
-    return perm;
-  };
-  if (ts.size() == 1)
-    return transpose(ts[0], order(inputs[0], output));
-  std::string a = inputs[0], b = inputs[1];
+  return term;
+}
+
+/// The permutation taking axes named `from` to the order `to`.
+std::vector<int64_t> einsumOrder(const std::string &from, const std::string &to) {
+  std::vector<int64_t> perm;
+  for (char c : to)
+    perm.push_back(static_cast<int64_t>(from.find(c)));
+  return perm;
+}
+
+/// Two terms contracted: the names in both and not in `keep` summed, the
+/// others kept, as one (batched) matrix product: batch names (in both and in
+/// `keep`) lead, then a's own, then b's.
+EinsumTerm contracted(const EinsumTerm &x, const EinsumTerm &y, const std::string &keep) {
   std::string batch, summed;
-  for (char c : a)
-    if (b.find(c) != std::string::npos)
-      (output.find(c) != std::string::npos ? batch : summed) += c;
-  // Batch indices lead, as the batch axes of one matmul.
-  auto leading = [&](const std::string &names) {
-    std::string r = batch;
-    for (char c : names)
-      if (batch.find(c) == std::string::npos)
-        r += c;
-    return r;
-  };
-  Tensor ta = transpose(ts[0], order(a, leading(a))), tb = transpose(ts[1], order(b, leading(b)));
-  a = leading(a);
-  b = leading(b);
+  for (char c : x.names)
+    if (y.names.find(c) != std::string::npos)
+      (keep.find(c) != std::string::npos ? batch : summed) += c;
   std::string freeA, freeB;
-  for (char c : a.substr(batch.size()))
-    if (summed.find(c) == std::string::npos)
+  for (char c : x.names)
+    if (y.names.find(c) == std::string::npos)
       freeA += c;
-  for (char c : b.substr(batch.size()))
-    if (summed.find(c) == std::string::npos)
+  for (char c : y.names)
+    if (x.names.find(c) == std::string::npos)
       freeB += c;
   std::map<char, int64_t> sizes;
-  for (char c : batch + summed) {
-    const int64_t p = ta.shape()[a.find(c)], q = tb.shape()[b.find(c)];
-    if (p != q)
-      fail("einsum", std::string("index '") + c + "' has sizes " + std::to_string(p) + " and " +
-                         std::to_string(q));
-  }
-  for (size_t i = 0; i < a.size(); ++i)
-    sizes[a[i]] = ta.shape()[i];
-  for (size_t i = 0; i < b.size(); ++i)
-    sizes[b[i]] = tb.shape()[i];
+  for (size_t i = 0; i < x.names.size(); ++i)
+    sizes[x.names[i]] = x.t.shape()[i];
+  for (size_t i = 0; i < y.names.size(); ++i)
+    sizes[y.names[i]] = y.t.shape()[i];
   auto product = [&](const std::string &names) {
     int64_t p = 1;
     for (char c : names)
@@ -914,9 +863,9 @@ Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands
     s.insert(s.end(), tail);
     return s;
   };
-  const Tensor left = reshape(transpose(ta, order(a, batch + freeA + summed)),
+  const Tensor left = reshape(transpose(x.t, einsumOrder(x.names, batch + freeA + summed)),
                               with({product(freeA), product(summed)}));
-  const Tensor right = reshape(transpose(tb, order(b, batch + summed + freeB)),
+  const Tensor right = reshape(transpose(y.t, einsumOrder(y.names, batch + summed + freeB)),
                                with({product(summed), product(freeB)}));
   Tensor result =
       summed.empty() // an outer product per batch: exact, as NumPy's
@@ -925,8 +874,144 @@ Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &operands
   Shape shape = bshape;
   for (char c : freeA + freeB)
     shape.push_back(sizes[c]);
-  result = reshape(result, shape);
-  return transpose(result, order(batch + freeA + freeB, output));
+  return {reshape(result, shape), batch + freeA + freeB};
+}
+
+} // namespace
+
+Tensor einsum(const std::string &subscripts, const std::vector<Tensor> &given,
+              std::optional<DType> dtype, std::string_view casting) {
+  std::vector<Tensor> operands = given;
+  if (dtype)
+    for (Tensor &t : operands)
+      t = castByRule("einsum", t, *dtype, casting);
+  std::string spec;
+  for (char c : subscripts)
+    if (c != ' ')
+      spec += c;
+  const size_t arrow = spec.find("->");
+  std::vector<std::string> inputs;
+  {
+    const std::string lhs = spec.substr(0, arrow);
+    size_t start = 0;
+    for (size_t comma; (comma = lhs.find(',', start)) != std::string::npos; start = comma + 1)
+      inputs.push_back(lhs.substr(start, comma - start));
+    inputs.push_back(lhs.substr(start));
+  }
+  if (inputs.size() != operands.size())
+    fail("einsum", std::string(inputs.size() > operands.size() ? "more" : "fewer") +
+                       " operands provided to einstein sum function than specified in the "
+                       "subscripts string");
+  // Each operand's names, '...' as the chars of its broadcast axes.
+  const auto subscriptsOf = [](const std::string &s) {
+    const size_t dots = s.find("...");
+    std::string letters = dots == std::string::npos ? s : s.substr(0, dots) + s.substr(dots + 3);
+    for (char c : letters)
+      if (!std::isalpha(static_cast<unsigned char>(c)))
+        fail("einsum", std::string("invalid subscript '") + c +
+                           "' in einstein sum subscripts string, subscripts must be letters");
+    return std::pair{dots, letters};
+  };
+  int64_t broadcastAxes = 0;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const auto [dots, letters] = subscriptsOf(inputs[k]);
+    const int64_t extra = operands[k].rank() - static_cast<int64_t>(letters.size());
+    if (extra < 0 || (extra > 0 && dots == std::string::npos))
+      fail("einsum", extra < 0 ? "einstein sum subscripts string contains too many subscripts "
+                                 "for operand " +
+                                     std::to_string(k)
+                               : "operand has more dimensions than subscripts given in einstein "
+                                 "sum, but no '...' ellipsis provided to broadcast the extra "
+                                 "dimensions.");
+    broadcastAxes = std::max(broadcastAxes, extra);
+  }
+  const auto dotsAs = [&](int64_t n) { // the chars of the last n broadcast axes
+    std::string s;
+    for (int64_t i = broadcastAxes - n; i < broadcastAxes; ++i)
+      s += static_cast<char>(0x80 + i);
+    return s;
+  };
+  std::vector<EinsumTerm> terms;
+  std::string all;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const auto [dots, letters] = subscriptsOf(inputs[k]);
+    const int64_t extra = operands[k].rank() - static_cast<int64_t>(letters.size());
+    std::string names = dots == std::string::npos ? letters
+                                                  : inputs[k].substr(0, dots) + dotsAs(extra) +
+                                                        inputs[k].substr(dots + 3);
+    all += names;
+    terms.push_back(collapsed({operands[k], std::move(names)}, k));
+  }
+  std::string output;
+  if (arrow == std::string::npos) { // implicit: '...', then the letters seen once, sorted
+    for (char c : all)
+      if (std::isalpha(static_cast<unsigned char>(c)) && std::count(all.begin(), all.end(), c) == 1)
+        output += c;
+    std::sort(output.begin(), output.end());
+    output = dotsAs(broadcastAxes) + output;
+  } else {
+    const std::string rhs = spec.substr(arrow + 2);
+    const size_t dots = rhs.find("...");
+    for (char c : subscriptsOf(rhs).second) {
+      if (std::count(rhs.begin(), rhs.end(), c) != 1)
+        fail("einsum", std::string("einstein sum subscripts string includes output subscript '") +
+                           c + "' multiple times");
+      if (all.find(c) == std::string::npos)
+        fail("einsum", std::string("einstein sum subscripts string included output subscript '") +
+                           c + "' which never appeared in an input");
+    }
+    output = dots == std::string::npos
+                 ? rhs
+                 : rhs.substr(0, dots) + dotsAs(broadcastAxes) + rhs.substr(dots + 3);
+  }
+  // Every name's size: a size-1 axis broadcasts against the others, as NumPy's.
+  std::map<char, int64_t> sizes;
+  for (const EinsumTerm &term : terms)
+    for (size_t i = 0; i < term.names.size(); ++i) {
+      const int64_t n = term.t.shape()[i];
+      int64_t &s = sizes.try_emplace(term.names[i], n).first->second;
+      if (s != n && s != 1 && n != 1)
+        fail("einsum", std::string("index '") + term.names[i] + "' has sizes " + std::to_string(s) +
+                           " and " + std::to_string(n));
+      s = std::max(s, n);
+    }
+  for (EinsumTerm &term : terms) {
+    Shape full;
+    for (char c : term.names)
+      full.push_back(sizes[c]);
+    if (full != term.t.shape())
+      term.t = broadcastTo(term.t, full);
+  }
+  // Each operand's names that appear nowhere else summed; then the operands
+  // contracted left to right, keeping the names later ones or the output use.
+  for (size_t k = 0; k < terms.size(); ++k) {
+    std::string others = output;
+    for (size_t j = 0; j < terms.size(); ++j)
+      if (j != k)
+        others += terms[j].names;
+    std::vector<int64_t> alone;
+    std::string kept;
+    for (size_t i = 0; i < terms[k].names.size(); ++i)
+      (others.find(terms[k].names[i]) == std::string::npos
+           ? (void)alone.push_back(static_cast<int64_t>(i))
+           : (void)(kept += terms[k].names[i]));
+    Reduction how; // in the operand's dtype, as NumPy's einsum sums
+    how.dtype = terms[k].t.dtype();
+    if (!alone.empty())
+      terms[k] = {reduce("sum", terms[k].t, Axes(alone), false, how), kept};
+  }
+  EinsumTerm result = terms[0];
+  for (size_t k = 1; k < terms.size(); ++k) {
+    std::string later = output;
+    for (size_t j = k + 1; j < terms.size(); ++j)
+      later += terms[j].names;
+    std::string keep;
+    for (char c : result.names + terms[k].names)
+      if (later.find(c) != std::string::npos && keep.find(c) == std::string::npos)
+        keep += c;
+    result = contracted(result, terms[k], keep);
+  }
+  return transpose(result.t, einsumOrder(result.names, output));
 }
 
 std::vector<int64_t> moveaxisOrder(int64_t rank, const std::vector<int64_t> &source,
@@ -1238,14 +1323,37 @@ Tensor ufuncWhere(const Tensor &result, const Tensor &mask) {
   return where(cast(mask, DType::b8), result, ScalarType{result.dtype()}(0.0));
 }
 
-Tensor copyto(const Tensor &dst, const Tensor &src, std::string_view casting, const Tensor &where) {
-  if (!canCast(src.dtype(), dst.dtype(), castingNamed(casting)))
-    fail("copyto",
+Tensor castByRule(const char *op, const Tensor &src, DType to, std::string_view casting) {
+  if (!canCast(src.dtype(), to, castingNamed(casting)))
+    fail(op,
          std::string("Cannot cast array data from dtype('") + dtypeName(src.dtype()) +
-             "') to dtype('" + dtypeName(dst.dtype()) + "') according to the rule '" +
-             std::string(casting) + "'",
+             "') to dtype('" + dtypeName(to) + "') according to the rule '" + std::string(casting) +
+             "'",
          ErrorKind::Type);
-  const Tensor value = broadcastTo(cast(src, dst.dtype()), dst.shape());
+  return src.dtype() == to ? src : cast(src, to);
+}
+
+Tensor joined(std::string_view name, const std::vector<Tensor> &arrays, std::optional<int64_t> axis,
+              std::optional<DType> dtype, std::string_view casting) {
+  std::vector<Tensor> parts = arrays;
+  const std::string op(name);
+  if (dtype)
+    for (Tensor &p : parts)
+      p = castByRule(op.c_str(), p, *dtype, casting);
+  if (name == "stack")
+    return stack(parts, axis.value_or(0));
+  if (name == "hstack" || name == "vstack" || name == "dstack")
+    return name == "hstack" ? hstack(parts) : name == "vstack" ? vstack(parts) : dstack(parts);
+  if (name != "concatenate")
+    fail("joined", "no NumPy join named '" + op + "'");
+  if (!axis)
+    for (Tensor &p : parts)
+      p = reshape(p, {numElements(p.shape())});
+  return concatenate(parts, axis.value_or(0));
+}
+
+Tensor copyto(const Tensor &dst, const Tensor &src, std::string_view casting, const Tensor &where) {
+  const Tensor value = broadcastTo(castByRule("copyto", src, dst.dtype(), casting), dst.shape());
   return where.valid()
              ? tinymlir::where(broadcastTo(cast(where, DType::b8), dst.shape()), value, dst)
              : value;

@@ -996,6 +996,12 @@ Ref Ref::view(const ViewSteps &steps) const {
   return Ref(buf_, std::move(all), t);
 }
 
+Ref Ref::viewAs(ViewStep step, Tensor value) const {
+  ViewSteps all = steps_;
+  all.push_back(std::move(step));
+  return Ref(buf_, std::move(all), std::move(value));
+}
+
 bool Ref::contiguous() const {
   bool reshapes = std::all_of(steps_.begin(), steps_.end(),
                               [](const ViewStep &s) { return s.kind == ViewStep::Kind::Reshape; });
@@ -1166,7 +1172,7 @@ Ref Ref::flipped(const Axes &axes, std::string_view name) const {
   const Tensor v = value(), f = flip(v, which); // NumPy's checks of the axes
   if (f.node() == v.node())
     return view({}); // no axis
-  return view({{ViewStep::Kind::Flip, f.node()->axes, {}, {}}});
+  return viewAs({ViewStep::Kind::Flip, f.node()->axes, {}, {}}, f);
 }
 
 Ref Ref::rotated90(int64_t k, const std::vector<int64_t> &axes) const {
@@ -1193,16 +1199,15 @@ Ref Ref::rotated90(int64_t k, const std::vector<int64_t> &axes) const {
 }
 
 Ref Ref::broadcasted(const Shape &shape) const {
-  broadcastTo(value(), shape); // NumPy's checks
-  return view({{ViewStep::Kind::Broadcast, shape, {}, {}}});
+  return view({{ViewStep::Kind::Broadcast, shape, {}, {}}}); // broadcastTo: NumPy's checks
 }
 
 Ref Ref::diagonalView(int64_t offset, int64_t axis1, int64_t axis2) const {
-  diagonal(value(), offset, axis1, axis2); // NumPy's checks
+  Tensor d = diagonal(value(), offset, axis1, axis2); // NumPy's checks
   const auto rank = static_cast<int64_t>(shape().size());
   const int64_t a1 = normalizeAxes("diagonal", Axes(axis1), rank)[0],
                 a2 = normalizeAxes("diagonal", Axes(axis2), rank)[0];
-  return view({{ViewStep::Kind::Diagonal, {offset, a1, a2}, {}, {}}});
+  return viewAs({ViewStep::Kind::Diagonal, {offset, a1, a2}, {}, {}}, std::move(d));
 }
 
 bool Ref::readOnly() const {

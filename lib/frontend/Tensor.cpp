@@ -451,7 +451,9 @@ Tensor unary(Op op, const Tensor &a) {
 int64_t normalizeAxis(const char *op, int64_t axis, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (axis < -rank || axis >= rank)
-    fail(op, "axis " + std::to_string(axis) + " is out of range for shape " + shapeString(shape),
+    fail(op, // NumPy's AxisError
+         "axis " + std::to_string(axis) + " is out of bounds for array of dimension " +
+             std::to_string(rank),
          ErrorKind::Axis);
   return axis < 0 ? axis + rank : axis;
 }
@@ -1324,6 +1326,30 @@ Tensor cumsum(const Tensor &x, std::optional<int64_t> axis, std::optional<DType>
 Tensor cumprod(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
   return accumulated(Op::Cumprod, x, axis, dtype);
 }
+Tensor accumulate(std::string_view ufunc, const Tensor &x, int64_t axis,
+                  std::optional<DType> dtype) {
+  const bool logical = ufunc == "logical_and" || ufunc == "logical_or";
+  const Op op = ufunc == "add"                                 ? Op::Cumsum
+                : ufunc == "multiply"                          ? Op::Cumprod
+                : ufunc == "maximum" || ufunc == "logical_or"  ? Op::Cummax
+                : ufunc == "minimum" || ufunc == "logical_and" ? Op::Cummin
+                                                               : Op::Results;
+  if (op == Op::Results)
+    fail("accumulate",
+         "tinymlir traces the accumulate of add, multiply, maximum, minimum, "
+         "logical_and and logical_or, not of " +
+             std::string(ufunc),
+         ErrorKind::Trace);
+  const Tensor t = logical ? cast(x, DType::b8) : x;
+  if (t.rank() == 0)
+    fail("accumulate", "cannot accumulate on a scalar", ErrorKind::Type);
+  if (logical)
+    return accumulated(op, t, axis, DType::b8);
+  // maximum and minimum keep x's dtype; sums and products take cumsum's
+  return accumulated(op, t, axis,
+                     op == Op::Cummax || op == Op::Cummin ? dtype.value_or(t.dtype()) : dtype);
+}
+
 Tensor argmax(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   return extremeIndex(Op::Argmax, x, axis, keepdims);
 }

@@ -182,6 +182,21 @@ template <class T> void accumulateRows(Rows<T> in, Rows<T> out, bool product) {
   }
 }
 
+/// maximum.accumulate (`largest`) and minimum.accumulate: the running
+/// extreme, the first nan from where it is on, as np.maximum propagates it.
+template <class T> void runningExtremeRows(Rows<T> in, Rows<T> out, bool largest) {
+  for (int64_t i = 0; i < in.rows; ++i) {
+    T acc = in(i, 0);
+    out(i, 0) = acc;
+    for (int64_t j = 1; j < in.columns; ++j) {
+      const T v = in(i, j);
+      if (!isNan(acc) && (isNan(v) || (largest ? less(acc, v) : less(v, acc))))
+        acc = v;
+      out(i, j) = acc;
+    }
+  }
+}
+
 template <class T> void extremeRows(Rows<T> in, Rows<int64_t> out, bool largest) {
   for (int64_t i = 0; i < in.rows; ++i) {
     int64_t best = 0;
@@ -445,6 +460,12 @@ extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
   }                                                                                                \
   extern "C" void tinymlir_cumprod_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {  \
     accumulateRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out), true);                       \
+  }                                                                                                \
+  extern "C" void tinymlir_cummax_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {   \
+    runningExtremeRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out), true);                   \
+  }                                                                                                \
+  extern "C" void tinymlir_cummin_##Name(TINYMLIR_ROWS(T, in), TINYMLIR_ROWS(T, out), int64_t) {   \
+    runningExtremeRows(TINYMLIR_ROWS_OF(T, in), TINYMLIR_ROWS_OF(T, out), false);                  \
   }
 
 // Every dtype: complex numbers sort and compare in NumPy's lexicographic order.
@@ -468,6 +489,8 @@ tinymlir::detail::RuntimeSymbols tinymlir::detail::rowRuntimeSymbols() {
   TINYMLIR_SYMBOL(searchsorted, Name, name)                                                        \
   TINYMLIR_SYMBOL(cumsum, Name, name)                                                              \
   TINYMLIR_SYMBOL(cumprod, Name, name)                                                             \
+  TINYMLIR_SYMBOL(cummax, Name, name)                                                              \
+  TINYMLIR_SYMBOL(cummin, Name, name)                                                              \
   TINYMLIR_SYMBOL(take, Name, name)                                                                \
   TINYMLIR_SYMBOL(put, Name, name)
 #include <tinymlir/dtypes.def>

@@ -399,7 +399,14 @@ NB_MODULE(_tinymlir, m) {
   m.def("outer_operands", &outerOperands, "a"_a, "b"_a);
   m.def("squeeze", &squeeze, "x"_a, "axis"_a.none());
   m.def("expand_dims", &expandDims, "x"_a, "axes"_a);
-  m.def("einsum", &einsum, "subscripts"_a, "operands"_a);
+  m.def(
+      "einsum",
+      [dtypeOf](const std::string &subscripts, const std::vector<Tensor> &operands,
+                const std::optional<std::string> &dtype, const std::string &casting) {
+        return einsum(subscripts, operands, dtypeOf(dtype), casting);
+      },
+      "subscripts"_a, "operands"_a, "dtype"_a.none() = nb::none(), "casting"_a = "safe",
+      "np.einsum (numpy.h).");
   m.def("moveaxis_order", &moveaxisOrder, "rank"_a, "source"_a, "destination"_a);
   m.def("column_stack", &columnStack, "arrays"_a);
   m.def("append", &append, "arr"_a, "values"_a, "axis"_a.none());
@@ -575,6 +582,16 @@ NB_MODULE(_tinymlir, m) {
   m.def("float_power", &floatPower, "x"_a, "y"_a);
   m.def("atleast", &atleast, "x"_a, "rank"_a);
   m.def("dstack", &dstack, "arrays"_a);
+  m.def(
+      "joined",
+      [dtypeOf](const std::string &name, const std::vector<Tensor> &arrays,
+                std::optional<int64_t> axis, const std::optional<std::string> &dtype,
+                const std::string &casting) {
+        return joined(name, arrays, axis, dtypeOf(dtype), casting);
+      },
+      "name"_a, "arrays"_a, "axis"_a.none() = nb::none(), "dtype"_a.none() = nb::none(),
+      "casting"_a = "same_kind",
+      "np.concatenate, np.stack, np.hstack, np.vstack and np.dstack (numpy.h's joined).");
   m.def("hstack", &hstack, "arrays"_a);
   m.def("vstack", &vstack, "arrays"_a);
   m.def("rollaxis_order", &rollaxisOrder, "rank"_a, "axis"_a, "start"_a);
@@ -661,6 +678,13 @@ NB_MODULE(_tinymlir, m) {
           return f(x, axis, dtypeOf(dtype));
         },
         "x"_a, "axis"_a.none() = nb::none(), "dtype"_a.none() = nb::none());
+  m.def(
+      "accumulate",
+      [dtypeOf](const std::string &ufunc, const Tensor &x, int64_t axis,
+                const std::optional<std::string> &dtype) {
+        return accumulate(ufunc, x, axis, dtypeOf(dtype));
+      },
+      "ufunc"_a, "x"_a, "axis"_a, "dtype"_a.none(), "ufunc.accumulate (tensor.h).");
   m.def("argmax", &argmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("nanargmax", &nanargmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("nanargmin", &nanargmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);

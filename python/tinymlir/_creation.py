@@ -58,7 +58,7 @@ def _filled(make, shape, value, dtype, name):
     d = None if dtype is None else dtype_name(np.dtype(dtype), f"{name}'s result")
     traced = isinstance(value, Traced)
     r = make(shape, value._t if traced else to_tensor(value, f"{name}'s fill value"), d)
-    r = Traced(r, array=True)
+    r = Traced(r, rank0="array")
     return r if traced else set_known(r, lambda: np.full(r.shape, value, r.dtype))
 
 
@@ -84,7 +84,7 @@ def _stacked(x, dtype):
     """np.array of nested lists holding traced values: the core's (its shape,
     dtype and NumPy's error for an inhomogeneous shape)."""
     d = None if dtype is None else dtype_name(np.dtype(dtype), "numpy.array's result")
-    return Traced(_core.array_of(_nested(x), d), array=True)
+    return Traced(_core.array_of(_nested(x), d), rank0="array")
 
 
 # The wrappers: each takes NumPy's function first, then NumPy's arguments.
@@ -139,7 +139,7 @@ def _linspace(orig, start, stop, num=50, endpoint=True, retstep=False, dtype=Non
     d = None if dtype is None else dtype_name(np.dtype(dtype), "numpy.linspace's result")
     ends = (to_tensor(x, "numpy.linspace's end") for x in (start, stop))
     y, step = _core.linspace(*ends, operator.index(num), bool(endpoint), d, operator.index(axis))
-    y = Traced(y, array=True)
+    y = Traced(y, rank0="array")
     return (y, Traced(step)) if retstep else y
 
 
@@ -166,7 +166,7 @@ def _array(orig, obj, *args, **kwargs):
     r = obj._ref.as_array(d, None if copy is None else bool(copy), order, ndmin)
     if r is None and obj.ndim == 0 and not obj.is_array():  # a scalar: a new 0-d array
         r = obj._ref.as_array(d, True, order, ndmin)
-    return obj if r is None else Traced(None, r, array=True)
+    return obj if r is None else Traced(None, r, rank0="array")
 
 
 class _NdarrayType(type):

@@ -204,7 +204,7 @@ def _cov(
             None if aweights is None else _weights(aweights, "numpy.cov's aweights"),
             None if dtype is None else dtype_name(np.dtype(dtype), "numpy.cov's dtype"),
         ),
-        array=True,  # NumPy's squeezed matrix: 0-d for one variable
+        rank0="array",  # NumPy's squeezed matrix: 0-d for one variable
     )
 
 
@@ -489,7 +489,7 @@ def _allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
     """A traced bool (NumPy's Python bool is known only once the kernel runs;
     branching on it is refused by name)."""
     x, y = to_tensor(a, "numpy.allclose's operand"), to_tensor(b, "numpy.allclose's operand")
-    return Traced(_core.allclose(x, y, float(rtol), float(atol), bool(equal_nan)), array="python")
+    return Traced(_core.allclose(x, y, float(rtol), float(atol), bool(equal_nan)), rank0="python")
 
 
 # --- cross, ptp, inner, vdot, gradient, interp, lexsort (numpy.h) ------------------------
@@ -624,7 +624,7 @@ def _array_equal(a1, a2, equal_nan=False):
         to_tensor(a1, "numpy.array_equal's operand"),
         to_tensor(a2, "numpy.array_equal's operand"),
     )
-    return Traced(_core.array_equal(x, y, bool(equal_nan)), array="python")
+    return Traced(_core.array_equal(x, y, bool(equal_nan)), rank0="python")
 
 
 @_implements(np.fix)
@@ -656,7 +656,7 @@ _FUNCTIONS[np.atleast_3d] = _atleast(3)
 
 @_implements(np.dstack)
 def _dstack(tup):
-    return Traced(_core.dstack([to_tensor(a, "numpy.dstack's operand") for a in tup]))
+    return Traced(_core.joined("dstack", [to_tensor(a, "numpy.dstack's operand") for a in tup]))
 
 
 @_implements(np.rollaxis)

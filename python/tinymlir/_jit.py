@@ -579,10 +579,10 @@ class JitFunction:
             key, leaves = found
             if self._names or self._closure:
                 key += _captures_key(self.fn, self._names)
-            treedef = None
+            treedef = layouts = None
         else:  # keyed by flatten's tree, named once per function
             treedef, leaves = _flatten_call(args, kwargs)
-            layouts = tuple(_layout(a) for a in leaves)
+            layouts = tuple(map(_layout, leaves))
             tree_key = (
                 treedef,
                 tuple((a.shape, a.dtype) for a in leaves),
@@ -595,20 +595,21 @@ class JitFunction:
                 key += _captures_key(self.fn, self._names)
 
         def compile():
-            nonlocal treedef, leaves
+            nonlocal treedef, leaves, layouts
             if treedef is None:
                 treedef, leaves = _flatten_call(args, kwargs)
+                layouts = tuple(map(_layout, leaves))
             for i, a in enumerate(leaves):
                 if isinstance(a, Traced):
                     raise TypeError("tinymlir.jit: a traced value was passed outside of tracing")
                 if a.dtype not in _SUPPORTED_DTYPES:
                     path = _call_paths(treedef)[i]
                     dtype_name(a.dtype, f"argument {path}")
-            return self._build(treedef, leaves, options)
+            return self._build(treedef, leaves, layouts, options)
 
         return self._cache.find_or_compile(key, self._limit, compile), leaves
 
-    def _build(self, treedef, leaves, options):
+    def _build(self, treedef, leaves, layouts, options):
         n = len(leaves)
         placeholders = [
             _core.placeholder(i, list(a.shape), dtype_name(a.dtype)) for i, a in enumerate(leaves)
@@ -619,7 +620,7 @@ class JitFunction:
         for i, a in enumerate(leaves):
             j = first.setdefault(id(a), i)
             if j == i:  # an argument's buffer, in its layout (reshapes are views as NumPy's)
-                strides = _layout(a)
+                strides = layouts[i]
                 ref = _core.Ref(placeholders[i], list(strides)) if strides else None
                 traced.append(Traced(placeholders[i], ref))
             else:
@@ -780,75 +781,63 @@ def _capturable(v) -> bool:
     )
 
 
-def _code_names(fn, callables=False):
+def _code_names(fn):
     """The global names a plain function's code reads (its comprehensions' and
-    nested functions' too); None for other callables. Without `callables`,
-    names now bound to modules, classes and functions are left out (the key
-    of each call reads the others: no program binds `np` to an array)."""
+    nested functions' too), but those now bound to modules, classes and
+    functions (the key of each call reads the others: no program binds `np`
+    to an array); None for other callables."""
     if not isinstance(fn, types.FunctionType):
         return None
     names = set(fn.__code__.co_names)
     for const in fn.__code__.co_consts:
         if isinstance(const, types.CodeType):
             names.update(const.co_names)
-    if not callables:
-        glob = fn.__globals__
-        names = {
-            n for n in names if not callable(v := glob.get(n)) and type(v) is not types.ModuleType
-        }
+    glob = fn.__globals__
+    names = {n for n in names if not callable(v := glob.get(n)) and type(v) is not types.ModuleType}
     return tuple(sorted(names))
 
 
-def _captures_key(fn, names):
-    """Which arrays `fn` captures now (the globals its code reads, its closure's
-    cells), by identity, shape and dtype: NumPy reads a name at every call, so
-    a name bound to another array since is traced again (its key differs)."""
-    key = ""
+def _captures(fn, names):
+    """The NumPy arrays `fn` captures now: (name, array) for the globals among
+    `names` (its code's, _code_names) and (position, array) for its closure's
+    cells."""
     if names:
         glob = fn.__globals__
         for n in names:
             if _capturable(v := glob.get(n)):
-                key += f"|captures {id(v)}{v.shape}{v.dtype.char}"
-    for cell in fn.__closure__ or ():
+                yield n, v
+    for i, cell in enumerate(fn.__closure__ or ()):
         try:
-            if _capturable(v := cell.cell_contents):
-                key += f"|captures {id(v)}{v.shape}{v.dtype.char}"
+            v = cell.cell_contents
         except ValueError:  # an empty cell
-            pass
-    return key
+            continue
+        if _capturable(v):
+            yield i, v
+
+
+def _captures_key(fn, names):
+    """Which arrays `fn` captures now, by identity, shape and dtype: NumPy reads
+    a name at every call, so a name bound to another array since is traced
+    again (its key differs)."""
+    return "".join(f"|captures {id(v)}{v.shape}{v.dtype.char}" for _, v in _captures(fn, names))
 
 
 def _with_traceable_captures(fn):
-    """`fn` with the NumPy arrays it captures by name (the globals its code
-    reads, its closure's cells) seen as _Captured while it is traced. Only
-    a plain Python function is changed; its globals are a copy in which those
-    names are views, so the module's own arrays are untouched."""
-    names = _code_names(fn, callables=True)
-    if names is None:
+    """`fn` with the NumPy arrays it captures (_captures) seen as _Captured
+    while it is traced. Only a plain Python function is changed; its globals
+    are a copy in which those names are views, so the module's own arrays are
+    untouched."""
+    names = _code_names(fn)
+    captured = [] if names is None else list(_captures(fn, names))
+    if not captured:
         return fn
-    code = fn.__code__
-    glob = fn.__globals__
-    swapped = {n: glob[n].view(_Captured) for n in names if n in glob and _capturable(glob[n])}
+    swapped = {n: v.view(_Captured) for n, v in captured if isinstance(n, str)}
+    cells = {i: types.CellType(v.view(_Captured)) for i, v in captured if isinstance(i, int)}
     closure = fn.__closure__
-    cells = None
-    if closure:
-        contents = []
-        for cell in closure:
-            try:
-                contents.append(cell.cell_contents)
-            except ValueError:  # an empty cell
-                contents.append(None)
-        if any(_capturable(v) for v in contents):
-            cells = tuple(
-                types.CellType(v.view(_Captured)) if _capturable(v) else c
-                for v, c in zip(contents, closure)
-            )
-    if not swapped and cells is None:
-        return fn
-    new_globals = dict(glob, **swapped) if swapped else glob
-    new = types.FunctionType(
-        code, new_globals, fn.__name__, fn.__defaults__, cells if cells is not None else closure
-    )
+    if cells:
+        closure = tuple(cells.get(i, c) for i, c in enumerate(closure))
+    new_globals = dict(fn.__globals__, **swapped) if swapped else fn.__globals__
+    new = types.FunctionType(fn.__code__, new_globals, fn.__name__, fn.__defaults__, closure)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__qualname__ = fn.__qualname__
     return new

@@ -61,14 +61,27 @@ _REDUCE = {
 def _ufunc_method(ufunc, method, inputs, kwargs, name):
     if method == "reduce" and ufunc in _REDUCE:
         return reduction(_REDUCE[ufunc], _bound(_UFUNC_REDUCE, inputs, kwargs), f"{name}.reduce")
+    if method == "accumulate":
+        return _accumulate_method(ufunc, *inputs, **kwargs)
     if method == "outer" and len(inputs) == 2:
         a, b = (to_tensor(x, f"{name}.outer's operand") for x in inputs)
         return ufunc(*map(Traced, _core.outer_operands(a, b)), **kwargs)
     raise TracingError(
-        f"tinymlir cannot trace {name}.{method} (plain calls, reduce of add, "
-        "multiply, maximum, minimum, logical_and and logical_or, and outer are "
-        "traced)"
+        f"tinymlir cannot trace {name}.{method} (plain calls, reduce and accumulate "
+        "of add, multiply, maximum, minimum, logical_and and logical_or, and outer "
+        "are traced)"
     )
+
+
+def _accumulate_method(ufunc, array, axis=0, dtype=None, out=None):
+    """ufunc.accumulate: the core's (tensor.h's accumulate)."""
+    name = f"numpy.{ufunc.__name__}.accumulate"
+    if axis is None or isinstance(axis, tuple):
+        raise ValueError("accumulate does not allow multiple axes")
+    t = to_tensor(array, f"{name}'s operand")
+    dtype = None if dtype is None else dtype_name(np.dtype(dtype), f"{name}'s dtype")
+    r = Traced(_core.accumulate(ufunc.__name__, t, operator.index(axis), dtype))
+    return r if out is None else _into(out, r, name)
 
 
 def _out_array(out, name):
@@ -202,9 +215,10 @@ def _traced(x, what):
 
 
 def _check(name, **unsupported):
+    """Refuses the keywords given (not None) that tinymlir does not trace."""
     for key, value in unsupported.items():
-        if value is not None and value is not False and value != 0:
-            raise TracingError(f"tinymlir cannot trace numpy.{name} with {key}={value!r}")
+        if value is not None:
+            raise TracingError(f"tinymlir cannot trace numpy.{name} with {key}=")
 
 
 # --- Reductions: np.sum and the others, with NumPy's keywords -------------------------
@@ -231,8 +245,9 @@ def _bound(signature, args, kwargs):
     return bound.arguments
 
 
-#: Functions whose out= is their own (the others' is array_function's _into).
-_OWN_OUT = {np.copyto}
+#: Functions whose out= is their own (the others' is array_function's _into,
+#: same-kind): other casting rules, or NumPy's checks of it.
+_OWN_OUT = {np.copyto, np.clip, np.concatenate, np.stack, np.dot, np.einsum, np.median}
 
 
 def _given(value):
@@ -325,13 +340,16 @@ def _where(condition, x=None, y=None):
             to_tensor(x, "numpy.where's x"),
             to_tensor(y, "numpy.where's y"),
         ),
-        array=True,
+        rank0="array",
     )
 
 
 @_implements(np.clip)
 def _clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue, **kwargs):
-    _check("clip", out=out, **{k: v for k, v in kwargs.items() if k != "casting"})
+    casting = kwargs.pop("casting", "same_kind")
+    if kwargs.get("where") is True:
+        del kwargs["where"]
+    _check("clip", **kwargs)
     # NumPy's binding of its two spellings of the bounds (numpy/_core/fromnumeric.py)
     if a_min is _NoValue and a_max is _NoValue:
         lo, hi = (None if v is _NoValue else v for v in (min, max))
@@ -347,34 +365,53 @@ def _clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoV
         lo, hi = a_min, a_max
     t = _traced(a, "numpy.clip's operand")
     bounds = [None if v is None else to_tensor(v, "numpy.clip's bound") for v in (lo, hi)]
-    return Traced(_core.clip(t._t, *bounds))
+    r = Traced(_core.clip(t._t, *bounds))
+    return r if out is None else _into(out, r, "numpy.clip", casting)
+
+
+def _join(name, arrays, axis=None, out=None, dtype=None, casting="same_kind"):
+    """np.concatenate and the stacking functions: the core's joined; out=
+    takes the result by the `casting` rule, as NumPy's."""
+    if out is not None and dtype is not None:
+        raise TypeError(
+            f"{name}() only takes `out` or `dtype` as an argument, but both were provided."
+        )
+    tensors = [to_tensor(a, f"numpy.{name}'s operand") for a in arrays]
+    dtype = None if dtype is None else dtype_name(np.dtype(dtype), f"numpy.{name}'s dtype")
+    r = Traced(_core.joined(name, tensors, axis, dtype, casting))
+    return r if out is None else _into(out, r, f"numpy.{name}", casting)
 
 
 @_implements(np.stack)
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    _check("stack", out=out, dtype=dtype)
-    tensors = [to_tensor(a, "numpy.stack's operand") for a in arrays]
-    return Traced(_core.stack(tensors, operator.index(axis)))
+    return _join("stack", arrays, operator.index(axis), out, dtype, casting)
 
 
 @_implements(np.vstack)
 def _vstack(tup, *, dtype=None, casting="same_kind"):
-    _check("vstack", dtype=dtype)
-    return Traced(_core.vstack([to_tensor(a, "numpy.vstack's operand") for a in tup]))
+    return _join("vstack", tup, dtype=dtype, casting=casting)
 
 
 @_implements(np.dot)
 def _dot(a, b, out=None):
-    _check("dot", out=out)
-    return Traced(
-        _core.dot(to_tensor(a, "numpy.dot's operand"), to_tensor(b, "numpy.dot's operand"))
-    )
+    r = Traced(_core.dot(to_tensor(a, "numpy.dot's operand"), to_tensor(b, "numpy.dot's operand")))
+    if out is None:
+        return r
+    o = _out_array(out, "numpy.dot")
+    if o.ndim != r.ndim or o.dtype != r.dtype or not o._ref.contiguous():
+        raise ValueError(
+            "output array is not acceptable (must have the right datatype, number of "
+            "dimensions, and be a C-Array)"
+        )
+    if o.shape != r.shape:
+        raise ValueError("output array has wrong dimensions")
+    return _into(o, r, "numpy.dot", "no")
 
 
 @_implements(np.round, np.around)
 def _round(a, decimals=0, out=None):
     """NumPy's PyArray_Round (numpy.h's round)."""
-    _check("round", out=out)
+    _check("round", out=out)  # given by keyword, array_function's
     a = _traced(a, "numpy.round's operand")
     return Traced(_core.round(a._t, operator.index(decimals)))
 
@@ -529,14 +566,14 @@ def _broadcast_to(array, shape, subok=False):
 @_implements(np.flip)
 def _flip(m, axis=None):
     t = _traced(m, "numpy.flip's operand")
-    return Traced(None, t._ref.flipped(axis), array=t._array)  # a view, as NumPy's
+    return Traced(None, t._ref.flipped(axis), rank0=t._rank0)  # a view, as NumPy's
 
 
 @_implements(np.rot90)
 def _rot90(m, k=1, axes=(0, 1)):
     t = _traced(m, "numpy.rot90's operand")
     r = t._ref.rotated90(operator.index(k), [operator.index(a) for a in axes])
-    return Traced(None, r, array=t._array)  # a view, as NumPy's
+    return Traced(None, r, rank0=t._rank0)  # a view, as NumPy's
 
 
 @_implements(np.delete)
@@ -583,7 +620,7 @@ def _diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
 
 @_implements(np.outer)
 def _outer(a, b, out=None):
-    _check("outer", out=out)
+    _check("outer", out=out)  # given by keyword, array_function's
     return Traced(
         _core.outer(to_tensor(a, "numpy.outer's operand"), to_tensor(b, "numpy.outer's operand"))
     )
@@ -602,14 +639,14 @@ def _tensordot(a, b, axes=2):
 
 @_implements(np.einsum)
 def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
-    """One or two operands, each index at most once per operand, no ellipsis:
-    the C++ core's einsum (sums, transposes and one matmul)."""
-    _check("einsum", out=out, dtype=dtype)
+    """The C++ core's einsum (sums, diagonals, transposes and matrix products);
+    out= takes the result by the `casting` rule, as NumPy's."""
     if not isinstance(subscripts, str):
         raise TracingError("tinymlir traces numpy.einsum with a subscripts string only")
-    return Traced(
-        _core.einsum(subscripts, [to_tensor(x, "numpy.einsum's operand") for x in operands])
-    )
+    tensors = [to_tensor(x, "numpy.einsum's operand") for x in operands]
+    dtype = None if dtype is None else dtype_name(np.dtype(dtype), "numpy.einsum's dtype")
+    r = Traced(_core.einsum(subscripts, tensors, dtype, casting))
+    return r if out is None else _into(out, r, "numpy.einsum", casting)
 
 
 @_implements(np.ravel)
@@ -670,17 +707,13 @@ for _name in ("split", "array_split", "hsplit", "vsplit", "dsplit"):
 
 @_implements(np.concatenate)
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    _check("concatenate", out=out, dtype=dtype)
-    if axis is None:
-        raise TracingError("tinymlir cannot trace numpy.concatenate with axis=None")
-    tensors = [to_tensor(a, "numpy.concatenate's operand") for a in arrays]
-    return Traced(_core.concatenate(tensors, operator.index(axis)))
+    axis = None if axis is None else operator.index(axis)
+    return _join("concatenate", arrays, axis, out, dtype, casting)
 
 
 @_implements(np.hstack)
 def _hstack(tup, *, dtype=None, casting="same_kind"):
-    _check("hstack", dtype=dtype)
-    return Traced(_core.hstack([to_tensor(a, "numpy.hstack's operand") for a in tup]))
+    return _join("hstack", tup, dtype=dtype, casting=casting)
 
 
 @_implements(np.triu)
@@ -713,7 +746,7 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, dev
 @_implements(np.copy)
 def _copy(a, order="K", subok=False):
     t = _traced(a, "numpy.copy's operand")
-    return Traced(t._t, array=True)  # an array, of a scalar too
+    return Traced(t._t, rank0="array")  # an array, of a scalar too
 
 
 @_implements(np.copyto)
@@ -912,9 +945,9 @@ def _percentile(
 @_implements(np.median)
 def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The mean of the middle values (NumPy's), nan where the slice has a nan."""
-    _check("median", out=out)
     t = _traced(a, "numpy.median's operand")
-    return Traced(_core.median(t._t, axis, bool(keepdims)))
+    r = Traced(_core.median(t._t, axis, bool(keepdims)))
+    return r if out is None else _into(out, r, "numpy.median", "unsafe")
 
 
 @_implements(np.real)

@@ -299,7 +299,7 @@ def _getitem(x: "Traced", index):
         return Masked(x._ref.masked_read(items))
     r = Traced(None, x._ref.get(items))
     if not r.shape:  # NumPy's: a 0-d array where the index holds '...', else a scalar
-        r._array = True if any(i is Ellipsis for i in items) else "scalar"
+        r._rank0 = "array" if any(i is Ellipsis for i in items) else "scalar"
     return r
 
 
@@ -405,7 +405,7 @@ class Masked:
     @property
     def size(self):
         """The count times the other axes' sizes: NumPy's Python int."""
-        return Traced(self._m.size(), array="python")
+        return Traced(self._m.size(), rank0="python")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or "out" in kwargs or "where" in kwargs:
@@ -547,25 +547,23 @@ class Traced:
     Writes through any of them replace the base's value; the others see it.
     The buffer, its versions and the views are C++'s (`_core.Ref`)."""
 
-    __slots__ = ("_ref", "_array", "__weakref__")
+    __slots__ = ("_ref", "_rank0", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, tensor, ref=None, array=False):
+    def __init__(self, tensor, ref=None, rank0=None):
         self._ref = _core.Ref(tensor) if ref is None else ref
-        # What NumPy's value is where it has rank 0 (see rank0): True, an array
-        # (np.zeros(()), np.asarray); "scalar" or "python"; False: by its view.
-        self._array = array
+        # What NumPy's value is where it has rank 0: one of rank0()'s answers,
+        # or None where its view decides.
+        self._rank0 = rank0
 
     def rank0(self):
         """What NumPy gives where this value has rank 0: "array" (a 0-d array:
         creation functions, views of arrays), "scalar" (a NumPy scalar: ufuncs,
         reductions, int indexing) or "python" (a Python bool or int:
         np.allclose, np.count_nonzero)."""
-        if self._array in ("scalar", "python"):
-            return self._array
-        if self._array or (self._view and self._ref.base().shape):
-            return "array"
-        return "scalar"
+        if self._rank0 is not None:
+            return self._rank0
+        return "array" if self._view and self._ref.base().shape else "scalar"
 
     def is_array(self):
         return self.rank0() == "array"
@@ -583,7 +581,7 @@ class Traced:
     def _view_of_shape(self, shape):
         """A view of this array in `shape` (the same elements, size-1 axes
         added or dropped: NumPy's squeeze, expand_dims and atleast_*d)."""
-        return Traced(None, self._ref.reshaped(list(shape)), array=self._array)
+        return Traced(None, self._ref.reshaped(list(shape)), rank0=self._rank0)
 
     def _assign(self, value):
         """Replaces every element of this array (or view) by `value` (a C++
@@ -795,27 +793,27 @@ class Traced:
 
     @property
     def mT(self):
-        return Traced(None, self._ref.matrix_transposed(), array=self._array)
+        return Traced(None, self._ref.matrix_transposed(), rank0=self._rank0)
 
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         dims = [operator.index(d) for d in shape]
         r = self._ref.reshaped(dims, order or "C", None if copy is None else bool(copy))
-        return Traced(None, r, array=self._array or self.ndim > 0)
+        return Traced(None, r, rank0=self._rank0 or ("array" if self.ndim else None))
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         if len(axes) == 0 or axes == (None,):
-            return Traced(None, self._ref.transposed(None), array=self._array)
+            return Traced(None, self._ref.transposed(None), rank0=self._rank0)
         return Traced(
-            None, self._ref.transposed([operator.index(a) for a in axes]), array=self._array
+            None, self._ref.transposed([operator.index(a) for a in axes]), rank0=self._rank0
         )
 
     def astype(self, dtype, copy=True):
         t = _core.cast(self._t, dtype_name(dtype, "astype's dtype"))
-        return Traced(t, array=self.is_array()) if t.dtype != self._t.dtype or copy else self
+        return Traced(t, rank0=self.rank0()) if t.dtype != self._t.dtype or copy else self
 
     # Reductions: NumPy's functions (_numpy.py), whose arguments the methods share.
     sum, prod = _method(np.sum), _method(np.prod)
@@ -856,7 +854,7 @@ class Traced:
             dtype if isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray) else None
         )
         if dtype is None or as_type is not None or np.dtype(dtype) == self.dtype:
-            return Traced(None, self._ref.whole(), array=self._array)
+            return Traced(None, self._ref.whole(), rank0=self._rank0)
         raise TracingError(
             f"tinymlir traces .view() of an array's own dtype, not {np.dtype(dtype)} "
             f"({self.dtype}'s bits as another dtype)"
@@ -898,10 +896,10 @@ class Traced:
         return self.ravel(order).copy()
 
     def ravel(self, order="C"):
-        return Traced(None, self._ref.raveled(order or "C"), array=self._array)
+        return Traced(None, self._ref.raveled(order or "C"), rank0=self._rank0)
 
     def copy(self, order="C"):
-        return Traced(self._t, array=self._array)  # a buffer of its own
+        return Traced(self._t, rank0=self._rank0)  # a buffer of its own
 
     def swapaxes(self, axis1, axis2):
         return np.swapaxes(self, axis1, axis2)

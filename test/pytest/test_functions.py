@@ -9,6 +9,7 @@ within a bound derived at the test from the rounding errors of the sums.
 """
 
 import copy
+import re
 import threading
 import warnings
 
@@ -1242,12 +1243,13 @@ def test_einsum_squeeze_and_expand_dims_as_numpys():
         ("ijk,ikl", (a, b)),
         ("ij,kl->ijkl", (a[0], b[0])),
         ("ijk,ikl->l", (a, b)),
+        ("iij->j", (a[:, :3, :3].transpose(1, 2, 0),)),
     ):
         got, want = jit(lambda *x, s=spec: np.einsum(s, *x))(*ops), np.einsum(spec, *ops)
         assert got.shape == want.shape and got.dtype == want.dtype, spec
         k = max(a.shape[1], a.shape[2]) * a.shape[0] * 4  # terms summed, at most
         np.testing.assert_allclose(got, want, rtol=0, atol=k * 2.0**-52 * np.abs(want).max())
-    with pytest.raises(TypeError, match="one letter per axis"):
+    with pytest.raises(ValueError, match="collapsing index 'i' don't match"):
         jit(lambda x: np.einsum("iij->j", x))(a)
     with pytest.raises(ValueError, match="index 'k' has sizes 5 and 2"):
         jit(lambda x, y: np.einsum("ijk,ilk->ijl", x, y))(a, b)
@@ -1402,3 +1404,115 @@ def test_angles_float_power_atleast_dstack_splits_rollaxis_broadcast_ediff1d_as_
     np.testing.assert_array_equal(x, y)
     with pytest.raises(ValueError, match="shape mismatch"):
         jit(lambda x: np.broadcast_arrays(x, x[:2, :3]))(a)
+
+
+def test_ufunc_accumulate_as_numpys():
+    """ufunc.accumulate of add, multiply, maximum, minimum, logical_and and
+    logical_or: sequential as NumPy's (so exact), in NumPy's dtypes (add and
+    multiply take int64 for small integers, maximum keeps them), a nan carried
+    on by maximum and minimum."""
+    r = np.random.default_rng(21)
+    f64 = r.standard_normal((4, 6))
+    f64[1, 2] = f64[3, 0] = np.nan
+    arrays = [
+        f64,
+        r.standard_normal((3, 5)).astype(np.float32),
+        r.integers(-9, 9, (3, 5)).astype(np.int32),
+        r.integers(0, 255, (3, 5)).astype(np.uint8),
+        r.random((3, 5)) < 0.5,
+        (r.standard_normal((3, 4)) + 1j * r.standard_normal((3, 4))).round(0),
+    ]
+    ufuncs = (np.add, np.multiply, np.maximum, np.minimum, np.logical_and, np.logical_or)
+    for x in arrays:
+        for u in ufuncs:
+            for axis in (0, 1, -1):
+                fn = lambda a, u=u, axis=axis: u.accumulate(a, axis=axis)  # noqa: E731
+                got, want = jit(fn)(x), fn(x)
+                assert got.dtype == want.dtype, (u, x.dtype, axis)
+                np.testing.assert_array_equal(got, want, err_msg=f"{u.__name__} {x.dtype} {axis}")
+    default_axis = lambda a: np.maximum.accumulate(a)  # noqa: E731  (axis 0)
+    np.testing.assert_array_equal(jit(default_axis)(f64), default_axis(f64))
+
+    def running_peak(prices, out):
+        np.maximum.accumulate(prices, out=out)
+        drawdown = 1.0 - prices / out
+        return np.add.accumulate(prices, dtype=np.float32), drawdown.max()
+
+    prices = np.abs(f64[0]) + 1
+    out1, out2 = np.zeros(6), np.zeros(6)
+    got, want = jit(running_peak)(prices, out1), running_peak(prices, out2)
+    np.testing.assert_array_equal(out1, out2)
+    assert got[0].dtype == want[0].dtype == np.float32
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1]
+    for fn, arg, error in (
+        (lambda a: np.add.accumulate(a, axis=None), f64, ValueError),
+        (lambda a: np.maximum.accumulate(a[0, 0]), f64, TypeError),
+        (lambda a: np.maximum.accumulate(a, axis=2), f64, np.exceptions.AxisError),
+    ):
+        with pytest.raises(error) as numpy_error:
+            fn(arg)
+        with pytest.raises(error, match=re.escape(str(numpy_error.value).split(":")[0])):
+            jit(fn)(arg)
+    with pytest.raises(tinymlir.TracingError, match="accumulate of add"):
+        jit(lambda a: np.fmax.accumulate(a))(f64)
+
+
+def test_joins_take_dtype_casting_out_and_axis_none_as_numpys():
+    """np.concatenate (axis=None too), stack, hstack and vstack with dtype= and
+    casting=, and out= of the joins, clip, round, dot, outer and median: the
+    values, dtypes, the arrays written, what is returned, and NumPy's errors."""
+    r = np.random.default_rng(22)
+    x, y = r.standard_normal((2, 3)), r.standard_normal((2, 3)).astype(np.float32)
+
+    def joins(a, b):
+        flat = np.concatenate([a, b.T], axis=None)
+        as32 = np.concatenate([a, b], dtype=np.float32)
+        ints = np.stack([a, b], axis=1, dtype=np.int64, casting="unsafe")
+        h = np.hstack([a, b], dtype=np.float32)
+        v = np.vstack([a, b], dtype=np.float64)
+        buf = np.zeros((4, 3), np.float32)
+        into = np.concatenate([a, b], out=buf)
+        return flat, as32, ints, h, v, buf, into is buf
+
+    got, want = jit(joins)(x, y), joins(x, y)
+    for g, w in zip(got[:-1], want[:-1]):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+    assert got[-1] is want[-1] is True
+
+    def outs(a, b):
+        np.clip(a, -0.5, 0.5, out=a)
+        prod = np.empty((2, 2))
+        ret = np.dot(a, b.T, out=prod)
+        rounded = np.zeros_like(a)
+        np.round(a, 2, out=rounded)
+        o = np.ones((6, 3))
+        np.outer(a, b[0], out=o)
+        m = np.zeros(3)
+        np.median(a, axis=0, out=m)
+        return prod, rounded, o, m, ret is prod
+
+    a1, a2 = x.copy(), x.copy()
+    b = x[::-1] * 2
+    got, want = jit(outs)(a1, b), outs(a2, b)
+    np.testing.assert_array_equal(a1, a2)  # clip's out= is the argument
+    assert_close_dot = 2 * 3 * 2.0**-52 * (np.abs(a2) @ np.abs(b.T))  # 3 terms, 2 gamma_3
+    np.testing.assert_array_less(np.abs(got[0] - want[0]), assert_close_dot + 1e-300)
+    for g, w in zip(got[1:-1], want[1:-1]):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    assert got[-1] is want[-1] is True
+    ints = np.arange(3)
+    for fn, arg, error in (
+        (lambda a: np.concatenate([a, a], out=np.zeros((4, 3)), dtype=np.float32), x, TypeError),
+        (lambda a: np.concatenate([a, a], dtype=np.int32), x, TypeError),
+        (lambda a: np.dot(a, a.T, out=np.zeros((2, 2), np.float32)), x, ValueError),
+        (lambda a: np.dot(a, a.T, out=np.zeros((2, 3))), x, ValueError),
+        (lambda a: np.clip(a, 0.5, 1.5, out=a), ints, TypeError),
+    ):
+        with pytest.raises(error) as numpy_error:
+            fn(arg.copy())
+        message = str(numpy_error.value)
+        with pytest.raises(error, match=re.escape(message[: message.find("dtype(")])):
+            jit(fn)(arg.copy())

@@ -540,6 +540,8 @@ def test_outer_tensordot_and_einsum_match_numpy():
         ("ijk,kjl->il", (a, b), 20),
         ("ijk,k->ij", (a, b[:, 0, 0]), 5),
         ("ijk,lk->", (a, b[:, :, 0].T), 60),
+        ("...ij->...ji", (batch1,), 1),
+        ("ii->i", (m[:, :4],), 1),
     ]
     for spec, args, k in cases:
         got = jit(lambda *xs: np.einsum(spec, *xs))(*args)
@@ -555,12 +557,78 @@ def test_outer_tensordot_and_einsum_match_numpy():
         6,
         np.float32,
     )
-    with pytest.raises(tinymlir.TracingError, match="without '...'"):
-        jit(lambda p: np.einsum("...ij->...ji", p))(m)
-    with pytest.raises(tinymlir.TracingError, match="at most once per operand"):
-        jit(lambda p: np.einsum("ii->i", p))(m[:, :4])
     with pytest.raises(ValueError, match="index 'j' has sizes 6 and 4"):
         jit(lambda p: np.einsum("ij,jk->ik", p, p))(m)
+
+
+def test_einsum_of_any_operands_ellipses_and_diagonals_as_numpys():
+    # Each contraction's result is within gamma_K (|A| . |B| ...) of the exact
+    # sum, K the count of roundings along one output element's path: NumPy's
+    # loop (all the products, then their sum) and ours (one pair at a time)
+    # both stay under K = (terms summed) + (factors per term), so they are
+    # 2 gamma_K (|A| . |B| ...) apart. Integer results are exact.
+    rng = np.random.default_rng(12)
+    A, B, C = rng.standard_normal((4, 4)), rng.standard_normal((4, 5)), rng.standard_normal((5, 3))
+    T = rng.standard_normal((2, 3, 4, 4))
+    cube = rng.standard_normal((3, 2, 3))
+    cases = [
+        ("ii->", (A,), 4),
+        ("ii", (A,), 4),
+        ("ii->i", (A,), 1),
+        ("iji->j", (cube,), 3),
+        ("ij,jk,kl->il", (A, B, C), 4 * 5 + 3),
+        ("ij,jk,kl", (A, B, C), 4 * 5 + 3),
+        ("i,i,i->", (A[0], A[1], A[2]), 4 + 3),
+        ("ij,ij,ij->i", (A, A, A), 4 + 3),
+        ("ij,jk,kl,lm->im", (A, B, C, C.T), 4 * 5 * 3 + 4),
+        ("...ij,...jk->...ik", (T, T), 4 + 2),
+        ("...ii->...i", (T,), 1),
+        ("...ii", (T,), 4),
+        ("...i,i", (T, A[0]), 4 + 2),
+        ("bij,jk->bik", (T[0], B), 4 + 2),
+        ("ij,ij->", (A[:, :3], A[:, :1]), 12 + 2),  # a size-1 axis broadcasts
+        ("i...,i...->...", (T, T[:, :1]), 2 + 2),
+        ("ji,...", (A, B[0]), 1),
+    ]
+    for spec, args, k in cases:
+        got = jit(lambda *xs, s=spec: np.einsum(s, *xs))(*args)
+        want = np.einsum(spec, *args)
+        gamma = k * E64 / (1 - k * E64)
+        assert_close(got, want, 2 * gamma * np.einsum(spec, *[np.abs(x) for x in args]), spec)
+    ints = rng.integers(-9, 9, (4, 4)).astype(np.int32)
+    for spec, args in (("ij->", (ints,)), ("ii->i", (ints,)), ("ij,jk,kl->il", (ints,) * 3)):
+        got, want = jit(lambda *xs, s=spec: np.einsum(s, *xs))(*args), np.einsum(spec, *args)
+        assert got.dtype == want.dtype and np.array_equal(got, want), spec
+    # dtype= casts the operands (casting='safe' by default), out= takes the result
+    x32 = B.astype(np.float32)
+    fn = lambda p, q: np.einsum("ij,jk->ik", p, q, dtype=np.float32, casting="same_kind")
+    got, want = jit(fn)(x32, C), fn(x32, C)
+    assert_close(got, want, 2 * 7 * E32 * np.einsum("ij,jk->ik", np.abs(x32), np.abs(C)))
+
+    def into(p, q):
+        out = np.zeros((4, 3))
+        r = np.einsum("ij,jk->ik", p, q, out=out)
+        return out, r is out
+
+    (got, same_got), (want, same_want) = jit(into)(B, C), into(B, C)
+    assert same_got is same_want is True
+    assert_close(got, want, 2 * 7 * E64 * np.einsum("ij,jk->ik", np.abs(B), np.abs(C)))
+    for fn, args in (
+        (lambda p: np.einsum("ii", p), (B,)),
+        (lambda p: np.einsum("ij,jk", p), (B,)),
+        (lambda p: np.einsum("ij", p, p), (B,)),
+        (lambda p: np.einsum("ijk", p), (B,)),
+        (lambda p: np.einsum("i", p), (B,)),
+        (lambda p: np.einsum("ij->ii", p), (B,)),
+        (lambda p: np.einsum("ij->k", p), (B,)),
+        (lambda p: np.einsum("i1", p), (B,)),
+    ):
+        with pytest.raises(ValueError) as want:
+            fn(*args)
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            jit(fn)(*args)
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        jit(lambda p: np.einsum("i,i", p, p, dtype=np.int32))(A[0])
 
 
 def test_rint_round_reciprocal_and_arctan2_at_the_edges():
