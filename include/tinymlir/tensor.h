@@ -138,6 +138,11 @@ template <class S> Tensor weakNumber(S value) {
 /// A weak complex scalar (a Python complex): complex64 with float32 and
 /// float16 tensors, else complex128 (NEP 50).
 Tensor weakComplexScalar(double real, double imag);
+/// A Python int beyond 64 bits (`value`: its nearest double): a float beside
+/// float and complex operands, compared exactly with integers (NumPy 2's
+/// `int8_array < 2**70` is all True), NumPy's OverflowError in any other
+/// use with integers.
+Tensor weakWideInteger(double value);
 
 template <class S>
 concept Number = std::is_arithmetic_v<S> && !std::is_same_v<S, bool>;

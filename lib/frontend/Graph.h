@@ -48,6 +48,8 @@ struct Node {
   bool weak = false;         // Scalar: a plain C++ number, dtype not decided yet
   bool integral = false;     // Scalar, weak: written as an integer
   bool weakComplex = false;  // Scalar, weak: a Python complex number
+  bool wide = false;         // Scalar, weak: a Python int beyond 64 bits, held as its
+                             // nearest double (not integral: no exact bits)
   std::vector<int64_t> axes; // Sum/Max/Min: reduced axes (sorted, non-negative);
                              // Transpose: permutation; Slice: offsets, then
                              // the steps where one is not 1 (with traced

@@ -1305,6 +1305,8 @@ void checkAssignedScalar(const Tensor &value, DType to) {
   const detail::Node &n = *value.node();
   if (n.op != Op::Scalar || to == DType::b8)
     return;
+  if (n.wide && isInteger(to))
+    throw Error("Python int too large to convert to C long", ErrorKind::Overflow);
   const bool complexValue = n.weak ? n.weakComplex : isComplex(n.dtype);
   if (complexValue && !isComplex(to))
     throw Error(std::string(isInteger(to) ? "int() argument must be a string, a bytes-like "

@@ -286,6 +286,8 @@ double roundScalar(double v, DType from, DType to) {
 /// scalar. A Python integer beyond int32 fails where it meets int32, as in
 /// NumPy 2 (a float operand takes it as a float).
 NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast", bool checkRange = true) {
+  if (n->wide && isInteger(dtype))
+    fail(op, "Python int too large to convert to C long", ErrorKind::Overflow);
   if (checkRange && n->weak && n->integral && isInteger(dtype) && !fitsInteger(*n, dtype))
     fail(op, "Python integer " + integerText(*n) + " out of bounds for " + dtypeName(dtype),
          ErrorKind::Overflow);
@@ -326,6 +328,13 @@ DType operandDType(Op op, const NodePtr &x, const NodePtr &y) {
     return promote(strongDType(*x), strongDType(*y));
   const Node *weak = x->weak ? x.get() : y->weak ? y.get() : nullptr;
   const DType strong = x->weak ? dy : dx;
+  // A Python int beyond 64 bits: a float beside floats; NumPy 2 compares it
+  // with integers exactly (in float64 here), and other operations fail.
+  if (weak && weak->wide && !isFloat(strong) && !isComplex(strong)) {
+    if (detail::opInfo(op).kind == detail::OpKind::Compare)
+      return DType::f64;
+    fail(op, "Python int too large to convert to C long", ErrorKind::Overflow);
+  }
   if (weak && strong == DType::b8 && weak->integral) // a bool tensor with a Python int: int64
     return DType::i64;
   if (x->weak)
@@ -626,6 +635,14 @@ Tensor weakUnsigned(uint64_t value) {
   if (value <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     return weakInteger(static_cast<int64_t>(value));
   return weakIntegerScalar(DType::u64, static_cast<int64_t>(value), static_cast<double>(value));
+}
+
+Tensor weakWideInteger(double value) {
+  auto node = makeNode(Op::Scalar, {}, DType::f64);
+  node->weak = true;
+  node->wide = true;
+  node->scalar = value;
+  return Tensor(node);
 }
 
 Tensor weakComplexScalar(double real, double imag) {
@@ -1568,7 +1585,7 @@ bool sameValue(const Tensor &a, const Tensor &b) {
       continue;
     if (x->op != y->op || x->shape != y->shape || x->dtype != y->dtype ||
         x->args.size() != y->args.size() || x->axes != y->axes || x->weak != y->weak ||
-        x->integral != y->integral || x->op == Op::Argument ||
+        x->integral != y->integral || x->wide != y->wide || x->op == Op::Argument ||
         (x->op == Op::Scalar && x->integer != y->integer) ||
         (x->op == Op::Scalar &&
          !(x->scalar == y->scalar || (std::isnan(x->scalar) && std::isnan(y->scalar)))) ||

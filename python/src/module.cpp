@@ -231,6 +231,8 @@ NB_MODULE(_tinymlir, m) {
   m.def("weak_integer", nb::overload_cast<int64_t>(&weakInteger), "value"_a,
         "A Python int, exact in 64 bits: out of the range of the dtype it meets, OverflowError.");
   m.def("weak_integer", &weakUnsigned, "value"_a);
+  m.def("weak_wide_integer", &weakWideInteger, "value"_a,
+        "A Python int beyond 64 bits, as its nearest double (tensor.h).");
   m.def(
       "typed_integer",
       [](int64_t v, const std::string &dtype) { return cast(weakInteger(v), parseDType(dtype)); },

@@ -30,6 +30,9 @@ import numpy as np
 
 from . import _tinymlir as _core
 from ._trace import (
+    _has_traced,
+    known_constant,
+    _nested,
     Traced,
     _state,
     constant,
@@ -60,24 +63,6 @@ def _filled(make, shape, value, dtype, name):
     r = make(shape, value._t if traced else to_tensor(value, f"{name}'s fill value"), d)
     r = Traced(r, rank0="array")
     return r if traced else set_known(r, lambda: np.full(r.shape, value, r.dtype))
-
-
-def _has_traced(x):
-    if isinstance(x, Traced):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_has_traced(v) for v in x)
-    return False
-
-
-def _nested(x):
-    """np.array's argument as the core takes it: lists of tensors, Python's
-    numbers and NumPy's arrays as np.asarray makes them."""
-    if isinstance(x, Traced):
-        return x._t
-    if isinstance(x, (list, tuple)):
-        return [_nested(v) for v in x]
-    return to_tensor(np.asarray(x), "numpy.array's operand")
 
 
 def _stacked(x, dtype):
@@ -128,7 +113,10 @@ def _computed(orig, *args, **kwargs):
             f"tinymlir: numpy.{orig.__name__} takes static arguments inside a traced "
             "function (its shape must be known while tracing)"
         )
-    return constant(orig(*args, **kwargs), f"numpy.{orig.__name__}")
+    result = orig(*args, **kwargs)
+    if isinstance(result, tuple):  # linspace's retstep, meshgrid's...
+        return tuple(map(known_constant, result))
+    return constant(result, f"numpy.{orig.__name__}")
 
 
 def _linspace(orig, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kw):

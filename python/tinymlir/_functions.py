@@ -30,6 +30,7 @@ from . import _tinymlir as _core
 from ._numpy import _FUNCTIONS, _NoValue, _implements, _traced
 from ._trace import (
     Traced,
+    _has_traced,
     TracingError,
     _state,
     dtype_name,
@@ -74,7 +75,7 @@ def _maybe_static(x):
 def _pad_values(x):
     """constant_values or end_values as the core takes them: a traced value, or
     a NumPy array of the static ones (the core pairs them as NumPy's)."""
-    if isinstance(x, Traced) or _creation._has_traced(x):
+    if isinstance(x, Traced) or _has_traced(x):
         return (x if isinstance(x, Traced) else _creation._stacked(x, None))._t
     return to_tensor(np.asarray(x))
 
@@ -500,7 +501,9 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
     x, y = to_tensor(a, "numpy.cross's operand"), to_tensor(b, "numpy.cross's operand")
-    return Traced(_core.cross(x, y, axisa, axisb, axisc))
+    r = Traced(_core.cross(x, y, axisa, axisb, axisc))
+    r._rank0 = "array" if not r.shape else None  # NumPy's 0-d array of two 2-vectors
+    return r
 
 
 @_implements(np.ptp)

@@ -668,7 +668,7 @@ class JitFunction:
             computed = [o for k, o in enumerate(outs) if k not in dict(views)]
             writes = [(i, len(computed) + k) for k, i in enumerate(written)]
             if not computed and not written:
-                return Specialization(None, n, [], out_tree, views=views)
+                return Specialization(None, n, [], out_tree, views=views, rank0=rank0)
             outs = computed
             # One kernel output per returned array, then one per argument
             # written to; each of those updates its argument in place where the
@@ -797,29 +797,39 @@ def _code_names(fn):
     return tuple(sorted(names))
 
 
+_NUMBERS = (int, float, complex, np.generic)  # bool is an int
+
+
 def _captures(fn, names):
-    """The NumPy arrays `fn` captures now: (name, array) for the globals among
-    `names` (its code's, _code_names) and (position, array) for its closure's
-    cells."""
+    """The NumPy arrays and numbers `fn` captures now: (name, value) for the
+    globals among `names` (its code's, _code_names) and (position, value) for
+    its closure's cells."""
     if names:
         glob = fn.__globals__
         for n in names:
-            if _capturable(v := glob.get(n)):
+            v = glob.get(n)
+            if _capturable(v) or isinstance(v, _NUMBERS):
                 yield n, v
     for i, cell in enumerate(fn.__closure__ or ()):
         try:
             v = cell.cell_contents
         except ValueError:  # an empty cell
             continue
-        if _capturable(v):
+        if _capturable(v) or isinstance(v, _NUMBERS):
             yield i, v
 
 
 def _captures_key(fn, names):
-    """Which arrays `fn` captures now, by identity, shape and dtype: NumPy reads
-    a name at every call, so a name bound to another array since is traced
+    """What `fn` captures now: arrays by identity, shape and dtype, numbers by
+    type and value (the trace holds them as constants). NumPy reads a name at
+    every call, so a name bound to another array or number since is traced
     again (its key differs)."""
-    return "".join(f"|captures {id(v)}{v.shape}{v.dtype.char}" for _, v in _captures(fn, names))
+    return "".join(
+        f"|captures {id(v)}{v.shape}{v.dtype.char}"
+        if isinstance(v, np.ndarray)
+        else f"|captures {type(v).__name__} {v!r}"
+        for _, v in _captures(fn, names)
+    )
 
 
 def _with_traceable_captures(fn):
@@ -828,7 +838,7 @@ def _with_traceable_captures(fn):
     are a copy in which those names are views, so the module's own arrays are
     untouched."""
     names = _code_names(fn)
-    captured = [] if names is None else list(_captures(fn, names))
+    captured = [] if names is None else [(k, v) for k, v in _captures(fn, names) if _capturable(v)]
     if not captured:
         return fn
     swapped = {n: v.view(_Captured) for n, v in captured if isinstance(n, str)}

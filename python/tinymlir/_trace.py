@@ -148,7 +148,7 @@ def to_tensor(x, what="an operand"):
         return _core.typed_scalar(float(x), name)
     if isinstance(x, int):  # out of a dtype's range, an error where it meets it (as NumPy's)
         if not -(2**63) <= x < 2**64:
-            raise OverflowError(f"Python integer {x} out of bounds for int64")
+            return _core.weak_wide_integer(float(x))  # float()'s OverflowError beyond doubles
         return _core.weak_integer(x)
     if isinstance(x, float):
         return _core.weak_scalar(x, False)
@@ -165,12 +165,30 @@ def to_tensor(x, what="an operand"):
                 return context.hidden_input(x)._t
             x = np.ascontiguousarray(x)
         return _core.constant(x)
-    if isinstance(x, (list, tuple)):
-        return to_tensor(np.asarray(x), what)
+    if isinstance(x, (list, tuple)):  # np.array's: traced values stacked by the core
+        return _core.array_of(_nested(x), None) if _has_traced(x) else to_tensor(np.asarray(x))
     raise TypeError(
         f"{what} of type {type(x).__name__} cannot be used in a traced "
         "computation (arrays, traced values and numbers can)"
     )
+
+
+def _has_traced(x):
+    if isinstance(x, Traced):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_traced(v) for v in x)
+    return False
+
+
+def _nested(x):
+    """np.array's argument as the core takes it: lists of tensors, Python's
+    numbers and NumPy's arrays as np.asarray makes them."""
+    if isinstance(x, Traced):
+        return x._t
+    if isinstance(x, (list, tuple)):
+        return [_nested(v) for v in x]
+    return to_tensor(np.asarray(x), "numpy.array's operand")
 
 
 def plain_array(x: np.ndarray, what) -> np.ndarray:
@@ -260,8 +278,8 @@ def _items(index):
             i = i._t
         elif isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu":
             i = int(i)
-        elif isinstance(i, (np.ndarray, list, tuple)):
-            i = to_tensor(np.asarray(i), "an index")
+        elif isinstance(i, (np.ndarray, list, tuple)):  # lists may hold traced ints
+            i = to_tensor(i, "an index")
         out.append(i)
     return out
 
@@ -741,6 +759,17 @@ class Traced:
         if known is not None:
             return float(known)
         raise TypeError("a traced array has no value while tracing: float() cannot be traced")
+
+    def __round__(self, ndigits=None):
+        """round(x, n): NumPy's np.round (a NumPy scalar or array, as NumPy's
+        round of its scalars); round(x) is a Python int, known only for values
+        known while tracing."""
+        if ndigits is None:
+            known = known_value(self)
+            if known is not None:
+                return round(known)
+            raise TypeError("a traced array has no value while tracing: round() cannot be traced")
+        return np.round(self, operator.index(ndigits))
 
     def __int__(self):
         known = known_value(self)

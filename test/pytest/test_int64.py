@@ -93,7 +93,7 @@ def test_integer_constants_keep_all_64_bits():
 
 
 def test_integer_constants_out_of_range_are_numpys_overflow_error():
-    with pytest.raises(OverflowError, match="out of bounds for int64"):
+    with pytest.raises(OverflowError, match="Python int too large to convert to C long"):
         jit(lambda a: a + 2**70)(np.arange(3))
     with pytest.raises(OverflowError, match="out of bounds for int64"):
         jit(lambda a: a + 2**63)(np.arange(3))
@@ -101,3 +101,45 @@ def test_integer_constants_out_of_range_are_numpys_overflow_error():
         jit(lambda a: a + 256)(np.arange(3, dtype=np.uint8))
     with pytest.raises(OverflowError, match="out of bounds for int32"):
         jit(lambda a: a + 2**40)(np.arange(3, dtype=np.int32))
+
+
+def test_python_ints_beyond_64_bits_are_floats_beside_floats_as_numpys():
+    """A Python int wider than 64 bits is NumPy's float beside float and
+    complex arrays (x * 10**20, x / 10**30), compared exactly with integers
+    (int8_array < 2**70 is all True), and NumPy's OverflowError beside
+    integers, in a store into an integer array, and beyond doubles."""
+    x = np.random.default_rng(5).random(4)
+    ints, small, flags = np.arange(4), np.arange(4, dtype=np.int8), x > 0.5
+    fine = [
+        (lambda a: a * 10**20, x),
+        (lambda a: a + 2**64, x),
+        (lambda a: a / 10**30, x),
+        (lambda a: np.maximum(a, -(2**65)), x),
+        (lambda a: np.clip(a, -(10**30), 10**30), x),
+        (lambda a: a.astype(np.float32) * 10**20, x),
+        (lambda a: a * (10**20 + 1j), x),
+        (lambda a: a < 2**70, ints),
+        (lambda a: a > -(2**70), small),
+        (lambda a: a == 2**70, ints),
+    ]
+    for fn, arg in fine:
+        got, want = jit(fn)(arg), fn(arg)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)  # one rounding of the int, then NumPy's op
+
+    def store(a):
+        a[0] = 10**25
+        return a
+
+    np.testing.assert_array_equal(jit(store)(x.copy()), store(x.copy()))
+    refused = [
+        (lambda a: a * 10**20, ints),
+        (lambda a: a + 2**70, flags),
+        (store, ints),
+        (lambda a: a * 10**400, x),
+    ]
+    for fn, arg in refused:
+        with pytest.raises(OverflowError) as numpy_error:
+            fn(arg.copy())
+        with pytest.raises(OverflowError, match=str(numpy_error.value)):
+            jit(fn)(arg.copy())

@@ -1653,3 +1653,61 @@ def test_static_results_and_numpy_scalars():
     assert type(jit(lambda x: x * 2)(3.0)) is float
     got = jit(lambda x: x.sum())(positive(4))
     assert type(got) is np.float64
+
+
+def test_sequences_of_traced_values_assign_and_index_as_numpys():
+    """`out[t] = s, i` with traced scalars (np.array's stacking of the tuple), a
+    list index holding a traced int (an LU pivot's row swap), round(x, n), a
+    static np.linspace's retstep, and views of rank 0: as NumPy's."""
+
+    def sir(y0, beta, gamma):
+        n = 8
+        out = np.zeros((n, 3))
+        s, i = y0[0], y0[1]
+        for t in range(n):
+            out[t] = s, i, 1.0 - s - i
+            new = beta * s * i
+            s, i = s - new, i + new - gamma * i
+        return out
+
+    y0 = np.array([0.99, 0.01, 0.0])
+    np.testing.assert_array_equal(jit(sir)(y0, 0.3, 0.1), sir(y0, 0.3, 0.1))
+
+    def pivot_swaps(a):
+        a = a.copy()
+        n = a.shape[0]
+        for k in range(n - 1):
+            p = k + np.argmax(np.abs(a[k:, k]))
+            a[[k, p]] = a[[p, k]]
+            a[k + 1 :, k:] -= np.outer(a[k + 1 :, k] / a[k, k], a[k, k:])
+        return a
+
+    m = np.random.default_rng(3).standard_normal((5, 5))
+    got, want = jit(pivot_swaps)(m), pivot_swaps(m)
+    # Partial pivoting bounds the entries by 2^(n-1) max|m|; each of the n - 1
+    # steps rounds twice (product, difference; once if fused), and an earlier
+    # error at most doubles through a step: within 4 (n - 1) eps 2^(n-1) max|m|.
+    n = m.shape[0]
+    bound = 4 * (n - 1) * 2.0**-52 * 2 ** (n - 1) * np.abs(m).max()
+    np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+
+    def small(x):
+        lin, step = np.linspace(0, 1, 5, retstep=True)
+        return (
+            round(x[0] * 100, 2),
+            x[:1].reshape(()),
+            np.squeeze(x[:1]),
+            x[:1, None].squeeze(),
+            lin * step,
+        )
+
+    x = np.array([0.123456, 2.0, 3.0])
+    got, want = jit(small)(x), small(x)
+    for g, w in zip(got, want):
+        assert type(g) is type(w) and np.shape(g) == np.shape(w)
+        np.testing.assert_array_equal(g, w)
+    a2, b2 = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # np.cross of 2-vectors
+        got, want = jit(np.cross)(a2, b2), np.cross(a2, b2)
+    assert type(got) is type(want) and got == want

@@ -120,6 +120,39 @@ def test_a_captured_name_bound_to_another_array_is_read_again():
     np.testing.assert_array_equal(got, want)
 
 
+_ALPHA = 0.5
+
+
+def test_a_captured_number_bound_to_another_value_is_read_again():
+    # NumPy reads a global or a closure's number at every call; the trace holds
+    # it as a constant, so the key holds its value: a new value is a new
+    # trace, the old value again a cache hit.
+    global _ALPHA
+    f = lambda x: x * _ALPHA + 1  # noqa: E731
+    jf, x = jit(f), np.arange(1.0, 4.0)
+    for value in (2.0, 3, np.float32(0.25), True, 0.5):
+        _ALPHA = value
+        got, want = jf(x), f(x)
+        assert got.dtype == want.dtype, value
+        np.testing.assert_array_equal(got, want)
+    assert jf.stats().size == 5  # 0.5 again: the first specialization
+
+    def closure():
+        k = 2.0
+
+        def g(y):
+            return y * k
+
+        jg = jit(g)
+        first = jg(np.ones(2))
+        k = 5.0  # noqa: F841  (read by g's cell)
+        return first, jg(np.ones(2)), g(np.ones(2))
+
+    first, got, want = closure()
+    np.testing.assert_array_equal(first, [2.0, 2.0])
+    np.testing.assert_array_equal(got, want)
+
+
 def test_tree_outputs_from_one_compiled_function(rng):
     x = rng.normal(size=(3, 4)).astype(np.float32)
 
