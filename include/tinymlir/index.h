@@ -50,9 +50,10 @@ enum class IndexKind : uint8_t { Basic, Mask, Dynamic, Gather, Computed, Advance
 
 /// One step from an array to a view of it. Broadcast and Diagonal make
 /// NumPy's read-only views (np.broadcast_to, np.diagonal): a write through
-/// them is NumPy's ValueError.
+/// them is NumPy's ValueError. Real and Imag are a complex array's .real and
+/// .imag (their positions counted in the complex elements).
 struct ViewStep {
-  enum class Kind : uint8_t { Flip, Slice, Reshape, Transpose, Broadcast, Diagonal };
+  enum class Kind : uint8_t { Flip, Slice, Reshape, Transpose, Broadcast, Diagonal, Real, Imag };
   Kind kind;
   std::vector<int64_t> a; ///< flip: axes; slice: begin; reshape, broadcast: shape;
                           ///< transpose: perm; diagonal: offset, axis1, axis2
@@ -210,6 +211,10 @@ public:
   /// through them is NumPy's ValueError), with NumPy's errors.
   Ref broadcasted(const Shape &shape) const;
   Ref diagonalView(int64_t offset, int64_t axis1, int64_t axis2) const;
+  /// a.real and a.imag (`imaginary`): of a complex array, views of its parts
+  /// (a write through them changes it); of a real one, the array itself, and
+  /// NumPy's read-only zeros.
+  Ref part(bool imaginary) const;
   /// Whether a step is read-only (NumPy's writeable flag, negated).
   bool readOnly() const;
   /// a.mT: a view with the last two axes swapped; NumPy's ValueError below 2-D.

@@ -629,6 +629,12 @@ struct ComplexAbs {
   }
 };
 
+struct MakeComplex { // the complex number of two parts
+  static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value> x) {
+    return complex::CreateOp::create(b, loc, elementType(b, n.dtype), x[0], x[1]);
+  }
+};
+
 struct ZeroScalar { // np.imag of a real value
   static Value lowerScalar(OpBuilder &b, Location loc, const Node &n, ArrayRef<Value>) {
     return scalarConstant(b, loc, n.dtype, 0.0);

@@ -733,6 +733,9 @@ Layout layoutOf(const Shape &base, const ViewSteps &steps,
       l = t;
       break;
     }
+    case ViewStep::Kind::Real: // the same positions, in complex elements
+    case ViewStep::Kind::Imag:
+      break;
     case ViewStep::Kind::Reshape: {
       std::optional<std::vector<int64_t>> strides = noCopyStrides(l, s.a);
       if (!strides) {
@@ -768,6 +771,10 @@ Tensor applyView(const Tensor &x, const ViewStep &step) {
     return broadcastTo(x, step.a);
   case ViewStep::Kind::Diagonal:
     return diagonal(x, step.a[0], step.a[1], step.a[2]);
+  case ViewStep::Kind::Real:
+    return real(x);
+  case ViewStep::Kind::Imag:
+    return imag(x);
   }
   return x;
 }
@@ -789,6 +796,10 @@ Tensor unapplyView(const ViewStep &step, const Tensor &parent, const Tensor &val
   case ViewStep::Kind::Broadcast:
   case ViewStep::Kind::Diagonal:
     throw Error("assignment destination is read-only", ErrorKind::Value);
+  case ViewStep::Kind::Real:
+    return complex_of_parts(value, imag(parent));
+  case ViewStep::Kind::Imag:
+    return complex_of_parts(real(parent), value);
   }
   return value;
 }
@@ -1208,6 +1219,14 @@ Ref Ref::diagonalView(int64_t offset, int64_t axis1, int64_t axis2) const {
   const int64_t a1 = normalizeAxes("diagonal", Axes(axis1), rank)[0],
                 a2 = normalizeAxes("diagonal", Axes(axis2), rank)[0];
   return viewAs({ViewStep::Kind::Diagonal, {offset, a1, a2}, {}, {}}, std::move(d));
+}
+
+Ref Ref::part(bool imaginary) const {
+  if (isComplex(dtype()))
+    return view({{imaginary ? ViewStep::Kind::Imag : ViewStep::Kind::Real, {}, {}, {}}});
+  if (!imaginary)
+    return view({});
+  return Ref(full({}, 0, dtype())).broadcasted(shape()); // NumPy's: read-only zeros
 }
 
 bool Ref::readOnly() const {

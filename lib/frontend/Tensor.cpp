@@ -389,6 +389,15 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
       !isComplex(operands)) // NumPy's loop: the smallest float both hold (int8, uint8: float16)
     operands = promote(floatFor(x->dtype), floatFor(y->dtype));
   DType result = applyIntPolicy(op, operands, describe(x) + " and " + describe(y));
+  if (op == Op::Complex) { // parts of complex64 or complex128
+    if (isComplex(result))
+      fail(op, "the parts must be real, got " + describe(x) + " and " + describe(y),
+           ErrorKind::Type);
+    result = result == DType::f64 ? DType::f64 : DType::f32;
+    Shape shape = broadcastShapes(op, x->shape, y->shape);
+    return Tensor(makeNode(op, std::move(shape), complexOf(result),
+                           {convert(x, result, opName(op)), convert(y, result, opName(op))}));
+  }
   NodePtr second = convert(y, result, opName(op));
   if (op == Op::Pow && isInteger(result) && !isUnsigned(result)) {
     // NumPy raises for a negative exponent: a literal's now, an array's when the kernel runs

@@ -94,6 +94,10 @@ nb::tuple stepTuple(const ViewStep &s) {
     return nb::make_tuple("broadcast", tuple(s.a));
   case ViewStep::Kind::Diagonal:
     return nb::make_tuple("diagonal", tuple(s.a));
+  case ViewStep::Kind::Real:
+    return nb::make_tuple("real");
+  case ViewStep::Kind::Imag:
+    return nb::make_tuple("imag");
   }
   return nb::tuple();
 }
@@ -183,6 +187,7 @@ void registerIndex(nb::module_ &m) {
           "axes"_a.none(), "name"_a = "flip", "np.flip, np.fliplr or np.flipud: a view.")
       .def("rotated90", &Ref::rotated90, "k"_a, "axes"_a, "np.rot90: a view.")
       .def("broadcasted", &Ref::broadcasted, "shape"_a, "np.broadcast_to: a read-only view.")
+      .def("part", &Ref::part, "imaginary"_a, "a.real, a.imag: views of a complex array's parts.")
       .def("diagonal_view", &Ref::diagonalView, "offset"_a, "axis1"_a, "axis2"_a,
            "np.diagonal: a read-only view.")
       .def("matrix_transposed", &Ref::matrixTransposed, "a.mT: the last two axes swapped.")

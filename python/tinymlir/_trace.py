@@ -303,6 +303,8 @@ def replay_view(a, steps):
             a = np.broadcast_to(a, tuple(step[1]))
         elif kind == "diagonal":
             a = a.diagonal(*step[1])
+        elif kind in ("real", "imag"):
+            a = getattr(a, kind)
         else:
             a = a.transpose(tuple(step[1]))
     return a
@@ -713,11 +715,19 @@ class Traced:
     # Parts of complex numbers (of real ones: the value, and zeros).
     @property
     def real(self):
-        return Traced(_core.real(self._t)) if self.dtype.kind == "c" else self
+        return Traced(None, self._ref.part(False), rank0=self._rank0)  # a view, as NumPy's
+
+    @real.setter
+    def real(self, value):
+        _setitem(self.real, Ellipsis, value)
 
     @property
     def imag(self):
-        return Traced(_core.imag(self._t))
+        return Traced(None, self._ref.part(True), rank0=self._rank0)
+
+    @imag.setter
+    def imag(self, value):
+        _setitem(self.imag, Ellipsis, value)
 
     def conj(self):
         return Traced(_core.conjugate(self._t))

@@ -1711,3 +1711,62 @@ def test_sequences_of_traced_values_assign_and_index_as_numpys():
         warnings.simplefilter("ignore", DeprecationWarning)  # np.cross of 2-vectors
         got, want = jit(np.cross)(a2, b2), np.cross(a2, b2)
     assert type(got) is type(want) and got == want
+
+
+def test_real_and_imag_are_views_of_complex_arrays_as_numpys():
+    """z.real and z.imag of a complex array are views: writes through them,
+    their setters and in-place operators change z (the caller's array too),
+    exactly, infinities, nans and signed zeros of the other part kept. Of a
+    real array, .real is the array and .imag NumPy's read-only zeros."""
+    v = np.random.default_rng(8).random(5)
+    z0 = v + 1j * v[::-1]
+    z0[1], z0[2] = complex(np.inf, -0.0), complex(-0.0, np.nan)
+
+    def zero_real(z):
+        z.real[:] = 0
+        return z
+
+    def set_imag(z):
+        z.imag = 1
+        return z.imag.sum()
+
+    def shift_real(z):
+        z.real += 1
+
+    def through_a_name(z):
+        r = z.real
+        r *= 2
+        r[r > 1.5] = 9.0
+        return z.imag * 2
+
+    def shift_imag(z):
+        w = z.copy()
+        w.imag[1:] = -w.imag[:-1]
+        return w, w.real.sum()
+
+    for fn in (zero_real, set_imag, shift_real, through_a_name, shift_imag):
+        for z in (z0, z0.astype(np.complex64)):
+            a1, a2 = z.copy(), z.copy()
+            got, want = jit(fn)(a1), fn(a2)
+            np.testing.assert_array_equal(a1, a2, err_msg=fn.__name__)
+            np.testing.assert_array_equal(np.signbit(a1.real), np.signbit(a2.real))
+            for g, w in zip(
+                got if isinstance(got, tuple) else (got,),
+                want if isinstance(want, tuple) else (want,),
+            ):
+                assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+                np.testing.assert_array_equal(g, w)
+    z = z0.copy()
+    part = jit(lambda a: a.imag)(z)  # a view of the argument, as NumPy's
+    assert np.shares_memory(part, z) and part.flags.writeable
+    real_parts = jit(lambda x: (x.real, x.imag))(v)
+    np.testing.assert_array_equal(real_parts[0], v)
+    np.testing.assert_array_equal(real_parts[1], np.zeros(5))
+
+    def write_imag_of_real(x):
+        x.imag[0] = 1.0
+
+    with pytest.raises(ValueError) as numpy_error:
+        write_imag_of_real(v.copy())
+    with pytest.raises(ValueError, match=str(numpy_error.value)):
+        jit(write_imag_of_real)(v.copy())
