@@ -438,7 +438,23 @@ Tensor matrixRank(const Tensor &a, const Tensor &tol = Tensor(),
 /// np.linalg.cond: the ratio of the extreme singular values (ord none, 2,
 /// -2), else norm(x) norm(inv(x)).
 Tensor cond(const Tensor &x, const NormOrder &ord = {});
+/// np.linalg.multi_dot: the products of a chain of matrices in NumPy's order
+/// (the cheapest: its formula for three, its matrix-chain order beyond); a
+/// first 1-D array is a row, a last one a column, as NumPy's.
+Tensor multiDot(const std::vector<Tensor> &arrays);
 } // namespace la
+/// NumPy 2's gufuncs np.vecdot (sum(conj(a) * b) over `axis`), np.matvec
+/// ((..., m, n) by (..., n)) and np.vecmat (conj (..., n) by (..., n, m)):
+/// the other axes broadcast, sums in the product's dtype; NumPy's ValueError
+/// for core sizes that differ.
+Tensor vecdot(const Tensor &a, const Tensor &b, int64_t axis = -1);
+Tensor matvec(const Tensor &m, const Tensor &v);
+Tensor vecmat(const Tensor &v, const Tensor &m);
+/// np.nancumsum and np.nancumprod: nans counted as 0 (1), then cumsum's.
+Tensor nancumsum(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
+                 std::optional<DType> dtype = std::nullopt);
+Tensor nancumprod(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
+                  std::optional<DType> dtype = std::nullopt);
 
 // Order statistics: the sorted values of the reduced axes (axes: {} for all).
 /// np.pad's keyword arguments, each given or not. Values broadcast to

@@ -2802,7 +2802,128 @@ Tensor cond(const Tensor &x, const NormOrder &ord) {
   const Tensor first = sortedAt(s, 0), last = sortedAt(s, s.shape().back() - 1);
   return isOrder(ord, -2) ? last / first : first / last;
 }
+Tensor multiDot(const std::vector<Tensor> &given) {
+  const size_t n = given.size();
+  if (n < 2)
+    fail("multi_dot", "Expecting at least two arrays.");
+  if (n == 2)
+    return dot(given[0], given[1]);
+  std::vector<Tensor> a;
+  for (const Tensor &t : given)
+    a.push_back(strong(t));
+  const bool firstVector = a.front().rank() == 1, lastVector = a.back().rank() == 1;
+  if (firstVector)
+    a.front() = reshape(a.front(), {1, a.front().shape()[0]});
+  if (lastVector)
+    a.back() = reshape(a.back(), {a.back().shape()[0], 1});
+  for (const Tensor &t : a)
+    if (t.rank() != 2)
+      fail("multi_dot",
+           std::to_string(t.rank()) + "-dimensional array given. Array must be two-dimensional",
+           ErrorKind::LinAlg);
+  // NumPy's order: for three, its cost formula; beyond, its matrix-chain table
+  std::function<Tensor(size_t, size_t)> chain;
+  std::vector<std::vector<size_t>> split(n, std::vector<size_t>(n, 0));
+  if (n == 3) {
+    const double a0 = static_cast<double>(a[0].shape()[0]),
+                 a1 = static_cast<double>(a[0].shape()[1]),
+                 b1 = static_cast<double>(a[2].shape()[0]),
+                 c1 = static_cast<double>(a[2].shape()[1]);
+    split[0][2] = a0 * b1 * (a1 + c1) < a1 * c1 * (a0 + b1) ? 1 : 0; // (AB)C, else A(BC)
+    split[1][2] = 1;
+  } else {
+    std::vector<double> p;
+    for (const Tensor &t : a)
+      p.push_back(static_cast<double>(t.shape()[0]));
+    p.push_back(static_cast<double>(a.back().shape()[1]));
+    std::vector<std::vector<double>> cost(n, std::vector<double>(n, 0.0));
+    for (size_t l = 1; l < n; ++l)
+      for (size_t i = 0; i + l < n; ++i) {
+        const size_t j = i + l;
+        cost[i][j] = std::numeric_limits<double>::infinity();
+        for (size_t k = i; k < j; ++k) {
+          const double q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1];
+          if (q < cost[i][j]) {
+            cost[i][j] = q;
+            split[i][j] = k;
+          }
+        }
+      }
+  }
+  chain = [&](size_t i, size_t j) -> Tensor {
+    return i == j ? a[i] : dot(chain(i, split[i][j]), chain(split[i][j] + 1, j));
+  };
+  const Tensor result = chain(0, n - 1);
+  if (firstVector && lastVector)
+    return reshape(result, {});
+  return firstVector || lastVector ? reshape(result, {numElements(result.shape())}) : result;
+}
+
 } // namespace la
+
+namespace {
+/// sum(a * b) over the last axis of both (a conjugated where `conj`), in the
+/// product's dtype, after NumPy's check of the core sizes (gufunc `name`
+/// with `signature`).
+Tensor coreSum(const char *name, const char *signature, Tensor a, const Tensor &b, bool conj) {
+  const int64_t n = a.shape().back(), m = b.shape().back();
+  if (n != m)
+    fail(name, std::string(name) +
+                   ": Input operand 1 has a mismatch in its core dimension 0, "
+                   "with gufunc signature " +
+                   signature + " (size " + std::to_string(m) + " is different from " +
+                   std::to_string(n) + ")");
+  if (conj && isComplex(a.dtype()))
+    a = conjugate(a);
+  const Tensor product = a * b;
+  Reduction how;
+  how.dtype = product.dtype();
+  return reduce("sum", product, -1, false, how);
+}
+} // namespace
+
+Tensor vecdot(const Tensor &a, const Tensor &b, int64_t axis) {
+  const Tensor x = strong(a), y = strong(b);
+  if (x.rank() == 0 || y.rank() == 0)
+    fail("vecdot", "vecdot: Input operand 0 does not have enough dimensions (has 0, gufunc core "
+                   "with signature (n),(n)->() requires 1)");
+  const Tensor u = moveAxis(x, normalizeAxes("vecdot", Axes(axis), x.rank())[0], x.rank() - 1),
+               v = moveAxis(y, normalizeAxes("vecdot", Axes(axis), y.rank())[0], y.rank() - 1);
+  return coreSum("vecdot", "(n),(n)->()", u, v, true);
+}
+
+Tensor matvec(const Tensor &m, const Tensor &v) {
+  const Tensor x = strong(m), y = strong(v);
+  if (x.rank() < 2 || y.rank() < 1)
+    fail("matvec", "matvec: Input operand does not have enough dimensions (gufunc core with "
+                   "signature (m,n),(n)->(m))");
+  Shape row = y.shape();
+  row.insert(row.end() - 1, 1); // (..., 1, n)
+  return coreSum("matvec", "(m,n),(n)->(m)", x, reshape(y, row), false);
+}
+
+Tensor vecmat(const Tensor &v, const Tensor &m) {
+  const Tensor x = strong(v), y = strong(m);
+  if (x.rank() < 1 || y.rank() < 2)
+    fail("vecmat", "vecmat: Input operand does not have enough dimensions (gufunc core with "
+                   "signature (n),(n,m)->(m))");
+  Shape column = x.shape();
+  column.insert(column.end() - 1, 1); // (..., 1, n), against (..., m, n)
+  return coreSum("vecmat", "(n),(n,m)->(m)", reshape(x, column),
+                 moveAxis(y, y.rank() - 2, y.rank() - 1), true);
+}
+
+Tensor nancumsum(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
+  const Tensor t = strong(x);
+  return cumsum(inexact(t.dtype()) ? where(isnan(t), ScalarType{t.dtype()}(0.0), t) : t, axis,
+                dtype);
+}
+
+Tensor nancumprod(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
+  const Tensor t = strong(x);
+  return cumprod(inexact(t.dtype()) ? where(isnan(t), ScalarType{t.dtype()}(1.0), t) : t, axis,
+                 dtype);
+}
 
 namespace {
 /// a's values along `axes` sorted, last: (the other axes..., n), with the

@@ -672,7 +672,12 @@ NB_MODULE(_tinymlir, m) {
         },
         "x"_a, "axis"_a.none() = -1, "kind"_a.none() = nb::none(), "stable"_a.none() = nb::none(),
         "np.sort/np.argsort: stable sorts, NumPy's kinds checked.");
-  for (auto [name, f] : {std::pair{"cumsum", &cumsum}, std::pair{"cumprod", &cumprod}})
+  m.def("multi_dot", &la::multiDot, "arrays"_a, "np.linalg.multi_dot (numpy.h).");
+  m.def("vecdot", &vecdot, "a"_a, "b"_a, "axis"_a = -1, "np.vecdot (numpy.h).");
+  m.def("matvec", &matvec, "m"_a, "v"_a, "np.matvec (numpy.h).");
+  m.def("vecmat", &vecmat, "v"_a, "m"_a, "np.vecmat (numpy.h).");
+  for (auto [name, f] : {std::pair{"cumsum", &cumsum}, std::pair{"cumprod", &cumprod},
+                         std::pair{"nancumsum", &nancumsum}, std::pair{"nancumprod", &nancumprod}})
     m.def(
         name,
         [f, dtypeOf](const Tensor &x, std::optional<int64_t> axis,

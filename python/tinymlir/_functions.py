@@ -681,3 +681,132 @@ def _ediff1d(ary, to_end=None, to_begin=None):
         None if v is None else to_tensor(v, "numpy.ediff1d's value") for v in (to_end, to_begin)
     )
     return Traced(_core.ediff1d(t._t, end, begin))
+
+
+# --- NumPy 2's array-API names, multi_dot, diagflat, unstack, *_indices_from --------
+
+
+@_implements(np.linalg.multi_dot)
+def _multi_dot(arrays, *, out=None):
+    """NumPy's order of the products (numpy.h's la::multiDot)."""
+    tensors = [to_tensor(a, "numpy.linalg.multi_dot's operand") for a in arrays]
+    return Traced(_core.multi_dot(tensors))
+
+
+@_implements(np.linalg.vector_norm)
+def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """NumPy's: the axes given merged into one (all of them by default), then
+    np.linalg.norm's vector norm, with size-1 axes where keepdims."""
+    t = _traced(x, "numpy.linalg.vector_norm's operand")
+    shape = list(t.shape)
+    if axis is None:
+        t, along = t.ravel(), 0
+    elif isinstance(axis, tuple):
+        axes = list(_core.normalize_axes(list(axis), t.ndim))
+        rest = [i for i in range(t.ndim) if i not in axes]
+        t = t.transpose(axes + rest).reshape(-1, *[shape[i] for i in rest])
+        along = 0
+    else:
+        along = operator.index(axis)
+    r = np.linalg.norm(t, ord=ord, axis=along)
+    if keepdims:
+        gone = range(len(shape)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+        for i in _core.normalize_axes(list(gone), len(shape)):
+            shape[i] = 1
+        r = r.reshape(shape)
+    return r
+
+
+@_implements(np.linalg.matrix_norm)
+def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    return np.linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+@_implements(np.linalg.matrix_transpose, np.matrix_transpose)
+def _matrix_transpose(x, /):
+    return _traced(x, "numpy.matrix_transpose's operand").mT
+
+
+@_implements(np.linalg.matmul)
+def _linalg_matmul(x1, x2, /):
+    return np.matmul(x1, x2)
+
+
+@_implements(np.linalg.vecdot)
+def _linalg_vecdot(x1, x2, /, *, axis=-1):
+    return np.vecdot(x1, x2, axis=axis)
+
+
+@_implements(np.linalg.outer)
+def _linalg_outer(x1, x2, /):
+    for x in (x1, x2):
+        if np.ndim(x) != 1:
+            raise ValueError(
+                f"Input arrays must be one-dimensional, but they are x1.ndim={np.ndim(x1)} "
+                f"and x2.ndim={np.ndim(x2)}."
+            )
+    return np.outer(x1, x2)
+
+
+@_implements(np.linalg.trace)
+def _linalg_trace(x, /, *, offset=0, dtype=None):
+    return np.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+@_implements(np.linalg.diagonal)
+def _linalg_diagonal(x, /, *, offset=0):
+    return np.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+@_implements(np.linalg.tensordot)
+def _linalg_tensordot(x1, x2, /, *, axes=2):
+    return np.tensordot(x1, x2, axes=axes)
+
+
+@_implements(np.linalg.cross)
+def _linalg_cross(x1, x2, /, *, axis=-1):
+    for x in (x1, x2):
+        if np.shape(x)[axis] != 3:
+            raise ValueError(
+                "Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+                f"{np.shape(x1)[axis]} and {np.shape(x2)[axis]} dimensional instead."
+            )
+    return np.cross(x1, x2, axis=axis)
+
+
+@_implements(np.astype)
+def _astype(x, dtype, /, *, copy=True, device=None):
+    return _traced(x, "numpy.astype's operand").astype(dtype, copy=copy)
+
+
+@_implements(np.diagflat)
+def _diagflat(v, k=0):
+    t = _traced(v, "numpy.diagflat's operand")
+    return Traced(_core.diag(t.ravel()._t, operator.index(k)))
+
+
+@_implements(np.unstack)
+def _unstack(x, /, *, axis=0):
+    """NumPy's: views of x along `axis`, one per index."""
+    t = _traced(x, "numpy.unstack's operand")
+    if t.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    moved = np.moveaxis(t, axis, 0)
+    return tuple(moved[i] for i in _range(moved.shape[0]))
+
+
+def _indices_from(name):
+    original = getattr(np, name.removesuffix("_from"))
+
+    def indices_from(arr, k=0):
+        """NumPy's, of the (static) shape: constant index arrays."""
+        if np.ndim(arr) != 2:
+            raise ValueError("input array must be 2-d")
+        rows, cols = np.shape(arr)
+        return tuple(map(known_constant, original(rows, operator.index(k), cols)))
+
+    return indices_from
+
+
+for _name in ("triu_indices_from", "tril_indices_from"):
+    _implements(getattr(np, _name))(_indices_from(_name))

@@ -154,6 +154,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         if r is not None:
             return r
     for key, value in kwargs.items():
+        if ufunc.__name__ in ("vecdot", "matvec", "vecmat"):
+            break  # their own keywords, below
         if key not in ("out", "dtype", "casting") and not (
             (key == "where" and value is True) or (key == "signature" and value is None)
         ):
@@ -170,6 +172,12 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return tuple(
             Traced(t) for t in _core.divmod(a, to_tensor(inputs[1], f"{name}'s second operand"))
         )
+    if ufunc.__name__ in ("vecdot", "matvec", "vecmat"):  # NumPy 2's gufuncs
+        operands = [to_tensor(x, f"{name}'s operand") for x in inputs]
+        if ufunc.__name__ == "vecdot" and "axis" in kwargs:
+            operands.append(operator.index(kwargs.pop("axis")))
+        _check(ufunc.__name__, **kwargs)
+        return Traced(getattr(_core, ufunc.__name__)(*operands))
     if ufunc is np.positive:
         return Traced(_core.positive(to_tensor(inputs[0], f"{name}'s operand")))
     if ufunc in _UNARY:
@@ -832,6 +840,16 @@ def _cumsum(a, axis=None, dtype=None, out=None):
 @_implements(np.cumprod)
 def _cumprod(a, axis=None, dtype=None, out=None):
     return _accumulate(_core.cumprod, "cumprod", a, axis, dtype, out)
+
+
+@_implements(np.nancumsum)
+def _nancumsum(a, axis=None, dtype=None, out=None):
+    return _accumulate(_core.nancumsum, "nancumsum", a, axis, dtype, out)
+
+
+@_implements(np.nancumprod)
+def _nancumprod(a, axis=None, dtype=None, out=None):
+    return _accumulate(_core.nancumprod, "nancumprod", a, axis, dtype, out)
 
 
 def _cumulative(name):

@@ -1516,3 +1516,83 @@ def test_joins_take_dtype_casting_out_and_axis_none_as_numpys():
         message = str(numpy_error.value)
         with pytest.raises(error, match=re.escape(message[: message.find("dtype(")])):
             jit(fn)(arg.copy())
+
+
+def test_array_api_names_multi_dot_and_nan_accumulations_as_numpys():
+    """NumPy 2's array-API functions (np.linalg.vector_norm, matrix_norm,
+    matrix_transpose, vecdot, matvec, vecmat, linalg.outer/trace/diagonal/
+    cross/matmul/tensordot, np.astype, np.unstack), np.linalg.multi_dot in
+    NumPy's order (both orders of three, the chain table of four, 1-D ends),
+    np.diagflat, np.tri*_indices_from and np.nancumsum/nancumprod: types,
+    dtypes, shapes and values. A sum of K products is within gamma_K of the
+    exact one on either side, so 2 gamma_K (|a| . |b| ...) apart (bound_of
+    the same function of |operands|); a norm of K terms within 2 (K + 2) eps
+    of itself; selections and sequential sums of the same terms are exact."""
+    r = np.random.default_rng(23)
+    A, B, C, D = r.random((3, 4)), r.random((4, 5)), r.random((5, 2)), r.random((2, 6))
+    tall, wide = r.random((6, 2)), r.random((2, 6))
+    v4, v3 = r.random(4), r.random(3)
+    x = r.random((2, 3, 4))
+    x[0, 1, 2] = np.nan
+    z = r.random((3, 4)) + 1j * r.random((3, 4))
+    e = 2.0**-52
+
+    def products(k):
+        return lambda want, fn, args: 2 * k * e * np.abs(fn(*[np.abs(a) for a in args]))
+
+    def norm(k):
+        return lambda want, fn, args: 2 * (k + 2) * e * np.abs(want)
+
+    exact = lambda want, fn, args: 0.0  # noqa: E731
+    cases = [
+        (lambda a, b, c: np.linalg.multi_dot([a, b, c]), (A, B, C), products(9)),  # (AB)C
+        (lambda a, b, c: np.linalg.multi_dot([a, b, c]), (tall, wide, tall), products(8)),  # A(BC)
+        (lambda a, b, c, d: np.linalg.multi_dot([a, b, c, d]), (A, B, C, D), products(11)),
+        (lambda v, b, c, w: np.linalg.multi_dot([v, b, c, w]), (v4, B, C, D[:, 0]), products(11)),
+        (lambda a: np.linalg.vector_norm(a), (x[1],), norm(12)),
+        (lambda a: np.linalg.vector_norm(a, axis=(0, 2), keepdims=True, ord=1), (x[1:],), norm(4)),
+        (lambda a: np.linalg.vector_norm(a, axis=1, ord=np.inf), (A,), exact),
+        (lambda a: np.linalg.matrix_norm(a), (A,), norm(12)),
+        (lambda a: np.linalg.matrix_norm(a, ord=1, keepdims=True), (A,), norm(3)),
+        (lambda a: np.matrix_transpose(a), (x,), exact),
+        (lambda a: np.linalg.matrix_transpose(a), (A,), exact),
+        (lambda a, b: np.linalg.matmul(a, b), (A, B), products(4)),
+        (lambda a, b: np.vecdot(a, b), (z, z), products(4)),
+        (lambda a, b: np.vecdot(a, b, axis=0), (A, A), products(3)),
+        (lambda a, b: np.linalg.vecdot(a, b), (A, v4), products(4)),
+        (lambda a, b: np.matvec(a, b), (A, v4), products(4)),
+        (lambda a, b: np.vecmat(a, b), (v4, B), products(4)),
+        (lambda a, b: np.linalg.outer(a, b), (v4, v3), exact),
+        (lambda a: np.linalg.trace(a, offset=1), (x[1:],), products(3)),
+        (lambda a: np.linalg.diagonal(a), (x,), exact),
+        (lambda a, b: np.linalg.cross(a, b), (r.random((2, 3)), v3), products(2)),
+        (lambda a, b: np.linalg.tensordot(a, b, axes=1), (A, B), products(4)),
+        (lambda a: np.astype(a, np.float32), (A,), exact),
+        (lambda a: np.diagflat(a, 1), (A[:2, :2],), exact),
+        (lambda a: np.unstack(a, axis=1), (x,), exact),
+        (lambda a: a[np.triu_indices_from(a, 1)], (A[:, :3],), exact),
+        (lambda a: np.tril_indices_from(a), (A,), exact),
+        (lambda a: np.nancumsum(a, axis=2), (x,), exact),
+        (lambda a: np.nancumprod(a), (x,), exact),
+        (lambda a: np.nancumsum(a), (np.arange(5, dtype=np.int32),), exact),
+    ]
+    for fn, args, bound in cases:
+        got, want = jit(fn)(*args), fn(*args)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert type(g) is type(w) and np.shape(g) == np.shape(w), fn
+            assert np.asarray(g).dtype == np.asarray(w).dtype, fn
+            if bound is exact:
+                np.testing.assert_array_equal(g, w)
+            else:
+                np.testing.assert_array_less(np.abs(g - w), bound(w, fn, args) + 1e-300)
+    for fn, args in (
+        (lambda a, b: np.vecdot(a, b), (A, v3)),
+        (lambda a, b: np.linalg.multi_dot([a, b, b]), (x, B)),
+        (lambda a: np.linalg.multi_dot([a]), (A,)),
+    ):
+        with pytest.raises(Exception) as numpy_error:
+            fn(*args)
+        with pytest.raises(type(numpy_error.value), match=re.escape(str(numpy_error.value))):
+            jit(fn)(*args)
