@@ -327,6 +327,12 @@ Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values);
 /// table's (a float into an int table) need ids known while tracing.
 Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const Tensor &ids,
                const Tensor &values);
+/// The same with a tuple of positions (`ids`: one int array or int per
+/// leading axis, broadcast together; np.add.at(m, (rows, cols), 1)): each
+/// checked against its axis (NumPy's IndexError) and wrapped, then merged
+/// into one position of those axes.
+Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const std::vector<Tensor> &ids,
+               const Tensor &values);
 /// np.linalg (namespace la: not MLIR's linalg) on float32 and float64 (integers and bools as
 /// float64) matrices
 /// (..., m, n), by LAPACK; NumPy's LinAlgError (a matrix not positive

@@ -456,6 +456,14 @@ NB_MODULE(_tinymlir, m) {
       },
       "ufunc"_a, "table"_a, "ids"_a, "values"_a.none(),
       "ufunc.at along axis 0 (tensor.h's ufuncAt).");
+  m.def(
+      "ufunc_at_tuple",
+      [](const std::string &ufunc, const Tensor &table, const std::vector<Tensor> &ids,
+         std::optional<Tensor> values) {
+        return ufuncAt(ufunc, table, ids, values.value_or(Tensor()));
+      },
+      "ufunc"_a, "table"_a, "ids"_a, "values"_a.none(),
+      "ufunc.at with a tuple of positions, one per leading axis (tensor.h's ufuncAt).");
   m.def("put_along_axis", &putAlongAxis, "arr"_a, "indices"_a, "values"_a, "axis"_a.none());
   m.def("round", &tinymlir::round, "a"_a, "decimals"_a = 0);
   m.def(

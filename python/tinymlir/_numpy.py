@@ -118,14 +118,19 @@ def _at(ufunc, inputs, name):
         raise ValueError("second operand needed for ufunc")
     if isinstance(indices, tuple) and len(indices) == 1:
         indices = indices[0]
-    if isinstance(indices, (tuple, slice)) or indices is Ellipsis:
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    if any(isinstance(i, slice) or i is Ellipsis or i is None for i in parts):
         raise TracingError(
-            f"tinymlir traces {name}.at with positions along axis 0 (an int or an "
-            "int array of them), not a tuple of index arrays or slices"
+            f"tinymlir traces {name}.at with int positions (an int array, or a tuple of "
+            "them, one per leading axis), not slices"
         )
-    ids = to_tensor(indices, f"{name}.at's indices")
     values = to_tensor(inputs[2], f"{name}.at's values") if len(inputs) > 2 else None
-    a[...] = Traced(_core.ufunc_at(ufunc.__name__, a._t, ids, values))
+    if isinstance(indices, tuple):
+        ids = [to_tensor(i, f"{name}.at's indices") for i in indices]
+        a[...] = Traced(_core.ufunc_at_tuple(ufunc.__name__, a._t, ids, values))
+    else:
+        ids = to_tensor(indices, f"{name}.at's indices")
+        a[...] = Traced(_core.ufunc_at(ufunc.__name__, a._t, ids, values))
     return None
 
 

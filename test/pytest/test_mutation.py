@@ -1770,3 +1770,33 @@ def test_real_and_imag_are_views_of_complex_arrays_as_numpys():
         write_imag_of_real(v.copy())
     with pytest.raises(ValueError, match=str(numpy_error.value)):
         jit(write_imag_of_real)(v.copy())
+
+
+def test_ufunc_at_with_a_tuple_of_positions_as_numpys():
+    """ufunc.at(a, (rows, cols), v): a confusion matrix, positions broadcast
+    together (negative ones from the end), repeated ones applying again, and
+    a position out of its axis NumPy's IndexError (not another element)."""
+    y, p = np.array([0, 1, 2, 1, 2, 2]), np.array([0, 2, 2, 1, -1, 0])
+
+    def confusion(y, p):
+        cm = np.zeros((3, 3), dtype=np.int64)
+        np.add.at(cm, (y, p), 1)
+        return cm
+
+    np.testing.assert_array_equal(jit(confusion)(y, p), confusion(y, p))
+
+    def scatter(a, i, j, v):
+        np.add.at(a, (i, j), v)
+        np.maximum.at(a, (i, 0), 5.0)
+        return a
+
+    a = np.random.default_rng(1).random((3, 4, 2))
+    i, j, v = np.array([0, 2, -1]), np.array([[1], [3]]), np.arange(2.0)
+    a1, a2 = a.copy(), a.copy()
+    np.testing.assert_array_equal(jit(scatter)(a1, i, j, v), scatter(a2, i, j, v))
+    np.testing.assert_array_equal(a1, a2)
+    for bad in (np.array([0, 3, 1]), np.array([0, -4, 1])):  # in range of the flattened (3, 3)
+        with pytest.raises(IndexError, match=f"index {bad[1]} is out of bounds"):
+            confusion(y[:3], bad)
+        with pytest.raises(IndexError, match=f"index {bad[1]} is out of bounds"):
+            jit(confusion)(y[:3], bad)
