@@ -506,6 +506,9 @@ std::pair<Tensor, Tensor> histogram(const Tensor &a, const HistogramOptions &opt
 /// np.median: the middle value, or the mean of the two middle ones; nan where
 /// the slice holds a nan. Integers and bools in float64.
 Tensor median(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
+/// np.nanmedian: the median of each slice's values that are not nan (nan for
+/// a slice of nans only); of integers, median's.
+Tensor nanmedian(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
 /// np.quantile with method 'linear' at each q of `qShape` (in [0, 1], else
 /// NumPy's ValueError): the sorted values at q (n - 1), interpolated as
 /// NumPy's _lerp (from the upper end for fractions >= 0.5); nan where the
@@ -516,11 +519,15 @@ Tensor median(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
 /// in a's dtype promoted with q's. A complex q is NumPy's TypeError.
 Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                 const Axes &axes = {}, bool keepdims = false,
-                std::optional<DType> qDType = std::nullopt, bool weakQ = false);
+                std::optional<DType> qDType = std::nullopt, bool weakQ = false,
+                bool ignoreNans = false);
+/// `ignoreNans`: np.nanquantile and np.nanpercentile, of each slice's values
+/// that are not nan (their count known when the kernel runs).
 /// np.percentile: quantile at q / 100 (q in [0, 100]): NumPy's true_divide,
 /// float64 for an integer q, else in q's dtype.
 Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                   const Axes &axes = {}, bool keepdims = false,
-                  std::optional<DType> qDType = std::nullopt, bool weakQ = false);
+                  std::optional<DType> qDType = std::nullopt, bool weakQ = false,
+                  bool ignoreNans = false);
 
 } // namespace tinymlir

@@ -2993,8 +2993,44 @@ Tensor median(const Tensor &a, const Axes &axes, bool keepdims) {
   return keepdims ? reshape(r, s.kept) : r;
 }
 
+namespace {
+/// Each slice's count of values that are not nan, (rows..., 1): where the
+/// sorted slice's nans start (NumPy sorts them last).
+Tensor countNotNan(const Tensor &sorted) {
+  Reduction how;
+  how.dtype = DType::i64;
+  return reduce("sum", logical_not(isnan(sorted)), -1, true, how);
+}
+
+/// The sorted slices' values at traced positions (rows..., 1), clipped into
+/// the slice: (rows...).
+Tensor sortedAtTraced(const Tensor &sorted, const Tensor &at) {
+  const int64_t n = sorted.shape().back();
+  const Tensor p = clip(cast(at, DType::i64), weakInteger(0), weakInteger(n - 1));
+  const Shape &s = sorted.shape();
+  return reshape(takeAlongAxis(sorted, p, -1), Shape(s.begin(), s.end() - 1));
+}
+} // namespace
+
+Tensor nanmedian(const Tensor &a, const Axes &axes, bool keepdims) {
+  const Tensor t = orderOperand(a, "nanmedian", false);
+  if (!inexact(t.dtype()))
+    return median(a, axes, keepdims);
+  const Sorted s = sortedAlong(t, axes, "nanmedian");
+  const Tensor count = countNotNan(s.values);
+  const Tensor lo = floor_divide(count - weakInteger(1), weakInteger(2)),
+               hi = floor_divide(count, weakInteger(2));
+  const Tensor below = sortedAtTraced(s.values, lo), above = sortedAtTraced(s.values, hi);
+  const Shape &vs = s.values.shape();
+  const Tensor odd = reshape(equal(lo, hi), Shape(vs.begin(), vs.end() - 1));
+  // NumPy's median of the values left: the middle one, or the mean of two
+  const Tensor r = where(odd, below, (below + above) / weakInteger(2));
+  return keepdims ? reshape(r, s.kept) : r;
+}
+
 Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
-                const Axes &axes, bool keepdims, std::optional<DType> qDType, bool weakQ) {
+                const Axes &axes, bool keepdims, std::optional<DType> qDType, bool weakQ,
+                bool ignoreNans) {
   if (static_cast<int64_t>(q.size()) != numElements(qShape))
     fail("quantile",
          "internal: " + std::to_string(q.size()) + " values for q of shape " + shapeString(qShape));
@@ -3018,7 +3054,30 @@ Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qSha
   const Tensor t = takes || inexact(a.dtype()) ? a : cast(a, fraction);
   const Sorted s = sortedAlong(t, axes, "quantile");
   std::vector<Tensor> results;
-  for (double v : q) {
+  if (ignoreNans && inexact(t.dtype())) { // the same steps, n each slice's count of numbers
+    const DType qt = qd == DType::f32 ? DType::f32 : DType::f64;
+    const Tensor lastIndex = cast(countNotNan(s.values) - weakInteger(1), qt);
+    for (double v : q) {
+      const Tensor at = lastIndex * ScalarType{qt}(v), lo = floor(at);
+      const Tensor below = sortedAtTraced(s.values, lo);
+      Tensor r = below;
+      if (!takes) {
+        const Tensor above = sortedAtTraced(s.values, minimum(lo + weakInteger(1), lastIndex));
+        const Shape &vs = s.values.shape();
+        // NumPy's lerp: t and 1 - t in q's dtype, each then in the fraction's
+        const Tensor gamma = reshape(at - lo, Shape(vs.begin(), vs.end() - 1));
+        const Tensor frac = cast(gamma, fraction),
+                     rest = cast(ScalarType{qt}(1.0) - gamma, fraction);
+        const Tensor diff = above - below;
+        r = where(greater_equal(gamma, ScalarType{qt}(0.5)), above - diff * rest,
+                  below + diff * frac);
+        if (r.dtype() != fraction)
+          r = cast(r, fraction);
+      }
+      results.push_back(keepdims ? reshape(r, s.kept) : r);
+    }
+  }
+  for (double v : ignoreNans &&inexact(t.dtype()) ? std::vector<double>{} : q) {
     // NumPy's virtual index q (n - 1) and its fraction, in q's dtype
     const double at = qd == DType::f32
                           ? static_cast<float>(static_cast<float>(v) * static_cast<float>(s.n - 1))
@@ -3028,12 +3087,13 @@ Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qSha
     if (!takes) {
       const double gamma = qd == DType::f32 ? static_cast<float>(at - static_cast<double>(lo))
                                             : at - static_cast<double>(lo);
+      // NumPy's lerp: t and 1 - t in q's dtype, each then in the fraction's
+      const double rest =
+          qd == DType::f32 ? static_cast<float>(1.0f - static_cast<float>(gamma)) : 1.0 - gamma;
       const Tensor frac = ScalarType{fraction}(gamma);
       const Tensor below = r, above = sortedAt(s.values, hi);
       const Tensor diff = above - below;
-      const Tensor one = ScalarType{fraction}(1.0);
-      r = where(greater_equal(frac, ScalarType{fraction}(0.5)), above - diff * (one - frac),
-                below + diff * frac);
+      r = gamma >= 0.5 ? above - diff * ScalarType{fraction}(rest) : below + diff * frac;
       if (r.dtype() != fraction)
         r = cast(r, fraction);
     }
@@ -3050,7 +3110,8 @@ Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qSha
 }
 
 Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
-                  const Axes &axes, bool keepdims, std::optional<DType> qDType, bool weakQ) {
+                  const Axes &axes, bool keepdims, std::optional<DType> qDType, bool weakQ,
+                  bool ignoreNans) {
   for (double v : q)
     if (!(v >= 0 && v <= 100))
       fail("percentile", "Percentiles must be in the range [0, 100]");
@@ -3060,7 +3121,8 @@ Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qS
                                              : v / 100.0);
   const DType qd = qDType.value_or(DType::f64);
   const bool integral = isInteger(qd) || qd == DType::b8; // true_divide gives float64
-  return quantile(a, fractions, qShape, axes, keepdims, integral ? DType::f64 : qd, weakQ);
+  return quantile(a, fractions, qShape, axes, keepdims, integral ? DType::f64 : qd, weakQ,
+                  ignoreNans);
 }
 
 // --- np.pad ---------------------------------------------------------------------------------

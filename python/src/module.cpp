@@ -520,6 +520,7 @@ NB_MODULE(_tinymlir, m) {
       },
       "x"_a, "y"_a.none(), "rowvar"_a, "dtype"_a.none());
   m.def("median", &median, "a"_a, "axis"_a.none(), "keepdims"_a = false);
+  m.def("nanmedian", &nanmedian, "a"_a, "axis"_a.none(), "keepdims"_a = false);
   m.def(
       "histogram",
       [](const Tensor &a, int64_t bins, std::optional<Tensor> edges,
@@ -570,9 +571,11 @@ NB_MODULE(_tinymlir, m) {
         name,
         [f, dtypeOf](const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                      const Axes &axis, bool keep, const std::optional<std::string> &qDType,
-                     bool weakQ) { return f(a, q, qShape, axis, keep, dtypeOf(qDType), weakQ); },
+                     bool weakQ, bool ignoreNans) {
+          return f(a, q, qShape, axis, keep, dtypeOf(qDType), weakQ, ignoreNans);
+        },
         "a"_a, "q"_a, "q_shape"_a, "axis"_a.none(), "keepdims"_a = false,
-        "q_dtype"_a.none() = nb::none(), "weak_q"_a = false);
+        "q_dtype"_a.none() = nb::none(), "weak_q"_a = false, "ignore_nans"_a = false);
   m.def("tile", &tile, "a"_a, "reps"_a);
   m.def("repeat", &repeat, "a"_a, "repeats"_a, "axis"_a.none());
   m.def("kron", &kron, "a"_a, "b"_a);

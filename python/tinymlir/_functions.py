@@ -810,3 +810,33 @@ def _indices_from(name):
 
 for _name in ("triu_indices_from", "tril_indices_from"):
     _implements(getattr(np, _name))(_indices_from(_name))
+
+
+# --- partition, argpartition ---------------------------------------------------------
+
+
+def _partitioned(name):
+    sort = getattr(np, name.replace("partition", "sort"))
+
+    def partition(a, kth, axis=-1, kind="introselect", order=None):
+        """A full (stable) sort: a valid partition for every kth, as NumPy
+        defines one (each kth's element is NumPy's, and the others are on its
+        sides), in an order within the sides that NumPy leaves to its
+        introselect."""
+        if order is not None:
+            raise TracingError(f"tinymlir cannot trace numpy.{name} with order=")
+        r = sort(_traced(a, f"numpy.{name}'s operand"), axis=axis)
+        n = r.shape[-1 if axis is None else operator.index(axis)]
+        ks = np.asarray(_static(kth, f"numpy.{name}'s kth"))
+        if ks.dtype.kind not in "iu":
+            raise TypeError("Partition index must be integer")
+        for k in ks.reshape(-1).tolist():
+            if not 0 <= (k + n if k < 0 else k) < n:
+                raise ValueError(f"kth(={k + n if k < 0 else k}) out of bounds ({n})")
+        return r
+
+    return partition
+
+
+_implements(np.partition)(_partitioned("partition"))
+_implements(np.argpartition)(_partitioned("argpartition"))

@@ -917,7 +917,7 @@ def _searchsorted(a, v, side="left", sorter=None):
     )
 
 
-def _quantiles(a, q, axis, keepdims, name, method):
+def _quantiles(a, q, axis, keepdims, name, method, ignore_nans=False):
     """np.quantile and np.percentile (method='linear'): the core's (numpy.h), at the
     static values of q, with q's dtype and NumPy's weak_q (q a Python int or float)."""
     if method != "linear":
@@ -928,7 +928,8 @@ def _quantiles(a, q, axis, keepdims, name, method):
     values = qs.real.astype(np.float64).reshape(-1).tolist()
     f = getattr(_core, name)
     weak = type(q) in (int, float)  # NumPy's weak_q
-    return Traced(f(t._t, values, list(qs.shape), axis, bool(keepdims), dtype, weak))
+    r = f(t._t, values, list(qs.shape), axis, bool(keepdims), dtype, weak, ignore_nans)
+    return Traced(r)
 
 
 @_implements(np.quantile)
@@ -963,6 +964,32 @@ def _percentile(
 ):
     _check("percentile", out=out, weights=weights, interpolation=interpolation)
     return _quantiles(a, q, axis, keepdims, "percentile", method)
+
+
+def _nan_order_statistic(name):
+    """np.nanquantile and np.nanpercentile: the core's of the numbers in each
+    slice (NumPy's RuntimeWarning for a slice of nans only is not given)."""
+
+    def nan_order_statistic(
+        a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw
+    ):
+        _check(name, out=out, **{k: v for k, v in kw.items()})
+        return _quantiles(a, q, axis, keepdims, name.removeprefix("nan"), method, True)
+
+    return nan_order_statistic
+
+
+_implements(np.nanquantile)(_nan_order_statistic("nanquantile"))
+_implements(np.nanpercentile)(_nan_order_statistic("nanpercentile"))
+
+
+@_implements(np.nanmedian)
+def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median of each slice's numbers (NumPy's RuntimeWarning for a slice of
+    nans only is not given)."""
+    _check("nanmedian", out=out)  # given by keyword, array_function's
+    t = _traced(a, "numpy.nanmedian's operand")
+    return Traced(_core.nanmedian(t._t, axis, bool(keepdims)))
 
 
 @_implements(np.median)

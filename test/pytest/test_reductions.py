@@ -9,6 +9,8 @@ are within n·eps·Σ|x| (any order of n additions); means add one rounding of
 the division; variances are bounded below (`var_bound`).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -209,3 +211,37 @@ def test_reduction_mistakes_as_numpys():
             fn(x.copy(), m)
         with pytest.raises(error, match=text):
             jit(fn)(x.copy(), m)
+
+
+def test_nan_order_statistics_as_numpys():
+    """np.nanmedian, np.nanquantile and np.nanpercentile (method 'linear'):
+    NumPy's of each slice's numbers (their count known when the kernel
+    runs), over axes, keepdims, q arrays and float32; a slice of nans only
+    is nan. Selections are exact; interpolations are NumPy's lerp step by
+    step, and the mean of two middle values one rounding: both exact too.
+    np.percentile and np.quantile of float32 with a Python q likewise."""
+    r = np.random.default_rng(31)
+    x = r.standard_normal((4, 7))
+    x[r.random((4, 7)) < 0.3] = np.nan
+    x[2] = np.nan  # a slice of nans only
+    x32 = x.astype(np.float32)
+    cases = [
+        (lambda a: np.nanmedian(a), x),
+        (lambda a: np.nanmedian(a, axis=1), x),
+        (lambda a: np.nanmedian(a, axis=0, keepdims=True), x32),
+        (lambda a: np.nanquantile(a, 0.3, axis=1), x),
+        (lambda a: np.nanquantile(a, [0.0, 0.25, 0.5, 1.0], axis=1, keepdims=True), x),
+        (lambda a: np.nanpercentile(a, 90, axis=0), x32),
+        (lambda a: np.nanpercentile(a, np.float32(37.5)), x32),
+        (lambda a: np.nanquantile(a, 1, axis=1), x),  # an integer q takes an element
+        (lambda a: np.nanmedian(a, axis=1), np.arange(12).reshape(3, 4)),  # ints: median's
+        # NumPy's lerp takes 1 - t in q's dtype (float64 for a Python q), then float32
+        (lambda a: np.percentile(a, 90, axis=0), np.nan_to_num(x32)),
+        (lambda a: np.quantile(a, 0.63, axis=1), np.nan_to_num(x32)),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # All-NaN slice encountered
+        for fn, a in cases:
+            got, want = jit(fn)(a), fn(a)
+            assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)

@@ -9,6 +9,8 @@ the sequential accumulations, which compute what NumPy computes in its order.
 
 import warnings
 
+import re
+
 import numpy as np
 import pytest
 
@@ -367,3 +369,34 @@ def test_cumulative_sum_and_prod_as_numpys(rng):
         same(jit(fn)(x, i), fn(x, i), f"case {k}")
     with pytest.raises(ValueError, match="``axis`` argument is required"):
         jit(lambda a: np.cumulative_sum(a))(x)
+
+
+def test_partition_and_argpartition_are_valid_partitions_with_numpys_kth():
+    """np.partition and np.argpartition are full stable sorts: every kth's
+    element is NumPy's, everything before it is no larger and everything
+    after no smaller (NumPy's contract; the order within the sides is
+    NumPy's introselect's own). kth out of bounds is NumPy's ValueError."""
+    r = np.random.default_rng(41)
+    x = r.standard_normal((3, 9))
+    for kth, axis in ((4, -1), ([1, 6], 1), (-2, 0), (5, None)):
+        got = jit(lambda a, k=kth, ax=axis: np.partition(a, k, axis=ax))(x)
+        want = np.partition(x, kth, axis=axis)
+        idx = jit(lambda a, k=kth, ax=axis: np.argpartition(a, k, axis=ax))(x)
+        assert got.shape == want.shape and got.dtype == want.dtype and idx.dtype == np.int64
+        flat = x.reshape(-1) if axis is None else x
+        picked = np.take_along_axis(flat, idx, axis=-1 if axis is None else axis)
+        for p, q in ((got, want), (picked, want)):
+            p, q = (
+                np.moveaxis(p, -1 if axis is None else axis, -1),
+                np.moveaxis(q, -1 if axis is None else axis, -1),
+            )
+            for k in np.atleast_1d(kth):
+                np.testing.assert_array_equal(p[..., k], q[..., k])
+                assert (p[..., :k] <= p[..., k : k + 1]).all() and (
+                    p[..., k:] >= p[..., k : k + 1]
+                ).all()
+    for kth in (9, -10):
+        with pytest.raises(ValueError) as numpy_error:
+            np.partition(x, kth)
+        with pytest.raises(ValueError, match=re.escape(str(numpy_error.value))):
+            jit(lambda a, k=kth: np.partition(a, k))(x)
