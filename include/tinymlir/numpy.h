@@ -450,6 +450,14 @@ Tensor multiDot(const std::vector<Tensor> &arrays);
 Tensor vecdot(const Tensor &a, const Tensor &b, int64_t axis = -1);
 Tensor matvec(const Tensor &m, const Tensor &v);
 Tensor vecmat(const Tensor &v, const Tensor &m);
+/// np.unravel_index(indices, shape, order 'C' or 'F'): each axis' int64
+/// positions; np.ravel_multi_index(multi_index, dims, mode, order): the flat
+/// positions (mode 'raise', 'wrap' or 'clip', one for all axes). Integer
+/// indices only (NumPy's TypeError); one out of range is NumPy's ValueError,
+/// when the kernel runs for traced ones.
+std::vector<Tensor> unravelIndex(const Tensor &indices, const Shape &shape, char order = 'C');
+Tensor ravelMultiIndex(const std::vector<Tensor> &multiIndex, const Shape &dims,
+                       const std::string &mode = "raise", char order = 'C');
 /// np.nancumsum and np.nancumprod: nans counted as 0 (1), then cumsum's.
 Tensor nancumsum(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
                  std::optional<DType> dtype = std::nullopt);

@@ -2913,6 +2913,66 @@ Tensor vecmat(const Tensor &v, const Tensor &m) {
                  moveAxis(y, y.rank() - 2, y.rank() - 1), true);
 }
 
+namespace {
+/// `index` (int64) checked when the kernel runs to lie in [0, size) (reason 7).
+Tensor inRange(const Tensor &index, int64_t size) {
+  const Tensor low = detail::requireAtLeast(index, 0, 7);
+  return weakInteger(size - 1) - detail::requireAtLeast(weakInteger(size - 1) - low, 0, 7);
+}
+
+Tensor indexOperand(const char *op, const Tensor &t) {
+  if (!isInteger(t.dtype()))
+    fail(op, "only int indices permitted", ErrorKind::Type);
+  return cast(strong(t), DType::i64);
+}
+} // namespace
+
+std::vector<Tensor> unravelIndex(const Tensor &indices, const Shape &shape, char order) {
+  Tensor i = indexOperand("unravel_index", indices);
+  const int64_t size = numElements(shape);
+  if (i.isConcrete()) // NumPy's message, with the index, while tracing
+    for (int64_t v : i.array().toVector<int64_t>())
+      if (v < 0 || v >= size)
+        fail("unravel_index", "index " + std::to_string(v) +
+                                  " is out of bounds for array with size " + std::to_string(size));
+  i = inRange(i, size);
+  std::vector<Tensor> out(shape.size());
+  for (size_t k = 0; k < shape.size(); ++k) { // the fastest axis first
+    const size_t a = order == 'F' ? k : shape.size() - 1 - k;
+    out[a] = remainder(i, weakInteger(shape[a]));
+    i = floor_divide(i, weakInteger(shape[a]));
+  }
+  return out;
+}
+
+Tensor ravelMultiIndex(const std::vector<Tensor> &multiIndex, const Shape &dims,
+                       const std::string &mode, char order) {
+  if (multiIndex.size() != dims.size())
+    fail("ravel_multi_index",
+         "parameter multi_index must be a sequence of length " + std::to_string(dims.size()));
+  if (mode != "raise" && mode != "wrap" && mode != "clip")
+    fail("ravel_multi_index",
+         "clipmode must be one of 'clip', 'raise', or 'wrap' (got '" + mode + "')");
+  Tensor flat;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const size_t a = order == 'F' ? dims.size() - 1 - k : k; // the slowest axis first
+    const int64_t n = dims[a];
+    Tensor c = indexOperand("ravel_multi_index", multiIndex[a]);
+    if (mode == "wrap")
+      c = remainder(c, weakInteger(n));
+    else if (mode == "clip")
+      c = clip(c, weakInteger(0), weakInteger(n - 1));
+    else if (c.isConcrete()) {
+      for (int64_t v : c.array().toVector<int64_t>())
+        if (v < 0 || v >= n)
+          fail("ravel_multi_index", "invalid entry in coordinates array");
+    } else
+      c = inRange(c, n);
+    flat = k == 0 ? c : flat * weakInteger(n) + c;
+  }
+  return flat;
+}
+
 Tensor nancumsum(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
   const Tensor t = strong(x);
   return cumsum(inexact(t.dtype()) ? where(isnan(t), ScalarType{t.dtype()}(0.0), t) : t, axis,

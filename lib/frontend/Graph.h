@@ -111,8 +111,9 @@ constexpr const OpInfo &opInfo(Op op) { return kOpInfo[static_cast<size_t>(op)];
 /// ops.def's Require, whose `reason` (below kRequireReasons: 0 a negative
 /// integer exponent, 1 lstsq's rank, 2 digitize's bins out of order, 3
 /// nanargmax's slice of nans, 4 and 5 the max and min of an empty masked
-/// read, 6 np.place's empty values for a mask that selects something) names
-/// NumPy's error (runtime/Rows.cpp). Same shape and dtype.
+/// read, 6 np.place's empty values for a mask that selects something, 7 an
+/// index out of its array or axis: np.unravel_index, np.ravel_multi_index)
+/// names NumPy's error (runtime/Rows.cpp). Same shape and dtype.
 constexpr int64_t kRequireReasons = 8;
 inline Tensor requireAtLeast(const Tensor &values, int64_t bound, int64_t reason) {
   const int64_t m = numElements(values.shape());

@@ -389,7 +389,9 @@ void requireAtLeast(Rows<int64_t> values, Rows<int64_t> out, int64_t bound, int6
           "All-NaN slice encountered",
           "zero-size array to reduction operation maximum which has no identity",
           "zero-size array to reduction operation minimum which has no identity",
-          "Cannot insert from an empty array!"};
+          "Cannot insert from an empty array!",
+          "index out of bounds: an index is outside its array (unravel_index) or an entry "
+          "outside its dimension (ravel_multi_index: invalid entry in coordinates array)"};
       const std::string message =
           reason == 1 ? "[lstsq] the matrix's rank is " + std::to_string(v) + ", below its " +
                             std::to_string(bound) +

@@ -684,6 +684,20 @@ NB_MODULE(_tinymlir, m) {
         "x"_a, "axis"_a.none() = -1, "kind"_a.none() = nb::none(), "stable"_a.none() = nb::none(),
         "np.sort/np.argsort: stable sorts, NumPy's kinds checked.");
   m.def("multi_dot", &la::multiDot, "arrays"_a, "np.linalg.multi_dot (numpy.h).");
+  m.def(
+      "unravel_index",
+      [](const Tensor &indices, const Shape &shape, const std::string &order) {
+        return unravelIndex(indices, shape, order.empty() ? 'C' : order[0]);
+      },
+      "indices"_a, "shape"_a, "order"_a = "C", "np.unravel_index (numpy.h).");
+  m.def(
+      "ravel_multi_index",
+      [](const std::vector<Tensor> &multi, const Shape &dims, const std::string &mode,
+         const std::string &order) {
+        return ravelMultiIndex(multi, dims, mode, order.empty() ? 'C' : order[0]);
+      },
+      "multi_index"_a, "dims"_a, "mode"_a = "raise", "order"_a = "C",
+      "np.ravel_multi_index (numpy.h).");
   m.def("vecdot", &vecdot, "a"_a, "b"_a, "axis"_a = -1, "np.vecdot (numpy.h).");
   m.def("matvec", &matvec, "m"_a, "v"_a, "np.matvec (numpy.h).");
   m.def("vecmat", &vecmat, "v"_a, "m"_a, "np.vecmat (numpy.h).");

@@ -840,3 +840,28 @@ def _partitioned(name):
 
 _implements(np.partition)(_partitioned("partition"))
 _implements(np.argpartition)(_partitioned("argpartition"))
+
+
+# --- unravel_index, ravel_multi_index (numpy.h) ---------------------------------------
+
+
+def _dims(shape):
+    return [operator.index(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+
+
+@_implements(np.unravel_index)
+def _unravel_index(indices, shape, order="C"):
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    t = to_tensor(indices, "numpy.unravel_index's indices")
+    return tuple(Traced(p) for p in _core.unravel_index(t, _dims(shape), order))
+
+
+@_implements(np.ravel_multi_index)
+def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    if not isinstance(mode, str):
+        raise TracingError("tinymlir traces numpy.ravel_multi_index with one mode for all axes")
+    parts = [to_tensor(i, "numpy.ravel_multi_index's index") for i in multi_index]
+    return Traced(_core.ravel_multi_index(parts, _dims(dims), mode, order))

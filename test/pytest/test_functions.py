@@ -1596,3 +1596,40 @@ def test_array_api_names_multi_dot_and_nan_accumulations_as_numpys():
             fn(*args)
         with pytest.raises(type(numpy_error.value), match=re.escape(str(numpy_error.value))):
             jit(fn)(*args)
+
+
+def test_unravel_index_and_ravel_multi_index_as_numpys():
+    """np.unravel_index (of a traced argmax, the common use) and
+    np.ravel_multi_index in both orders and every mode: NumPy's int64 values
+    and scalar-or-array types; an index out of range is NumPy's ValueError,
+    checked when the kernel runs for traced ones (exact arithmetic)."""
+    x = np.random.default_rng(24).random((3, 4))
+    i2, j2 = np.array([0, 3]), np.array([1, -1])
+    cases = [
+        (lambda a: np.unravel_index(np.argmax(a), a.shape), (x,)),
+        (lambda a: np.unravel_index(7, a.shape), (x,)),
+        (lambda i: np.unravel_index(i, (3, 4), order="F"), (np.array([[1, 7], [0, 11]]),)),
+        (lambda i, j: np.ravel_multi_index((i, j), (3, 4)), (np.array([0, 2]), np.array([1, 3]))),
+        (lambda i, j: np.ravel_multi_index((i, j), (3, 4), mode="wrap"), (i2, j2)),
+        (lambda i, j: np.ravel_multi_index((i, j), (3, 4), mode="clip", order="F"), (i2, j2)),
+        (lambda: np.ravel_multi_index((2, 1), (3, 4)), ()),
+    ]
+    for fn, args in cases:
+        got, want = jit(fn)(*args), fn(*args)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        for g, w in zip(got, want):
+            assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_array_equal(g, w)
+    for fn, args in (
+        (lambda i: np.unravel_index(i, (3, 4)), (np.array([1, 12]),)),
+        (lambda i: np.unravel_index(i, (3, 4)), (np.array([-1, 2]),)),
+        (lambda i, j: np.ravel_multi_index((i, j), (3, 4)), (i2, np.array([1, 1]))),
+    ):
+        with pytest.raises(ValueError):
+            fn(*args)
+        with pytest.raises(ValueError, match="index out of bounds"):
+            jit(fn)(*args)
+    with pytest.raises(ValueError, match="index 12 is out of bounds for array with size 12"):
+        jit(lambda: np.unravel_index(12, (3, 4)))()
+    with pytest.raises(TypeError, match="only int indices permitted"):
+        jit(lambda a: np.unravel_index(a[0, 0], (3, 4)))(x)
