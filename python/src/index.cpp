@@ -187,6 +187,7 @@ void registerIndex(nb::module_ &m) {
           "axes"_a.none(), "name"_a = "flip", "np.flip, np.fliplr or np.flipud: a view.")
       .def("rotated90", &Ref::rotated90, "k"_a, "axes"_a, "np.rot90: a view.")
       .def("broadcasted", &Ref::broadcasted, "shape"_a, "np.broadcast_to: a read-only view.")
+      .def("read_only", &Ref::readOnly, "Whether NumPy's array would be read-only.")
       .def("part", &Ref::part, "imaginary"_a, "a.real, a.imag: views of a complex array's parts.")
       .def("diagonal_view", &Ref::diagonalView, "offset"_a, "axis1"_a, "axis2"_a,
            "np.diagonal: a read-only view.")

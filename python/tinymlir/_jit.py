@@ -256,6 +256,7 @@ class Specialization:
         static=None,
         views=(),
         rank0=(),
+        readonly=(),
     ):
         self._compiled = compiled
         self._n_inputs = n_inputs
@@ -267,6 +268,7 @@ class Specialization:
         # by NumPy from it after the call (no kernel output)
         self._views = dict(views)
         self._rank0 = dict(rank0)  # result position -> "array" or "python" (else a scalar)
+        self._readonly = frozenset(readonly)  # result positions NumPy makes read-only
         self._static = static  # (result,) where no array was computed
         if compiled is not None:
             self._types = [
@@ -382,7 +384,7 @@ class Specialization:
             if position not in direct:
                 np.copyto(leaves[leaf], outs[position], casting="unsafe")
         if self._out_tree is None:
-            return _scalar(outs[0], self._rank0.get(0))
+            return self._flagged(0, _scalar(outs[0], self._rank0.get(0)))
         computed = iter(outs[: len(outs) - len(self._writes)])
         results = []
         for k in range(len(outs) - len(self._writes) + len(self._views)):
@@ -394,8 +396,14 @@ class Specialization:
             if k in self._returned:
                 results.append(leaves[self._returned[k]])
             else:
-                results.append(_scalar(o, self._rank0.get(k)))
+                results.append(self._flagged(k, _scalar(o, self._rank0.get(k))))
         return unflatten(self._out_tree, iter(results))
+
+    def _flagged(self, k, r):
+        """Result `k` read-only where NumPy's is (a broadcast_to or diagonal view)."""
+        if k in self._readonly and isinstance(r, np.ndarray):
+            r.flags.writeable = False
+        return r
 
     def _outputs_in_place(self, leaves, run_leaves):
         """The outputs of a call with donated arguments: each donated argument's
@@ -665,6 +673,9 @@ class JitFunction:
                 for k, o in enumerate(outs)
                 if isinstance(o, Traced) and not o.shape and o.rank0() != "scalar"
             ]
+            readonly = [
+                k for k, o in enumerate(outs) if isinstance(o, Traced) and o._ref.read_only()
+            ]
             computed = [o for k, o in enumerate(outs) if k not in dict(views)]
             writes = [(i, len(computed) + k) for k, i in enumerate(written)]
             if not computed and not written:
@@ -682,7 +693,15 @@ class JitFunction:
             args_t = placeholders + list(ctx.hidden_tensors)
         compiled = _core.compile_graph(tensors, args_t, options, donated)
         return Specialization(
-            compiled, n, hidden, out_tree, writes, returned, views=views, rank0=rank0
+            compiled,
+            n,
+            hidden,
+            out_tree,
+            writes,
+            returned,
+            views=views,
+            rank0=rank0,
+            readonly=readonly,
         )
 
     def __repr__(self):

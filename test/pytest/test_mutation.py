@@ -1800,3 +1800,18 @@ def test_ufunc_at_with_a_tuple_of_positions_as_numpys():
             confusion(y[:3], bad)
         with pytest.raises(IndexError, match=f"index {bad[1]} is out of bounds"):
             jit(confusion)(y[:3], bad)
+
+
+def test_returned_broadcasts_and_diagonals_are_read_only_as_numpys():
+    """A returned np.broadcast_to or np.diagonal result is read-only, as
+    NumPy's views are (computed or of an argument); other results are not."""
+    x = np.arange(6.0).reshape(2, 3)
+    for fn in (
+        lambda a: np.broadcast_to(a * 2, (4, 2, 3)),
+        lambda a: (np.diagonal(a * 1), a + 1),
+        lambda a: np.broadcast_to(a, (2, 2, 3)),
+        lambda a: a * 2,
+    ):
+        got, want = jit(fn)(x), fn(x)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        assert [g.flags.writeable for g in got] == [w.flags.writeable for w in want]
