@@ -364,6 +364,14 @@ Tensor countNonzero(const Tensor &a, const Axes &axes = {}, bool keepdims = fals
 /// result's (NumPy's ValueError names the reduction `name`), cast as NumPy's
 /// reductions cast their out= (unsafe: 2.7 into an int array is 2).
 void reduceInto(Ref &out, const Tensor &result, std::string_view name);
+/// np.dot's out=: NumPy's checks (out's dtype and rank the result's, C
+/// contiguous, then its shape), then the result written into it.
+void dotInto(Ref &out, const Tensor &result);
+/// np.partition and np.argpartition (`indices`): a full stable sort (or
+/// argsort) along `axis` (none: of the flattened array), a valid partition for
+/// every kth; kth checked as NumPy's (an integer, in range).
+Tensor partition(const Tensor &x, const std::vector<int64_t> &kth, std::optional<int64_t> axis,
+                 bool indices);
 /// np.nanmean: the sum of the numbers over their count (nan for none).
 Tensor nanmean(const Tensor &a, const Axes &axes = {}, bool keepdims = false,
                std::optional<DType> dtype = std::nullopt);
@@ -438,6 +446,10 @@ Tensor matrixRank(const Tensor &a, const Tensor &tol = Tensor(),
 /// np.linalg.cond: the ratio of the extreme singular values (ord none, 2,
 /// -2), else norm(x) norm(inv(x)).
 Tensor cond(const Tensor &x, const NormOrder &ord = {});
+/// np.linalg.vector_norm: the `axes` (none: all) merged into one, in their
+/// order, then norm's vector norm over it; size-1 axes where keepdims.
+Tensor vectorNorm(const Tensor &x, const std::optional<std::vector<int64_t>> &axes,
+                  bool keepdims = false, const NormOrder &ord = {2.0, ""});
 /// np.linalg.multi_dot: the products of a chain of matrices in NumPy's order
 /// (the cheapest: its formula for three, its matrix-chain order beyond); a
 /// first 1-D array is a row, a last one a column, as NumPy's.

@@ -2134,6 +2134,29 @@ Tensor countNonzero(const Tensor &a, const Axes &axes, bool keepdims) {
   return sum(nonzero, axes, keepdims); // int64, as NumPy's intp
 }
 
+void dotInto(Ref &out, const Tensor &result) {
+  if (out.shape().size() != result.shape().size() || out.dtype() != result.dtype() ||
+      !out.contiguous())
+    fail("dot", "output array is not acceptable (must have the right datatype, number of "
+                "dimensions, and be a C-Array)");
+  if (out.shape() != result.shape())
+    fail("dot", "output array has wrong dimensions");
+  out.update(result, "dot", "no");
+}
+
+Tensor partition(const Tensor &x, const std::vector<int64_t> &kth, std::optional<int64_t> axis,
+                 bool indices) {
+  const Tensor r = indices ? argsort(x, axis) : sort(x, axis);
+  const int64_t n =
+      axis ? r.shape()[static_cast<size_t>(normalizeAxes("partition", Axes(*axis), r.rank())[0])]
+           : r.shape().back();
+  for (int64_t k : kth)
+    if (const int64_t at = k < 0 ? k + n : k; at < 0 || at >= n)
+      fail(indices ? "argpartition" : "partition",
+           "kth(=" + std::to_string(at) + ") out of bounds (" + std::to_string(n) + ")");
+  return r;
+}
+
 void reduceInto(Ref &out, const Tensor &result, std::string_view name) {
   const std::string op(name);
   const Shape &want = result.shape(), &got = out.shape();
@@ -2802,6 +2825,32 @@ Tensor cond(const Tensor &x, const NormOrder &ord) {
   const Tensor first = sortedAt(s, 0), last = sortedAt(s, s.shape().back() - 1);
   return isOrder(ord, -2) ? last / first : first / last;
 }
+Tensor vectorNorm(const Tensor &x, const std::optional<std::vector<int64_t>> &axes, bool keepdims,
+                  const NormOrder &ord) {
+  const int64_t rank = x.rank();
+  std::vector<int64_t> merged, rest;
+  if (axes)
+    for (int64_t a : *axes)
+      merged.push_back(normalizeAxes("vector_norm", Axes(a), rank)[0]);
+  else
+    for (int64_t a = 0; a < rank; ++a)
+      merged.push_back(a);
+  Shape shape{1}, kept = x.shape();
+  for (int64_t a : merged) {
+    shape[0] *= x.shape()[static_cast<size_t>(a)];
+    kept[static_cast<size_t>(a)] = 1;
+  }
+  for (int64_t a = 0; a < rank; ++a)
+    if (std::find(merged.begin(), merged.end(), a) == merged.end()) {
+      rest.push_back(a);
+      shape.push_back(x.shape()[static_cast<size_t>(a)]);
+    }
+  std::vector<int64_t> order = merged;
+  order.insert(order.end(), rest.begin(), rest.end());
+  const Tensor r = norm(reshape(transpose(x, order), shape), ord, Axes(int64_t{0}));
+  return keepdims ? reshape(r, kept) : r;
+}
+
 Tensor multiDot(const std::vector<Tensor> &given) {
   const size_t n = given.size();
   if (n < 2)

@@ -318,6 +318,9 @@ NB_MODULE(_tinymlir, m) {
       },
       "out"_a, "result"_a, "name"_a,
       "A reduction's out=: the result's shape, cast unsafe (numpy.h's reduceInto).");
+  m.def("dot_into", &dotInto, "out"_a, "result"_a, "np.dot's out= (numpy.h).");
+  m.def("partition", &partition, "x"_a, "kth"_a, "axis"_a.none(), "indices"_a,
+        "np.partition and np.argpartition (numpy.h).");
   m.def(
       "normalize_axes",
       [](const Axes &axis, int64_t ndim) { return normalizeAxes("axis", axis, ndim); },
@@ -480,6 +483,13 @@ NB_MODULE(_tinymlir, m) {
       [](const Tensor &x, std::optional<double> p, const std::string &name, const Axes &axis,
          bool keepdims) { return la::norm(x, NormOrder{p, name}, axis, keepdims); },
       "x"_a, "ord"_a.none(), "ord_name"_a, "axis"_a.none(), "keepdims"_a = false);
+  m.def(
+      "vector_norm",
+      [](const Tensor &x, std::optional<std::vector<int64_t>> axes, bool keepdims,
+         std::optional<double> p,
+         const std::string &name) { return la::vectorNorm(x, axes, keepdims, NormOrder{p, name}); },
+      "x"_a, "axes"_a.none(), "keepdims"_a, "ord"_a.none(), "ord_name"_a,
+      "np.linalg.vector_norm (numpy.h).");
   m.def(
       "cond",
       [](const Tensor &x, std::optional<double> p, const std::string &name) {

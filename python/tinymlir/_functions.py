@@ -698,23 +698,9 @@ def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """NumPy's: the axes given merged into one (all of them by default), then
     np.linalg.norm's vector norm, with size-1 axes where keepdims."""
     t = _traced(x, "numpy.linalg.vector_norm's operand")
-    shape = list(t.shape)
-    if axis is None:
-        t, along = t.ravel(), 0
-    elif isinstance(axis, tuple):
-        axes = list(_core.normalize_axes(list(axis), t.ndim))
-        rest = [i for i in range(t.ndim) if i not in axes]
-        t = t.transpose(axes + rest).reshape(-1, *[shape[i] for i in rest])
-        along = 0
-    else:
-        along = operator.index(axis)
-    r = np.linalg.norm(t, ord=ord, axis=along)
-    if keepdims:
-        gone = range(len(shape)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
-        for i in _core.normalize_axes(list(gone), len(shape)):
-            shape[i] = 1
-        r = r.reshape(shape)
-    return r
+    axes = None if axis is None else _axes_list(axis)
+    p, name = (None, ord) if isinstance(ord, str) else (float(ord), "")
+    return Traced(_core.vector_norm(t._t, axes, bool(keepdims), p, name))
 
 
 @_implements(np.linalg.matrix_norm)
@@ -816,7 +802,6 @@ for _name in ("triu_indices_from", "tril_indices_from"):
 
 
 def _partitioned(name):
-    sort = getattr(np, name.replace("partition", "sort"))
 
     def partition(a, kth, axis=-1, kind="introselect", order=None):
         """A full (stable) sort: a valid partition for every kth, as NumPy
@@ -825,15 +810,12 @@ def _partitioned(name):
         introselect."""
         if order is not None:
             raise TracingError(f"tinymlir cannot trace numpy.{name} with order=")
-        r = sort(_traced(a, f"numpy.{name}'s operand"), axis=axis)
-        n = r.shape[-1 if axis is None else operator.index(axis)]
+        t = _traced(a, f"numpy.{name}'s operand")
         ks = np.asarray(_static(kth, f"numpy.{name}'s kth"))
         if ks.dtype.kind not in "iu":
             raise TypeError("Partition index must be integer")
-        for k in ks.reshape(-1).tolist():
-            if not 0 <= (k + n if k < 0 else k) < n:
-                raise ValueError(f"kth(={k + n if k < 0 else k}) out of bounds ({n})")
-        return r
+        axis = None if axis is None else operator.index(axis)
+        return Traced(_core.partition(t._t, ks.reshape(-1).tolist(), axis, name == "argpartition"))
 
     return partition
 

@@ -411,14 +411,8 @@ def _dot(a, b, out=None):
     if out is None:
         return r
     o = _out_array(out, "numpy.dot")
-    if o.ndim != r.ndim or o.dtype != r.dtype or not o._ref.contiguous():
-        raise ValueError(
-            "output array is not acceptable (must have the right datatype, number of "
-            "dimensions, and be a C-Array)"
-        )
-    if o.shape != r.shape:
-        raise ValueError("output array has wrong dimensions")
-    return _into(o, r, "numpy.dot", "no")
+    _core.dot_into(o._ref, r._t)
+    return o
 
 
 @_implements(np.round, np.around)

@@ -166,7 +166,9 @@ def to_tensor(x, what="an operand"):
             x = np.ascontiguousarray(x)
         return _core.constant(x)
     if isinstance(x, (list, tuple)):  # np.array's: traced values stacked by the core
-        return _core.array_of(_nested(x), None) if _has_traced(x) else to_tensor(np.asarray(x))
+        return (
+            _core.array_of(_nested(x), None) if _has_traced(x) else to_tensor(np.asarray(x), what)
+        )
     raise TypeError(
         f"{what} of type {type(x).__name__} cannot be used in a traced "
         "computation (arrays, traced values and numbers can)"
