@@ -3006,17 +3006,14 @@ Tensor ravelMultiIndex(const std::vector<Tensor> &multiIndex, const Shape &dims,
   for (size_t k = 0; k < dims.size(); ++k) {
     const size_t a = order == 'F' ? dims.size() - 1 - k : k; // the slowest axis first
     const int64_t n = dims[a];
-    Tensor c = indexOperand("ravel_multi_index", multiIndex[a]);
-    if (mode == "wrap")
-      c = remainder(c, weakInteger(n));
-    else if (mode == "clip")
-      c = clip(c, weakInteger(0), weakInteger(n - 1));
-    else if (c.isConcrete()) {
+    Tensor c = positions(indexOperand("ravel_multi_index", multiIndex[a]), n, mode); // take's
+    if (mode == "raise" && c.isConcrete()) {
       for (int64_t v : c.array().toVector<int64_t>())
         if (v < 0 || v >= n)
           fail("ravel_multi_index", "invalid entry in coordinates array");
-    } else
+    } else if (mode == "raise") {
       c = inRange(c, n);
+    }
     flat = k == 0 ? c : flat * weakInteger(n) + c;
   }
   return flat;

@@ -501,6 +501,29 @@ Linear linearPositions(const Ref &x, Index index) {
   return l;
 }
 
+} // namespace
+
+Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const std::vector<Tensor> &ids,
+               const Tensor &values) {
+  const Shape &shape = table.shape();
+  if (ids.size() > shape.size())
+    detail::fail((std::string(ufunc) + ".at").c_str(),
+                 "too many indices for array: array is " + std::to_string(shape.size()) +
+                     "-dimensional, but " + std::to_string(ids.size()) + " were indexed",
+                 ErrorKind::Index);
+  if (ids.size() == 1)
+    return ufuncAt(ufunc, table, ids[0], values);
+  // the positions of the leading axes as one, each checked on its own axis
+  const Linear l = linearPositions(Ref(table), Index(ids.begin(), ids.end()));
+  Shape merged{1};
+  for (size_t a = 0; a < ids.size(); ++a)
+    merged[0] *= shape[a];
+  merged.insert(merged.end(), shape.begin() + static_cast<int64_t>(ids.size()), shape.end());
+  return reshape(ufuncAt(ufunc, reshape(table, merged), l.position, values), shape);
+}
+
+namespace {
+
 /// x with its indexed axes moved first and merged into one, as the table whose
 /// rows the take and put address; the other axes; the permutation.
 struct Rows {

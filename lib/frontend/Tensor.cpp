@@ -1485,41 +1485,6 @@ Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values) {
   return putAlongRows(table, ids, values, 0);
 }
 
-Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const std::vector<Tensor> &ids,
-               const Tensor &values) {
-  const std::string name = std::string(ufunc) + ".at";
-  const Shape &shape = nodeOf(table, name.c_str())->shape;
-  if (ids.size() > shape.size())
-    fail(name.c_str(),
-         "too many indices for array: array is " + std::to_string(shape.size()) +
-             "-dimensional, but " + std::to_string(ids.size()) + " were indexed",
-         ErrorKind::Index);
-  if (ids.size() == 1)
-    return ufuncAt(ufunc, table, ids[0], values);
-  std::vector<Shape> shapes;
-  for (const Tensor &i : ids)
-    shapes.push_back(nodeOf(i, name.c_str())->shape);
-  const std::optional<Shape> common = detail::broadcastShapes(shapes);
-  if (!common)
-    fail(name.c_str(), "shape mismatch: indexing arrays could not be broadcast together",
-         ErrorKind::Index);
-  Tensor flat;
-  Shape merged{1};
-  for (size_t a = 0; a < ids.size(); ++a) {
-    const int64_t n = shape[a];
-    if (!isInteger(ids[a].dtype()))
-      fail(name.c_str(), "arrays used as indices must be of integer (or boolean) type",
-           ErrorKind::Index);
-    // each position checked against its axis and wrapped: a row of 0..n-1 taken there
-    const Tensor p =
-        take(Tensor(Array::arange(n, DType::i64)), broadcastTo(cast(ids[a], DType::i64), *common));
-    flat = a == 0 ? p : flat * weakInteger(n) + p;
-    merged[0] *= n;
-  }
-  merged.insert(merged.end(), shape.begin() + static_cast<int64_t>(ids.size()), shape.end());
-  return reshape(ufuncAt(ufunc, reshape(table, merged), flat, values), shape);
-}
-
 Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const Tensor &ids,
                const Tensor &values) {
   static constexpr std::pair<std::string_view, Op> kModes[] = {{"add", Op::Add},
