@@ -529,9 +529,10 @@ Tensor median(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
 /// np.nanmedian: the median of each slice's values that are not nan (nan for
 /// a slice of nans only); of integers, median's.
 Tensor nanmedian(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
-/// np.quantile with method 'linear' at each q of `qShape` (in [0, 1], else
-/// NumPy's ValueError): the sorted values at q (n - 1), interpolated as
-/// NumPy's _lerp (from the upper end for fractions >= 0.5); nan where the
+/// np.quantile at each q of `qShape` (in [0, 1], else NumPy's ValueError)
+/// by NumPy's `method` (its 13 names; 'linear': the sorted values at
+/// q (n - 1)): a discrete method takes an element, the others interpolate
+/// as NumPy's _lerp (from the upper end for fractions >= 0.5); nan where the
 /// slice holds a nan. The result has q's shape, then the reduced shape.
 /// `qDType` is q's dtype (none: float64), `weakQ` NumPy's weak_q (q a Python
 /// int or float). As NumPy's: an integer q (0 or 1) takes the elements, in
@@ -540,14 +541,14 @@ Tensor nanmedian(const Tensor &a, const Axes &axes = {}, bool keepdims = false);
 Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                 const Axes &axes = {}, bool keepdims = false,
                 std::optional<DType> qDType = std::nullopt, bool weakQ = false,
-                bool ignoreNans = false);
+                bool ignoreNans = false, std::string_view method = "linear");
 /// `ignoreNans`: np.nanquantile and np.nanpercentile, of each slice's values
-/// that are not nan (their count known when the kernel runs).
+/// that are not nan (their count known when the kernel runs), 'linear' only.
 /// np.percentile: quantile at q / 100 (q in [0, 100]): NumPy's true_divide,
 /// float64 for an integer q, else in q's dtype.
 Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                   const Axes &axes = {}, bool keepdims = false,
                   std::optional<DType> qDType = std::nullopt, bool weakQ = false,
-                  bool ignoreNans = false);
+                  bool ignoreNans = false, std::string_view method = "linear");
 
 } // namespace tinymlir

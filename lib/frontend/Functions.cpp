@@ -3134,22 +3134,157 @@ Tensor nanmedian(const Tensor &a, const Axes &axes, bool keepdims) {
   return keepdims ? reshape(r, s.kept) : r;
 }
 
+namespace {
+/// NumPy's quantile methods (H&F 1996): the discrete ones take an element,
+/// the continuous ones interpolate between two at a virtual index.
+enum class QuantileMethod {
+  InvertedCdf,
+  AveragedInvertedCdf,
+  ClosestObservation,
+  InterpolatedInvertedCdf,
+  Hazen,
+  Weibull,
+  Linear,
+  MedianUnbiased,
+  NormalUnbiased,
+  Lower,
+  Higher,
+  Midpoint,
+  Nearest
+};
+constexpr std::pair<std::string_view, QuantileMethod> kQuantileMethods[] = {
+    {"inverted_cdf", QuantileMethod::InvertedCdf},
+    {"averaged_inverted_cdf", QuantileMethod::AveragedInvertedCdf},
+    {"closest_observation", QuantileMethod::ClosestObservation},
+    {"interpolated_inverted_cdf", QuantileMethod::InterpolatedInvertedCdf},
+    {"hazen", QuantileMethod::Hazen},
+    {"weibull", QuantileMethod::Weibull},
+    {"linear", QuantileMethod::Linear},
+    {"median_unbiased", QuantileMethod::MedianUnbiased},
+    {"normal_unbiased", QuantileMethod::NormalUnbiased},
+    {"lower", QuantileMethod::Lower},
+    {"higher", QuantileMethod::Higher},
+    {"midpoint", QuantileMethod::Midpoint},
+    {"nearest", QuantileMethod::Nearest}};
+
+QuantileMethod quantileMethod(std::string_view name) {
+  for (const auto &[key, method] : kQuantileMethods)
+    if (key == name)
+      return method;
+  std::string keys;
+  for (const auto &[key, method] : kQuantileMethods)
+    keys += std::string(keys.empty() ? "'" : ", '") + std::string(key) + "'";
+  fail("quantile",
+       "'" + std::string(name) + "' is not a valid method. Use one of: dict_keys([" + keys + "])");
+}
+
+bool discrete(QuantileMethod m) {
+  return m == QuantileMethod::InvertedCdf || m == QuantileMethod::ClosestObservation ||
+         m == QuantileMethod::Lower || m == QuantileMethod::Higher || m == QuantileMethod::Nearest;
+}
+
+/// Where one q falls in a sorted slice of n values, as NumPy's _quantile
+/// computes it, each step rounded to q's dtype (`round`): the two neighbours
+/// and the weight of the upper one (`lo` alone for a discrete method).
+struct QuantilePoint {
+  int64_t lo, hi;
+  double gamma;
+};
+template <class Round>
+QuantilePoint quantilePoint(QuantileMethod m, int64_t n, double q, Round round) {
+  const auto nd = static_cast<double>(n);
+  auto hf = [&](double alpha, double beta) { // _compute_virtual_index
+    return round(round(round(nd * q) + round(alpha + round(q * round(1 - alpha - beta)))) - 1);
+  };
+  auto between = [](double index, auto keepLower) { // _discrete_interpolation_to_boundaries
+    const double lower = std::floor(index);
+    const auto at = static_cast<int64_t>(keepLower(index - lower, lower) ? lower : lower + 1);
+    return QuantilePoint{std::max<int64_t>(at, 0), 0, 0};
+  };
+  const double last = round(static_cast<double>(n - 1) * q); // (n - 1) q
+  double index = 0;
+  switch (m) {
+  case QuantileMethod::InvertedCdf:
+    return between(round(round(nd * q) - 1), [](double g, double) { return g == 0; });
+  case QuantileMethod::ClosestObservation:
+    return between(round(round(round(nd * q) - 1) - 0.5), [](double g, double lower) {
+      return g == 0 && lower - 2 * std::floor(lower / 2) == 1; // floor(index) % 2 == 1
+    });
+  case QuantileMethod::Lower:
+    return {static_cast<int64_t>(std::floor(last)), 0, 0};
+  case QuantileMethod::Higher:
+    return {static_cast<int64_t>(std::ceil(last)), 0, 0};
+  case QuantileMethod::Nearest: // np.around: half to even
+    return {static_cast<int64_t>(std::nearbyint(last)), 0, 0};
+  case QuantileMethod::AveragedInvertedCdf:
+    index = round(round(nd * q) - 1);
+    break;
+  case QuantileMethod::InterpolatedInvertedCdf:
+    index = hf(0, 1);
+    break;
+  case QuantileMethod::Hazen:
+    index = hf(0.5, 0.5);
+    break;
+  case QuantileMethod::Weibull:
+    index = hf(0, 0);
+    break;
+  case QuantileMethod::Linear:
+    index = last;
+    break;
+  case QuantileMethod::MedianUnbiased:
+    index = hf(1 / 3.0, 1 / 3.0);
+    break;
+  case QuantileMethod::NormalUnbiased:
+    index = hf(3 / 8.0, 3 / 8.0);
+    break;
+  case QuantileMethod::Midpoint:
+    index = round(0.5 * round(std::floor(last) + std::ceil(last)));
+    break;
+  }
+  // _get_indexes: beyond the ends both neighbours are the end (-1 above)
+  double previous = std::floor(index);
+  if (index >= static_cast<double>(n - 1))
+    previous = -1;
+  else if (index < 0)
+    previous = 0;
+  double gamma = round(index - previous);
+  if (m == QuantileMethod::Midpoint)
+    gamma = index - std::floor(index) == 0 ? 0 : 0.5;
+  else if (m == QuantileMethod::AveragedInvertedCdf)
+    gamma = gamma == 0 ? 0.5 : 1;
+  const int64_t lo = previous < 0 ? n - 1 : static_cast<int64_t>(previous);
+  return {lo, previous < 0 || index < 0 ? lo : lo + 1, gamma};
+}
+} // namespace
+
 Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                 const Axes &axes, bool keepdims, std::optional<DType> qDType, bool weakQ,
-                bool ignoreNans) {
+                bool ignoreNans, std::string_view methodName) {
+  const QuantileMethod method = quantileMethod(methodName);
   if (static_cast<int64_t>(q.size()) != numElements(qShape))
     fail("quantile",
          "internal: " + std::to_string(q.size()) + " values for q of shape " + shapeString(qShape));
-  const DType qd = qDType.value_or(DType::f64);
+  DType qd = qDType.value_or(DType::f64);
   if (isComplex(qd))
     fail("quantile", std::string("q must be real numbers, got ") + dtypeName(qd), ErrorKind::Type);
   for (double v : q)
     if (!(v >= 0 && v <= 1))
       fail("quantile", "Quantiles must be in the range [0, 1]");
-  // NumPy's: integer positions (q (n - 1) of an integer q) are taken as they
-  // are, in a's dtype; else its lerp: b - a in the data's dtype, then with the
-  // fraction, in q's dtype where q is strong (the result promoted with it).
-  const bool takes = isInteger(qd) || qd == DType::b8;
+  if (ignoreNans && inexact(a.dtype()) && method != QuantileMethod::Linear)
+    fail("quantile",
+         "tinymlir traces np.nanquantile and np.nanpercentile with method='linear' only, not '" +
+             std::string(methodName) + "'",
+         ErrorKind::Trace);
+  // NumPy's: integer positions (a discrete method's, or q (n - 1) of an
+  // integer q) are taken as they are, in a's dtype; else its lerp: b - a in
+  // the data's dtype, then with the fraction, in q's dtype where q is strong
+  // (the result promoted with it). An integer q's index stays an integer
+  // where the method's formula keeps it one, else it is a float64.
+  const bool integralQ = isInteger(qd) || qd == DType::b8;
+  const bool takes = discrete(method) || (integralQ && method == QuantileMethod::Linear);
+  if (integralQ && !takes && method != QuantileMethod::AveragedInvertedCdf &&
+      method != QuantileMethod::InterpolatedInvertedCdf && method != QuantileMethod::Weibull)
+    qd = DType::f64;
   if (!takes)
     orderOperand(a, "quantile", true); // NumPy's TypeError for bools
   const DType fraction = takes                ? a.dtype()
@@ -3183,21 +3318,19 @@ Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qSha
       results.push_back(keepdims ? reshape(r, s.kept) : r);
     }
   }
+  const auto round = [qd](double v) {
+    return qd == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v;
+  };
   for (double v : ignoreNans &&inexact(t.dtype()) ? std::vector<double>{} : q) {
-    // NumPy's virtual index q (n - 1) and its fraction, in q's dtype
-    const double at = qd == DType::f32
-                          ? static_cast<float>(static_cast<float>(v) * static_cast<float>(s.n - 1))
-                          : v * static_cast<double>(s.n - 1);
-    const int64_t lo = static_cast<int64_t>(std::floor(at)), hi = std::min(lo + 1, s.n - 1);
-    Tensor r = sortedAt(s.values, lo);
+    // NumPy's virtual index and its fraction, in q's dtype
+    const QuantilePoint p = quantilePoint(method, s.n, round(v), round);
+    Tensor r = sortedAt(s.values, p.lo);
     if (!takes) {
-      const double gamma = qd == DType::f32 ? static_cast<float>(at - static_cast<double>(lo))
-                                            : at - static_cast<double>(lo);
+      const double gamma = p.gamma;
       // NumPy's lerp: t and 1 - t in q's dtype, each then in the fraction's
-      const double rest =
-          qd == DType::f32 ? static_cast<float>(1.0f - static_cast<float>(gamma)) : 1.0 - gamma;
+      const double rest = round(1.0 - gamma);
       const Tensor frac = ScalarType{fraction}(gamma);
-      const Tensor below = r, above = sortedAt(s.values, hi);
+      const Tensor below = r, above = sortedAt(s.values, p.hi);
       const Tensor diff = above - below;
       r = gamma >= 0.5 ? above - diff * ScalarType{fraction}(rest) : below + diff * frac;
       if (r.dtype() != fraction)
@@ -3217,7 +3350,7 @@ Tensor quantile(const Tensor &a, const std::vector<double> &q, const Shape &qSha
 
 Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                   const Axes &axes, bool keepdims, std::optional<DType> qDType, bool weakQ,
-                  bool ignoreNans) {
+                  bool ignoreNans, std::string_view method) {
   for (double v : q)
     if (!(v >= 0 && v <= 100))
       fail("percentile", "Percentiles must be in the range [0, 100]");
@@ -3228,7 +3361,7 @@ Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qS
   const DType qd = qDType.value_or(DType::f64);
   const bool integral = isInteger(qd) || qd == DType::b8; // true_divide gives float64
   return quantile(a, fractions, qShape, axes, keepdims, integral ? DType::f64 : qd, weakQ,
-                  ignoreNans);
+                  ignoreNans, method);
 }
 
 // --- np.pad ---------------------------------------------------------------------------------

@@ -581,11 +581,12 @@ NB_MODULE(_tinymlir, m) {
         name,
         [f, dtypeOf](const Tensor &a, const std::vector<double> &q, const Shape &qShape,
                      const Axes &axis, bool keep, const std::optional<std::string> &qDType,
-                     bool weakQ, bool ignoreNans) {
-          return f(a, q, qShape, axis, keep, dtypeOf(qDType), weakQ, ignoreNans);
+                     bool weakQ, bool ignoreNans, std::string_view method) {
+          return f(a, q, qShape, axis, keep, dtypeOf(qDType), weakQ, ignoreNans, method);
         },
         "a"_a, "q"_a, "q_shape"_a, "axis"_a.none(), "keepdims"_a = false,
-        "q_dtype"_a.none() = nb::none(), "weak_q"_a = false, "ignore_nans"_a = false);
+        "q_dtype"_a.none() = nb::none(), "weak_q"_a = false, "ignore_nans"_a = false,
+        "method"_a = "linear");
   m.def("tile", &tile, "a"_a, "reps"_a);
   m.def("repeat", &repeat, "a"_a, "repeats"_a, "axis"_a.none());
   m.def("kron", &kron, "a"_a, "b"_a);

@@ -912,17 +912,15 @@ def _searchsorted(a, v, side="left", sorter=None):
 
 
 def _quantiles(a, q, axis, keepdims, name, method, ignore_nans=False):
-    """np.quantile and np.percentile (method='linear'): the core's (numpy.h), at the
-    static values of q, with q's dtype and NumPy's weak_q (q a Python int or float)."""
-    if method != "linear":
-        raise TracingError(f"tinymlir traces numpy.{name} with method='linear' only")
+    """np.quantile and np.percentile: the core's (numpy.h), at the static values
+    of q, with q's dtype and NumPy's weak_q (q a Python int or float)."""
     t = _traced(a, f"numpy.{name}'s operand")
     qs = np.asarray(q)
     dtype = dtype_name(qs.dtype, f"numpy.{name}'s q")
     values = qs.real.astype(np.float64).reshape(-1).tolist()
     f = getattr(_core, name)
     weak = type(q) in (int, float)  # NumPy's weak_q
-    r = f(t._t, values, list(qs.shape), axis, bool(keepdims), dtype, weak, ignore_nans)
+    r = f(t._t, values, list(qs.shape), axis, bool(keepdims), dtype, weak, ignore_nans, method)
     return Traced(r)
 
 

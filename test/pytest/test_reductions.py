@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from test_functions import eps, same, sum_bound
+import tinymlir
 from tinymlir import jit
 
 REALS = (np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_)
@@ -245,3 +246,66 @@ def test_nan_order_statistics_as_numpys():
             got, want = jit(fn)(a), fn(a)
             assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_array_equal(got, want)
+
+
+QUANTILE_METHODS = (
+    "inverted_cdf",
+    "averaged_inverted_cdf",
+    "closest_observation",
+    "interpolated_inverted_cdf",
+    "hazen",
+    "weibull",
+    "linear",
+    "median_unbiased",
+    "normal_unbiased",
+    "lower",
+    "higher",
+    "midpoint",
+    "nearest",
+)
+
+
+@pytest.mark.parametrize("method", QUANTILE_METHODS)
+def test_every_quantile_method_as_numpys(method):
+    """np.quantile and np.percentile by each of NumPy's 13 methods: its
+    virtual index, rounded in q's dtype step by step, its neighbours beyond
+    the ends, its gamma, and its lerp. A discrete method takes an element
+    in the data's dtype; an integer q array keeps integer gammas where the
+    method's formula does. Every result is bit for bit, nans and infinities
+    too."""
+    r = np.random.default_rng(41)
+    arrays = [
+        r.random(7),
+        r.random((5, 4)).astype(np.float32),
+        r.integers(0, 50, 6),
+        np.array([1.0, np.inf, 3.0, 4.0]),
+        np.array([1.0, np.nan, 2.0]),
+    ]
+    qs = [0.0, 0.01, 0.25, 0.3, 0.5, 0.66, 0.999, 1.0, np.float32(0.3), [0.1, 0.5], 1]
+    qs += [np.array([0.2, 0.7], np.float32), np.array([0, 1])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # inf - inf in NumPy's lerp
+        for a in arrays:
+            for q in qs:
+                for axis in (None, 0):
+                    fn = lambda a: np.quantile(a, q, axis=axis, method=method)  # noqa: E731
+                    got, want = jit(fn)(a), fn(a)
+                    assert type(got) is type(want) and got.dtype == want.dtype, (a, q, axis)
+                    np.testing.assert_array_equal(got, want)
+                p = np.asarray(q) * 100 if isinstance(q, list) else q * 100
+                fn = lambda a: np.percentile(a, p, axis=0, method=method)  # noqa: E731
+                got, want = jit(fn)(a), fn(a)
+                assert type(got) is type(want) and got.dtype == want.dtype, (a, p)
+                np.testing.assert_array_equal(got, want)
+
+
+def test_quantile_method_errors_as_numpys():
+    """An unknown method is NumPy's ValueError with its list; nanquantile
+    of floats by a method other than 'linear' is a TracingError."""
+    x = np.arange(5.0)
+    with pytest.raises(ValueError, match="'foo' is not a valid method. Use one of: dict_keys"):
+        jit(lambda a: np.quantile(a, 0.5, method="foo"))(x)
+    with pytest.raises(tinymlir.TracingError, match="method='linear' only"):
+        jit(lambda a: np.nanquantile(a, 0.5, method="lower"))(x)
+    f = lambda a: np.nanpercentile(a, 50, method="lower")  # noqa: E731
+    assert jit(f)(np.arange(5)) == f(np.arange(5))  # integers: quantile's
