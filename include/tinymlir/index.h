@@ -53,11 +53,22 @@ enum class IndexKind : uint8_t { Basic, Mask, Dynamic, Gather, Computed, Advance
 /// them is NumPy's ValueError. Real and Imag are a complex array's .real and
 /// .imag (their positions counted in the complex elements).
 struct ViewStep {
-  enum class Kind : uint8_t { Flip, Slice, Reshape, Transpose, Broadcast, Diagonal, Real, Imag };
+  enum class Kind : uint8_t {
+    Flip,
+    Slice,
+    Reshape,
+    Transpose,
+    Broadcast,
+    Diagonal,
+    Real,
+    Imag,
+    Window
+  };
   Kind kind;
   std::vector<int64_t> a; ///< flip: axes; slice: begin; reshape, broadcast: shape;
-                          ///< transpose: perm; diagonal: offset, axis1, axis2
-  std::vector<int64_t> b; ///< slice: end
+                          ///< transpose: perm; diagonal: offset, axis1, axis2;
+                          ///< window: the window's shape
+  std::vector<int64_t> b; ///< slice: end; window: the axes it slides along
   std::vector<int64_t> c; ///< slice: steps (empty: all 1)
   bool operator==(const ViewStep &) const = default;
 };
@@ -211,6 +222,11 @@ public:
   /// through them is NumPy's ValueError), with NumPy's errors.
   Ref broadcasted(const Shape &shape) const;
   Ref diagonalView(int64_t offset, int64_t axis1, int64_t axis2) const;
+  /// np.lib.stride_tricks.sliding_window_view(a, window, axes): NumPy's
+  /// read-only view of every window (none: one per axis), its axes trimmed
+  /// to the windows' starts and the windows' axes last, with NumPy's errors.
+  Ref windowed(const std::vector<int64_t> &window,
+               const std::optional<std::vector<int64_t>> &axes = std::nullopt) const;
   /// a.real and a.imag (`imaginary`): of a complex array, views of its parts
   /// (a write through them changes it); of a real one, the array itself, and
   /// NumPy's read-only zeros.

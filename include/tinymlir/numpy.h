@@ -251,6 +251,11 @@ Tensor copyto(const Tensor &dst, const Tensor &src, std::string_view casting,
 /// np.putmask(a, mask, values) as a's new value: values, repeated in order
 /// over a's elements (np.resize), where mask holds.
 Tensor putmask(const Tensor &a, const Tensor &mask, const Tensor &values);
+/// np.put(a, indices, values, mode) as a's new value: a.flat[indices] =
+/// values, repeated in order to indices' size, the last of a repeated index
+/// winning; `mode` as take's ('raise': NumPy's IndexError out of bounds).
+Tensor putFlat(const Tensor &a, const Tensor &indices, const Tensor &values,
+               const std::string &mode = "raise");
 /// np.place(arr, mask, vals) as arr's new value: the k-th element selected by
 /// `mask` (arr's size, in C order) takes vals[k % vals.size] (flattened,
 /// cast to arr's dtype). No values: NumPy's ValueError if the mask, which
@@ -298,6 +303,13 @@ Tensor take(const Tensor &a, const Tensor &indices, std::optional<int64_t> axis,
 /// array of the axis' length (else NumPy's ValueError). No axis: of arr
 /// flattened.
 Tensor deleteItems(const Tensor &arr, const Tensor &obj, std::optional<int64_t> axis);
+/// np.insert(arr, obj, values, axis) (none: of the flattened array), at
+/// positions `obj` known while tracing: one position takes values as one
+/// block (an int obj moves values' first axis to `axis`), several take one
+/// slice each, before the positions of arr, as NumPy's; values in arr's
+/// dtype, NumPy's errors.
+Tensor insertItems(const Tensor &arr, const Tensor &obj, const Tensor &values,
+                   std::optional<int64_t> axis);
 /// np.take_along_axis: arr at `indices` along `axis`, the other axes' own
 /// positions (indices broadcast against arr but along the axis); no axis: the
 /// flattened array, 1-D indices.
@@ -348,7 +360,8 @@ struct Reduction {
 /// NumPy's reduction `name` (sum, prod, max, min, any, all, mean, var, std,
 /// and the nan-functions nansum, nanprod, nanmax, nanmin, nanmean, nanvar,
 /// nanstd) over `axes`, with NumPy's keyword arguments. A mean or variance
-/// over no element is nan, as NumPy's (which also warns).
+/// over no element is nan, as NumPy's (which also warns). Any other name is
+/// a binary ufunc's (tensor.h's reduceUfunc: subtract, bitwise_and, ...).
 Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes = {}, bool keepdims = false,
               const Reduction &how = {});
 /// The operands of ufunc `ufunc` called with dtype= (its loop's dtype): each

@@ -293,13 +293,26 @@ Tensor cumsum(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
               std::optional<DType> dtype = std::nullopt);
 Tensor cumprod(const Tensor &x, std::optional<int64_t> axis = std::nullopt,
                std::optional<DType> dtype = std::nullopt);
-/// NumPy's ufunc.accumulate of add, multiply, maximum, minimum, logical_and
-/// and logical_or (`ufunc`) along `axis`: the running results, sequential,
-/// in `dtype` where given; by default add and multiply take cumsum's (int64
-/// for integers), maximum and minimum keep x's, logical ones give bools. A
-/// nan, once reached, is carried on by maximum and minimum, as np.maximum's.
+/// NumPy's ufunc.accumulate of add, multiply, maximum, minimum, subtract,
+/// fmax, fmin and the logical and bitwise and, or and xor (`ufunc`) along
+/// `axis`: the running results, in `dtype` where given; by default add and
+/// multiply take cumsum's (int64 for integers), logical ones give bools, the
+/// others keep x's. Exactly NumPy's sequential results: a nan, once reached,
+/// is carried on by maximum and minimum, as np.maximum's.
 Tensor accumulate(std::string_view ufunc, const Tensor &x, int64_t axis = 0,
                   std::optional<DType> dtype = std::nullopt);
+/// NumPy's ufunc.reduce of those ufuncs over `axes`, exactly: `initial` is
+/// the first element, elements where `where` is false are left out (the
+/// ufunc's identity); NumPy's ValueError for an empty reduction or a where=
+/// without an identity. np.sum and kin are numpy.h's reduce.
+Tensor reduceUfunc(std::string_view ufunc, const Tensor &x, const Axes &axes, bool keepdims = false,
+                   const Tensor &initial = Tensor(), const Tensor &where = Tensor());
+/// NumPy's ufunc.reduceat along `axis`, at 1-D integer `indices` known while
+/// tracing (they make the result's shape): the reduce of x[indices[k] :
+/// indices[k + 1]] where that is a range, else the element at indices[k];
+/// the last to the end. In `dtype` (x cast to it first) where given.
+Tensor reduceAt(std::string_view ufunc, const Tensor &x, const Tensor &indices, int64_t axis = 0,
+                std::optional<DType> dtype = std::nullopt);
 /// The int64 index of the first maximum (minimum) along `axis`, or of the
 /// flattened array; a nan counts as the extreme, as NumPy's.
 Tensor argmax(const Tensor &x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);

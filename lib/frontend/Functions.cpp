@@ -747,6 +747,88 @@ Tensor deleteItems(const Tensor &arr, const Tensor &obj, std::optional<int64_t> 
   return take(a, Tensor(Array::fromVector(kept, {count})), along);
 }
 
+Tensor insertItems(const Tensor &arr, const Tensor &obj, const Tensor &values,
+                   std::optional<int64_t> axis) {
+  constexpr const char *op = "insert";
+  const Tensor a = axis || arr.rank() == 1 ? arr : reshape(arr, {-1});
+  const int64_t along = axis ? normalizeAxes(op, *axis, a.rank())[0] : 0;
+  const int64_t n = a.shape()[static_cast<size_t>(along)];
+  if (!obj.isConcrete())
+    fail(op,
+         "tinymlir: the positions numpy.insert inserts before must be known while tracing (they "
+         "set its shape)",
+         ErrorKind::Trace);
+  const Array &o = obj.array();
+  if (o.dtype() == DType::b8 || (!isInteger(o.dtype()) && o.size() != 0))
+    fail(op, "index array argument obj to insert must hold integers", ErrorKind::Index);
+  if (o.shape().size() > 1)
+    fail(op, "index array argument obj to insert must be one dimensional or scalar");
+  std::vector<int64_t> at = o.astype(DType::i64).toVector<int64_t>();
+  auto outOfBounds = [](const std::string &index, int64_t axis, int64_t size) {
+    throw Error("index " + index + " is out of bounds for axis " + std::to_string(axis) +
+                    " with size " + std::to_string(size),
+                ErrorKind::Index); // NumPy's words, with no operation's name
+  };
+  Shape shape = a.shape();
+  if (at.size() == 1) { // NumPy's: the values as one block before at[0]
+    int64_t index = at[0];
+    if (index < -n || index > n)
+      outOfBounds(o.shape().empty() ? std::to_string(index) : "[" + std::to_string(index) + "]",
+                  along, n);
+    index += index < 0 ? n : 0;
+    Tensor v = cast(values, a.dtype());
+    if (v.rank() < a.rank()) { // NumPy's ndmin: leading axes of 1
+      Shape s(static_cast<size_t>(a.rank() - v.rank()), 1);
+      s.insert(s.end(), v.shape().begin(), v.shape().end());
+      v = reshape(v, s);
+    }
+    if (o.shape().empty() && along != 0) // an int obj: values' first axis moves to the axis
+      v = transpose(v, moveaxisOrder(v.rank(), {0}, {along}));
+    shape[static_cast<size_t>(along)] = v.shape()[static_cast<size_t>(along)];
+    v = broadcastInto(v, shape);
+    const int64_t rank = a.rank();
+    auto part = [&](int64_t b, int64_t e) {
+      std::vector<int64_t> begin(static_cast<size_t>(rank), 0), end(a.shape());
+      begin[static_cast<size_t>(along)] = b;
+      end[static_cast<size_t>(along)] = e;
+      return slice(a, begin, end);
+    };
+    return concatenate({part(0, index), v, part(index, n)}, along);
+  }
+  // NumPy's: each position shifted by the insertions sorted before it (stably)
+  const auto count = static_cast<int64_t>(at.size());
+  if (count == 0)
+    return a;
+  for (int64_t &i : at)
+    i += i < 0 ? n : 0;
+  std::vector<int64_t> order(at.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { // stable: ties by order
+    return std::pair(at[static_cast<size_t>(x)], x) < std::pair(at[static_cast<size_t>(y)], y);
+  });
+  for (int64_t k = 0; k < count; ++k)
+    at[static_cast<size_t>(order[static_cast<size_t>(k)])] += k;
+  const int64_t total = n + count;
+  std::vector<uint8_t> old(static_cast<size_t>(total), 1);
+  for (int64_t i : at) {
+    if (i < -total || i >= total)
+      outOfBounds(std::to_string(i), 0, total);
+    old[static_cast<size_t>(i < 0 ? i + total : i)] = 0;
+  }
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < total; ++i)
+    if (old[static_cast<size_t>(i)])
+      kept.push_back(i);
+  shape[static_cast<size_t>(along)] = total;
+  Ref out(full(shape, 0, a.dtype()));
+  Index index(static_cast<size_t>(along), Slice{});
+  index.push_back(Tensor(Array::fromVector(at, {count})));
+  out.set(index, values);
+  index.back() = Tensor(Array::fromVector(kept, {n}));
+  out.set(index, a);
+  return out.value();
+}
+
 Tensor fullLike(const Tensor &a, const Tensor &value, std::optional<DType> dtype,
                 std::optional<Shape> shape) {
   return full(shape.value_or(a.shape()), value, dtype.value_or(detail::strongDType(*a.node())));
@@ -1702,6 +1784,26 @@ Tensor take(const Tensor &a, const Tensor &indices, std::optional<int64_t> axis,
   return reshape(Ref(t).get(index).value(), out);
 }
 
+Tensor putFlat(const Tensor &a, const Tensor &indices, const Tensor &values,
+               const std::string &mode) {
+  constexpr const char *op = "put";
+  if (mode != "raise" && mode != "wrap" && mode != "clip")
+    fail(op, "clipmode must be one of 'clip', 'raise', or 'wrap' (got '" + mode + "')");
+  const int64_t n = numElements(a.shape()), m = numElements(indices.shape());
+  if (m == 0 || numElements(values.shape()) == 0) // NumPy's: nothing to put
+    return a;
+  if (n == 0)
+    fail(op, "cannot replace elements of an empty array", ErrorKind::Index);
+  if (isComplex(indices.dtype()))
+    fail(op,
+         "Cannot cast array data from dtype('" + std::string(dtypeName(indices.dtype())) +
+             "') to dtype('int64') according to the rule 'unsafe'",
+         ErrorKind::Type);
+  Ref flat(reshape(a, {n}));
+  flat.set({positions(reshape(indices, {m}), n, mode)}, resize(values, {m})); // in order
+  return reshape(flat.value(), a.shape());
+}
+
 Tensor takeAlongAxis(const Tensor &arr, const Tensor &indices, std::optional<int64_t> axis) {
   constexpr const char *op = "take_along_axis";
   auto [t, ax] = alongAxis(op, Ref(arr), indices, axis);
@@ -1898,7 +2000,7 @@ namespace {
 
 enum class Reducer { Sum, Prod, Max, Min, Any, All, Mean, Var, Std };
 
-Reducer reducerNamed(std::string_view name) {
+std::optional<Reducer> reducerOf(std::string_view name) {
   static constexpr std::pair<std::string_view, Reducer> kNames[] = {
       {"sum", Reducer::Sum},   {"prod", Reducer::Prod}, {"max", Reducer::Max},
       {"min", Reducer::Min},   {"any", Reducer::Any},   {"all", Reducer::All},
@@ -1906,6 +2008,12 @@ Reducer reducerNamed(std::string_view name) {
   for (auto [n, r] : kNames)
     if (n == name)
       return r;
+  return std::nullopt;
+}
+
+Reducer reducerNamed(std::string_view name) {
+  if (const std::optional<Reducer> r = reducerOf(name))
+    return *r;
   fail("reduce",
        "no reduction named '" + std::string(name) +
            "' (sum, prod, max, min, any, all, mean, var, std, and nan and one of the first "
@@ -2026,6 +2134,8 @@ Tensor reduce(std::string_view name, const Tensor &a, const Axes &axes, bool kee
   }
   if (name.starts_with("nan"))
     return nanReduce(name.substr(3), a, axes, keepdims, how);
+  if (!reducerOf(name)) // a binary ufunc's reduce, by its name (bitwise_and, subtract)
+    return reduceUfunc(name, inDtype(a, how.dtype), axes, keepdims, how.initial, how.where);
   const Reducer r = reducerNamed(name);
   const std::string op(name);
   if (how.initial.valid()) {

@@ -759,6 +759,14 @@ Layout layoutOf(const Shape &base, const ViewSteps &steps,
     case ViewStep::Kind::Real: // the same positions, in complex elements
     case ViewStep::Kind::Imag:
       break;
+    case ViewStep::Kind::Window: // each window's axis steps as the axis it slides along
+      for (size_t k = 0; k < s.a.size(); ++k) {
+        const auto axis = static_cast<size_t>(s.b[k]);
+        l.shape[axis] -= s.a[k] - 1;
+        l.shape.push_back(s.a[k]);
+        l.strides.push_back(l.strides[axis]);
+      }
+      break;
     case ViewStep::Kind::Reshape: {
       std::optional<std::vector<int64_t>> strides = noCopyStrides(l, s.a);
       if (!strides) {
@@ -798,6 +806,21 @@ Tensor applyView(const Tensor &x, const ViewStep &step) {
     return real(x);
   case ViewStep::Kind::Imag:
     return imag(x);
+  case ViewStep::Kind::Window: { // each window: its offsets' slices, stacked last
+    Tensor t = x;
+    for (size_t k = 0; k < step.a.size(); ++k) {
+      const auto axis = static_cast<size_t>(step.b[k]);
+      std::vector<int64_t> begin(t.shape().size(), 0), end(t.shape().begin(), t.shape().end());
+      std::vector<Tensor> offsets;
+      for (int64_t j = 0; j < step.a[k]; ++j) {
+        begin[axis] = j;
+        end[axis] = t.shape()[axis] - step.a[k] + 1 + j;
+        offsets.push_back(slice(t, begin, end));
+      }
+      t = stack(offsets, -1);
+    }
+    return t;
+  }
   }
   return x;
 }
@@ -818,6 +841,7 @@ Tensor unapplyView(const ViewStep &step, const Tensor &parent, const Tensor &val
   }
   case ViewStep::Kind::Broadcast:
   case ViewStep::Kind::Diagonal:
+  case ViewStep::Kind::Window:
     throw Error("assignment destination is read-only", ErrorKind::Value);
   case ViewStep::Kind::Real:
     return complex_of_parts(value, imag(parent));
@@ -1244,6 +1268,40 @@ Ref Ref::diagonalView(int64_t offset, int64_t axis1, int64_t axis2) const {
   return viewAs({ViewStep::Kind::Diagonal, {offset, a1, a2}, {}, {}}, std::move(d));
 }
 
+Ref Ref::windowed(const std::vector<int64_t> &window,
+                  const std::optional<std::vector<int64_t>> &axes) const {
+  constexpr const char *op = "sliding_window_view";
+  const Shape &s = shape();
+  const auto rank = static_cast<int64_t>(s.size());
+  std::vector<int64_t> along;
+  if (!axes) {
+    if (static_cast<int64_t>(window.size()) != rank)
+      detail::fail(
+          op, "Since axis is `None`, must provide window_shape for all dimensions of `x`; got " +
+                  std::to_string(window.size()) + " window_shape elements and `x.ndim` is " +
+                  std::to_string(rank) + ".");
+    along.resize(window.size());
+    std::iota(along.begin(), along.end(), 0);
+  } else {
+    if (axes->size() != window.size())
+      detail::fail(op, "Must provide matching length window_shape and axis; got " +
+                           std::to_string(window.size()) + " window_shape elements and " +
+                           std::to_string(axes->size()) + " axes elements.");
+    for (int64_t a : *axes) // repeats allowed: a window of windows
+      along.push_back(normalizeAxes(op, Axes(a), rank)[0]);
+  }
+  Shape trimmed = s;
+  for (size_t k = 0; k < window.size(); ++k) {
+    if (window[k] < 0)
+      detail::fail(op, "`window_shape` cannot contain negative values");
+    int64_t &n = trimmed[static_cast<size_t>(along[k])];
+    if (n < window[k])
+      detail::fail(op, "window shape cannot be larger than input array shape");
+    n -= window[k] - 1;
+  }
+  return view({{ViewStep::Kind::Window, window, along, {}}});
+}
+
 Ref Ref::part(bool imaginary) const {
   if (isComplex(dtype()))
     return view({{imaginary ? ViewStep::Kind::Imag : ViewStep::Kind::Real, {}, {}, {}}});
@@ -1254,7 +1312,8 @@ Ref Ref::part(bool imaginary) const {
 
 bool Ref::readOnly() const {
   return std::any_of(steps_.begin(), steps_.end(), [](const ViewStep &s) {
-    return s.kind == ViewStep::Kind::Broadcast || s.kind == ViewStep::Kind::Diagonal;
+    return s.kind == ViewStep::Kind::Broadcast || s.kind == ViewStep::Kind::Diagonal ||
+           s.kind == ViewStep::Kind::Window;
   });
 }
 

@@ -1352,30 +1352,224 @@ Tensor cumsum(const Tensor &x, std::optional<int64_t> axis, std::optional<DType>
 Tensor cumprod(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
   return accumulated(Op::Cumprod, x, axis, dtype);
 }
-Tensor accumulate(std::string_view ufunc, const Tensor &x, int64_t axis,
-                  std::optional<DType> dtype) {
-  const bool logical = ufunc == "logical_and" || ufunc == "logical_or";
-  const Op op = ufunc == "add"                                 ? Op::Cumsum
-                : ufunc == "multiply"                          ? Op::Cumprod
-                : ufunc == "maximum" || ufunc == "logical_or"  ? Op::Cummax
-                : ufunc == "minimum" || ufunc == "logical_and" ? Op::Cummin
-                                                               : Op::Results;
-  if (op == Op::Results)
-    fail("accumulate",
-         "tinymlir traces the accumulate of add, multiply, maximum, minimum, "
-         "logical_and and logical_or, not of " +
-             std::string(ufunc),
-         ErrorKind::Trace);
-  const Tensor t = logical ? cast(x, DType::b8) : x;
-  if (t.rank() == 0)
-    fail("accumulate", "cannot accumulate on a scalar", ErrorKind::Type);
-  if (logical)
-    return accumulated(op, t, axis, DType::b8);
-  // maximum and minimum keep x's dtype; sums and products take cumsum's
-  return accumulated(op, t, axis,
-                     op == Op::Cummax || op == Op::Cummin ? dtype.value_or(t.dtype()) : dtype);
+namespace {
+/// The binary ufuncs whose reduce and accumulate tinymlir traces, by name:
+/// the function, the row kernel that accumulates it sequentially as NumPy's
+/// loop, NumPy's identity, and the reduction that folds it (none: a tree of
+/// the function itself). Without a kernel (Op::Results) the ufunc is
+/// exactly associative and commutative, so folding it in any order gives
+/// NumPy's result; subtract is a sequential sum of the negated first element
+/// and the rest, negated (exact: rounding is symmetric).
+struct UfuncFold {
+  std::string_view name;
+  Tensor (*apply)(const Tensor &, const Tensor &);
+  Op scan;
+  std::optional<double> identity;
+  Tensor (*whole)(const Tensor &, const Axes &, bool) = nullptr;
+};
+const UfuncFold kUfuncFolds[] = {{"add", add, Op::Cumsum, 0, sum},
+                                 {"multiply", multiply, Op::Cumprod, 1, prod},
+                                 {"maximum", maximum, Op::Cummax, std::nullopt, max},
+                                 {"minimum", minimum, Op::Cummin, std::nullopt, min},
+                                 {"logical_and", logical_and, Op::Cummin, 1, all},
+                                 {"logical_or", logical_or, Op::Cummax, 0, any},
+                                 {"subtract", subtract, Op::Results, std::nullopt},
+                                 {"logical_xor", logical_xor, Op::Results, 0},
+                                 {"bitwise_and", bitwise_and, Op::Results, -1},
+                                 {"bitwise_or", bitwise_or, Op::Results, 0},
+                                 {"bitwise_xor", bitwise_xor, Op::Results, 0},
+                                 {"fmax", fmax, Op::Results, std::nullopt},
+                                 {"fmin", fmin, Op::Results, std::nullopt}};
+
+const UfuncFold &ufuncFold(std::string_view ufunc, std::string_view method) {
+  for (const UfuncFold &u : kUfuncFolds)
+    if (u.name == ufunc)
+      return u;
+  std::string names;
+  for (const UfuncFold &u : kUfuncFolds)
+    names += (names.empty() ? "" : ", ") + std::string(u.name);
+  const std::string op = std::string(ufunc) + "." + std::string(method);
+  fail(op.c_str(),
+       "tinymlir traces the " + std::string(method) + " of " + names + ", not of " +
+           std::string(ufunc),
+       ErrorKind::Trace);
 }
 
+/// x's elements [begin, end) along `axis`.
+Tensor along(const Tensor &x, int64_t axis, int64_t begin, int64_t end) {
+  std::vector<int64_t> b(x.shape().size(), 0), e(x.shape().begin(), x.shape().end());
+  b[static_cast<size_t>(axis)] = begin;
+  e[static_cast<size_t>(axis)] = end;
+  return slice(x, b, e);
+}
+
+/// x (a normalized axis) in the dtype the ufunc gives for x with itself: its
+/// own type check and result (logical_xor of ints is bool).
+Tensor inFoldDType(const UfuncFold &u, const Tensor &x) {
+  const DType d = u.apply(x, x).dtype(); // a dead node: only its dtype is read
+  return x.dtype() == d ? x : cast(x, d);
+}
+
+/// subtract.accumulate along `axis`: -cumsum([-x0, x1, x2, ...]), exactly
+/// NumPy's ((x0 - x1) - x2) ..., in x's dtype.
+Tensor subtractScan(const Tensor &x, int64_t axis) {
+  const int64_t n = x.shape()[static_cast<size_t>(axis)];
+  if (n == 0)
+    return x;
+  const Tensor first = negative(along(x, axis, 0, 1));
+  const Tensor all = n > 1 ? concatenate({first, along(x, axis, 1, n)}, axis) : first;
+  return cast(negative(cumsum(all, axis)), x.dtype());
+}
+
+/// The running fold of an associative, commutative ufunc along `axis`:
+/// log2(n) rounds, each combining an element with the one `step` before it.
+Tensor foldScan(const UfuncFold &u, Tensor x, int64_t axis) {
+  const int64_t n = x.shape()[static_cast<size_t>(axis)];
+  for (int64_t step = 1; step < n; step *= 2)
+    x = concatenate(
+        {along(x, axis, 0, step), u.apply(along(x, axis, 0, n - step), along(x, axis, step, n))},
+        axis);
+  return x;
+}
+
+/// The fold of an associative, commutative ufunc along the last axis, kept
+/// (size 1): halves combined, an odd last element first into the first.
+Tensor foldLast(const UfuncFold &u, Tensor x) {
+  const int64_t axis = static_cast<int64_t>(x.shape().size()) - 1;
+  for (int64_t n = x.shape().back(); n > 1; n = x.shape().back()) {
+    if (n % 2) {
+      const Tensor first = u.apply(along(x, axis, 0, 1), along(x, axis, n - 1, n));
+      x = concatenate({first, along(x, axis, 1, n - 1)}, axis);
+      --n;
+    }
+    x = u.apply(along(x, axis, 0, n / 2), along(x, axis, n / 2, n));
+  }
+  return x;
+}
+} // namespace
+
+Tensor accumulate(std::string_view ufunc, const Tensor &x, int64_t axis,
+                  std::optional<DType> dtype) {
+  const UfuncFold &u = ufuncFold(ufunc, "accumulate");
+  const bool logical = ufunc.starts_with("logical_");
+  Tensor t = logical ? cast(x, DType::b8) : x;
+  if (t.rank() == 0)
+    fail("accumulate", "cannot accumulate on a scalar", ErrorKind::Type);
+  if (u.scan == Op::Cumsum || u.scan == Op::Cumprod)
+    return accumulated(u.scan, t, axis, dtype); // cumsum's dtypes
+  if (dtype && !logical)
+    t = cast(t, *dtype);
+  if (u.scan != Op::Results) // maximum and minimum keep x's dtype
+    return accumulated(u.scan, t, axis, t.dtype());
+  const int64_t a = normalizeAxis("accumulate", axis, t.shape());
+  t = inFoldDType(u, t);
+  return u.name == "subtract" ? subtractScan(t, a) : foldScan(u, t, a);
+}
+
+Tensor reduceUfunc(std::string_view ufunc, const Tensor &x, const Axes &axes, bool keepdims,
+                   const Tensor &initial, const Tensor &where) {
+  const UfuncFold &u = ufuncFold(ufunc, "reduce");
+  const std::string op = std::string(ufunc) + ".reduce";
+  const Shape shape = x.shape();
+  const std::vector<int64_t> reduced = reducedAxes(op.c_str(), axes, shape); // NumPy's first
+  Tensor t = inFoldDType(u, ufunc.starts_with("logical_") ? cast(x, DType::b8) : x);
+  const Shape out = keepdims ? keptShape(shape, reduced) : removedAxes(shape, reduced);
+  if (u.name == "subtract" && reduced.size() > 1)
+    fail(op.c_str(), "reduction operation 'subtract' is not reorderable, so at most one axis may "
+                     "be specified");
+  if (where.valid()) { // masked elements are the identity (initial's, for an idempotent ufunc)
+    const bool idempotent = u.name.find("max") != std::string_view::npos ||
+                            u.name.find("min") != std::string_view::npos;
+    if (!u.identity && !(initial.valid() && idempotent))
+      fail(op.c_str(),
+           "reduction operation '" + std::string(ufunc) +
+               "' does not have an identity, so to use a where mask one has to specify 'initial'");
+    const Tensor fill = u.identity ? ScalarType{t.dtype()}(*u.identity) : cast(initial, t.dtype());
+    t = tinymlir::where(broadcastTo(cast(where, DType::b8), shape), t, fill);
+  }
+  // the reduced axes last, as one: (kept..., m)
+  std::vector<int64_t> perm;
+  Shape rows;
+  int64_t m = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    if (std::find(reduced.begin(), reduced.end(), i) == reduced.end()) {
+      perm.push_back(i);
+      rows.push_back(shape[static_cast<size_t>(i)]);
+    } else
+      m *= shape[static_cast<size_t>(i)];
+  perm.insert(perm.end(), reduced.begin(), reduced.end());
+  rows.push_back(m);
+  const Tensor init = initial.valid() ? cast(initial, t.dtype()) : Tensor();
+  if (numElements(out) == 0)
+    return full(out, 0, t.dtype());
+  if (m == 0) {
+    if (init.valid())
+      return broadcastTo(init, out);
+    if (!u.identity)
+      fail(op.c_str(), "zero-size array to reduction operation " + std::string(ufunc) +
+                           " which has no identity");
+    return full(out, *u.identity, t.dtype());
+  }
+  if (u.whole) { // its reduction, initial folded in after: the ufunc commutes
+    const Tensor r = u.whole(t, reduced, keepdims);
+    return init.valid() ? cast(u.apply(r, init), t.dtype()) : r;
+  }
+  Tensor r = reshape(transpose(t, perm), rows);
+  if (init.valid()) { // NumPy's first element
+    Shape column = r.shape();
+    column.back() = 1;
+    r = concatenate({broadcastTo(init, column), r}, -1);
+  }
+  const int64_t last = static_cast<int64_t>(rows.size()) - 1, n = r.shape().back();
+  r = u.name == "subtract" ? along(subtractScan(r, last), last, n - 1, n) : foldLast(u, r);
+  return reshape(r, out);
+}
+
+Tensor reduceAt(std::string_view ufunc, const Tensor &x, const Tensor &indices, int64_t axis,
+                std::optional<DType> dtype) {
+  const std::string op = std::string(ufunc) + ".reduceat";
+  const NodePtr &i = nodeOf(indices, op.c_str());
+  if (i->op != Op::Constant ||
+      ((isFloat(i->dtype) || isComplex(i->dtype)) && numElements(i->shape) != 0))
+    fail(op.c_str(),
+         "tinymlir traces " + op +
+             " at integer indices known while tracing (the segments "
+             "make the result's shape), not " +
+             describe(i),
+         i->op == Op::Constant ? ErrorKind::Type : ErrorKind::Trace);
+  if (i->shape.size() > 1)
+    fail(op.c_str(), "setting an array element with a sequence. The requested array would "
+                     "exceed the maximum number of dimension of 1.");
+  const Tensor t = dtype ? cast(x, *dtype) : x;
+  if (t.rank() == 0)
+    fail(op.c_str(), "cannot reduceat on a scalar", ErrorKind::Type);
+  const int64_t a = normalizeAxis(op.c_str(), axis, t.shape());
+  const int64_t n = t.shape()[static_cast<size_t>(a)];
+  std::vector<int64_t> at;
+  for (double v : i->constant.toDoubles()) {
+    const auto k = static_cast<int64_t>(v);
+    if (k < 0 || k >= n)
+      fail(op.c_str(),
+           "index " + std::to_string(k) + " out-of-bounds in " + op + " [0, " + std::to_string(n) +
+               ")",
+           ErrorKind::Index);
+    at.push_back(k);
+  }
+  // NumPy's: the reduce of [at[k], at[k + 1]) where that is a range, else at[k]'s element
+  std::vector<Tensor> parts;
+  for (size_t k = 0; k < at.size(); ++k) {
+    const int64_t end = k + 1 < at.size() && at[k + 1] > at[k] ? at[k + 1]
+                        : k + 1 < at.size()                    ? at[k] + 1
+                                                               : n;
+    parts.push_back(reduceUfunc(ufunc, along(t, a, at[k], end), a, true));
+  }
+  if (parts.empty()) {
+    Shape shape = t.shape();
+    shape[static_cast<size_t>(a)] = 0;
+    return full(shape, 0, reduceUfunc(ufunc, t, a, true).dtype());
+  }
+  return concatenate(parts, a);
+}
 Tensor argmax(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
   return extremeIndex(Op::Argmax, x, axis, keepdims);
 }

@@ -98,6 +98,8 @@ nb::tuple stepTuple(const ViewStep &s) {
     return nb::make_tuple("real");
   case ViewStep::Kind::Imag:
     return nb::make_tuple("imag");
+  case ViewStep::Kind::Window:
+    return nb::make_tuple("window", tuple(s.a), tuple(s.b));
   }
   return nb::tuple();
 }
@@ -187,6 +189,8 @@ void registerIndex(nb::module_ &m) {
           "axes"_a.none(), "name"_a = "flip", "np.flip, np.fliplr or np.flipud: a view.")
       .def("rotated90", &Ref::rotated90, "k"_a, "axes"_a, "np.rot90: a view.")
       .def("broadcasted", &Ref::broadcasted, "shape"_a, "np.broadcast_to: a read-only view.")
+      .def("windowed", &Ref::windowed, "window"_a, "axes"_a.none(),
+           "sliding_window_view: a read-only view.")
       .def("read_only", &Ref::readOnly, "Whether NumPy's array would be read-only.")
       .def("part", &Ref::part, "imaginary"_a, "a.real, a.imag: views of a complex array's parts.")
       .def("diagonal_view", &Ref::diagonalView, "offset"_a, "axis1"_a, "axis2"_a,

@@ -657,6 +657,10 @@ NB_MODULE(_tinymlir, m) {
       "shape"_a, "value"_a, "dtype"_a.none(), "np.full: NumPy's default dtype and cast.");
   m.def("delete_items", &deleteItems, "arr"_a, "obj"_a, "axis"_a.none(),
         "np.delete of positions known while tracing (numpy.h's deleteItems).");
+  m.def("insert_items", &insertItems, "arr"_a, "obj"_a, "values"_a, "axis"_a.none(),
+        "np.insert at positions known while tracing (numpy.h's insertItems).");
+  m.def("put_flat", &putFlat, "a"_a, "indices"_a, "values"_a, "mode"_a = "raise",
+        "np.put as a's new value (numpy.h's putFlat).");
   m.def(
       "linspace",
       [dtypeOf](const Tensor &start, const Tensor &stop, int64_t num, bool endpoint,
@@ -728,6 +732,13 @@ NB_MODULE(_tinymlir, m) {
         return accumulate(ufunc, x, axis, dtypeOf(dtype));
       },
       "ufunc"_a, "x"_a, "axis"_a, "dtype"_a.none(), "ufunc.accumulate (tensor.h).");
+  m.def(
+      "reduceat",
+      [dtypeOf](const std::string &ufunc, const Tensor &x, const Tensor &indices, int64_t axis,
+                const std::optional<std::string> &dtype) {
+        return reduceAt(ufunc, x, indices, axis, dtypeOf(dtype));
+      },
+      "ufunc"_a, "x"_a, "indices"_a, "axis"_a, "dtype"_a.none(), "ufunc.reduceat (tensor.h).");
   m.def("argmax", &argmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("nanargmax", &nanargmax, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);
   m.def("nanargmin", &nanargmin, "x"_a, "axis"_a = nb::none(), "keepdims"_a = false);

@@ -47,29 +47,30 @@ _TRACED = ", ".join(
 )
 
 
-# ufunc.reduce as the reduction it is (NumPy's default axis 0).
+# ufunc.reduce as the reduction it is (NumPy's default axis 0); other binary
+# ufuncs by their own name (the core's reduceUfunc: subtract, bitwise_and, ...).
 _REDUCE = {
     np.add: "sum",
     np.multiply: "prod",
     np.maximum: "max",
     np.minimum: "min",
-    np.logical_and: "all",
-    np.logical_or: "any",
 }
 
 
 def _ufunc_method(ufunc, method, inputs, kwargs, name):
-    if method == "reduce" and ufunc in _REDUCE:
-        return reduction(_REDUCE[ufunc], _bound(_UFUNC_REDUCE, inputs, kwargs), f"{name}.reduce")
+    if method == "reduce" and ufunc.nin == 2:
+        how = _REDUCE.get(ufunc, ufunc.__name__)
+        return reduction(how, _bound(_UFUNC_REDUCE, inputs, kwargs), f"{name}.reduce")
     if method == "accumulate":
         return _accumulate_method(ufunc, *inputs, **kwargs)
+    if method == "reduceat":
+        return _reduceat_method(ufunc, *inputs, **kwargs)
     if method == "outer" and len(inputs) == 2:
         a, b = (to_tensor(x, f"{name}.outer's operand") for x in inputs)
         return ufunc(*map(Traced, _core.outer_operands(a, b)), **kwargs)
     raise TracingError(
-        f"tinymlir cannot trace {name}.{method} (plain calls, reduce and accumulate "
-        "of add, multiply, maximum, minimum, logical_and and logical_or, and outer "
-        "are traced)"
+        f"tinymlir cannot trace {name}.{method} (plain calls, at, outer, and reduce "
+        "and accumulate of binary ufuncs are traced)"
     )
 
 
@@ -81,6 +82,16 @@ def _accumulate_method(ufunc, array, axis=0, dtype=None, out=None):
     t = to_tensor(array, f"{name}'s operand")
     dtype = None if dtype is None else dtype_name(np.dtype(dtype), f"{name}'s dtype")
     r = Traced(_core.accumulate(ufunc.__name__, t, operator.index(axis), dtype))
+    return r if out is None else _into(out, r, name)
+
+
+def _reduceat_method(ufunc, array, indices, axis=0, dtype=None, out=None):
+    """ufunc.reduceat: the core's (tensor.h's reduceAt), at indices known while tracing."""
+    name = f"numpy.{ufunc.__name__}.reduceat"
+    t = to_tensor(array, f"{name}'s operand")
+    at = to_tensor(indices, f"{name}'s indices")
+    dtype = None if dtype is None else dtype_name(np.dtype(dtype), f"{name}'s dtype")
+    r = Traced(_core.reduceat(ufunc.__name__, t, at, operator.index(axis), dtype))
     return r if out is None else _into(out, r, name)
 
 
@@ -570,6 +581,19 @@ def _broadcast_to(array, shape, subok=False):
     return Traced(None, t._ref.broadcasted([operator.index(d) for d in shape]))  # NumPy's view
 
 
+@_implements(np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    if writeable:
+        raise TracingError(
+            "tinymlir traces sliding_window_view read-only (writeable=True makes "
+            "overlapping writable windows)"
+        )
+    t = _traced(x, "numpy.sliding_window_view's operand")
+    window = list(window_shape) if np.iterable(window_shape) else [window_shape]
+    axes = None if axis is None else list(axis) if np.iterable(axis) else [axis]
+    return Traced(None, t._ref.windowed([operator.index(w) for w in window], axes))  # a view
+
+
 @_implements(np.flip)
 def _flip(m, axis=None):
     t = _traced(m, "numpy.flip's operand")
@@ -583,16 +607,34 @@ def _rot90(m, k=1, axes=(0, 1)):
     return Traced(None, r, rank0=t._rank0)  # a view, as NumPy's
 
 
+def _positions(t, obj, axis, name):
+    """np.delete's and np.insert's obj as a tensor: a slice as NumPy's range of
+    it along the axis."""
+    if isinstance(obj, slice):
+        n = t.size if axis is None else t.shape[_core.normalize_axes(axis, t.ndim)[0]]
+        obj = np.arange(*obj.indices(n))
+    return obj._t if isinstance(obj, Traced) else to_tensor(np.asarray(obj), f"{name}'s obj")
+
+
 @_implements(np.delete)
 def _delete(arr, obj, axis=None):
     t = _traced(arr, "numpy.delete's operand")
-    if isinstance(obj, slice):  # NumPy's range of it along the axis
-        n = t.size if axis is None else t.shape[_core.normalize_axes(axis, t.ndim)[0]]
-        obj = np.arange(*obj.indices(n))
-    positions = (
-        obj._t if isinstance(obj, Traced) else to_tensor(np.asarray(obj), "numpy.delete's obj")
-    )
-    return Traced(_core.delete_items(t._t, positions, axis))
+    return Traced(_core.delete_items(t._t, _positions(t, obj, axis, "numpy.delete"), axis))
+
+
+@_implements(np.insert)
+def _insert(arr, obj, values, axis=None):
+    t = _traced(arr, "numpy.insert's operand")
+    v = to_tensor(values, "numpy.insert's values")
+    return Traced(_core.insert_items(t._t, _positions(t, obj, axis, "numpy.insert"), v, axis))
+
+
+@_implements(np.put)
+def _put(a, ind, v, mode="raise"):
+    if not isinstance(a, Traced):
+        raise TracingError("tinymlir: numpy.put writes into a traced array only")
+    i = to_tensor(ind, "numpy.put's indices")
+    a[...] = Traced(_core.put_flat(a._t, i, to_tensor(v, "numpy.put's values"), mode))
 
 
 @_implements(np.fliplr)

@@ -288,7 +288,7 @@ def _items(index):
 
 def replay_view(a, steps):
     """A traced view's steps (flips, strided slices, reshapes, transposes,
-    broadcasts and diagonals)
+    broadcasts, diagonals, parts and windows)
     applied by NumPy to the array `a`: NumPy's own view of it (the caller's
     arrays that a function returns views of; of no steps, a view of all of it)."""
     a = a.view()
@@ -307,6 +307,8 @@ def replay_view(a, steps):
             a = a.diagonal(*step[1])
         elif kind in ("real", "imag"):
             a = getattr(a, kind)
+        elif kind == "window":
+            a = np.lib.stride_tricks.sliding_window_view(a, step[1], step[2])
         else:
             a = a.transpose(tuple(step[1]))
     return a

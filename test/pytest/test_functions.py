@@ -1454,8 +1454,112 @@ def test_ufunc_accumulate_as_numpys():
             fn(arg)
         with pytest.raises(error, match=re.escape(str(numpy_error.value).split(":")[0])):
             jit(fn)(arg)
-    with pytest.raises(tinymlir.TracingError, match="accumulate of add"):
-        jit(lambda a: np.fmax.accumulate(a))(f64)
+    with pytest.raises(tinymlir.TracingError, match="accumulate of add, multiply"):
+        jit(lambda a: np.divide.accumulate(a))(f64)
+
+
+FOLDED = (np.subtract, np.logical_xor, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.fmax)
+FOLDED += (np.fmin, np.maximum, np.minimum, np.logical_and, np.logical_or)
+
+
+def test_reduce_and_accumulate_of_other_binary_ufuncs_as_numpys():
+    """ufunc.reduce and ufunc.accumulate of subtract, logical_xor, the bitwise
+    ones, fmax and fmin (and the logical ones with initial=): exactly NumPy's,
+    bit for bit. The folds are exactly associative and commutative, so any
+    order is NumPy's; subtract is a sequential sum of the negated first
+    element and the rest, negated, which rounding's symmetry makes exact.
+    NumPy's dtypes (logical_xor of ints is bool, bitwise ones keep int8),
+    its TypeErrors (bitwise of floats, subtract of bools), and its
+    ValueErrors (subtract over two axes, an empty fmax, where= without an
+    identity)."""
+    r = np.random.default_rng(23)
+    x = r.standard_normal((3, 5))
+    x[1, 2] = np.nan
+    arrays = [
+        r.integers(-50, 50, (4, 7)).astype(np.int8),
+        r.integers(0, 255, (5, 3)).astype(np.uint8),
+        x,
+        r.standard_normal(9).astype(np.float32),
+        r.random((2, 3, 4)) > 0.5,
+        np.array([1.0, np.nan, 2, -np.inf, 3]),
+        np.zeros((0, 3)),
+        r.standard_normal(6) + 1j * r.standard_normal(6),
+    ]
+    keywords = [
+        dict(axis=0),
+        dict(axis=-1),
+        dict(axis=None),
+        dict(axis=(0, -1)),
+        dict(axis=0, keepdims=True),
+        dict(axis=0, initial=1),
+        dict(axis=-1, where=np.array([True, False, True] * 3)[: x.shape[-1]]),
+        dict(axis=-1, where=True, initial=0),
+    ]
+    for u in FOLDED:
+        for a in arrays:
+            cases = [lambda a, kw=kw: u.reduce(a, **kw) for kw in keywords]
+            cases += [lambda a: u.accumulate(a), lambda a: u.accumulate(a, axis=-1)]
+            for fn in cases:
+                try:
+                    want = fn(a)
+                except (TypeError, ValueError) as error:
+                    with pytest.raises(type(error)):
+                        jit(fn)(a)
+                    continue
+                got = jit(fn)(a)
+                assert type(got) is type(want) and got.dtype == want.dtype, (u, a.dtype)
+                np.testing.assert_array_equal(got, want, err_msg=f"{u.__name__} {a.dtype}")
+    with pytest.raises(ValueError, match="'subtract' is not reorderable"):
+        jit(lambda a: np.subtract.reduce(a, axis=None))(x)
+    with pytest.raises(ValueError, match="reduction operation fmax which has no identity"):
+        jit(lambda a: np.fmax.reduce(a))(np.zeros((0, 3)))
+    with pytest.raises(tinymlir.TracingError, match="reduce of add, multiply"):
+        jit(lambda a: np.divide.reduce(a))(x)
+
+
+def test_reduceat_as_numpys():
+    """ufunc.reduceat at indices known while tracing: NumPy's segments (a
+    range where the next index is larger, else one element; the last to the
+    end), its dtypes (add upcasts int8, subtract keeps it), dtype=, out=,
+    other axes, and its IndexError. Integer sums are exact; float sums of a
+    segment are within n·eps·Σ|x| (any order of n additions)."""
+    a = np.arange(10, dtype=np.int8)
+    m = np.random.default_rng(24).standard_normal((3, 8))
+    cases = [
+        (lambda x: np.add.reduceat(x, [0, 4, 1, 8]), a),
+        (lambda x: np.add.reduceat(x > 3, [0, 4]), a),
+        (lambda x: np.multiply.reduceat(x, [1, 3]), a),
+        (lambda x: np.add.reduceat(x, np.arange(0, 10, 3)), a),
+        (lambda x: np.add.reduceat(x, [3, 3, 3]), a),
+        (lambda x: np.add.reduceat(x, []), a),
+        (lambda x: np.add.reduceat(x, np.array([0, 2]), dtype=np.float32), a),
+        (lambda x: np.subtract.reduceat(x, [0, 3]), a),
+        (lambda x: np.logical_and.reduceat(x, [0, 3]), a),
+        (lambda x: np.bitwise_or.reduceat(x, [0, 5, 2]), a),
+        (lambda x: np.maximum.reduceat(x, [0, 2]), np.array([1.0, np.nan, 3])),
+        (lambda x: np.add.reduceat(x, [0, 2, 5], axis=1), m),
+        (lambda x: np.minimum.reduceat(x, [2, 0], axis=0), m),
+    ]
+    for fn, x in cases:
+        got, want = jit(fn)(x), fn(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if fn is cases[-2][0]:  # float sums of up to 3 elements, both within 2·eps·Σ|x|
+            bound = 4 * eps(x.dtype) * np.add.reduceat(np.abs(x), [0, 2, 5], axis=1)
+            assert np.all(np.abs(got - want) <= bound)
+        else:
+            np.testing.assert_array_equal(got, want)
+
+    def segment_sums(x, out):
+        np.add.reduceat(x, [0, 4], out=out)
+        return out
+
+    o1, o2 = np.zeros(2), np.zeros(2)
+    jit(segment_sums)(m[0], o1), segment_sums(m[0], o2)
+    assert np.all(np.abs(o1 - o2) <= 4 * eps(np.float64) * np.add.reduceat(np.abs(m[0]), [0, 4]))
+    with pytest.raises(IndexError, match=re.escape("index 10 out-of-bounds in add.reduceat")):
+        jit(lambda x: np.add.reduceat(x, [0, 10]))(a)
+    with pytest.raises(tinymlir.TracingError, match="indices known while tracing"):
+        jit(lambda x: np.add.reduceat(x, x[:2]))(a)
 
 
 def test_joins_take_dtype_casting_out_and_axis_none_as_numpys():
@@ -1633,3 +1737,95 @@ def test_unravel_index_and_ravel_multi_index_as_numpys():
         jit(lambda: np.unravel_index(12, (3, 4)))()
     with pytest.raises(TypeError, match="only int indices permitted"):
         jit(lambda a: np.unravel_index(a[0, 0], (3, 4)))(x)
+
+
+def test_insert_and_put_as_numpys():
+    """np.insert at positions known while tracing (one int, one position, a
+    list, repeated and negative ones, a slice, other axes, flattened) and
+    np.put (repeats: the last wins; values cycled; modes; traced positions):
+    the results, the arrays put into, dtypes (values cast to the array's),
+    and NumPy's IndexErrors."""
+    a, m = np.arange(5.0), np.arange(12.0).reshape(3, 4)
+    for fn, x in [
+        (lambda x: np.insert(x, 1, 9), a),
+        (lambda x: np.insert(x, [1, 3], [7, 8]), a),
+        (lambda x: np.insert(x, [3, 1, 3], [7, 8, 9]), a),  # stably shifted
+        (lambda x: np.insert(x, -1, 2.5), np.arange(5)),  # cast to int64
+        (lambda x: np.insert(x, 1, [1, 2, 3], axis=1), m),  # an int: a column
+        (lambda x: np.insert(x, [1], [1, 2, 3], axis=1), m),  # a list: rows of it
+        (lambda x: np.insert(x, slice(0, 4, 2), 0.0, axis=1), m),
+        (lambda x: np.insert(x, 2, [5, 6]), m),  # flattened
+        (lambda x: np.insert(x, 5, x[-1]), a),
+        (lambda x: np.insert(x, [], 1), a),
+    ]:
+        same(fn, x)
+    for obj in (7, [7], [1, 9]):
+        with pytest.raises(IndexError) as numpy_error:
+            np.insert(a, obj, 1)
+        with pytest.raises(IndexError, match=re.escape(str(numpy_error.value))):
+            jit(lambda x, obj=obj: np.insert(x, obj, 1))(a)
+
+    def put(ind, v, mode="raise"):
+        def fn(x):
+            np.put(x, ind, v, mode=mode)
+            return x * 1
+
+        return fn
+
+    for fn in (
+        put([0, 2], [-1, -2]),
+        put([0, 2, 0], 7.5),  # the last of a repeated index; 7.5 into ints is 7
+        put([9, -1], [1, 2], "wrap"),
+        put([9], [1], "clip"),
+        put([0, 1, 2, 3], [1, 2]),  # values cycled
+        put([], [1]),
+    ):
+        same(fn, m.copy())
+        same(fn, np.arange(6))
+
+    def put_at_max(x):
+        np.put(x, np.argmax(x, axis=1) + [0, 4, 8], 0.0)  # traced positions
+
+    same(put_at_max, np.random.default_rng(25).standard_normal((3, 4)))
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 6"):
+        jit(put([9], [1]))(np.arange(6))
+
+
+def test_sliding_window_view_as_numpys():
+    """np.lib.stride_tricks.sliding_window_view: NumPy's values over one and
+    several axes (a repeated axis: windows of windows), read-only as NumPy's
+    (a write is its ValueError), a view that shows later writes to its base,
+    returned as NumPy's own view of the argument, and NumPy's errors."""
+    swv = np.lib.stride_tricks.sliding_window_view
+    a, m = np.arange(7.0), np.arange(20.0).reshape(4, 5)
+    for fn, x in [
+        (lambda x: swv(x, 3).mean(axis=-1), a),  # a moving average
+        (lambda x: swv(x * 2, (2, 3)), m),
+        (lambda x: swv(x, 2, axis=0).sum(axis=-1), m),
+        (lambda x: swv(x, (2, 2), axis=(1, 1)) + 0, m),
+    ]:
+        same(fn, x)
+
+    def later_write(x):
+        w = swv(x, 3)
+        x[0] = 100.0
+        return w.sum(axis=1)
+
+    same(later_write, a)
+    got = jit(lambda x: swv(x, (2, 2)))(m)
+    assert np.shares_memory(got, m) and not got.flags.writeable
+    np.testing.assert_array_equal(got, swv(m, (2, 2)))
+
+    def write(x):
+        swv(x, 3)[0, 0] = 1.0
+
+    for fn, error in (
+        (write, "assignment destination is read-only"),
+        (lambda x: swv(x, 8), "window shape cannot be larger than input array shape"),
+        (lambda x: swv(x, (2, 2)), "must provide window_shape for all dimensions"),
+        (lambda x: swv(x, -1), "cannot contain negative values"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(error)):
+            fn(a.copy())
+        with pytest.raises(ValueError, match=re.escape(error)):
+            jit(fn)(a.copy())
