@@ -62,12 +62,13 @@ struct ViewStep {
     Diagonal,
     Real,
     Imag,
-    Window
+    Window,
+    Bits
   };
   Kind kind;
   std::vector<int64_t> a; ///< flip: axes; slice: begin; reshape, broadcast: shape;
                           ///< transpose: perm; diagonal: offset, axis1, axis2;
-                          ///< window: the window's shape
+                          ///< window: the window's shape; bits: the dtype
   std::vector<int64_t> b; ///< slice: end; window: the axes it slides along
   std::vector<int64_t> c; ///< slice: steps (empty: all 1)
   bool operator==(const ViewStep &) const = default;
@@ -231,6 +232,10 @@ public:
   /// (a write through them changes it); of a real one, the array itself, and
   /// NumPy's read-only zeros.
   Ref part(bool imaginary) const;
+  /// a.view(dtype) of another dtype of the same size (not bool, complex or
+  /// float16): a view of the same bits (a write through it changes a), as
+  /// NumPy's; NumPy's errors otherwise.
+  Ref bitsAs(DType dtype) const;
   /// Whether a step is read-only (NumPy's writeable flag, negated).
   bool readOnly() const;
   /// a.mT: a view with the last two axes swapped; NumPy's ValueError below 2-D.

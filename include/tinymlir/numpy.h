@@ -187,6 +187,16 @@ Tensor digitize(const Tensor &x, const Tensor &bins, bool right = false);
 Tensor isin(const Tensor &element, const Tensor &test, bool invert = false);
 /// np.polyval: Horner's rule over the coefficients p (highest power first).
 Tensor polyval(const Tensor &p, const Tensor &x);
+/// np.vander: the columns x^(n-1) ... x^0 (increasing: x^0 first) of a 1-D x,
+/// n = len(x) by default, as NumPy's running products, in x's dtype promoted
+/// with int.
+Tensor vander(const Tensor &x, std::optional<int64_t> n = std::nullopt, bool increasing = false);
+/// np.polyfit(x, y, deg, w=w): NumPy's least squares of the Vandermonde
+/// matrix with unit-norm columns (weighted rows where `w` is given), at
+/// least deg + 1 points (then NumPy's rcond is lstsq's); coefficients highest
+/// power first, a column per column of a 2-D y. NumPy's RankWarning is not
+/// given (the rank is known when the kernel runs).
+Tensor polyfit(const Tensor &x, const Tensor &y, int64_t deg, const Tensor &w = Tensor());
 /// np.select: the first choice whose condition holds, else `otherwise`.
 Tensor select(const std::vector<Tensor> &conditions, const std::vector<Tensor> &choices,
               const Tensor &otherwise);

@@ -67,6 +67,9 @@ inline uint64_t nextSeq() {
   return ++counter;
 }
 
+/// NumPy's OverflowError where a wide Python int (Node::wide) meets an integer.
+inline constexpr const char *kWideInteger = "Python int too large to convert to C long";
+
 inline NodePtr makeNode(Op op, Shape shape, DType dtype, std::vector<NodePtr> args = {}) {
   auto node = std::make_shared<Node>();
   node->op = op;

@@ -758,6 +758,7 @@ Layout layoutOf(const Shape &base, const ViewSteps &steps,
     }
     case ViewStep::Kind::Real: // the same positions, in complex elements
     case ViewStep::Kind::Imag:
+    case ViewStep::Kind::Bits: // the same positions and size
       break;
     case ViewStep::Kind::Window: // each window's axis steps as the axis it slides along
       for (size_t k = 0; k < s.a.size(); ++k) {
@@ -806,6 +807,8 @@ Tensor applyView(const Tensor &x, const ViewStep &step) {
     return real(x);
   case ViewStep::Kind::Imag:
     return imag(x);
+  case ViewStep::Kind::Bits:
+    return bitcast(x, static_cast<DType>(step.a[0]));
   case ViewStep::Kind::Window: { // each window: its offsets' slices, stacked last
     Tensor t = x;
     for (size_t k = 0; k < step.a.size(); ++k) {
@@ -847,6 +850,8 @@ Tensor unapplyView(const ViewStep &step, const Tensor &parent, const Tensor &val
     return complex_of_parts(value, imag(parent));
   case ViewStep::Kind::Imag:
     return complex_of_parts(real(parent), value);
+  case ViewStep::Kind::Bits:
+    return bitcast(cast(value, static_cast<DType>(step.a[0])), parent.dtype());
   }
   return value;
 }
@@ -1302,6 +1307,20 @@ Ref Ref::windowed(const std::vector<int64_t> &window,
   return view({{ViewStep::Kind::Window, window, along, {}}});
 }
 
+Ref Ref::bitsAs(DType to) const {
+  const DType from = dtype();
+  if (from == to)
+    return view({});
+  auto plain = [](DType d) { return d != DType::b8 && d != DType::f16 && !isComplex(d); };
+  if (dtypeSize(from) != dtypeSize(to) || !plain(from) || !plain(to))
+    detail::fail("view",
+                 std::string("tinymlir traces .view() of a dtype of the same size (not bool, "
+                             "float16 or complex), not ") +
+                     dtypeName(from) + " as " + dtypeName(to),
+                 ErrorKind::Trace);
+  return view({{ViewStep::Kind::Bits, {static_cast<int64_t>(to)}, {}, {}}});
+}
+
 Ref Ref::part(bool imaginary) const {
   if (isComplex(dtype()))
     return view({{imaginary ? ViewStep::Kind::Imag : ViewStep::Kind::Real, {}, {}, {}}});
@@ -1407,7 +1426,7 @@ void checkAssignedScalar(const Tensor &value, DType to) {
   if (n.op != Op::Scalar || to == DType::b8)
     return;
   if (n.wide && isInteger(to))
-    throw Error("Python int too large to convert to C long", ErrorKind::Overflow);
+    throw Error(detail::kWideInteger, ErrorKind::Overflow);
   const bool complexValue = n.weak ? n.weakComplex : isComplex(n.dtype);
   if (complexValue && !isComplex(to))
     throw Error(std::string(isInteger(to) ? "int() argument must be a string, a bytes-like "

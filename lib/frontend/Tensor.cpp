@@ -14,6 +14,7 @@
 namespace tinymlir {
 using detail::fail;
 using detail::IntPolicy;
+using detail::kWideInteger;
 using detail::makeNode;
 using detail::Node;
 using detail::NodePtr;
@@ -287,7 +288,7 @@ double roundScalar(double v, DType from, DType to) {
 /// NumPy 2 (a float operand takes it as a float).
 NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast", bool checkRange = true) {
   if (n->wide && isInteger(dtype))
-    fail(op, "Python int too large to convert to C long", ErrorKind::Overflow);
+    fail(op, kWideInteger, ErrorKind::Overflow);
   if (checkRange && n->weak && n->integral && isInteger(dtype) && !fitsInteger(*n, dtype))
     fail(op, "Python integer " + integerText(*n) + " out of bounds for " + dtypeName(dtype),
          ErrorKind::Overflow);
@@ -333,7 +334,7 @@ DType operandDType(Op op, const NodePtr &x, const NodePtr &y) {
   if (weak && weak->wide && !isFloat(strong) && !isComplex(strong)) {
     if (detail::opInfo(op).kind == detail::OpKind::Compare)
       return DType::f64;
-    fail(op, "Python int too large to convert to C long", ErrorKind::Overflow);
+    fail(op, kWideInteger, ErrorKind::Overflow);
   }
   if (weak && strong == DType::b8 && weak->integral) // a bool tensor with a Python int: int64
     return DType::i64;
@@ -971,11 +972,15 @@ Tensor broadcastTo(const Tensor &t, const Shape &shape) {
 
 Tensor bitcast(const Tensor &t, DType dtype) {
   NodePtr x = nodeOf(t, "bitcast");
-  if (x->weak || dtypeSize(x->dtype) != 8 || dtypeSize(dtype) != 8)
-    fail(Op::Bitcast, "reinterprets 64-bit tensors as a 64-bit dtype, got " + describe(x) + " to " +
-                          dtypeName(dtype));
+  auto plain = [](DType d) { return d != DType::b8 && d != DType::f16 && !isComplex(d); };
+  if (x->weak || dtypeSize(x->dtype) != dtypeSize(dtype) || !plain(x->dtype) || !plain(dtype))
+    fail(Op::Bitcast,
+         "reinterprets tensors as a dtype of the same size (not bool, float16 or complex), got " +
+             describe(x) + " to " + dtypeName(dtype));
   if (x->dtype == dtype)
     return t;
+  if (isInteger(x->dtype) && isInteger(dtype)) // two's complement: the wrapping cast
+    return cast(t, dtype);
   return Tensor(makeNode(Op::Bitcast, x->shape, dtype, {x}));
 }
 

@@ -100,6 +100,8 @@ nb::tuple stepTuple(const ViewStep &s) {
     return nb::make_tuple("imag");
   case ViewStep::Kind::Window:
     return nb::make_tuple("window", tuple(s.a), tuple(s.b));
+  case ViewStep::Kind::Bits:
+    return nb::make_tuple("bits", dtypeName(static_cast<DType>(s.a[0])));
   }
   return nb::tuple();
 }
@@ -191,6 +193,10 @@ void registerIndex(nb::module_ &m) {
       .def("broadcasted", &Ref::broadcasted, "shape"_a, "np.broadcast_to: a read-only view.")
       .def("windowed", &Ref::windowed, "window"_a, "axes"_a.none(),
            "sliding_window_view: a read-only view.")
+      .def(
+          "bits_as",
+          [](const Ref &r, const std::string &dtype) { return r.bitsAs(parseDType(dtype)); },
+          "dtype"_a, "a.view(dtype): the same bits as another dtype of the same size.")
       .def("read_only", &Ref::readOnly, "Whether NumPy's array would be read-only.")
       .def("part", &Ref::part, "imaginary"_a, "a.real, a.imag: views of a complex array's parts.")
       .def("diagonal_view", &Ref::diagonalView, "offset"_a, "axis1"_a, "axis2"_a,

@@ -593,6 +593,13 @@ NB_MODULE(_tinymlir, m) {
   m.def("meshgrid", &meshgrid, "xi"_a, "indexing"_a = "xy", "sparse"_a = false);
   m.def("isin", &isin, "element"_a, "test"_a, "invert"_a = false);
   m.def("polyval", &polyval, "p"_a, "x"_a);
+  m.def("vander", &vander, "x"_a, "n"_a.none(), "increasing"_a = false);
+  m.def(
+      "polyfit",
+      [](const Tensor &x, const Tensor &y, int64_t deg, const std::optional<Tensor> &w) {
+        return polyfit(x, y, deg, w.value_or(Tensor()));
+      },
+      "x"_a, "y"_a, "deg"_a, "w"_a.none() = nb::none());
   m.def(
       "select",
       [](const std::vector<Tensor> &c, const std::vector<Tensor> &x, const Tensor &o) {

@@ -25,6 +25,7 @@ import inspect
 import operator
 import sys as _sys
 import threading
+import types
 
 import numpy as np
 
@@ -243,6 +244,42 @@ def _wrapper(name):
 _LIBRARIES = ("numpy.", "tinymlir.")
 _WRAPPERS = {name: _wrapper(name) for name in _IMPLS}
 _WRAPPERS["ndarray"] = _TracedNdarray
+
+
+def _index_tricks_getitem():
+    """NumPy's own AxisConcatenator.__getitem__ (np.r_[...], np.c_[...]), its
+    np.array the one above, which takes traced arrays."""
+    f = type(np.r_).__mro__[1].__getitem__  # AxisConcatenator's
+    scope = dict(_sys.modules[f.__module__].__dict__)
+    scope["array"] = functools.partial(_array, _ORIGINALS["array"])
+    return types.FunctionType(f.__code__, scope, f.__name__, f.__defaults__, f.__closure__)
+
+
+class _Concatenator:
+    """np.r_ and np.c_ while tracing: an index holding traced arrays runs
+    NumPy's own code over them (slices, scalars, directives, ndmin, dtype)."""
+
+    _getitem = staticmethod(_index_tricks_getitem())
+
+    def __init__(self, orig):
+        self._orig = orig
+
+    def __getitem__(self, key):
+        if (
+            _state.contexts
+            and _has_traced(key if isinstance(key, tuple) else (key,))
+            and not _sys._getframe(1).f_globals.get("__name__", "").startswith(_LIBRARIES)
+        ):
+            return self._getitem(self._orig, key)
+        return self._orig[key]
+
+    def __len__(self):
+        return 0
+
+
+for _name in ("r_", "c_"):
+    _ORIGINALS[_name] = getattr(np, _name)
+    _WRAPPERS[_name] = _Concatenator(_ORIGINALS[_name])
 
 
 class Rebinding:

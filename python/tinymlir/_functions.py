@@ -602,6 +602,27 @@ def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=Non
     return Traced(_core.isin(e, t, bool(invert)))
 
 
+@_implements(np.vander)
+def _vander(x, N=None, increasing=False):
+    n = None if N is None else operator.index(N)
+    return Traced(_core.vander(to_tensor(x, "numpy.vander's x"), n, bool(increasing)))
+
+
+@_implements(np.polyfit)
+def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    if rcond is not None or full or cov is not False:
+        raise TracingError("tinymlir traces numpy.polyfit without rcond=, full= and cov=")
+    weights = None if w is None else to_tensor(w, "numpy.polyfit's w")
+    return Traced(
+        _core.polyfit(
+            to_tensor(x, "numpy.polyfit's x"),
+            to_tensor(y, "numpy.polyfit's y"),
+            operator.index(deg),
+            weights,
+        )
+    )
+
+
 @_implements(np.polyval)
 def _polyval(p, x):
     return Traced(

@@ -257,6 +257,7 @@ class Specialization:
         views=(),
         rank0=(),
         readonly=(),
+        aliases=(),
     ):
         self._compiled = compiled
         self._n_inputs = n_inputs
@@ -267,6 +268,9 @@ class Specialization:
         # result position -> (leaf, view steps): a view of the caller's array, made
         # by NumPy from it after the call (no kernel output)
         self._views = dict(views)
+        # result position -> (position, view steps): another result itself (no
+        # steps: the same object), or NumPy's view of it, made after the call
+        self._aliases = dict(aliases)
         self._rank0 = dict(rank0)  # result position -> "array" or "python" (else a scalar)
         self._readonly = frozenset(readonly)  # result positions NumPy makes read-only
         self._static = static  # (result,) where no array was computed
@@ -387,16 +391,22 @@ class Specialization:
             return self._flagged(0, _scalar(outs[0], self._rank0.get(0)))
         computed = iter(outs[: len(outs) - len(self._writes)])
         results = []
-        for k in range(len(outs) - len(self._writes) + len(self._views)):
+        for k in range(len(outs) - len(self._writes) + len(self._views) + len(self._aliases)):
             if k in self._views:
                 i, steps = self._views[k]
                 results.append(_scalar(replay_view(leaves[i], steps), self._rank0.get(k)))
+                continue
+            if k in self._aliases:
+                results.append(None)  # below, once its result is made
                 continue
             o = next(computed)
             if k in self._returned:
                 results.append(leaves[self._returned[k]])
             else:
                 results.append(self._flagged(k, _scalar(o, self._rank0.get(k))))
+        for k, (j, steps) in self._aliases.items():
+            view = results[j] if steps is None else replay_view(results[j], steps)
+            results[k] = view if steps is None else _scalar(view, self._rank0.get(k))
         return unflatten(self._out_tree, iter(results))
 
     def _flagged(self, k, r):
@@ -509,6 +519,7 @@ class JitFunction:
         self._tree_names = itertools.count()
         self._names = _code_names(fn)  # the names its code reads: captured arrays among them
         self._closure = isinstance(fn, types.FunctionType) and bool(fn.__closure__)
+        self._number_keys = {}  # id -> (a captured number, its part of the key)
         try:
             self._takes_target = "target" in inspect.signature(fn).parameters
         except (TypeError, ValueError):  # no signature (some builtins)
@@ -586,7 +597,7 @@ class JitFunction:
         if found is not None:
             key, leaves = found
             if self._names or self._closure:
-                key += _captures_key(self.fn, self._names)
+                key += _captures_key(self.fn, self._names, self._number_keys)
             treedef = layouts = None
         else:  # keyed by flatten's tree, named once per function
             treedef, leaves = _flatten_call(args, kwargs)
@@ -600,7 +611,7 @@ class JitFunction:
             name = self._tree_keys.setdefault(tree_key, next(self._tree_names))
             key = f"tree {name}|{options.key()}"
             if self._names or self._closure:
-                key += _captures_key(self.fn, self._names)
+                key += _captures_key(self.fn, self._names, self._number_keys)
 
         def compile():
             nonlocal treedef, leaves, layouts
@@ -676,7 +687,28 @@ class JitFunction:
             readonly = [
                 k for k, o in enumerate(outs) if isinstance(o, Traced) and o._ref.read_only()
             ]
-            computed = [o for k, o in enumerate(outs) if k not in dict(views)]
+            # A result that is another computed result (`return y, y`), or a view
+            # of one returned whole (`return y, y[1:]`), is NumPy's same object or
+            # view of it: made from that result after the call.
+            candidates = [
+                (k, o)
+                for k, o in enumerate(outs)
+                if isinstance(o, Traced)
+                and k not in dict(views)
+                and k not in dict(returned)
+                and o._ref.buffer_id not in by_buf
+            ]
+            whole = {}
+            for k, o in candidates:
+                if o._view == () and o.shape:
+                    whole.setdefault(o._ref.buffer_id, k)
+            aliases = [
+                (k, (j, None if outs[j] is o else o._view))
+                for k, o in candidates
+                if (j := whole.get(o._ref.buffer_id, k)) != k
+            ]
+            skipped = dict(views) | dict(aliases)
+            computed = [o for k, o in enumerate(outs) if k not in skipped]
             writes = [(i, len(computed) + k) for k, i in enumerate(written)]
             if not computed and not written:
                 return Specialization(None, n, [], out_tree, views=views, rank0=rank0)
@@ -687,7 +719,7 @@ class JitFunction:
             tensors = [to_tensor(o, "an output") for o in outs]
             tensors += [traced[i]._ref.base() for i in written]
             donated = [-1] * len(outs) + written
-            if out_tree is LEAF and not written and not returned and not views:
+            if out_tree is LEAF and not written and not returned and not views and not aliases:
                 out_tree = None
             hidden = list(ctx.hidden)
             args_t = placeholders + list(ctx.hidden_tensors)
@@ -702,6 +734,7 @@ class JitFunction:
             views=views,
             rank0=rank0,
             readonly=readonly,
+            aliases=aliases,
         )
 
     def __repr__(self):
@@ -838,17 +871,25 @@ def _captures(fn, names):
             yield i, v
 
 
-def _captures_key(fn, names):
+def _captures_key(fn, names, number_keys):
     """What `fn` captures now: arrays by identity, shape and dtype, numbers by
     type and value (the trace holds them as constants). NumPy reads a name at
     every call, so a name bound to another array or number since is traced
-    again (its key differs)."""
-    return "".join(
-        f"|captures {id(v)}{v.shape}{v.dtype.char}"
-        if isinstance(v, np.ndarray)
-        else f"|captures {type(v).__name__} {v!r}"
-        for _, v in _captures(fn, names)
-    )
+    again (its key differs). A number's part is kept by the number object
+    (`number_keys`, at most 64): numbers are immutable, so the same object has
+    the same part."""
+    parts = []
+    for _, v in _captures(fn, names):
+        if isinstance(v, np.ndarray):
+            parts.append(f"|captures {id(v)}{v.shape}{v.dtype.char}")
+            continue
+        known = number_keys.get(id(v))
+        if known is None or known[0] is not v:
+            if len(number_keys) >= 64:
+                number_keys.clear()
+            known = number_keys[id(v)] = (v, f"|captures {type(v).__name__} {v!r}")
+        parts.append(known[1])
+    return "".join(parts)
 
 
 def _with_traceable_captures(fn):

@@ -594,6 +594,30 @@ def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=F
     return Traced(None, t._ref.windowed([operator.index(w) for w in window], axes))  # a view
 
 
+@_implements(np.apply_along_axis)
+def _apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """NumPy's algorithm, traced: func1d called on each 1-D slice along the axis
+    (the loop unrolled, in NumPy's order), each result cast to the first's
+    dtype, placed where NumPy's buffer puts it."""
+    t = _traced(arr, "numpy.apply_along_axis's operand")
+    nd = t.ndim
+    axis = _core.normalize_axes(axis, nd)[0]  # NumPy's AxisError
+    dims = list(range(nd))
+    view = np.transpose(t, dims[:axis] + dims[axis + 1 :] + [axis])
+    inds = list(np.ndindex(view.shape[:-1]))
+    if not inds:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    what = "numpy.apply_along_axis's function result"
+    results = [Traced(to_tensor(func1d(view[i + (...,)], *args, **kwargs), what)) for i in inds]
+    first = results[0]
+    parts = [np.broadcast_to(r.astype(first.dtype), first.shape) for r in results]
+    buff = np.stack(parts).reshape(view.shape[:-1] + first.shape)
+    b = list(range(buff.ndim))
+    return np.transpose(
+        buff, b[:axis] + b[buff.ndim - first.ndim :] + b[axis : buff.ndim - first.ndim]
+    )
+
+
 @_implements(np.flip)
 def _flip(m, axis=None):
     t = _traced(m, "numpy.flip's operand")
@@ -873,24 +897,18 @@ def _accumulate(fn, name, a, axis, dtype, out):
     return _into(out, r, f"numpy.{name}") if out is not None else r
 
 
-@_implements(np.cumsum)
-def _cumsum(a, axis=None, dtype=None, out=None):
-    return _accumulate(_core.cumsum, "cumsum", a, axis, dtype, out)
+def _running(name):
+    """np.cumsum, cumprod, nancumsum and nancumprod: the core's function of the name."""
+
+    def running(a, axis=None, dtype=None, out=None):
+        return _accumulate(getattr(_core, name), name, a, axis, dtype, out)
+
+    running.__name__ = f"_{name}"
+    return running
 
 
-@_implements(np.cumprod)
-def _cumprod(a, axis=None, dtype=None, out=None):
-    return _accumulate(_core.cumprod, "cumprod", a, axis, dtype, out)
-
-
-@_implements(np.nancumsum)
-def _nancumsum(a, axis=None, dtype=None, out=None):
-    return _accumulate(_core.nancumsum, "nancumsum", a, axis, dtype, out)
-
-
-@_implements(np.nancumprod)
-def _nancumprod(a, axis=None, dtype=None, out=None):
-    return _accumulate(_core.nancumprod, "nancumprod", a, axis, dtype, out)
+for _name in ("cumsum", "cumprod", "nancumsum", "nancumprod"):
+    _implements(getattr(np, _name))(_running(_name))
 
 
 def _cumulative(name):

@@ -309,6 +309,8 @@ def replay_view(a, steps):
             a = getattr(a, kind)
         elif kind == "window":
             a = np.lib.stride_tricks.sliding_window_view(a, step[1], step[2])
+        elif kind == "bits":
+            a = a.view(step[1])
         else:
             a = a.transpose(tuple(step[1]))
     return a
@@ -891,17 +893,15 @@ class Traced:
         raise TypeError("a traced array has no value while tracing: .tolist() cannot be traced")
 
     def view(self, dtype=None, type=None):
-        """A view of all of it (NumPy's a.view()); another dtype's bits are
-        refused by name (they would be a copy here)."""
+        """A view of all of it (NumPy's a.view()), or of its bits as another
+        dtype of the same size (Ref.bitsAs)."""
         as_type = (
             dtype if isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray) else None
         )
         if dtype is None or as_type is not None or np.dtype(dtype) == self.dtype:
             return Traced(None, self._ref.whole(), rank0=self._rank0)
-        raise TracingError(
-            f"tinymlir traces .view() of an array's own dtype, not {np.dtype(dtype)} "
-            f"({self.dtype}'s bits as another dtype)"
-        )
+        name = dtype_name(np.dtype(dtype), "a view's dtype")
+        return Traced(None, self._ref.bits_as(name), rank0=self._rank0)
 
     max, min, any, all = _method(np.max), _method(np.min), _method(np.any), _method(np.all)
     mean, var, std = _method(np.mean), _method(np.var), _method(np.std)

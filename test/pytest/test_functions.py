@@ -1829,3 +1829,92 @@ def test_sliding_window_view_as_numpys():
             fn(a.copy())
         with pytest.raises(ValueError, match=re.escape(error)):
             jit(fn)(a.copy())
+
+
+def test_apply_along_axis_as_numpys():
+    """np.apply_along_axis: NumPy's algorithm traced (the function called on
+    each 1-D slice, in NumPy's order), results of any rank placed where
+    NumPy's buffer puts them, extra arguments, a Python number result, and
+    NumPy's errors. Each slice's arithmetic is NumPy's, so the results are
+    exact (a sum of five: within 5·eps·Σ|x|, any order)."""
+    m = np.random.default_rng(26).standard_normal((3, 4, 5))
+    same(lambda x: np.apply_along_axis(np.sum, 0, x), m, bound=sum_bound(m, axis=0))
+    for fn in (
+        lambda x: np.apply_along_axis(lambda v: v.max() - v.min(), 1, x),
+        lambda x: np.apply_along_axis(lambda v: np.sort(v)[::-1], -1, x),
+        lambda x: np.apply_along_axis(lambda v: (v > 0).sum(), 0, x),
+        lambda x: np.apply_along_axis(np.diff, 2, x),
+        lambda x: np.apply_along_axis(lambda v, k: v * k, 0, x, 3),
+        lambda x: np.apply_along_axis(lambda v: 1.5, 0, x),
+        lambda x: np.apply_along_axis(lambda v: np.outer(v, v), 1, x[0]),
+    ):
+        same(fn, m)
+    with pytest.raises(np.exceptions.AxisError, match="axis 3 is out of bounds"):
+        jit(lambda x: np.apply_along_axis(np.sum, 3, x))(m)
+    with pytest.raises(ValueError, match="any iteration dimensions are 0"):
+        jit(lambda x: np.apply_along_axis(np.sum, 0, x))(np.zeros((2, 0)))
+
+
+def test_r_and_c_of_traced_arrays_as_numpys():
+    """np.r_ and np.c_ holding traced arrays run NumPy's own indexing code
+    over them: scalars, lists, slices (a complex step a linspace), string
+    directives, NumPy's result dtype, `from numpy import r_` too. Without a
+    traced item they are NumPy's."""
+    from numpy import r_
+
+    v, m = np.arange(4.0), np.ones((3, 2))
+    for fn in (
+        lambda x: np.r_[0, np.cumsum(x)],
+        lambda x: np.r_[x, 0:3, x * 2],
+        lambda x: np.r_[x[:2], [7, 8], 1.5],
+        lambda x: np.c_[x, x**2],
+        lambda x: np.c_[m, x[:3]],
+        lambda x: np.r_["0,2", x, x],
+        lambda x: np.r_["-1", x.reshape(2, 2), x.reshape(2, 2)],
+        lambda x: np.r_[x.astype(np.float32), np.float32(1)],
+        lambda x: np.r_[x, 0:1:5j],
+        lambda x: r_[x, x],
+        lambda x: np.r_[0:3] * x[:3],
+    ):
+        same(fn, v)
+    assert np.r_[1, 2].dtype == np.int64  # NumPy's own outside a trace
+
+
+def test_vander_and_polyfit_as_numpys():
+    """np.vander (NumPy's running products: exact) and np.polyfit (NumPy's
+    scaled least squares, weights, a 2-D y, float32). A least-squares
+    solution moves by at most ~eps·(κ + κ²·|r|/(|A||c|))·|c| for a backward
+    error eps in A and b (Golub and Van Loan, 5.3): with both solutions
+    within it, |c - c_np| <= 2·m·n·eps·(κ·|c| + κ²·|r|/|A|), κ the scaled
+    matrix's condition number."""
+    r = np.random.default_rng(27)
+    x = np.linspace(-1.0, 1.0, 40)
+    y = 1.0 - 2.0 * x + 0.5 * x**3 + 0.01 * r.standard_normal(40)
+    for fn, a in (
+        (lambda a: np.vander(a), x[:5]),
+        (lambda a: np.vander(a, 3, increasing=True), x[:5]),
+        (lambda a: np.vander(a, 4), np.arange(5)),
+    ):
+        same(fn, a)
+    for x1, y1, deg, w in (
+        (x, y, 3, None),
+        (x, y, 1, None),
+        (x, np.stack([y, 2 * y + 1], axis=1), 2, None),
+        (x, y, 3, 1.0 + r.random(40)),
+        (x.astype(np.float32), y.astype(np.float32), 2, None),
+    ):
+        got = jit(lambda a, b: np.polyfit(a, b, deg, w=w))(x1, y1)
+        want = np.polyfit(x1, y1, deg, w=w)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        lhs = np.vander(x1.astype(np.float64), deg + 1) * (1 if w is None else w[:, None])
+        scaled = lhs / np.sqrt((lhs * lhs).sum(axis=0))
+        kappa = np.linalg.cond(scaled)
+        rhs = y1 if w is None else (y1 * w if y1.ndim == 1 else y1 * w[:, None])
+        resid = np.linalg.norm(rhs - lhs @ want.astype(np.float64))
+        m, n = lhs.shape
+        bound = 2 * m * n * eps(x1.dtype) * (kappa * np.linalg.norm(want) + kappa**2 * resid)
+        assert np.linalg.norm(got.astype(np.float64) - want) <= bound, (deg, x1.dtype)
+    with pytest.raises(ValueError, match="expected deg >= 0"):
+        jit(lambda a, b: np.polyfit(a, b, -1))(x, y)
+    with pytest.raises(TypeError, match="expected x and y to have same length"):
+        jit(lambda a, b: np.polyfit(a, b[1:], 2))(x, y)

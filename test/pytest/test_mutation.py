@@ -1574,8 +1574,8 @@ def test_ndarray_methods_programs_call_as_numpys():
     same(f, positive(3, 4), positive(4), rtol=4 * EPS64)
     with pytest.raises(TypeError, match=r"\.item\(\) cannot be traced"):
         jit(lambda a: a.sum().item())(positive(3))
-    with pytest.raises(tinymlir.TracingError, match=r"\.view\(\) of an array's own dtype"):
-        jit(lambda a: a.view(np.int64))(positive(3))
+    with pytest.raises(tinymlir.TracingError, match=r"\.view\(\) of a dtype of the same size"):
+        jit(lambda a: a.view(np.int32))(positive(3))
 
 
 def test_linspace_of_traced_ends_is_numpys_bit_for_bit():
@@ -1815,3 +1815,60 @@ def test_returned_broadcasts_and_diagonals_are_read_only_as_numpys():
         got, want = jit(fn)(x), fn(x)
         got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
         assert [g.flags.writeable for g in got] == [w.flags.writeable for w in want]
+
+
+def test_results_that_are_one_array_or_its_views_share_it_as_numpys():
+    """`return y, y` gives one array twice, and `y[1:]`, `y.T`, `y.reshape`
+    returned beside `y` are NumPy's views of it (a write through one shows in
+    the others), wherever they stand in the result; a view returned without
+    its array is a copy with NumPy's values; views of an argument stay the
+    caller's."""
+
+    def f(x):
+        y = x * 2
+        return y[::2], y, y, y[1:], y.T, y.reshape(3, 2), x[1:], (y + 1)[1:]
+
+    x = np.arange(6.0).reshape(2, 3)
+    got, want = jit(f)(x), f(x)
+    for g, w in zip(got, want):
+        assert type(g) is type(w) and g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    assert got[1] is got[2]
+    for k in (0, 3, 4, 5):
+        assert np.shares_memory(got[k], got[1]), k
+    assert np.shares_memory(got[6], x) and not np.shares_memory(got[7], got[1])
+    got[1][1, 1] = -1.0
+    assert got[3][0, 1] == got[4][1, 1] == got[5][2, 0] == -1.0
+    y = jit(lambda x: {"a": (z := x + 1), "b": [z[0], z]})(x)
+    assert y["b"][1] is y["a"] and np.shares_memory(y["b"][0], y["a"])
+
+
+def test_views_of_bits_as_another_dtype_as_numpys():
+    """a.view(dtype) of a dtype of the same size is NumPy's view of the same
+    bits: exact (infinities, nan, -0 too), writes through it change the array
+    (the caller's argument too), and a returned one is NumPy's view of the
+    argument. Other sizes are refused by name."""
+    x = np.array([1.5, -2.0, np.inf, np.nan, 0.0, -0.0])
+
+    def clear_sign(a):
+        b = a.view(np.int64)
+        b[0] = 0
+        b &= 0x7FFFFFFFFFFFFFFF
+        return a.view(np.uint64) >> 52
+
+    for fn in (
+        lambda a: a.view(np.int64) >> 52,
+        lambda a: a.astype(np.float32).view(np.uint32) >> 23,
+        lambda a: a.view(np.int64).view(np.float64) * 1,
+        lambda a: (a[:1] * 0 + np.arange(6)).astype(np.int32).view(np.float32),
+        clear_sign,
+    ):
+        a1, a2 = x.copy(), x.copy()
+        got, want = jit(fn)(a1), fn(a2)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(a1.view(np.int64), a2.view(np.int64))  # bit for bit
+    bits = jit(lambda a: a.view(np.int64))(x)
+    assert np.shares_memory(bits, x) and bits.dtype == np.int64
+    with pytest.raises(tinymlir.TracingError, match="view"):
+        jit(lambda a: a.view(np.int32))(x)
