@@ -298,8 +298,6 @@ Advanced advancedIndex(const Shape &xs, const Index &index) {
       shapes.push_back(a->second);
   Advanced r;
   r.shape = broadcastIndexShapes(shapes);
-  if (numElements(r.shape) == 0)
-    indexError("tinymlir: an empty index array (zero-size results are not traced)");
   for (size_t axis = 0; axis < arrays.size(); ++axis) {
     if (!arrays[axis]) {
       r.flat.emplace_back();
@@ -327,6 +325,25 @@ Tensor positionsTensor(const std::vector<int64_t> &positions) {
   return Tensor(Array::fromVector(ids, {static_cast<int64_t>(ids.size())}));
 }
 
+/// The shape NumPy gives x[index] for an advanced index: the broadcast shape
+/// where the first indexed axis was if the indexed axes are adjacent, else
+/// first, among the whole axes.
+Shape emptyAdvancedShape(const Shape &xs, const Advanced &adv) {
+  std::vector<int64_t> axes;
+  Shape whole;
+  for (size_t a = 0; a < adv.flat.size(); ++a)
+    if (adv.flat[a])
+      axes.push_back(static_cast<int64_t>(a));
+    else
+      whole.push_back(xs[a]);
+  const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+  const auto at = static_cast<std::ptrdiff_t>(adjacent ? axes.front() : 0);
+  Shape shape(whole.begin(), whole.begin() + at);
+  shape.insert(shape.end(), adv.shape.begin(), adv.shape.end());
+  shape.insert(shape.end(), whole.begin() + at, whole.end());
+  return shape;
+}
+
 /// x[int arrays, ':'...]: the indexed axes moved first and flattened into one,
 /// then one gather of rows (positions computed here), placed where NumPy puts
 /// the broadcast shape. A copy, as NumPy's.
@@ -339,6 +356,8 @@ Tensor advancedRead(const Ref &x, const Index &index) {
   for (int64_t a : axes)
     dims.push_back(xs[static_cast<size_t>(a)]);
   const int64_t count = numElements(adv.shape);
+  if (count == 0) // nothing selected (x[[]]): NumPy's empty result, its shape
+    return full(emptyAdvancedShape(xs, adv), 0, x.dtype());
   std::vector<int64_t> rows(static_cast<size_t>(count), 0);
   for (size_t k = 0; k < axes.size(); ++k)
     for (int64_t r = 0; r < count; ++r)
@@ -396,6 +415,10 @@ std::pair<Ref, Index> slicedFirst(const Ref &x, const Index &index) {
 void scatter(Ref &x, const Index &index, const Tensor &value) {
   const Shape &xs = x.shape();
   const Advanced adv = advancedIndex(xs, index);
+  if (numElements(adv.shape) == 0) { // nothing selected: NumPy's check of the value alone
+    broadcastInto(value, emptyAdvancedShape(xs, adv));
+    return;
+  }
   std::vector<int64_t> axes;
   Shape whole;
   for (size_t a = 0; a < adv.flat.size(); ++a) {

@@ -1482,14 +1482,14 @@ Tensor reduceUfunc(std::string_view ufunc, const Tensor &x, const Axes &axes, bo
   if (u.name == "subtract" && reduced.size() > 1)
     fail(op.c_str(), "reduction operation 'subtract' is not reorderable, so at most one axis may "
                      "be specified");
-  if (where.valid()) { // masked elements are the identity (initial's, for an idempotent ufunc)
-    const bool idempotent = u.name.find("max") != std::string_view::npos ||
-                            u.name.find("min") != std::string_view::npos;
-    if (!u.identity && !(initial.valid() && idempotent))
+  if (where.valid()) { // masked elements change nothing: the identity, else initial
+    if (!u.identity && !initial.valid()) // (maximum and kin: idempotent), or subtract's 0
       fail(op.c_str(),
            "reduction operation '" + std::string(ufunc) +
                "' does not have an identity, so to use a where mask one has to specify 'initial'");
-    const Tensor fill = u.identity ? ScalarType{t.dtype()}(*u.identity) : cast(initial, t.dtype());
+    const Tensor fill = u.identity             ? ScalarType{t.dtype()}(*u.identity)
+                        : u.name == "subtract" ? ScalarType{t.dtype()}(0.0)
+                                               : cast(initial, t.dtype());
     t = tinymlir::where(broadcastTo(cast(where, DType::b8), shape), t, fill);
   }
   // the reduced axes last, as one: (kept..., m)

@@ -565,6 +565,38 @@ def _refuse(what):
     return method
 
 
+class FlatIter:
+    """a.flat while tracing: NumPy's flatiter, the array's elements in C order
+    whatever its layout. A read is a copy (a scalar for an int); a write is
+    np.put's at the positions the index selects of range(a.size) (values
+    cycled), or np.place's for a traced boolean mask."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return iter(self.base.flatten())
+
+    def __getitem__(self, index):
+        return self.base.flatten()[index]
+
+    def __setitem__(self, index, value):
+        if isinstance(index, Traced) and index.dtype == np.bool_:
+            np.place(self.base, index.reshape(self.base.shape), value)
+            return
+        if isinstance(index, Traced):
+            positions = index
+        else:
+            positions = np.arange(self.base.size)[index]
+        np.put(self.base, positions, value)
+
+    def copy(self):
+        return self.base.flatten()
+
+
 class Traced:
     """A value being traced: shape and dtype are known, its data is not.
 
@@ -937,6 +969,14 @@ class Traced:
 
     def flatten(self, order="C"):
         return self.ravel(order).copy()
+
+    @property
+    def flat(self):
+        return FlatIter(self)
+
+    @flat.setter
+    def flat(self, value):
+        FlatIter(self)[...] = value
 
     def ravel(self, order="C"):
         return Traced(None, self._ref.raveled(order or "C"), rank0=self._rank0)

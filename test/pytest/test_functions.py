@@ -1494,6 +1494,7 @@ def test_reduce_and_accumulate_of_other_binary_ufuncs_as_numpys():
         dict(axis=0, initial=1),
         dict(axis=-1, where=np.array([True, False, True] * 3)[: x.shape[-1]]),
         dict(axis=-1, where=True, initial=0),
+        dict(axis=-1, where=np.array([False, True, True, False, True]), initial=10),
     ]
     for u in FOLDED:
         for a in arrays:

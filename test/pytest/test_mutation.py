@@ -1872,3 +1872,74 @@ def test_views_of_bits_as_another_dtype_as_numpys():
     assert np.shares_memory(bits, x) and bits.dtype == np.int64
     with pytest.raises(tinymlir.TracingError, match="view"):
         jit(lambda a: a.view(np.int32))(x)
+
+
+def test_flat_reads_and_writes_as_numpys():
+    """a.flat: NumPy's flatiter in C order whatever the layout. `A.flat[::n + 1]
+    = 0` (the diagonal idiom), writes through a transposed view, values
+    cycled, `a.flat = v`, a traced mask, reads (a scalar, a copy), len and
+    iteration."""
+
+    def diagonal(a):
+        a.flat[:: a.shape[1] + 1] = 0.0
+        return a
+
+    def transposed(a):
+        a.T.flat[1:4] = [-1, -2]  # cycled, in the view's C order
+        return a
+
+    def assign_all(a):
+        a.flat = 7
+
+    def masked(a):
+        a.flat[a.flatten() > 5] = -1
+
+    def reads(a):
+        a.flat[[0, 2]] = [9, 8]
+        return a.flat[3], a.flat[1:3], len(a.flat), sum(x for x in a[:1].flat)
+
+    def at_argmax(a):
+        return a.flat[np.argmax(a)]
+
+    for fn in (diagonal, transposed, assign_all, masked, reads, at_argmax):
+        a1, a2 = np.arange(12.0).reshape(3, 4), np.arange(12.0).reshape(3, 4)
+        got, want = jit(fn)(a1), fn(a2)
+        np.testing.assert_array_equal(a1, a2)
+        for g, w in zip(
+            got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]
+        ):
+            assert type(g) is type(w) and np.shape(g) == np.shape(w)
+            np.testing.assert_array_equal(g, w)
+
+
+def test_empty_index_arrays_as_numpys():
+    """An empty int index array (x[[]], x[:, []], x[np.arange(0)]) selects
+    nothing: NumPy's empty result in NumPy's shape, and an assignment through
+    it writes nothing (a value that does not broadcast is still its
+    ValueError)."""
+
+    def writes(a):
+        a[[]] = 5.0
+        a[:, []] = np.zeros((3, 0))
+        return a
+
+    for fn in (
+        lambda a: a[[]],
+        lambda a: a[:, []],
+        lambda a: a[[], 1],
+        lambda a: a[[], []],
+        lambda a: a[:, [], None],
+        lambda a: a[np.arange(0)].sum(axis=0),
+        writes,
+    ):
+        a1, a2 = np.arange(12.0).reshape(3, 4), np.arange(12.0).reshape(3, 4)
+        got, want = jit(fn)(a1), fn(a2)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(a1, a2)
+
+    def bad(a):
+        a[[]] = np.ones(5)
+
+    with pytest.raises(ValueError):
+        jit(bad)(np.zeros((3, 4)))
