@@ -325,10 +325,10 @@ Tensor positionsTensor(const std::vector<int64_t> &positions) {
   return Tensor(Array::fromVector(ids, {static_cast<int64_t>(ids.size())}));
 }
 
-/// The shape NumPy gives x[index] for an advanced index: the broadcast shape
-/// where the first indexed axis was if the indexed axes are adjacent, else
-/// first, among the whole axes.
-Shape emptyAdvancedShape(const Shape &xs, const Advanced &adv) {
+/// The shape NumPy gives x[index] for an advanced index, and where the
+/// broadcast shape stands in it among the whole axes: where the first indexed
+/// axis was if the indexed axes are adjacent, else first.
+std::pair<Shape, std::ptrdiff_t> advancedShape(const Shape &xs, const Advanced &adv) {
   std::vector<int64_t> axes;
   Shape whole;
   for (size_t a = 0; a < adv.flat.size(); ++a)
@@ -341,7 +341,7 @@ Shape emptyAdvancedShape(const Shape &xs, const Advanced &adv) {
   Shape shape(whole.begin(), whole.begin() + at);
   shape.insert(shape.end(), adv.shape.begin(), adv.shape.end());
   shape.insert(shape.end(), whole.begin() + at, whole.end());
-  return shape;
+  return {shape, at};
 }
 
 /// x[int arrays, ':'...]: the indexed axes moved first and flattened into one,
@@ -357,7 +357,7 @@ Tensor advancedRead(const Ref &x, const Index &index) {
     dims.push_back(xs[static_cast<size_t>(a)]);
   const int64_t count = numElements(adv.shape);
   if (count == 0) // nothing selected (x[[]]): NumPy's empty result, its shape
-    return full(emptyAdvancedShape(xs, adv), 0, x.dtype());
+    return full(advancedShape(xs, adv).first, 0, x.dtype());
   std::vector<int64_t> rows(static_cast<size_t>(count), 0);
   for (size_t k = 0; k < axes.size(); ++k)
     for (int64_t r = 0; r < count; ++r)
@@ -415,25 +415,16 @@ std::pair<Ref, Index> slicedFirst(const Ref &x, const Index &index) {
 void scatter(Ref &x, const Index &index, const Tensor &value) {
   const Shape &xs = x.shape();
   const Advanced adv = advancedIndex(xs, index);
+  const auto [numpyShape, at] = advancedShape(xs, adv);
   if (numElements(adv.shape) == 0) { // nothing selected: NumPy's check of the value alone
-    broadcastInto(value, emptyAdvancedShape(xs, adv));
+    broadcastInto(value, numpyShape);
     return;
   }
-  std::vector<int64_t> axes;
-  Shape whole;
-  for (size_t a = 0; a < adv.flat.size(); ++a) {
-    if (adv.flat[a])
-      axes.push_back(static_cast<int64_t>(a));
-    else
-      whole.push_back(xs[a]);
-  }
-  const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
-  const auto at = static_cast<std::ptrdiff_t>(adjacent ? axes.front() : 0);
-  Shape numpyShape(whole.begin(), whole.begin() + at), rows = numpyShape;
-  numpyShape.insert(numpyShape.end(), adv.shape.begin(), adv.shape.end());
-  numpyShape.insert(numpyShape.end(), whole.begin() + at, whole.end());
+  // the broadcast axes as one: (whole before, count, whole after)
+  Shape rows(numpyShape.begin(), numpyShape.begin() + at);
   rows.push_back(numElements(adv.shape));
-  rows.insert(rows.end(), whole.begin() + at, whole.end());
+  rows.insert(rows.end(), numpyShape.begin() + at + static_cast<std::ptrdiff_t>(adv.shape.size()),
+              numpyShape.end());
   Tensor v = reshape(cast(broadcastInto(value, numpyShape), x.dtype()), rows);
   std::vector<std::optional<Tensor>> ids;
   for (const auto &f : adv.flat)
