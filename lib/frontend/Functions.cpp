@@ -731,13 +731,8 @@ Tensor deleteItems(const Tensor &arr, const Tensor &obj, std::optional<int64_t> 
     if (!isInteger(o.dtype()) && o.size() != 0)
       fail("delete", "arrays used as indices must be of integer (or boolean) type",
            ErrorKind::Index);
-    for (int64_t i : o.astype(DType::i64).toVector<int64_t>()) {
-      if (i < -n || i >= n) // NumPy's words, with no operation's name
-        throw Error("index " + std::to_string(i) + " is out of bounds for axis " +
-                        std::to_string(along) + " with size " + std::to_string(n),
-                    ErrorKind::Index);
-      keep[static_cast<size_t>(i < 0 ? i + n : i)] = 0;
-    }
+    for (int64_t i : o.astype(DType::i64).toVector<int64_t>()) // NumPy's IndexError
+      keep[static_cast<size_t>(detail::positionAlong(i, static_cast<size_t>(along), n))] = 0;
   }
   std::vector<int64_t> kept;
   for (int64_t i = 0; i < n; ++i)
@@ -764,17 +759,16 @@ Tensor insertItems(const Tensor &arr, const Tensor &obj, const Tensor &values,
   if (o.shape().size() > 1)
     fail(op, "index array argument obj to insert must be one dimensional or scalar");
   std::vector<int64_t> at = o.astype(DType::i64).toVector<int64_t>();
-  auto outOfBounds = [](const std::string &index, int64_t axis, int64_t size) {
-    throw Error("index " + index + " is out of bounds for axis " + std::to_string(axis) +
-                    " with size " + std::to_string(size),
-                ErrorKind::Index); // NumPy's words, with no operation's name
-  };
   Shape shape = a.shape();
-  if (at.size() == 1) { // NumPy's: the values as one block before at[0]
+  if (at.size() == 1) { // NumPy's: the values as one block before at[0], in [-n, n]
     int64_t index = at[0];
-    if (index < -n || index > n)
-      outOfBounds(o.shape().empty() ? std::to_string(index) : "[" + std::to_string(index) + "]",
-                  along, n);
+    if (index < -n || index > n) { // NumPy's words (obj as given), with no operation's name
+      const std::string given = std::to_string(index);
+      throw Error("index " + (o.shape().empty() ? given : "[" + given + "]") +
+                      " is out of bounds for axis " + std::to_string(along) + " with size " +
+                      std::to_string(n),
+                  ErrorKind::Index);
+    }
     index += index < 0 ? n : 0;
     Tensor v = cast(values, a.dtype());
     if (v.rank() < a.rank()) { // NumPy's ndmin: leading axes of 1
@@ -786,14 +780,8 @@ Tensor insertItems(const Tensor &arr, const Tensor &obj, const Tensor &values,
       v = transpose(v, moveaxisOrder(v.rank(), {0}, {along}));
     shape[static_cast<size_t>(along)] = v.shape()[static_cast<size_t>(along)];
     v = broadcastInto(v, shape);
-    const int64_t rank = a.rank();
-    auto part = [&](int64_t b, int64_t e) {
-      std::vector<int64_t> begin(static_cast<size_t>(rank), 0), end(a.shape());
-      begin[static_cast<size_t>(along)] = b;
-      end[static_cast<size_t>(along)] = e;
-      return slice(a, begin, end);
-    };
-    return concatenate({part(0, index), v, part(index, n)}, along);
+    return concatenate(
+        {detail::sliceAlong(a, along, 0, index), v, detail::sliceAlong(a, along, index, n)}, along);
   }
   // NumPy's: each position shifted by the insertions sorted before it (stably)
   const auto count = static_cast<int64_t>(at.size());
@@ -810,11 +798,8 @@ Tensor insertItems(const Tensor &arr, const Tensor &obj, const Tensor &values,
     at[static_cast<size_t>(order[static_cast<size_t>(k)])] += k;
   const int64_t total = n + count;
   std::vector<uint8_t> old(static_cast<size_t>(total), 1);
-  for (int64_t i : at) {
-    if (i < -total || i >= total)
-      outOfBounds(std::to_string(i), 0, total);
-    old[static_cast<size_t>(i < 0 ? i + total : i)] = 0;
-  }
+  for (int64_t i : at)
+    old[static_cast<size_t>(detail::positionAlong(i, 0, total))] = 0;
   std::vector<int64_t> kept;
   for (int64_t i = 0; i < total; ++i)
     if (old[static_cast<size_t>(i)])
@@ -3532,14 +3517,6 @@ Tensor percentile(const Tensor &a, const std::vector<double> &q, const Shape &qS
 
 namespace {
 
-/// x[begin:end] along `axis`.
-Tensor along(const Tensor &x, size_t axis, int64_t begin, int64_t end) {
-  std::vector<int64_t> b(x.shape().size(), 0), e(x.shape().begin(), x.shape().end());
-  b[axis] = begin;
-  e[axis] = end;
-  return slice(x, b, e);
-}
-
 /// x's shape with `extent` along `axis`.
 Shape withExtent(Shape shape, size_t axis, int64_t extent) {
   shape[axis] = extent;
@@ -3729,11 +3706,11 @@ Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &wid
            full(withExtent(x.shape(), k, right), 0.0, dtype));
     } else if (mode == "edge" ||
                ((mode == "reflect" || mode == "symmetric") && n == 1)) { // NumPy's legacy
-      join(broadcastTo(along(x, k, 0, 1), withExtent(x.shape(), k, left)),
-           broadcastTo(along(x, k, n - 1, n), withExtent(x.shape(), k, right)));
+      join(broadcastTo(detail::sliceAlong(x, k, 0, 1), withExtent(x.shape(), k, left)),
+           broadcastTo(detail::sliceAlong(x, k, n - 1, n), withExtent(x.shape(), k, right)));
     } else if (mode == "linear_ramp") {
-      const Tensor l = ramp(values[k].first, along(x, k, 0, 1), left, k, dtype);
-      const Tensor r = ramp(values[k].second, along(x, k, n - 1, n), right, k, dtype);
+      const Tensor l = ramp(values[k].first, detail::sliceAlong(x, k, 0, 1), left, k, dtype);
+      const Tensor r = ramp(values[k].second, detail::sliceAlong(x, k, n - 1, n), right, k, dtype);
       join(l, flip(r, {static_cast<int64_t>(k)}));
     } else if (mode == "reflect" || mode == "symmetric") {
       // NumPy's _set_reflect_both until both sides are filled: each round
@@ -3744,9 +3721,10 @@ Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &wid
         const int64_t old = e ? filledLength / n * n : (filledLength - 1) / (n - 1) * (n - 1);
         if (left > 0) {
           const int64_t c = std::min(old, left);
-          Tensor chunk = flip(along(x, k, 1 - e, c + 1 - e), {static_cast<int64_t>(k)});
+          Tensor chunk =
+              flip(detail::sliceAlong(x, k, 1 - e, c + 1 - e), {static_cast<int64_t>(k)});
           if (odd) {
-            const Tensor edge = along(x, k, 0, 1);
+            const Tensor edge = detail::sliceAlong(x, k, 0, 1);
             chunk = cast(edge * 2 - chunk, dtype); // NumPy: 2 * edge - chunk, assigned
           }
           x = concatenate({chunk, x}, k);
@@ -3754,9 +3732,10 @@ Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &wid
         }
         if (right > 0) {
           const int64_t c = std::min(old, right), m = x.shape()[k];
-          Tensor chunk = flip(along(x, k, m - 1 + e - c, m - 1 + e), {static_cast<int64_t>(k)});
+          Tensor chunk =
+              flip(detail::sliceAlong(x, k, m - 1 + e - c, m - 1 + e), {static_cast<int64_t>(k)});
           if (odd) {
-            const Tensor edge = along(x, k, m - 1, m);
+            const Tensor edge = detail::sliceAlong(x, k, m - 1, m);
             chunk = cast(edge * 2 - chunk, dtype); // NumPy: 2 * edge - chunk, assigned
           }
           x = concatenate({x, chunk}, k);
@@ -3769,12 +3748,12 @@ Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &wid
         const int64_t period = x.shape()[k] / n * n;
         if (left > 0) {
           const int64_t c = std::min(period, left);
-          x = concatenate({along(x, k, period - c, period), x}, k);
+          x = concatenate({detail::sliceAlong(x, k, period - c, period), x}, k);
           left -= c;
         }
         if (right > 0) {
           const int64_t c = std::min(period, right), m = x.shape()[k];
-          x = concatenate({x, along(x, k, m - period, m - period + c)}, k);
+          x = concatenate({x, detail::sliceAlong(x, k, m - period, m - period + c)}, k);
           right -= c;
         }
       }
@@ -3800,8 +3779,8 @@ Tensor pad(const Tensor &a, const std::vector<int64_t> &widths, const Shape &wid
           s = rint(s);
         return s;
       };
-      const Tensor ls = stat(along(x, k, 0, ll));
-      const Tensor rs = ll == n && rl == n ? ls : stat(along(x, k, n - rl, n));
+      const Tensor ls = stat(detail::sliceAlong(x, k, 0, ll));
+      const Tensor rs = ll == n && rl == n ? ls : stat(detail::sliceAlong(x, k, n - rl, n));
       join(filled(x, k, left, ls), filled(x, k, right, rs));
     }
   }

@@ -163,6 +163,8 @@ inline size_t tracedPositions(const Node &n) {
 /// shape and dtype: the same array is one constant input of a kernel however
 /// often it is used.
 Tensor iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype = DType::i32);
+/// x's elements [begin, end) along `axis` (the rest whole).
+Tensor sliceAlong(const Tensor &x, int64_t axis, int64_t begin, int64_t end);
 
 /// NumPy 2's promotion of two strong dtypes (Tensor.cpp).
 DType promoteTypes(DType a, DType b);

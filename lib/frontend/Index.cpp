@@ -826,14 +826,10 @@ Tensor applyView(const Tensor &x, const ViewStep &step) {
   case ViewStep::Kind::Window: { // each window: its offsets' slices, stacked last
     Tensor t = x;
     for (size_t k = 0; k < step.a.size(); ++k) {
-      const auto axis = static_cast<size_t>(step.b[k]);
-      std::vector<int64_t> begin(t.shape().size(), 0), end(t.shape().begin(), t.shape().end());
+      const int64_t axis = step.b[k], starts = t.dim(axis) - step.a[k] + 1;
       std::vector<Tensor> offsets;
-      for (int64_t j = 0; j < step.a[k]; ++j) {
-        begin[axis] = j;
-        end[axis] = t.shape()[axis] - step.a[k] + 1 + j;
-        offsets.push_back(slice(t, begin, end));
-      }
+      for (int64_t j = 0; j < step.a[k]; ++j)
+        offsets.push_back(detail::sliceAlong(t, axis, j, j + starts));
       t = stack(offsets, -1);
     }
     return t;

@@ -869,6 +869,13 @@ Tensor slice(const Tensor &t, const std::vector<int64_t> &begin, const std::vect
   return Tensor(node);
 }
 
+Tensor detail::sliceAlong(const Tensor &x, int64_t axis, int64_t begin, int64_t end) {
+  std::vector<int64_t> b(x.shape().size(), 0), e(x.shape().begin(), x.shape().end());
+  b[static_cast<size_t>(axis)] = begin;
+  e[static_cast<size_t>(axis)] = end;
+  return slice(x, b, e);
+}
+
 Tensor sliceUpdate(const Tensor &t, const std::vector<int64_t> &begin,
                    const std::vector<int64_t> &end, const std::vector<int64_t> &steps,
                    const Tensor &value) {
@@ -1400,14 +1407,6 @@ const UfuncFold &ufuncFold(std::string_view ufunc, std::string_view method) {
        ErrorKind::Trace);
 }
 
-/// x's elements [begin, end) along `axis`.
-Tensor along(const Tensor &x, int64_t axis, int64_t begin, int64_t end) {
-  std::vector<int64_t> b(x.shape().size(), 0), e(x.shape().begin(), x.shape().end());
-  b[static_cast<size_t>(axis)] = begin;
-  e[static_cast<size_t>(axis)] = end;
-  return slice(x, b, e);
-}
-
 /// x (a normalized axis) in the dtype the ufunc gives for x with itself: its
 /// own type check and result (logical_xor of ints is bool).
 Tensor inFoldDType(const UfuncFold &u, const Tensor &x) {
@@ -1421,8 +1420,8 @@ Tensor subtractScan(const Tensor &x, int64_t axis) {
   const int64_t n = x.shape()[static_cast<size_t>(axis)];
   if (n == 0)
     return x;
-  const Tensor first = negative(along(x, axis, 0, 1));
-  const Tensor all = n > 1 ? concatenate({first, along(x, axis, 1, n)}, axis) : first;
+  const Tensor first = negative(detail::sliceAlong(x, axis, 0, 1));
+  const Tensor all = n > 1 ? concatenate({first, detail::sliceAlong(x, axis, 1, n)}, axis) : first;
   return cast(negative(cumsum(all, axis)), x.dtype());
 }
 
@@ -1432,7 +1431,8 @@ Tensor foldScan(const UfuncFold &u, Tensor x, int64_t axis) {
   const int64_t n = x.shape()[static_cast<size_t>(axis)];
   for (int64_t step = 1; step < n; step *= 2)
     x = concatenate(
-        {along(x, axis, 0, step), u.apply(along(x, axis, 0, n - step), along(x, axis, step, n))},
+        {detail::sliceAlong(x, axis, 0, step),
+         u.apply(detail::sliceAlong(x, axis, 0, n - step), detail::sliceAlong(x, axis, step, n))},
         axis);
   return x;
 }
@@ -1443,11 +1443,12 @@ Tensor foldLast(const UfuncFold &u, Tensor x) {
   const int64_t axis = static_cast<int64_t>(x.shape().size()) - 1;
   for (int64_t n = x.shape().back(); n > 1; n = x.shape().back()) {
     if (n % 2) {
-      const Tensor first = u.apply(along(x, axis, 0, 1), along(x, axis, n - 1, n));
-      x = concatenate({first, along(x, axis, 1, n - 1)}, axis);
+      const Tensor first =
+          u.apply(detail::sliceAlong(x, axis, 0, 1), detail::sliceAlong(x, axis, n - 1, n));
+      x = concatenate({first, detail::sliceAlong(x, axis, 1, n - 1)}, axis);
       --n;
     }
-    x = u.apply(along(x, axis, 0, n / 2), along(x, axis, n / 2, n));
+    x = u.apply(detail::sliceAlong(x, axis, 0, n / 2), detail::sliceAlong(x, axis, n / 2, n));
   }
   return x;
 }
@@ -1492,18 +1493,7 @@ Tensor reduceUfunc(std::string_view ufunc, const Tensor &x, const Axes &axes, bo
                                                : cast(initial, t.dtype());
     t = tinymlir::where(broadcastTo(cast(where, DType::b8), shape), t, fill);
   }
-  // the reduced axes last, as one: (kept..., m)
-  std::vector<int64_t> perm;
-  Shape rows;
-  int64_t m = 1;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
-    if (std::find(reduced.begin(), reduced.end(), i) == reduced.end()) {
-      perm.push_back(i);
-      rows.push_back(shape[static_cast<size_t>(i)]);
-    } else
-      m *= shape[static_cast<size_t>(i)];
-  perm.insert(perm.end(), reduced.begin(), reduced.end());
-  rows.push_back(m);
+  const int64_t m = reducedCount(shape, reduced);
   const Tensor init = initial.valid() ? cast(initial, t.dtype()) : Tensor();
   if (numElements(out) == 0)
     return full(out, 0, t.dtype());
@@ -1519,6 +1509,14 @@ Tensor reduceUfunc(std::string_view ufunc, const Tensor &x, const Axes &axes, bo
     const Tensor r = u.whole(t, reduced, keepdims);
     return init.valid() ? cast(u.apply(r, init), t.dtype()) : r;
   }
+  // the reduced axes last, as one: (kept..., m)
+  std::vector<int64_t> perm;
+  Shape rows = removedAxes(shape, reduced);
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    if (std::find(reduced.begin(), reduced.end(), i) == reduced.end())
+      perm.push_back(i);
+  perm.insert(perm.end(), reduced.begin(), reduced.end());
+  rows.push_back(m);
   Tensor r = reshape(transpose(t, perm), rows);
   if (init.valid()) { // NumPy's first element
     Shape column = r.shape();
@@ -1526,7 +1524,8 @@ Tensor reduceUfunc(std::string_view ufunc, const Tensor &x, const Axes &axes, bo
     r = concatenate({broadcastTo(init, column), r}, -1);
   }
   const int64_t last = static_cast<int64_t>(rows.size()) - 1, n = r.shape().back();
-  r = u.name == "subtract" ? along(subtractScan(r, last), last, n - 1, n) : foldLast(u, r);
+  r = u.name == "subtract" ? detail::sliceAlong(subtractScan(r, last), last, n - 1, n)
+                           : foldLast(u, r);
   return reshape(r, out);
 }
 
@@ -1566,7 +1565,7 @@ Tensor reduceAt(std::string_view ufunc, const Tensor &x, const Tensor &indices, 
     const int64_t end = k + 1 < at.size() && at[k + 1] > at[k] ? at[k + 1]
                         : k + 1 < at.size()                    ? at[k] + 1
                                                                : n;
-    parts.push_back(reduceUfunc(ufunc, along(t, a, at[k], end), a, true));
+    parts.push_back(reduceUfunc(ufunc, detail::sliceAlong(t, a, at[k], end), a, true));
   }
   if (parts.empty()) {
     Shape shape = t.shape();

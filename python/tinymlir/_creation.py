@@ -158,6 +158,15 @@ def _array(orig, obj, *args, **kwargs):
     return obj if r is None else Traced(None, r, rank0="array")
 
 
+def users_call():
+    """Whether this thread is tracing and the call the calling function answers
+    is the user's: NumPy's own modules and tinymlir's make arrays for
+    themselves (`np.empty`), and those get NumPy's."""
+    return bool(_state.contexts) and not _sys._getframe(2).f_globals.get("__name__", "").startswith(
+        _LIBRARIES
+    )
+
+
 class _NdarrayType(type):
     """The metaclass of the stand-in for np.ndarray while tracing: calling it
     (np.ndarray(shape, dtype)) makes a traced array of zeros; isinstance and
@@ -168,9 +177,7 @@ class _NdarrayType(type):
     def __call__(cls, *args, **kwargs):
         if cls is not _TracedNdarray:
             return type.__call__(cls, *args, **kwargs)
-        if _state.contexts and not _sys._getframe(1).f_globals.get("__name__", "").startswith(
-            _LIBRARIES
-        ):
+        if users_call():
             return _ndarray(_NDARRAY, *args, **kwargs)
         return _NDARRAY(*args, **kwargs)
 
@@ -229,11 +236,7 @@ def _wrapper(name):
 
     @functools.wraps(orig)
     def wrapper(*args, **kwargs):
-        # This thread is tracing, and the call is the user's (NumPy's own
-        # modules and tinymlir's call `np.empty` for their own arrays).
-        if _state.contexts and not _sys._getframe(1).f_globals.get("__name__", "").startswith(
-            _LIBRARIES
-        ):
+        if users_call():
             return impl(orig, *args, **kwargs)
         return orig(*args, **kwargs)
 
@@ -265,11 +268,7 @@ class _Concatenator:
         self._orig = orig
 
     def __getitem__(self, key):
-        if (
-            _state.contexts
-            and _has_traced(key if isinstance(key, tuple) else (key,))
-            and not _sys._getframe(1).f_globals.get("__name__", "").startswith(_LIBRARIES)
-        ):
+        if users_call() and _has_traced(key if isinstance(key, tuple) else (key,)):
             return self._getitem(self._orig, key)
         return self._orig[key]
 

@@ -21,7 +21,6 @@ import builtins
 import functools
 import inspect
 import operator
-import sys as _sys
 
 import numpy as np
 
@@ -32,7 +31,6 @@ from ._trace import (
     Traced,
     _has_traced,
     TracingError,
-    _state,
     dtype_name,
     known_constant,
     known_value,
@@ -404,9 +402,7 @@ def _setup_random():
 def _random_wrapper(name, orig):
     @functools.wraps(orig)
     def wrapper(*args, **kwargs):
-        if _state.contexts and not _sys._getframe(1).f_globals.get("__name__", "").startswith(
-            _creation._LIBRARIES
-        ):
+        if _creation.users_call():
             raise TracingError(
                 f"tinymlir cannot trace numpy.random.{name}: its values would be drawn once, "
                 "while tracing, and frozen into the compiled function; draw them outside and "
