@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Did the CausalMask op earn its row in ops.def? A masked softmax of (T, T) float32 scores,
-three ways: tinymlir.causal_mask, np.where of an iota comparison, and np.triu of a constant.
+three ways: tinymlir.gpt2.causal_mask, np.where of an iota comparison, and np.triu of a constant.
 Each is one kernel; the results must be equal bit for bit. The op measured no faster than the
 other two and was removed: causal_mask is now a where of int32 positions itself
 (docs/performance.md).
@@ -16,9 +16,8 @@ import time
 
 import numpy as np
 
-from tinymlir import _tinymlir as _core
 from tinymlir import jit
-from tinymlir._trace import Traced
+from tinymlir.gpt2 import causal_mask
 
 
 def softmax(x):
@@ -28,7 +27,7 @@ def softmax(x):
 
 def forms(T):
     def with_op(s):
-        return softmax(s + Traced(_core.causal_mask(T, "float32")))
+        return softmax(s + causal_mask(T, np.float32))
 
     def with_where(s):
         r = np.arange(T)

@@ -615,11 +615,19 @@ def run_case(name, prog, size, rounds):
         if numba is None:
             record(label, "missing")
             continue
-        ok = try_contender(label, lambda: numpy_like(label, njit_program(prog.fn, **options)))
+        ok = try_contender(
+            label,
+            lambda label=label, options=options: numpy_like(
+                label, njit_program(prog.fn, **options)
+            ),
+        )
         if not ok and prog.numba_variant is not None:
             reason = res[label]["reason"]
             if try_contender(
-                label, lambda: numpy_like(label, njit_program(prog.numba_variant, **options))
+                label,
+                lambda label=label, options=options: numpy_like(
+                    label, njit_program(prog.numba_variant, **options)
+                ),
             ):
                 res[label]["variant"] = prog.numba_variant.__name__
                 res[label]["source_failure"] = reason

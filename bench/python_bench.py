@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """tinymlir from Python against NumPy (and jax.jit where installed), same process.
 
-  .venv/bin/python bench/python_bench.py [--rounds 7] [--threads N]
+  .venv/bin/python bench/python_bench.py [--rounds 7] [--threads N] [--only overhead]
 
 - per-call overhead: a jitted x * 2.0 + 1 on a 16-element float32 array (the whole
   Python call: argument flattening, cache lookup, the native call, the output array),
-  against the same expression in NumPy;
+  against the same expression in NumPy and the same hit through the Python path
+  ("py-path", as every hit ran before the C++ path);
 - gelu, softmax and layer norm on (1024, 3072) float32: the seeds' formulas, jitted
   (compiled once, before timing) against the same function run by NumPy;
 - (A @ x) @ A with A (4000, 5000) float64: two matrix-vector products (memory bound).
@@ -85,6 +86,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=0.3, help="timing per contender per round")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     args = ap.parse_args()
     if args.threads:
         tinymlir.set_threads(args.threads)
@@ -117,7 +119,7 @@ def main():
     cpu = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
     print(
@@ -125,6 +127,8 @@ def main():
         f"{args.rounds} rounds" + ("" if have_jax else "; jax not installed")
     )
     for name, (fn, fargs) in cases.items():
+        if args.only not in name:
+            continue
         jitted = jit(fn, disk_cache=False)
         t0 = time.perf_counter()
         spec = jitted.compile(*fargs)
@@ -133,6 +137,13 @@ def main():
         ref = fn(*fargs)
         assert out.dtype == ref.dtype and out.shape == ref.shape
         contenders = {"tinymlir": (jitted, fargs), "numpy": (fn, fargs)}
+        if name.startswith("call overhead"):
+            # The same call through the Python path (a hit that enters Python:
+            # the path every hit took before the C++ one, python/src/cache.cpp).
+            slow = jit(fn, disk_cache=False)
+            slow._plain = False
+            slow(*fargs)
+            contenders["py-path"] = (slow, fargs)
         if have_jax:
             import jax
 

@@ -4,6 +4,7 @@
 //
 //   tinymlir-bench [--only NAME] [--threads N] [--seconds S]
 #include "models/gpt2/Model.h"
+#include "models/nn/Kernels.h"
 
 #include <tinymlir/tinymlir.h>
 

@@ -23,7 +23,6 @@ import argparse
 import hashlib
 import http.client
 import os
-import socket
 import sys
 import time
 import urllib.error
@@ -168,7 +167,7 @@ def fetch_file(endpoint, repo, revision, name, out_dir, retries, timeout, log):
             )
             transfer(url, part, size, timeout)
             break
-        except (ConnectionError, TimeoutError, socket.timeout, http.client.HTTPException) as e:
+        except (ConnectionError, TimeoutError, http.client.HTTPException) as e:
             have = os.path.getsize(part) if os.path.exists(part) else 0
             if attempt == retries:
                 raise FetchError(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything tinymlir needs (run as root): Debian 12 packages, and a
-# virtual environment .venv with NumPy 2, pytest, nanobind and scikit-build-core
+# virtual environment .venv with NumPy 2, pytest, nanobind, scikit-build-core and ruff
 # from PyPI for the Python module (scripts/install-python.sh builds it into .venv).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive

@@ -13,7 +13,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet "numpy>=2" pytest "nanobind>=2" "scikit-build-core>=0.10" \
-  cloudpickle "dask[array]" "distributed>=2025.1" mypy  # pyproject's [test]: processes, Dask, types
+  cloudpickle "dask[array]" "distributed>=2025.1" mypy \
+  "ruff==0.14.8"  # pyproject's [test]: processes, Dask, types; ruff: scripts/check-style.sh
 # (distributed pins its own dask: without a lower bound, a dask released before its
 # distributed made pip take distributed 2021.4.1, which cannot import that dask)
 if [ "${INSTALL_PYTHON_DEPS_ONLY:-0}" = 1 ]; then exit 0; fi

@@ -1,11 +1,12 @@
 // tinymlir-emit: prints a named example program at a chosen compiler stage.
 //
-//   tinymlir-emit gelu --shape 4,8 --dtype float32 --stage optimized
+//   tinymlir-emit polynomial --shape 4,8 --dtype float32 --stage optimized
 //   tinymlir-emit matmul --gpu --stage ptx
 //   tinymlir-emit --print-pipeline     (module -> lowered, for tinymlir-opt --pass-pipeline)
-#ifdef TINYMLIR_WITH_MODELS
-#include "models/gpt2/Model.h"
-#endif
+//
+// The examples here are the compiler's (test/lit); builds with the models add
+// GPT-2's kernels and blocks (tools/gpt2/EmitExamples.cpp, test/gpt2/lit).
+#include "EmitExamples.h"
 #include "passes/Passes.h"
 
 #include <tinymlir/tinymlir.h>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 using namespace tinymlir;
+using namespace tinymlir::emit;
 
 namespace {
 
@@ -41,24 +43,8 @@ DType parseDType(const std::string &name) {
   throw Error("[emit] unknown dtype '" + name + "' (float32, float64, int32)");
 }
 
-struct Example {
-  std::string description;
-  /// Builds the program: (inputs, their placeholders) -> result.
-  std::function<Tensor(const std::vector<Shape> &, DType, int64_t, std::vector<Tensor> &)> build;
-  std::vector<Shape> defaultShapes;
-  /// The input the result updates in place (Jit::into that argument), or -1.
-  int donated = -1;
-};
-
-Tensor arg(std::vector<Tensor> &args, const Shape &shape, DType dtype) {
-  args.push_back(detail::placeholder(static_cast<int64_t>(args.size()), shape, dtype));
-  return args.back();
-}
-
-const Shape &shapeAt(const std::vector<Shape> &shapes, size_t i) { return shapes.at(i); }
-
-std::map<std::string, Example> examples() {
-  std::map<std::string, Example> m;
+Examples examples() {
+  Examples m;
   m["affine"] = {"(x * gain + bias) * 0.5",
                  [](auto &s, DType d, int64_t, auto &a) {
                    Tensor x = arg(a, shapeAt(s, 0), d);
@@ -67,57 +53,46 @@ std::map<std::string, Example> examples() {
                    return (x * g + b) * 0.5;
                  },
                  {{16, 8}}};
-  m["gelu"] = {"GELU, tanh form (float64 result, as in the reference)",
-               [](auto &s, DType d, int64_t, auto &a) { return gelu(arg(a, shapeAt(s, 0), d)); },
-               {{4, 8}}};
-  m["softmax"] = {
-      "softmax over the last axis",
-      [](auto &s, DType d, int64_t, auto &a) { return softmax(arg(a, shapeAt(s, 0), d)); },
-      {{4, 8}}};
-  m["layer_norm"] = {"layer normalization over the last axis, eps 1e-5",
+  m["polynomial"] = {"tanh(0.5 * (x**3 - 3x + 1)), the 0.5 a float64 scalar: float32 x gives "
+                     "float64, one fused loop",
                      [](auto &s, DType d, int64_t, auto &a) {
                        Tensor x = arg(a, shapeAt(s, 0), d);
-                       Shape c{shapeAt(s, 0).back()};
-                       return layerNorm(x, arg(a, c, d), arg(a, c, d));
+                       return tanh(f64(0.5) * (pow(x, 3) - 3 * x + 1));
                      },
                      {{4, 8}}};
+  m["normalize_rows"] = {"exp(x - row max) / its row sum: two row reductions broadcast back",
+                         [](auto &s, DType d, int64_t, auto &a) {
+                           Tensor x = arg(a, shapeAt(s, 0), d);
+                           Tensor numerator = exp(x - max(x, -1, /*keepdims=*/true));
+                           return numerator / sum(numerator, -1, /*keepdims=*/true);
+                         },
+                         {{4, 8}}};
+  m["standardize_rows"] = {"gain * (x - row mean) / sqrt(row variance + 1e-5) + bias",
+                           [](auto &s, DType d, int64_t, auto &a) {
+                             Tensor x = arg(a, shapeAt(s, 0), d);
+                             Shape c{shapeAt(s, 0).back()};
+                             Tensor gain = arg(a, c, d), bias = arg(a, c, d);
+                             Tensor mu = mean(x, -1, /*keepdims=*/true);
+                             Tensor variance = var(x, -1, /*keepdims=*/true);
+                             return gain * (x - mu) / sqrt(variance + 1e-5) + bias;
+                           },
+                           {{4, 8}}};
   m["matmul"] = {"a @ b",
                  [](auto &s, DType d, int64_t, auto &a) {
                    Tensor x = arg(a, shapeAt(s, 0), d);
                    return matmul(x, arg(a, shapeAt(s, 1), d));
                  },
                  {{16, 768}, {768, 2304}}};
-#ifdef TINYMLIR_WITH_MODELS // GPT-2's blocks, from the model (lib/models/gpt2)
-  auto block = [](bool attendBlock) {
-    return [attendBlock](auto &s, DType d, int64_t heads, auto &a) {
-      const Shape &x = shapeAt(s, 0);
-      int64_t C = x.back();
-      Tensor in = arg(a, x, d);
-      LayerNormParams ln{arg(a, {C}, d), arg(a, {C}, d)};
-      if (attendBlock) {
-        LinearParams qkv{arg(a, {C, 3 * C}, d), arg(a, {3 * C}, d)};
-        LinearParams out{arg(a, {C, C}, d), arg(a, {C}, d)};
-        return gpt2::attend(in, ln, qkv, out, heads);
-      }
-      LinearParams up{arg(a, {C, 4 * C}, d), arg(a, {4 * C}, d)};
-      LinearParams down{arg(a, {4 * C, C}, d), arg(a, {C}, d)};
-      return gpt2::feedforward(in, ln, up, down);
-    };
-  };
-#endif
-  m["attention"] = {"causal multi-head attention (packed QKV), x: (T, C)",
-                    [](auto &s, DType d, int64_t heads, auto &a) {
-                      const Shape &x = shapeAt(s, 0);
-                      int64_t C = x.back();
-                      Tensor in = arg(a, x, d);
-                      LinearParams qkv{arg(a, {C, 3 * C}, d), arg(a, {3 * C}, d)};
-                      LinearParams out{arg(a, {C, C}, d), arg(a, {C}, d)};
-                      return attention(in, qkv, out, heads);
-                    },
-                    {{16, 768}}};
-#ifdef TINYMLIR_WITH_MODELS
-  m["attend"] = {"x + attention(layer_norm(x)), x: (T, C)", block(true), {{16, 768}}};
-#endif
+  m["mlp"] = {"tanh(x @ w1 + b1) @ w2 + b2: products plus bias, x: (T, C), w1: (C, H)",
+              [](auto &s, DType d, int64_t, auto &a) {
+                const Shape &x = shapeAt(s, 0), &w1 = shapeAt(s, 1);
+                const int64_t C = x.back(), H = w1.back();
+                Tensor in = arg(a, x, d);
+                Tensor w = arg(a, w1, d), b = arg(a, {H}, d);
+                Tensor w2 = arg(a, {H, C}, d), b2 = arg(a, {C}, d);
+                return matmul(tanh(matmul(in, w) + b), w2) + b2;
+              },
+              {{16, 768}, {768, 3072}}};
   m["cache_write"] = {"keys[slots, :, :, positions] = k, in place: keys (S, H, D, P), k (R, H, D)",
                       [](auto &s, DType d, int64_t, auto &a) {
                         const Shape &keys = shapeAt(s, 0);
@@ -129,8 +104,8 @@ std::map<std::string, Example> examples() {
                       },
                       {{4, 12, 64, 128}, {2, 12, 64}},
                       /*donated=*/0};
-#ifdef TINYMLIR_WITH_MODELS
-  m["feedforward"] = {"x + mlp(layer_norm(x)), x: (T, C)", block(false), {{16, 768}}};
+#ifdef TINYMLIR_WITH_MODELS // GPT-2's kernels and blocks (lib/models)
+  addGpt2Examples(m);
 #endif
   return m;
 }
@@ -148,7 +123,7 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"module", "optimized", "bufferized", "gpu", "lowered", "ptx"}));
   app.add_option("--shape", shapes, "input shapes, e.g. --shape 16,768 (repeat for more inputs)");
   app.add_option("--dtype", dtypeName, "float32 | float64 | int32");
-  app.add_option("--heads", heads, "attention heads (attention, attend)");
+  app.add_option("--heads", heads, "attention heads (GPT-2's attention, attend)");
   app.add_flag("--no-blas", noBlas, "keep matmuls as loops");
   // --- GPU target (lib/passes/gpu, lib/targets/gpu) ---
   app.add_flag("--gpu", gpu,

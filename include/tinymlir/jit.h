@@ -22,6 +22,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -188,6 +189,18 @@ public:
       inFlight_.erase(key);
       throw;
     }
+  }
+
+  /// The entry for `key` (a hit), or nothing (a miss is not counted: the
+  /// caller goes on to findOrCompile).
+  std::optional<Value> find(const std::string &key) {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end())
+      return std::nullopt;
+    it->second.lastUse = ++clock_;
+    ++stats_.hits;
+    return it->second.value;
   }
 
   /// Whether `key`'s code is here, to be called without compiling.

@@ -1,4 +1,5 @@
-// NumPy functions made of the core's operations (lib/frontend/Functions.cpp):
+// NumPy functions made of the core's operations (lib/frontend, one file per
+// NumPy concept: Math.cpp, Shape.cpp, Statistics.cpp, Einsum.cpp, Pad.cpp...):
 // the semantics of each (dtypes, special values, errors) as NumPy 2 has them,
 // for C++ callers and for Python's `np.isclose(traced, ...)` alike.
 #pragma once
@@ -408,7 +409,8 @@ Tensor nanstd(const Tensor &a, const Axes &axes = {}, bool keepdims = false, dou
 /// np.round (np.around) to `decimals`, as NumPy's PyArray_Round: rint(a *
 /// 10^d) / 10^d for d > 0, rint(a / 10^-d) * 10^-d for d < 0 (10^d a weak
 /// float, so float32 stays float32); integers unchanged for d >= 0, else
-/// rounded in float64 and cast back; complex numbers for d = 0 only.
+/// rounded in float64 and cast back; bools rint as float16 for d = 0 and are
+/// NumPy's TypeError otherwise; complex numbers for d = 0 only.
 Tensor round(const Tensor &a, int64_t decimals = 0);
 /// np.diff: the n-th differences along `axis` (!= for bools, as NumPy's).
 /// `prepend` and `append` (invalid: none) are joined to `a` along `axis`

@@ -380,16 +380,6 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor &a, const Tensor &
 /// NumPy's too: its (n, n) rows, each x. Rank 0 is NumPy's TypeError.
 Tensor triu(const Tensor &x, int64_t k = 0);
 Tensor tril(const Tensor &x, int64_t k = 0);
-/// (n, n): 0 on and below the diagonal, -1e10 above.
-Tensor causalMask(int64_t n, DType dtype);
-/// (rows, columns) for rows that sit at positions start, start+1, ... of a
-/// sequence: column s is 0 where s <= start + row, -1e10 after. `start` is a
-/// rank-0 int32 tensor (a runtime value: one compiled function serves every
-/// position, as in incremental decoding), or of shape (rows,), each row's own
-/// position (rows of different sequences decoded together): 0 where
-/// s <= start[row].
-Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype);
-
 /// Whether `a` and `b` compute the same value: the same node, or nodes of the
 /// same op, types and attributes on the same values (two traces of `x > 0`).
 bool sameValue(const Tensor &a, const Tensor &b);

@@ -5,6 +5,5 @@
 #include <tinymlir/gpu.h>
 #include <tinymlir/index.h>
 #include <tinymlir/jit.h>
-#include <tinymlir/kernels.h>
 #include <tinymlir/numpy.h>
 #include <tinymlir/tensor.h>

@@ -159,14 +159,14 @@ inline size_t tracedPositions(const Node &n) {
   return n.args.size() > own ? n.args.size() - own : 0;
 }
 
-/// 0..n-1 along `axis` of a rank-`rank` array (Index.cpp), one array per
+/// 0..n-1 along `axis` of a rank-`rank` array (Iota.cpp), one array per
 /// shape and dtype: the same array is one constant input of a kernel however
 /// often it is used.
 Tensor iotaAlong(int64_t n, int64_t axis, int64_t rank, DType dtype = DType::i32);
 /// x's elements [begin, end) along `axis` (the rest whole).
 Tensor sliceAlong(const Tensor &x, int64_t axis, int64_t begin, int64_t end);
 
-/// NumPy 2's promotion of two strong dtypes (Tensor.cpp).
+/// NumPy 2's promotion of two strong dtypes (Promotion.cpp).
 DType promoteTypes(DType a, DType b);
 /// The dtype of `n` as an array alone: a Python number's is NumPy's default
 /// of its kind (complex128, int64, float64), as np.asarray gives it.
@@ -187,6 +187,18 @@ std::optional<Shape> broadcastShapes(const std::vector<Shape> &shapes);
 [[noreturn]] inline void fail(Op op, const std::string &message,
                               ErrorKind kind = ErrorKind::Value) {
   fail(opName(op), message, kind);
+}
+
+/// The node of `t`; op's error for an invalid (default-constructed) Tensor.
+inline const NodePtr &nodeOf(const Tensor &t, const char *op) {
+  if (!t.valid())
+    fail(op, "operand is an invalid (default-constructed) Tensor");
+  return t.node();
+}
+
+/// A node's dtype and shape, for messages.
+inline std::string describe(const NodePtr &n) {
+  return std::string(dtypeName(n->dtype)) + " " + shapeString(n->shape);
 }
 
 /// NumPy's IndexError message for position `k` along axis `axis` of size `n`.

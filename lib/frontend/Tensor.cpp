@@ -1,5 +1,9 @@
-// Type rules of the frontend: shapes, broadcasting, NumPy 2 promotion.
+// The frontend's op constructors and their shape rules: broadcasting, axes,
+// elementwise ops, reductions, matmul, layout and slices; the tracing state.
+// Type promotion: Promotion.cpp; row kernels: RowKernels.cpp; ufunc methods: Ufuncs.cpp.
 #include "frontend/Graph.h"
+#include "frontend/Promotion.h"
+#include "frontend/TensorInternals.h"
 
 #include <tinymlir/tensor.h>
 
@@ -12,13 +16,29 @@
 #include <sstream>
 
 namespace tinymlir {
+using detail::applyIntPolicy;
+using detail::binary;
+using detail::broadcastShapes;
+using detail::complexExtreme;
+using detail::complexOf;
+using detail::convert;
+using detail::describe;
 using detail::fail;
+using detail::fitsInteger;
+using detail::floatFor;
 using detail::IntPolicy;
-using detail::kWideInteger;
+using detail::keptShape;
 using detail::makeNode;
 using detail::Node;
+using detail::nodeOf;
 using detail::NodePtr;
+using detail::normalizeAxis;
+using detail::operandDType;
 using detail::opInfo;
+using detail::promote;
+using detail::reducedAxes;
+using detail::reducedCount;
+using detail::removedAxes;
 using detail::strongDType;
 
 const char *opName(Op op) {
@@ -30,74 +50,6 @@ const char *opName(Op op) {
   }
   return "?";
 }
-
-namespace {
-
-const NodePtr &nodeOf(const Tensor &t, const char *op) {
-  if (!t.valid())
-    fail(op, "operand is an invalid (default-constructed) Tensor");
-  return t.node();
-}
-
-std::string describe(const NodePtr &n) {
-  return std::string(dtypeName(n->dtype)) + " " + shapeString(n->shape);
-}
-
-DType complexOf(DType real) { return real == DType::f64 ? DType::c128 : DType::c64; }
-
-/// The smallest float type that holds every value of an integer type (or bool)
-/// exactly, as NumPy's promotion picks it: float16 for 8 bits, float32 for 16,
-/// else float64 (int64 and uint64 included, by convention).
-DType floatFor(DType integer) {
-  size_t bytes = integer == DType::b8 ? 1 : dtypeSize(integer);
-  return bytes == 1 ? DType::f16 : bytes == 2 ? DType::f32 : DType::f64;
-}
-
-DType integerOf(bool isSigned, size_t bytes) {
-  switch (bytes) {
-  case 1:
-    return isSigned ? DType::i8 : DType::u8;
-  case 2:
-    return isSigned ? DType::i16 : DType::u16;
-  case 4:
-    return isSigned ? DType::i32 : DType::u32;
-  default:
-    return isSigned ? DType::i64 : DType::u64;
-  }
-}
-
-/// NumPy 2 (NEP 50) promotion of two strong dtypes: the smallest type that
-/// holds both, with uint64 and a signed integer giving float64, and an
-/// integer with a float the float that holds the integer (int32 + float32 is
-/// float64; int8 + float16 is float16).
-DType promote(DType a, DType b) {
-  if (a == b)
-    return a;
-  if (a == DType::b8 || b == DType::b8) // bool with anything: the other
-    return a == DType::b8 ? b : a;
-  if (isComplex(a) || isComplex(b)) {
-    DType ra = isInteger(a) ? floatFor(a) : realPart(a),
-          rb = isInteger(b) ? floatFor(b) : realPart(b);
-    return complexOf(promote(ra, rb));
-  }
-  if (isFloat(a) && isFloat(b))
-    return dtypeSize(a) > dtypeSize(b) ? a : b;
-  if (isFloat(a) || isFloat(b)) {
-    DType f = isFloat(a) ? a : b, i = isFloat(a) ? b : a;
-    return promote(f, floatFor(i));
-  }
-  // Two integers.
-  if (isUnsigned(a) == isUnsigned(b))
-    return dtypeSize(a) > dtypeSize(b) ? a : b;
-  DType u = isUnsigned(a) ? a : b, s = isUnsigned(a) ? b : a;
-  if (dtypeSize(s) > dtypeSize(u))
-    return s;
-  return dtypeSize(u) == 8 ? DType::f64 : integerOf(true, 2 * dtypeSize(u));
-}
-
-} // namespace
-
-DType detail::promoteTypes(DType a, DType b) { return promote(a, b); }
 
 std::optional<Shape> detail::broadcastShapes(const std::vector<Shape> &shapes) {
   size_t rank = 0;
@@ -136,254 +88,13 @@ std::vector<int64_t> normalizeAxes(const char *op, const Axes &axes, int64_t ran
   return out;
 }
 
-Casting castingNamed(std::string_view name) {
-  static constexpr std::pair<std::string_view, Casting> kNames[] = {
-      {"no", Casting::No},
-      {"equiv", Casting::Equiv},
-      {"safe", Casting::Safe},
-      {"same_kind", Casting::SameKind},
-      {"unsafe", Casting::Unsafe}};
-  for (const auto &[spelling, casting] : kNames)
-    if (spelling == name)
-      return casting;
-  throw Error("casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' (got '" +
-                  std::string(name) + "')",
-              ErrorKind::Value);
-}
-
-bool canCast(DType from, DType to, Casting casting) {
-  // NumPy's kinds in order: bool < unsigned < signed < float < complex.
-  auto order = [](DType d) {
-    switch (dtypeKind(d)) {
-    case DTypeKind::Bool:
-      return 0;
-    case DTypeKind::Unsigned:
-      return 1;
-    case DTypeKind::Signed:
-      return 2;
-    case DTypeKind::Float:
-      return 3;
-    default:
-      return 4;
-    }
-  };
-  switch (casting) {
-  case Casting::No:
-  case Casting::Equiv:
-    return from == to;
-  case Casting::Safe:
-    return promote(from, to) == to; // `to` holds every value of `from`
-  case Casting::SameKind:
-    return promote(from, to) == to || order(from) <= order(to);
-  case Casting::Unsafe:
-    return true;
-  }
-  return false;
-}
-
-namespace {
-
-/// The dtype a weak scalar (a Python number) takes next to a tensor of dtype
-/// `other`, as NEP 50: the tensor's kind wins unless the number's kind is
-/// higher (a float with integers: float64; a complex with floats: the complex
-/// type of the float's size).
-DType resolveWeak(const Node &weak, DType other) {
-  if (weak.weakComplex)
-    return isComplex(other) ? other
-           : isFloat(other) ? complexOf(other == DType::f64 ? other : DType::f32)
-                            : DType::c128;
-  if (weak.integral || isFloat(other) || isComplex(other))
-    return other;
-  return DType::f64; // a float literal with an integer or bool tensor
-}
-
-Shape broadcastShapes(Op op, const Shape &a, const Shape &b) {
+Shape detail::broadcastShapes(Op op, const Shape &a, const Shape &b) {
   if (std::optional<Shape> out = detail::broadcastShapes({a, b}))
     return *out;
   fail(op, "cannot broadcast shapes " + shapeString(a) + " and " + shapeString(b));
 }
 
-/// Whether the integer value v (held exactly in a double) is in dtype's range.
-bool fitsInteger(double v, DType dtype) {
-  const double bits = 8.0 * static_cast<double>(dtypeSize(dtype));
-  const double lo = isUnsigned(dtype) ? 0.0 : -std::ldexp(1.0, static_cast<int>(bits) - 1);
-  const double hi = isUnsigned(dtype) ? std::ldexp(1.0, static_cast<int>(bits))
-                                      : std::ldexp(1.0, static_cast<int>(bits) - 1);
-  return v >= lo && v < hi;
-}
-
-/// Whether a scalar holds an exact integer (Node::integer).
-bool holdsInteger(const Node &n) {
-  return n.op == Op::Scalar && (isInteger(n.dtype) || (n.weak && n.integral));
-}
-
-std::string integerText(const Node &n) {
-  return n.dtype == DType::u64 ? std::to_string(static_cast<uint64_t>(n.integer))
-                               : std::to_string(n.integer);
-}
-
-/// Whether the exact integer scalar `n` is in the range of `to`.
-bool fitsInteger(const Node &n, DType to) {
-  const int bits = 8 * static_cast<int>(dtypeSize(to));
-  const uint64_t top = isUnsigned(to) ? (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1)
-                                      : (uint64_t{1} << (bits - 1)) - 1;
-  if (n.dtype == DType::u64)
-    return static_cast<uint64_t>(n.integer) <= top;
-  if (n.integer < 0)
-    return !isUnsigned(to) && (bits == 64 || n.integer >= -(int64_t{1} << (bits - 1)));
-  return static_cast<uint64_t>(n.integer) <= top;
-}
-
-/// The bits of an integer wrapped to the width of `to`, as NumPy's integer
-/// casts wrap: truncated, then sign- or zero-extended.
-int64_t wrapInteger(int64_t value, DType to) {
-  const int width = 8 * static_cast<int>(dtypeSize(to));
-  auto bits = static_cast<uint64_t>(value);
-  if (width < 64) {
-    const uint64_t mask = (uint64_t{1} << width) - 1;
-    bits &= mask;
-    if (!isUnsigned(to) && ((bits >> (width - 1)) & 1))
-      bits |= ~mask;
-  }
-  return static_cast<int64_t>(bits);
-}
-
-/// An integer converted to a float dtype with one rounding (int64 to float32
-/// directly, not through a double), as NumPy's casts.
-template <class I> double integerToFloat(I v, DType to) {
-  if (to == DType::f32 || to == DType::c64)
-    return static_cast<double>(static_cast<float>(v));
-  if (to == DType::f16)
-    return static_cast<double>(static_cast<_Float16>(static_cast<float>(v)));
-  return static_cast<double>(v);
-}
-
-/// A scalar of dtype `from` as the value NumPy's cast to `to` gives, held in a
-/// double: rounded to float32/float16, wrapped to the integer's width, 0 or 1.
-double roundScalar(double v, DType from, DType to) {
-  if (to == DType::b8)
-    return v != 0 ? 1.0 : 0.0;
-  if (to == DType::f32 || to == DType::c64)
-    return static_cast<double>(static_cast<float>(v));
-  if (to == DType::f16)
-    return static_cast<double>(static_cast<_Float16>(v));
-  if (isInteger(to)) {
-    if (!isInteger(from) && from != DType::b8)
-      v = std::trunc(v);
-    if (fitsInteger(v, to) || !std::isfinite(v))
-      return std::isfinite(v) ? v : 0.0;
-    const double span = std::ldexp(1.0, 8 * static_cast<int>(dtypeSize(to)));
-    double w = std::fmod(v, span); // wraps, as NumPy's casts of integers
-    if (w < 0)
-      w += span;
-    if (!isUnsigned(to) && w >= span / 2)
-      w -= span;
-    return w;
-  }
-  return v;
-}
-
-/// `n` converted to `dtype` for operation `op`: a Cast node, or a re-typed
-/// scalar. A Python integer beyond int32 fails where it meets int32, as in
-/// NumPy 2 (a float operand takes it as a float).
-NodePtr convert(const NodePtr &n, DType dtype, const char *op = "cast", bool checkRange = true) {
-  if (n->wide && isInteger(dtype))
-    fail(op, kWideInteger, ErrorKind::Overflow);
-  if (checkRange && n->weak && n->integral && isInteger(dtype) && !fitsInteger(*n, dtype))
-    fail(op, "Python integer " + integerText(*n) + " out of bounds for " + dtypeName(dtype),
-         ErrorKind::Overflow);
-  if (n->op == Op::Scalar && (n->weak || n->dtype != dtype)) {
-    auto s = makeNode(Op::Scalar, {}, dtype);
-    if (holdsInteger(*n)) { // exact: wrapped in integers, rounded once to floats
-      if (dtype == DType::b8)
-        s->scalar = n->integer != 0 ? 1.0 : 0.0;
-      else if (isInteger(dtype)) {
-        s->integer = wrapInteger(n->integer, dtype);
-        s->scalar = dtype == DType::u64 ? static_cast<double>(static_cast<uint64_t>(s->integer))
-                                        : static_cast<double>(s->integer);
-      } else
-        s->scalar = n->dtype == DType::u64
-                        ? integerToFloat(static_cast<uint64_t>(n->integer), realPart(dtype))
-                        : integerToFloat(n->integer, realPart(dtype));
-      return s;
-    }
-    s->scalar = dtype == DType::b8 ? (n->scalar != 0 || n->imag != 0 ? 1.0 : 0.0) // either part
-                                   : roundScalar(n->scalar, n->dtype, dtype);
-    s->imag = isComplex(dtype) ? roundScalar(n->imag, DType::f64, realPart(dtype)) : 0;
-    if (isInteger(dtype)) // in range after roundScalar's wrap
-      s->integer = dtype == DType::u64 ? static_cast<int64_t>(static_cast<uint64_t>(s->scalar))
-                                       : static_cast<int64_t>(s->scalar);
-    return s;
-  }
-  if (n->dtype == dtype)
-    return n;
-  return makeNode(Op::Cast, n->shape, dtype, {n});
-}
-
-/// The dtype two operands of `op` are computed in (NEP 50: a weak scalar
-/// takes the other side's dtype unless its kind is higher). Arithmetic on two
-/// bools is refused: NumPy's results are logical operations or errors.
-DType operandDType(Op op, const NodePtr &x, const NodePtr &y) {
-  DType dx = x->dtype, dy = y->dtype;
-  if (x->weak && y->weak) // two Python numbers: int64, float64 or complex128
-    return promote(strongDType(*x), strongDType(*y));
-  const Node *weak = x->weak ? x.get() : y->weak ? y.get() : nullptr;
-  const DType strong = x->weak ? dy : dx;
-  // A Python int beyond 64 bits: a float beside floats; NumPy 2 compares it
-  // with integers exactly (in float64 here), and other operations fail.
-  if (weak && weak->wide && !isFloat(strong) && !isComplex(strong)) {
-    if (detail::opInfo(op).kind == detail::OpKind::Compare)
-      return DType::f64;
-    fail(op, kWideInteger, ErrorKind::Overflow);
-  }
-  if (weak && strong == DType::b8 && weak->integral) // a bool tensor with a Python int: int64
-    return DType::i64;
-  if (x->weak)
-    dx = resolveWeak(*x, dy);
-  else if (y->weak)
-    dy = resolveWeak(*y, dx);
-  if (dx == DType::b8 && dy == DType::b8) {
-    if (op == Op::Sub)
-      fail(op,
-           "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
-           "the `^` operator, or the logical_xor function instead.",
-           ErrorKind::Type);
-    // NumPy's bool loops of these are int8 ones (np.power(True, True) is int8).
-    if (op == Op::FloorDiv || op == Op::Mod || op == Op::Fmod || op == Op::Pow ||
-        op == Op::LeftShift || op == Op::RightShift)
-      return DType::i8;
-  }
-  return promote(dx, dy);
-}
-
-/// What NumPy's integer (and bool) operands of `op` become: themselves, the
-/// float type that holds them (np.exp(int8) is float16, of int32 float64),
-/// float64 (true division), or a TypeError.
-DType applyIntPolicy(Op op, DType dtype, const std::string &operands) {
-  if (isFloat(dtype) || isComplex(dtype)) {
-    if (opInfo(op).ints == IntPolicy::IntOnly)
-      fail(op, "not supported for " + operands + " (NumPy's ufunc takes integers and bools only)",
-           ErrorKind::Type);
-    if (isComplex(dtype) && !opInfo(op).complex)
-      fail(op, "is not supported for complex operands (" + operands + ")", ErrorKind::Type);
-    return dtype;
-  }
-  switch (opInfo(op).ints) {
-  case IntPolicy::ToFloat:
-    return floatFor(dtype);
-  case IntPolicy::ToFloat64:
-    return DType::f64;
-  case IntPolicy::FloatOnly:
-    fail(op, "requires floating-point operands, got " + operands + "; cast to a float type first",
-         ErrorKind::Type);
-  case IntPolicy::Keep:
-  case IntPolicy::IntOnly:
-    break;
-  }
-  return dtype;
-}
-
-Tensor binary(Op op, const Tensor &a, const Tensor &b) {
+Tensor detail::binary(Op op, const Tensor &a, const Tensor &b) {
   NodePtr x = nodeOf(a, opName(op)), y = nodeOf(b, opName(op));
   DType operands = operandDType(op, x, y);
   if (opInfo(op).ints == IntPolicy::ToFloat && !x->weak && !y->weak && !isFloat(operands) &&
@@ -414,6 +125,8 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b) {
   Shape shape = broadcastShapes(op, x->shape, y->shape);
   return Tensor(makeNode(op, std::move(shape), result, {convert(x, result, opName(op)), second}));
 }
+
+namespace {
 
 /// A comparison: operands promoted to each other, a bool result.
 Tensor compare(Op op, const Tensor &a, const Tensor &b) {
@@ -467,7 +180,9 @@ Tensor unary(Op op, const Tensor &a) {
   return Tensor(makeNode(op, x->shape, result, {x}));
 }
 
-int64_t normalizeAxis(const char *op, int64_t axis, const Shape &shape) {
+} // namespace
+
+int64_t detail::normalizeAxis(const char *op, int64_t axis, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (axis < -rank || axis >= rank)
     fail(op, // NumPy's AxisError
@@ -477,14 +192,14 @@ int64_t normalizeAxis(const char *op, int64_t axis, const Shape &shape) {
   return axis < 0 ? axis + rank : axis;
 }
 
-std::vector<int64_t> reducedAxes(const char *op, const Axes &axes, const Shape &shape) {
+std::vector<int64_t> detail::reducedAxes(const char *op, const Axes &axes, const Shape &shape) {
   if (axes.list)
     for (int64_t a : *axes.list)
       normalizeAxis(op, a, shape); // names the shape
   return normalizeAxes(op, axes, static_cast<int64_t>(shape.size()));
 }
 
-Shape removedAxes(const Shape &shape, const std::vector<int64_t> &axes) {
+Shape detail::removedAxes(const Shape &shape, const std::vector<int64_t> &axes) {
   Shape out;
   for (size_t a = 0; a < shape.size(); ++a)
     if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(a)) == axes.end())
@@ -492,7 +207,7 @@ Shape removedAxes(const Shape &shape, const std::vector<int64_t> &axes) {
   return out;
 }
 
-Shape keptShape(const Shape &shape, const std::vector<int64_t> &axes) {
+Shape detail::keptShape(const Shape &shape, const std::vector<int64_t> &axes) {
   Shape kept = shape;
   for (int64_t a : axes)
     kept[a] = 1;
@@ -500,14 +215,14 @@ Shape keptShape(const Shape &shape, const std::vector<int64_t> &axes) {
 }
 
 /// Sum or Max over `axes`, then a reshape for keepdims.
-int64_t reducedCount(const Shape &shape, const std::vector<int64_t> &axes) {
+int64_t detail::reducedCount(const Shape &shape, const std::vector<int64_t> &axes) {
   int64_t count = 1;
   for (int64_t a : axes)
     count *= shape[a];
   return count;
 }
 
-Tensor complexExtreme(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims);
+namespace {
 
 Tensor reduce(Op op, const Tensor &t, const Axes &axis, bool keepdims) {
   NodePtr x = nodeOf(t, opName(op));
@@ -599,69 +314,6 @@ Tensor Tensor::T() const {
   std::vector<int64_t> perm(shape().size());
   std::iota(perm.rbegin(), perm.rend(), 0);
   return transpose(perm);
-}
-
-Tensor ScalarType::operator()(double value) const {
-  return Tensor(convert(nodeOf(weakScalar(value, false), "scalar"), dtype));
-}
-Tensor ScalarType::integer(int64_t value) const {
-  return Tensor(convert(nodeOf(weakInteger(value), "scalar"), dtype));
-}
-Tensor ScalarType::integer(uint64_t value) const {
-  return Tensor(convert(nodeOf(weakUnsigned(value), "scalar"), dtype));
-}
-
-Tensor weakScalar(double value, bool integral) {
-  if (integral) {
-    if (!(std::abs(value) <= 9007199254740992.0) || std::trunc(value) != value)
-      fail(Op::Scalar, "an integral weak scalar must be an integer up to 2^53 in magnitude, got " +
-                           std::to_string(value) + " (use weakInteger for 64 bits)");
-    return weakInteger(static_cast<int64_t>(value));
-  }
-  auto node = makeNode(Op::Scalar, {}, DType::f64);
-  node->weak = true;
-  node->scalar = value;
-  return Tensor(node);
-}
-
-namespace {
-/// A weak integer scalar: its exact bits, read as `dtype` (int64, or uint64
-/// beyond INT64_MAX), and the nearest double.
-Tensor weakIntegerScalar(DType dtype, int64_t bits, double value) {
-  auto node = makeNode(Op::Scalar, {}, dtype);
-  node->weak = true;
-  node->integral = true;
-  node->integer = bits;
-  node->scalar = value;
-  return Tensor(node);
-}
-} // namespace
-
-Tensor weakInteger(int64_t value) {
-  return weakIntegerScalar(DType::i64, value, static_cast<double>(value));
-}
-
-Tensor weakUnsigned(uint64_t value) {
-  if (value <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    return weakInteger(static_cast<int64_t>(value));
-  return weakIntegerScalar(DType::u64, static_cast<int64_t>(value), static_cast<double>(value));
-}
-
-Tensor weakWideInteger(double value) {
-  auto node = makeNode(Op::Scalar, {}, DType::f64);
-  node->weak = true;
-  node->wide = true;
-  node->scalar = value;
-  return Tensor(node);
-}
-
-Tensor weakComplexScalar(double real, double imag) {
-  auto node = makeNode(Op::Scalar, {}, DType::c128);
-  node->weak = true;
-  node->weakComplex = true;
-  node->scalar = real;
-  node->imag = imag;
-  return Tensor(node);
 }
 
 // --- Elementwise ----------------------------------------------------------------
@@ -1212,569 +864,8 @@ Tensor triangle(Op op, const Tensor &x, int64_t k) {
 }
 } // namespace
 
-// --- Row kernels ----------------------------------------------------------------
-
-namespace {
-
-/// x with `axis` moved last and the others flattened: (rows, n); `restore`
-/// takes a (rows, m) result back to x's layout with that axis of size m.
-struct Rows {
-  Tensor rows;
-  Shape moved;               // x's shape with the axis last
-  std::vector<int64_t> perm; // x's axes in `moved` order
-
-  Tensor restore(const Tensor &r, int64_t m) const {
-    Shape shape = moved;
-    shape.back() = m;
-    Tensor t = reshape(r, shape);
-    if (perm.empty())
-      return t;
-    std::vector<int64_t> inverse(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i)
-      inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-    return transpose(t, inverse);
-  }
-};
-
-Rows rowsAlong(const char *op, const Tensor &x, int64_t axis) {
-  const Shape &shape = nodeOf(x, op)->shape;
-  if (shape.empty())
-    fail(op, "axis " + std::to_string(axis) + " is out of bounds for array of dimension 0",
-         ErrorKind::Index);
-  const int64_t a = normalizeAxis(op, axis, shape), rank = static_cast<int64_t>(shape.size());
-  Rows r;
-  Tensor t = x;
-  if (a != rank - 1) {
-    for (int64_t i = 0; i < rank; ++i)
-      if (i != a)
-        r.perm.push_back(i);
-    r.perm.push_back(a);
-    t = transpose(x, r.perm);
-  }
-  r.moved = nodeOf(t, op)->shape;
-  r.rows =
-      reshape(t, {numElements(r.moved) / std::max<int64_t>(r.moved.back(), 1), r.moved.back()});
-  return r;
-}
-
-Tensor rowKernel(Op op, const Tensor &rows, Shape shape, DType dtype, int64_t flag = 0) {
-  auto node = makeNode(op, std::move(shape), dtype, {rows.node()});
-  node->axes = {flag};
-  return Tensor(node);
-}
-
-/// The operand of a sort or index search (Python scalars as NumPy's default
-/// dtypes; complex numbers are ordered lexicographically by the kernels).
-NodePtr orderedOperand(Op op, const Tensor &x) {
-  NodePtr n = nodeOf(x, opName(op));
-  if (n->weak)
-    n = convert(n, n->integral ? DType::i64 : DType::f64, opName(op));
-  return n;
-}
-
-Tensor sorted(Op op, const Tensor &x, int64_t axis) {
-  NodePtr n = orderedOperand(op, x);
-  const DType dtype = op == Op::Argsort ? DType::i64 : n->dtype;
-  Rows r = rowsAlong(opName(op), Tensor(n), axis);
-  const Shape &s = nodeOf(r.rows, opName(op))->shape;
-  if (numElements(s) == 0)
-    return full(nodeOf(x, opName(op))->shape, 0, dtype);
-  return r.restore(rowKernel(op, r.rows, s, dtype), s[1]);
-}
-
-Tensor accumulated(Op op, const Tensor &x, std::optional<int64_t> axis,
-                   std::optional<DType> dtype = std::nullopt) {
-  if (dtype) // in int64 and cast back: a narrower integer wraps as its own sums would
-    return cast(accumulated(op, cast(x, *dtype), axis), *dtype);
-  NodePtr n = nodeOf(x, opName(op));
-  if (n->weak)
-    n = convert(n, n->integral ? DType::i64 : DType::f64, opName(op));
-  if (isInteger(n->dtype) || n->dtype == DType::b8) // as NumPy's: in int64 or uint64
-    n = convert(n, isUnsigned(n->dtype) ? DType::u64 : DType::i64, opName(op));
-  Tensor t(n);
-  if (!axis || n->shape.empty())
-    t = reshape(t, {numElements(n->shape)});
-  Rows r = rowsAlong(opName(op), t, axis && !n->shape.empty() ? *axis : 0);
-  const Shape &s = nodeOf(r.rows, opName(op))->shape;
-  if (numElements(s) == 0)
-    return full(nodeOf(t, opName(op))->shape, 0, n->dtype);
-  return r.restore(rowKernel(op, r.rows, s, n->dtype), s[1]);
-}
-
-/// The position of the largest (Argmax) or smallest (Argmin) element along
-/// `axis` (all: flattened), as NumPy's, with `pick` applied to the rows and
-/// their (R, 1) positions: the positions themselves, or the elements there.
-template <class Pick>
-Tensor alongRows(Op op, Op arg, const Tensor &x, std::optional<int64_t> axis, bool keepdims,
-                 Pick pick) {
-  NodePtr n = orderedOperand(op, x);
-  Tensor t(n);
-  const Shape shape = n->shape;
-  if (shape.empty() && axis && (*axis == 0 || *axis == -1))
-    axis.reset(); // NumPy's: axis 0 (or -1) of a rank-0 array is all of it
-  if (!axis)
-    t = reshape(t, {numElements(shape)});
-  Rows r = rowsAlong(opName(op), t, axis ? *axis : 0);
-  const Shape &s = nodeOf(r.rows, opName(op))->shape;
-  if (s[1] == 0) {
-    if (op == arg)
-      fail(op, std::string("attempt to get ") + opName(op) + " of an empty sequence");
-    fail(op, std::string("zero-size array to reduction operation ") +
-                 (op == Op::Max ? "maximum" : "minimum") + " which has no identity");
-  }
-  Tensor index =
-      s[0] == 0 ? full({0, 1}, 0, DType::i64) : rowKernel(arg, r.rows, {s[0], 1}, DType::i64);
-  Tensor kept = r.restore(s[0] == 0 ? index : pick(r.rows, index), 1); // the axis kept, size 1
-  if (!axis)
-    return keepdims ? reshape(kept, Shape(shape.size(), 1)) : reshape(kept, {});
-  if (keepdims)
-    return kept;
-  Shape out = shape;
-  out.erase(out.begin() + normalizeAxis(opName(op), *axis, shape));
-  return reshape(kept, out);
-}
-
-Tensor extremeIndex(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
-  return alongRows(op, op, x, axis, keepdims, [](const Tensor &, const Tensor &i) { return i; });
-}
-
-/// max and min of complex numbers: the element at argmax (argmin), NumPy's
-/// lexicographic order, the first nan if there is one.
-Tensor complexExtreme(Op op, const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
-  const Op arg = op == Op::Max ? Op::Argmax : Op::Argmin;
-  return alongRows(op, arg, x, axis, keepdims, [](const Tensor &rows, const Tensor &index) {
-    const Shape &s = rows.shape(); // (R, W): element R*W + index of the flattened rows
-    Tensor starts = Tensor(Array::arange(s[0], DType::i64)) * weakInteger(s[1]);
-    Tensor at = starts + reshape(index, {s[0]});
-    return reshape(take(reshape(rows, {s[0] * s[1]}), at), {s[0], 1});
-  });
-}
-
-} // namespace
-
-Tensor sort(const Tensor &x, std::optional<int64_t> axis) {
-  return axis ? sorted(Op::Sort, x, *axis) : sorted(Op::Sort, reshape(x, {-1}), -1);
-}
-Tensor argsort(const Tensor &x, std::optional<int64_t> axis) {
-  return axis ? sorted(Op::Argsort, x, *axis) : sorted(Op::Argsort, reshape(x, {-1}), -1);
-}
-Tensor cumsum(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
-  return accumulated(Op::Cumsum, x, axis, dtype);
-}
-Tensor cumprod(const Tensor &x, std::optional<int64_t> axis, std::optional<DType> dtype) {
-  return accumulated(Op::Cumprod, x, axis, dtype);
-}
-namespace {
-/// The binary ufuncs whose reduce and accumulate tinymlir traces, by name:
-/// the function, the row kernel that accumulates it sequentially as NumPy's
-/// loop, NumPy's identity, and the reduction that folds it (none: a tree of
-/// the function itself). Without a kernel (Op::Results) the ufunc is
-/// exactly associative and commutative, so folding it in any order gives
-/// NumPy's result; subtract is a sequential sum of the negated first element
-/// and the rest, negated (exact: rounding is symmetric).
-struct UfuncFold {
-  std::string_view name;
-  Tensor (*apply)(const Tensor &, const Tensor &);
-  Op scan;
-  std::optional<double> identity;
-  Tensor (*whole)(const Tensor &, const Axes &, bool) = nullptr;
-};
-const UfuncFold kUfuncFolds[] = {{"add", add, Op::Cumsum, 0, sum},
-                                 {"multiply", multiply, Op::Cumprod, 1, prod},
-                                 {"maximum", maximum, Op::Cummax, std::nullopt, max},
-                                 {"minimum", minimum, Op::Cummin, std::nullopt, min},
-                                 {"logical_and", logical_and, Op::Cummin, 1, all},
-                                 {"logical_or", logical_or, Op::Cummax, 0, any},
-                                 {"subtract", subtract, Op::Results, std::nullopt},
-                                 {"logical_xor", logical_xor, Op::Results, 0},
-                                 {"bitwise_and", bitwise_and, Op::Results, -1},
-                                 {"bitwise_or", bitwise_or, Op::Results, 0},
-                                 {"bitwise_xor", bitwise_xor, Op::Results, 0},
-                                 {"fmax", fmax, Op::Results, std::nullopt},
-                                 {"fmin", fmin, Op::Results, std::nullopt}};
-
-const UfuncFold &ufuncFold(std::string_view ufunc, std::string_view method) {
-  for (const UfuncFold &u : kUfuncFolds)
-    if (u.name == ufunc)
-      return u;
-  std::string names;
-  for (const UfuncFold &u : kUfuncFolds)
-    names += (names.empty() ? "" : ", ") + std::string(u.name);
-  const std::string op = std::string(ufunc) + "." + std::string(method);
-  fail(op.c_str(),
-       "tinymlir traces the " + std::string(method) + " of " + names + ", not of " +
-           std::string(ufunc),
-       ErrorKind::Trace);
-}
-
-/// x (a normalized axis) in the dtype the ufunc gives for x with itself: its
-/// own type check and result (logical_xor of ints is bool).
-Tensor inFoldDType(const UfuncFold &u, const Tensor &x) {
-  const DType d = u.apply(x, x).dtype(); // a dead node: only its dtype is read
-  return x.dtype() == d ? x : cast(x, d);
-}
-
-/// subtract.accumulate along `axis`: -cumsum([-x0, x1, x2, ...]), exactly
-/// NumPy's ((x0 - x1) - x2) ..., in x's dtype.
-Tensor subtractScan(const Tensor &x, int64_t axis) {
-  const int64_t n = x.shape()[static_cast<size_t>(axis)];
-  if (n == 0)
-    return x;
-  const Tensor first = negative(detail::sliceAlong(x, axis, 0, 1));
-  const Tensor all = n > 1 ? concatenate({first, detail::sliceAlong(x, axis, 1, n)}, axis) : first;
-  return cast(negative(cumsum(all, axis)), x.dtype());
-}
-
-/// The running fold of an associative, commutative ufunc along `axis`:
-/// log2(n) rounds, each combining an element with the one `step` before it.
-Tensor foldScan(const UfuncFold &u, Tensor x, int64_t axis) {
-  const int64_t n = x.shape()[static_cast<size_t>(axis)];
-  for (int64_t step = 1; step < n; step *= 2)
-    x = concatenate(
-        {detail::sliceAlong(x, axis, 0, step),
-         u.apply(detail::sliceAlong(x, axis, 0, n - step), detail::sliceAlong(x, axis, step, n))},
-        axis);
-  return x;
-}
-
-/// The fold of an associative, commutative ufunc along the last axis, kept
-/// (size 1): halves combined, an odd last element first into the first.
-Tensor foldLast(const UfuncFold &u, Tensor x) {
-  const int64_t axis = static_cast<int64_t>(x.shape().size()) - 1;
-  for (int64_t n = x.shape().back(); n > 1; n = x.shape().back()) {
-    if (n % 2) {
-      const Tensor first =
-          u.apply(detail::sliceAlong(x, axis, 0, 1), detail::sliceAlong(x, axis, n - 1, n));
-      x = concatenate({first, detail::sliceAlong(x, axis, 1, n - 1)}, axis);
-      --n;
-    }
-    x = u.apply(detail::sliceAlong(x, axis, 0, n / 2), detail::sliceAlong(x, axis, n / 2, n));
-  }
-  return x;
-}
-} // namespace
-
-Tensor accumulate(std::string_view ufunc, const Tensor &x, int64_t axis,
-                  std::optional<DType> dtype) {
-  const UfuncFold &u = ufuncFold(ufunc, "accumulate");
-  const bool logical = ufunc.starts_with("logical_");
-  Tensor t = logical ? cast(x, DType::b8) : x;
-  if (t.rank() == 0)
-    fail("accumulate", "cannot accumulate on a scalar", ErrorKind::Type);
-  if (u.scan == Op::Cumsum || u.scan == Op::Cumprod)
-    return accumulated(u.scan, t, axis, dtype); // cumsum's dtypes
-  if (dtype && !logical)
-    t = cast(t, *dtype);
-  if (u.scan != Op::Results) // maximum and minimum keep x's dtype
-    return accumulated(u.scan, t, axis, t.dtype());
-  const int64_t a = normalizeAxis("accumulate", axis, t.shape());
-  t = inFoldDType(u, t);
-  return u.name == "subtract" ? subtractScan(t, a) : foldScan(u, t, a);
-}
-
-Tensor reduceUfunc(std::string_view ufunc, const Tensor &x, const Axes &axes, bool keepdims,
-                   const Tensor &initial, const Tensor &where) {
-  const UfuncFold &u = ufuncFold(ufunc, "reduce");
-  const std::string op = std::string(ufunc) + ".reduce";
-  const Shape shape = x.shape();
-  const std::vector<int64_t> reduced = reducedAxes(op.c_str(), axes, shape); // NumPy's first
-  Tensor t = inFoldDType(u, ufunc.starts_with("logical_") ? cast(x, DType::b8) : x);
-  const Shape out = keepdims ? keptShape(shape, reduced) : removedAxes(shape, reduced);
-  if (u.name == "subtract" && reduced.size() > 1)
-    fail(op.c_str(), "reduction operation 'subtract' is not reorderable, so at most one axis may "
-                     "be specified");
-  if (where.valid()) { // masked elements change nothing: the identity, else initial
-    if (!u.identity && !initial.valid()) // (maximum and kin: idempotent), or subtract's 0
-      fail(op.c_str(),
-           "reduction operation '" + std::string(ufunc) +
-               "' does not have an identity, so to use a where mask one has to specify 'initial'");
-    const Tensor fill = u.identity             ? ScalarType{t.dtype()}(*u.identity)
-                        : u.name == "subtract" ? ScalarType{t.dtype()}(0.0)
-                                               : cast(initial, t.dtype());
-    t = tinymlir::where(broadcastTo(cast(where, DType::b8), shape), t, fill);
-  }
-  const int64_t m = reducedCount(shape, reduced);
-  const Tensor init = initial.valid() ? cast(initial, t.dtype()) : Tensor();
-  if (numElements(out) == 0)
-    return full(out, 0, t.dtype());
-  if (m == 0) {
-    if (init.valid())
-      return broadcastTo(init, out);
-    if (!u.identity)
-      fail(op.c_str(), "zero-size array to reduction operation " + std::string(ufunc) +
-                           " which has no identity");
-    return full(out, *u.identity, t.dtype());
-  }
-  if (u.whole) { // its reduction, initial folded in after: the ufunc commutes
-    const Tensor r = u.whole(t, reduced, keepdims);
-    return init.valid() ? cast(u.apply(r, init), t.dtype()) : r;
-  }
-  // the reduced axes last, as one: (kept..., m)
-  std::vector<int64_t> perm;
-  Shape rows = removedAxes(shape, reduced);
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
-    if (std::find(reduced.begin(), reduced.end(), i) == reduced.end())
-      perm.push_back(i);
-  perm.insert(perm.end(), reduced.begin(), reduced.end());
-  rows.push_back(m);
-  Tensor r = reshape(transpose(t, perm), rows);
-  if (init.valid()) { // NumPy's first element
-    Shape column = r.shape();
-    column.back() = 1;
-    r = concatenate({broadcastTo(init, column), r}, -1);
-  }
-  const int64_t last = static_cast<int64_t>(rows.size()) - 1, n = r.shape().back();
-  r = u.name == "subtract" ? detail::sliceAlong(subtractScan(r, last), last, n - 1, n)
-                           : foldLast(u, r);
-  return reshape(r, out);
-}
-
-Tensor reduceAt(std::string_view ufunc, const Tensor &x, const Tensor &indices, int64_t axis,
-                std::optional<DType> dtype) {
-  const std::string op = std::string(ufunc) + ".reduceat";
-  const NodePtr &i = nodeOf(indices, op.c_str());
-  if (i->op != Op::Constant ||
-      ((isFloat(i->dtype) || isComplex(i->dtype)) && numElements(i->shape) != 0))
-    fail(op.c_str(),
-         "tinymlir traces " + op +
-             " at integer indices known while tracing (the segments "
-             "make the result's shape), not " +
-             describe(i),
-         i->op == Op::Constant ? ErrorKind::Type : ErrorKind::Trace);
-  if (i->shape.size() > 1)
-    fail(op.c_str(), "setting an array element with a sequence. The requested array would "
-                     "exceed the maximum number of dimension of 1.");
-  const Tensor t = dtype ? cast(x, *dtype) : x;
-  if (t.rank() == 0)
-    fail(op.c_str(), "cannot reduceat on a scalar", ErrorKind::Type);
-  const int64_t a = normalizeAxis(op.c_str(), axis, t.shape());
-  const int64_t n = t.shape()[static_cast<size_t>(a)];
-  std::vector<int64_t> at;
-  for (double v : i->constant.toDoubles()) {
-    const auto k = static_cast<int64_t>(v);
-    if (k < 0 || k >= n)
-      fail(op.c_str(),
-           "index " + std::to_string(k) + " out-of-bounds in " + op + " [0, " + std::to_string(n) +
-               ")",
-           ErrorKind::Index);
-    at.push_back(k);
-  }
-  // NumPy's: the reduce of [at[k], at[k + 1]) where that is a range, else at[k]'s element
-  std::vector<Tensor> parts;
-  for (size_t k = 0; k < at.size(); ++k) {
-    const int64_t end = k + 1 < at.size() && at[k + 1] > at[k] ? at[k + 1]
-                        : k + 1 < at.size()                    ? at[k] + 1
-                                                               : n;
-    parts.push_back(reduceUfunc(ufunc, detail::sliceAlong(t, a, at[k], end), a, true));
-  }
-  if (parts.empty()) {
-    Shape shape = t.shape();
-    shape[static_cast<size_t>(a)] = 0;
-    return full(shape, 0, reduceUfunc(ufunc, t, a, true).dtype());
-  }
-  return concatenate(parts, a);
-}
-Tensor argmax(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
-  return extremeIndex(Op::Argmax, x, axis, keepdims);
-}
-Tensor argmin(const Tensor &x, std::optional<int64_t> axis, bool keepdims) {
-  return extremeIndex(Op::Argmin, x, axis, keepdims);
-}
-
-Tensor searchsorted(const Tensor &sortedValues, const Tensor &values, bool right) {
-  NodePtr a = orderedOperand(Op::SearchSorted, sortedValues),
-          v = orderedOperand(Op::SearchSorted, values);
-  if (a->shape.size() != 1)
-    fail(Op::SearchSorted, "the sorted array must be 1-D, got " + describe(a));
-  const DType common = promote(a->dtype, v->dtype);
-  const Shape out = v->shape;
-  const int64_t n = a->shape[0], m = numElements(out);
-  if (m == 0 || n == 0)
-    return full(out, 0, DType::i64);
-  Tensor row = reshape(Tensor(convert(a, common, "searchsorted")), {1, n});
-  Tensor vals = reshape(Tensor(convert(v, common, "searchsorted")), {1, m});
-  auto node = makeNode(Op::SearchSorted, {1, m}, DType::i64, {row.node(), vals.node()});
-  node->axes = {right ? 1 : 0};
-  return reshape(Tensor(node), out);
-}
-
-namespace {
-/// The (R, W) table of `x` (rows along axis 0) and int64 positions (1, m).
-std::pair<Tensor, Tensor> rowsAndPositions(Op op, const Tensor &table, const Tensor &ids) {
-  NodePtr t = nodeOf(table, opName(op)), i = nodeOf(ids, opName(op));
-  if (t->shape.empty())
-    fail(op, "too many indices for array: array is 0-dimensional, but 1 were indexed",
-         ErrorKind::Index);
-  if (!isInteger(i->dtype) && !i->weak)
-    fail(op, "arrays used as indices must be of integer (or boolean) type, got " + describe(i),
-         ErrorKind::Index);
-  const int64_t rows = t->shape[0];
-  Tensor positions =
-      reshape(Tensor(convert(i, DType::i64, opName(op))), {1, numElements(i->shape)});
-  return {reshape(table, {rows, rows ? numElements(t->shape) / rows : 0}), positions};
-}
-} // namespace
-
-Tensor take(const Tensor &table, const Tensor &ids) {
-  auto [rows, positions] = rowsAndPositions(Op::Take, table, ids);
-  const NodePtr &t = table.node(), &i = ids.node();
-  Shape out = i->shape;
-  out.insert(out.end(), t->shape.begin() + 1, t->shape.end());
-  const int64_t m = numElements(i->shape), width = rows.shape()[1];
-  if (m == 0 || width == 0)
-    return full(out, 0, t->dtype);
-  auto node = makeNode(Op::Take, {m, width}, t->dtype, {rows.node(), positions.node()});
-  node->axes = {0};
-  return reshape(Tensor(node), out);
-}
-
-Tensor bincount(const Tensor &ids, int64_t length, const Tensor &weights) {
-  NodePtr i = nodeOf(ids, "bincount");
-  if (i->shape.size() != 1)
-    fail(Op::Bincount, "object too deep for desired array: ids must be 1-D, got " + describe(i));
-  if (!isInteger(i->dtype) && i->dtype != DType::b8)
-    fail(Op::Bincount,
-         "Cannot cast array data from dtype('" + std::string(dtypeName(i->dtype)) +
-             "') to dtype('int64') according to the rule 'safe'",
-         ErrorKind::Type);
-  if (length < 0)
-    throw Error("'minlength' must not be negative", ErrorKind::Value);
-  if (length == 0)
-    fail(Op::Bincount,
-         "tinymlir traces numpy.bincount with minlength= only: the length of its result "
-         "(max(x) + 1) depends on the data; pass minlength, the number of bins, as the bound",
-         ErrorKind::Trace);
-  const int64_t m = i->shape[0];
-  const bool weighted = weights.valid();
-  const DType dtype = weighted ? DType::f64 : DType::i64;
-  if (weighted && weights.shape() != i->shape)
-    fail(Op::Bincount, "The weights and list don't have the same length.");
-  if (m == 0)
-    return full({length}, 0, dtype);
-  Tensor positions = reshape(Tensor(convert(i, DType::i64, "bincount")), {1, m});
-  std::vector<NodePtr> args{positions.node()};
-  if (weighted)
-    args.push_back(reshape(cast(weights, DType::f64), {1, m}).node());
-  auto node = makeNode(weighted ? Op::BincountWeighted : Op::Bincount, {1, length}, dtype, args);
-  node->axes = {length};
-  return reshape(Tensor(node), {length});
-}
-
-namespace {
-/// table[ids] = values (mode 0) or ufunc.at's update (runtime/Rows.cpp's
-/// combine) along axis 0: a Put row kernel, values broadcast to ids.shape +
-/// table.shape[1:].
-Tensor putAlongRows(const Tensor &table, const Tensor &ids, const Tensor &values, int64_t mode) {
-  auto [rows, positions] = rowsAndPositions(Op::Put, table, ids);
-  const NodePtr &t = table.node(), &i = ids.node();
-  Shape valueShape = i->shape;
-  valueShape.insert(valueShape.end(), t->shape.begin() + 1, t->shape.end());
-  const int64_t m = numElements(i->shape), width = rows.shape()[1];
-  if (m == 0 || width == 0)
-    return table;
-  Tensor v = reshape(broadcastTo(cast(values, t->dtype), valueShape), {m, width});
-  auto node = makeNode(Op::Put, rows.shape(), t->dtype, {rows.node(), positions.node(), v.node()});
-  node->axes = {mode};
-  return reshape(Tensor(node), t->shape);
-}
-} // namespace
-
-Tensor put(const Tensor &table, const Tensor &ids, const Tensor &values) {
-  return putAlongRows(table, ids, values, 0);
-}
-
-Tensor ufuncAt(std::string_view ufunc, const Tensor &table, const Tensor &ids,
-               const Tensor &values) {
-  static constexpr std::pair<std::string_view, Op> kModes[] = {{"add", Op::Add},
-                                                               {"subtract", Op::Sub},
-                                                               {"multiply", Op::Mul},
-                                                               {"maximum", Op::Maximum},
-                                                               {"minimum", Op::Minimum}};
-  const std::string name = std::string(ufunc) + ".at";
-  const auto *mode = std::find_if(std::begin(kModes), std::end(kModes),
-                                  [&](const auto &m) { return m.first == ufunc; });
-  if (mode == std::end(kModes))
-    fail(name.c_str(), "tinymlir traces ufunc.at for add, subtract, multiply, maximum and minimum",
-         ErrorKind::Trace);
-  const NodePtr &t = nodeOf(table, name.c_str()), &v = nodeOf(values, name.c_str());
-  if (isComplex(t->dtype) && mode->second != Op::Add && mode->second != Op::Sub &&
-      mode->second != Op::Mul)
-    fail(name.c_str(), "tinymlir traces " + name + " of real values, not complex",
-         ErrorKind::Trace);
-  auto [rows, positions] = rowsAndPositions(Op::Put, table, ids); // validates
-  const DType computed = operandDType(mode->second, t, v);
-  if (computed == t->dtype)
-    return putAlongRows(table, ids, values, 1 + (mode - std::begin(kModes)));
-  // NumPy's loop computes each step in the operands' dtype and casts it back
-  // to the table's (unsafely): step by step, for positions known now.
-  const NodePtr &i = nodeOf(ids, name.c_str());
-  if (i->op != Op::Constant)
-    fail(name.c_str(),
-         "tinymlir traces " + name + " at positions from the data with values of the " +
-             "table's dtype (" + dtypeName(t->dtype) + "), not " + dtypeName(v->dtype) +
-             ": NumPy computes each step in " + dtypeName(computed) + " and casts it back",
-         ErrorKind::Trace);
-  const Shape &shape = t->shape;
-  const int64_t n = shape[0], m = numElements(i->shape), width = rows.shape()[1];
-  if (m == 0 || width == 0)
-    return table;
-  Shape valueShape = i->shape, rowShape = shape;
-  valueShape.insert(valueShape.end(), shape.begin() + 1, shape.end());
-  rowShape[0] = 1;
-  const Tensor steps = reshape(broadcastTo(values, valueShape), {m, width});
-  std::vector<int64_t> begin(shape.size(), 0), end = shape;
-  Tensor out = table;
-  const std::vector<double> at = i->constant.toDoubles();
-  for (int64_t k = 0; k < m; ++k) {
-    begin[0] = detail::positionAlong(static_cast<int64_t>(at[static_cast<size_t>(k)]), 0, n);
-    end[0] = begin[0] + 1;
-    const Tensor value = reshape(slice(steps, {k, 0}, {k + 1, width}), rowShape);
-    const Tensor step = binary(mode->second, cast(slice(out, begin, end), computed), value);
-    out = sliceUpdate(out, begin, end, {}, cast(step, t->dtype));
-  }
-  return out;
-}
-
 Tensor triu(const Tensor &x, int64_t k) { return triangle(Op::Triu, x, k); }
 Tensor tril(const Tensor &x, int64_t k) { return triangle(Op::Tril, x, k); }
-
-namespace {
-/// GPT-2's additive mask: -1e10 where a column comes after its row's
-/// position, else 0. Columns and rows are int32 positions that broadcast
-/// to (rows, columns): a where of a comparison, fused into its reader.
-Tensor maskAfter(const Tensor &columns, const Tensor &rows, DType dtype) {
-  return where(greater(columns, rows), ScalarType{dtype}(-1e10), ScalarType{dtype}(0.0));
-}
-void checkMaskDType(DType dtype) {
-  if (!isFloat(dtype))
-    fail("causal_mask", std::string("dtype must be float32 or float64, got ") + dtypeName(dtype),
-         ErrorKind::Type);
-}
-} // namespace
-
-Tensor causalMask(int64_t n, DType dtype) {
-  if (n <= 0)
-    fail("causal_mask", "size must be positive, got " + std::to_string(n));
-  checkMaskDType(dtype);
-  return maskAfter(detail::iotaAlong(n, 1, 2), detail::iotaAlong(n, 0, 2), dtype);
-}
-
-Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype) {
-  NodePtr s = nodeOf(start, "causal_mask");
-  if (rows <= 0 || columns <= 0)
-    fail("causal_mask", "sizes must be positive, got (" + std::to_string(rows) + ", " +
-                            std::to_string(columns) + ")");
-  checkMaskDType(dtype);
-  if (s->dtype != DType::i32 || s->weak || !(s->shape.empty() || s->shape == Shape{rows}))
-    fail("causal_mask",
-         "start must be a rank-0 int32 tensor or one of shape (" + std::to_string(rows) +
-             ",), got " + describe(s),
-         ErrorKind::Type);
-  // Row r sits at position start + r, or at start[r].
-  Tensor positions =
-      s->shape.empty() ? detail::iotaAlong(rows, 0, 2) + start : reshape(start, {rows, 1});
-  return maskAfter(detail::iotaAlong(columns, 1, 2), positions, dtype);
-}
 
 bool sameValue(const Tensor &a, const Tensor &b) {
   // Structural equality, iterative: nodes compare equal when their ops,

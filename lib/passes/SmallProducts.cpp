@@ -31,9 +31,10 @@ using namespace mlir;
 constexpr int64_t kColumnBlocks = 4;
 /// blas-gemv: float64 x @ B with B of at least this many elements goes to
 /// BLAS, and so does a float32 one beside a product B @ v (the two become one
-/// pass over B there: tinymlir-blas-rewrite). Measured on 2 cores with NumPy's OpenBLAS: B (1000, 1000), these
-/// loops 0.150 ms and gemv 0.154; (2800, 2800) 1.11 and 0.99; B (200, 200) in
-/// covariance's loop of 200 products: 7.7 ms a call here, 12.0 on BLAS.
+/// pass over B there: tinymlir-blas-rewrite). Measured on 2 cores with NumPy's
+/// OpenBLAS: B (1000, 1000), these loops 0.150 ms and gemv 0.154; (2800, 2800)
+/// 1.11 and 0.99; B (200, 200) in covariance's loop of 200 products: 7.7 ms a
+/// call here, 12.0 on BLAS.
 constexpr int64_t kBlasGemvElements = int64_t{1} << 20;
 constexpr int64_t kRowChunks = 4;
 /// Rows of B per pass over a partial row (measured: 8 streams beat 4 and 16).

@@ -1,6 +1,6 @@
 // memref.copy of strided views, for generated code: a slice update writes
 // its box into an array's buffer, and a read copies a slice out of it
-// (builder/MLIRGen.cpp). MLIR's memrefCopy copies element by element through
+// (builder/StraightLine.cpp). MLIR's memrefCopy copies element by element through
 // an index vector: a 400x400 Jacobi step ran 4x slower than NumPy's. Here the
 // innermost axis is one memcpy where both sides are contiguous along it, and
 // whole arrays laid out alike are one memcpy.

@@ -7,7 +7,7 @@
 // are NumPy's LinAlgError, reported through reportKernelError: a matrix that
 // is not positive definite, a singular one, a decomposition that did not
 // converge. Packed results (one output per kernel) are laid out as the
-// frontend (linalg functions of lib/frontend/Tensor.cpp) reads them.
+// frontend (lib/frontend/Linalg.cpp) reads them.
 #include "runtime/Rows.h"
 
 #include <algorithm>

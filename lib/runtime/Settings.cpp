@@ -1,16 +1,14 @@
 // The runtime's settings: Settings.h.
 #include "runtime/Settings.h"
 
+#include <tinymlir/environment.h>
+
 #include <cstdlib>
-#include <string_view>
 
 namespace tinymlir::settings {
 namespace {
 
-const char *variable(const char *name) {
-  const char *value = std::getenv(name);
-  return value && *value ? value : nullptr;
-}
+const char *variable(const char *name) { return environment(name); }
 
 } // namespace
 
@@ -22,7 +20,7 @@ std::string userCacheHome() {
   return "";
 }
 
-bool blocktimeGiven() { return std::getenv("KMP_BLOCKTIME") != nullptr; }
+bool blocktimeGiven() { return variable("KMP_BLOCKTIME") != nullptr; }
 
 int gpuDevice() {
   const char *value = variable("TINYMLIR_GPU_DEVICE");
@@ -37,9 +35,6 @@ std::optional<size_t> gpuCacheBytes() {
 
 bool gpuProfile() { return enabled("TINYMLIR_GPU_PROFILE"); }
 
-bool enabled(const char *name) {
-  const char *value = variable(name);
-  return value && std::string_view(value) != "0";
-}
+bool enabled(const char *name) { return environmentEnabled(name); }
 
 } // namespace tinymlir::settings

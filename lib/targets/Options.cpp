@@ -1,5 +1,6 @@
 // JitOptions: the defaults, and the environment variables that supply them
 // (the one place they are read; docs/options.md lists them).
+#include <tinymlir/environment.h>
 #include <tinymlir/options.h>
 
 #include <cerrno>
@@ -11,10 +12,7 @@
 namespace tinymlir {
 namespace {
 
-const char *variable(const char *name) {
-  const char *value = std::getenv(name);
-  return value && *value ? value : nullptr;
-}
+const char *variable(const char *name) { return environment(name); }
 
 [[noreturn]] void malformed(const char *name, const char *value, const std::string &expected) {
   throw Error(std::string("[options] ") + name + "='" + value + "': expected " + expected);

@@ -1,4 +1,5 @@
-// Shared pieces of the nanobind module (python/src).
+// Shared pieces of the nanobind modules (python/src): tinymlir._tinymlir, the
+// compiler, and tinymlir._gpt2 (python/src/gpt2), GPT-2 and its kernels.
 #pragma once
 
 #include <tinymlir/array.h>
@@ -70,20 +71,23 @@ namespace tinymlir::python {
 /// contiguous copy of other arrays), read-only from our side.
 using InArray = nanobind::ndarray<nanobind::ro, nanobind::c_contig, nanobind::device::cpu>;
 
-/// "float32" / "float64" / "int32"; TypeError otherwise.
+// Shared by both extensions (arrays.cpp is compiled into each).
+/// A dtype by NumPy's name ("float32", "int64"...); TypeError for others.
 DType parseDType(const std::string &name);
-/// A borrowed view of `a` (an aligned copy if `a` is misaligned); TypeError
-/// for dtypes other than float32, float64, int32.
-Array viewOf(const InArray &a, const char *what);
+/// The DLPack dtype of `dtype`.
+nanobind::dlpack::dtype dlpackDType(DType dtype);
 /// A NumPy array that owns `array`'s buffer (no copy).
 nanobind::object toNumPy(Array array);
 
+// tinymlir._tinymlir's (module.cpp, index.cpp, cache.cpp).
+/// A borrowed view of `a` (an aligned copy if `a` is misaligned); TypeError
+/// for dtypes other than float32, float64, int32.
+Array viewOf(const InArray &a, const char *what);
 void registerCache(nanobind::module_ &m);
 /// An array's element strides (NumPy's strides / itemsize) where it is not
 /// C-contiguous (size-1 axes aside, as NumPy's flag), else none; none too for
 /// strides that are not whole elements. The jit keys and traces by it.
 std::optional<std::vector<int64_t>> elementStrides(nanobind::handle array);
-void registerGpt2(nanobind::module_ &m);
 void registerIndex(nanobind::module_ &m);
 
 } // namespace tinymlir::python

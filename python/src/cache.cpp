@@ -43,11 +43,16 @@ Shared share(nb::handle h) {
   });
 }
 
-/// A cache entry: a Specialization, with what CacheStats counts of it.
+/// A cache entry: a Specialization, with what CacheStats counts of it, and
+/// its fast plan where it has one (Specialization._fast_plan): a call that
+/// hits then runs the compiled code from C++, without entering Python.
 struct Entry {
   Shared specialization;
   double seconds = 0;
   bool fromDisk = false;
+  Shared compiled;     // the fast plan's Compiled object (null: no fast plan)
+  Shared resultDType;  // a dtype to view the result as (int64's NumPy type), or null
+  bool scalar = false; // a rank-0 result is returned as a NumPy scalar
 };
 double compileSecondsOf(const Entry &e) { return e.seconds; }
 bool fromDiskCacheOf(const Entry &e) { return e.fromDisk; }
@@ -175,27 +180,30 @@ bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObj
   return true;
 }
 
-/// The key of a call and its array leaves, or None: see the header.
-nb::object callKey(nb::tuple args, nb::dict kwargs, const std::string &options) {
+/// The key of a call and its array leaves (borrowed), or false where the
+/// tree has no key text here: see the header.
+bool keyOfCall(nb::handle args, nb::handle kwargs, const std::string &options, std::string &key,
+               std::vector<PyObject *> &leaves) {
   // Held for the process's life: no reference released after Python's end.
   static PyObject *ndarray =
       nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr();
-  std::string key = "(";
-  std::vector<PyObject *> leaves;
-  for (nb::handle a : args)
-    if (!keyOf(a.ptr(), key, leaves, ndarray))
-      return nb::none();
+  key = "(";
+  const Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!keyOf(PyTuple_GET_ITEM(args.ptr(), i), key, leaves, ndarray))
+      return false;
   key += ')';
   // Keyword arguments by name, as _flatten_call sorts them.
   std::vector<std::pair<std::string, nb::handle>> named;
-  for (auto [name, value] : kwargs)
-    named.emplace_back(nb::cast<std::string>(name), value);
+  if (kwargs.is_valid() && PyDict_GET_SIZE(kwargs.ptr()) > 0)
+    for (auto [name, value] : nb::borrow<nb::dict>(kwargs))
+      named.emplace_back(nb::cast<std::string>(name), value);
   std::sort(named.begin(), named.end(),
             [](const auto &a, const auto &b) { return a.first < b.first; });
   for (const auto &[name, value] : named) {
     text(key, 'k', name.data(), name.size());
     if (!keyOf(value.ptr(), key, leaves, ndarray))
-      return nb::none();
+      return false;
   }
   // Which leaves are one array (_jit._aliases).
   std::string aliases;
@@ -208,10 +216,59 @@ nb::object callKey(nb::tuple args, nb::dict kwargs, const std::string &options) 
     key += "|aliases " + aliases;
   key += '|';
   key += options;
+  return true;
+}
+
+nb::list listOf(const std::vector<PyObject *> &leaves) {
   nb::list list;
   for (PyObject *leaf : leaves)
     list.append(nb::handle(leaf));
-  return nb::make_tuple(nb::str(key.data(), key.size()), list);
+  return list;
+}
+
+/// The key of a call and its array leaves, or None: see the header.
+nb::object callKey(nb::tuple args, nb::dict kwargs, const std::string &options) {
+  std::string key;
+  std::vector<PyObject *> leaves;
+  if (!keyOfCall(args, kwargs, options, key, leaves))
+    return nb::none();
+  return nb::make_tuple(nb::str(key.data(), key.size()), listOf(leaves));
+}
+
+/// A call that hits, run from C++ as JAX's _cpp_pjit runs one: the key, the
+/// lookup and, for a specialization with a fast plan, the native call and its
+/// result, with no Python frame. `miss` where the key has no text here or is
+/// not cached (or while tracing): the caller's Python path handles it. A hit
+/// without a fast plan runs its Specialization's run().
+nb::object callCached(SpecializationCache &cache, nb::tuple args, nb::handle kwargs,
+                      const JitOptions &options, nb::handle miss) {
+  if (detail::tracing())
+    return nb::borrow(miss);
+  std::string key;
+  std::vector<PyObject *> leaves;
+  if (!keyOfCall(args, kwargs, detail::optionsKey(options), key, leaves))
+    return nb::borrow(miss);
+  std::optional<Entry> entry = cache.find(key);
+  if (!entry)
+    return nb::borrow(miss);
+  if (!entry->compiled)
+    return nb::handle(entry->specialization.get()).attr("run")(listOf(leaves));
+  const Compiled &compiled = nb::cast<const Compiled &>(nb::handle(entry->compiled.get()));
+  std::vector<Array> views;
+  views.reserve(leaves.size());
+  for (PyObject *leaf : leaves)
+    views.push_back(viewOf(nb::cast<InArray>(nb::handle(leaf)), "an input"));
+  Array out;
+  {
+    nb::gil_scoped_release release;
+    out = compiled.call(views);
+  }
+  nb::object result = toNumPy(std::move(out));
+  if (entry->resultDType)
+    result = result.attr("view")(nb::handle(entry->resultDType.get()));
+  if (entry->scalar)
+    result = result[nb::tuple()];
+  return result;
 }
 
 nb::object findOrCompile(SpecializationCache &cache, const std::string &key, size_t limit,
@@ -219,8 +276,17 @@ nb::object findOrCompile(SpecializationCache &cache, const std::string &key, siz
   auto build = [&]() -> Entry {
     try {
       nb::object specialization = compile();
-      return {share(specialization), nb::cast<double>(specialization.attr("compile_seconds")),
-              nb::cast<bool>(specialization.attr("from_disk_cache"))};
+      Entry entry{share(specialization), nb::cast<double>(specialization.attr("compile_seconds")),
+                  nb::cast<bool>(specialization.attr("from_disk_cache"))};
+      nb::object plan = specialization.attr("_fast_plan")();
+      if (!plan.is_none()) { // (compiled, the result's dtype to view as or None, scalar)
+        nb::tuple t = nb::borrow<nb::tuple>(plan);
+        entry.compiled = share(t[0]);
+        if (!t[1].is_none())
+          entry.resultDType = share(t[1]);
+        entry.scalar = nb::cast<bool>(t[2]);
+      }
+      return entry;
     } catch (nb::python_error &e) {
       throw Failure{share(e.value())};
     }
@@ -269,6 +335,9 @@ void registerCache(nb::module_ &m) {
                   "An array's element strides where it is not C-contiguous, else None.")
       .def_static("key", &callKey, "args"_a, "kwargs"_a, "options"_a,
                   "(key, array leaves) of a call, or None where flatten's tree must key it.")
+      .def("call", &callCached, "args"_a, "kwargs"_a.none(), "options"_a, "miss"_a,
+           "A call's result where its key is cached (run from C++ where the specialization "
+           "has a fast plan), else `miss`.")
       .def("find_or_compile", &findOrCompile, "key"_a, "limit"_a, "compile"_a,
            "The Specialization of `key`, or compile()'s, inserted (threads asking for a key "
            "being compiled wait for it, without the GIL, and get its exception).")

@@ -1,4 +1,5 @@
-// The Python module tinymlir._tinymlir: a thin nanobind layer over the C++ core.
+// The Python module tinymlir._tinymlir: a thin nanobind layer over the C++ core
+// (the compiler alone: GPT-2 and its kernels are tinymlir._gpt2, python/src/gpt2).
 //
 // Tracing happens in the C++ Tensor graph: Python's traced values hold a
 // tinymlir::Tensor, and every operation here is one call of the C++ frontend
@@ -8,9 +9,9 @@
 // arrays that own the native buffer.
 #include "binding.h"
 
+#include <tinymlir/environment.h>
 #include <tinymlir/index.h>
 #include <tinymlir/jit.h>
-#include <tinymlir/kernels.h>
 #include <tinymlir/numpy.h>
 #include <tinymlir/tensor.h>
 
@@ -28,27 +29,7 @@ using namespace nb::literals;
 
 namespace tinymlir::python {
 
-DType parseDType(const std::string &name) {
-  if (std::optional<DType> d = dtypeNamed(name))
-    return *d;
-  throw nb::type_error(("tinymlir does not support the dtype " + name +
-                        "; it has bool, int8 to int64, uint8 to uint64, float16, float32, "
-                        "float64, complex64 and complex128")
-                           .c_str());
-}
-
 namespace {
-
-nb::dlpack::dtype dlpackDType(DType dtype) {
-  using Code = nb::dlpack::dtype_code;
-  Code code = dtype == DType::b8  ? Code::Bool
-              : isUnsigned(dtype) ? Code::UInt
-              : isInteger(dtype)  ? Code::Int
-              : isComplex(dtype)  ? Code::Complex
-                                  : Code::Float;
-  return nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(8 * dtypeSize(dtype)),
-                           1};
-}
 
 std::string dlpackName(nb::dlpack::dtype d) {
   using Code = nb::dlpack::dtype_code;
@@ -100,16 +81,6 @@ std::vector<Array> inputViews(const std::vector<InArray> &inputs) {
   return views;
 }
 } // namespace
-
-nb::object toNumPy(Array array) {
-  // The NumPy array owns the native buffer through a capsule holding the Array.
-  auto *held = new Array(std::move(array));
-  nb::capsule owner(held, [](void *p) noexcept { delete static_cast<Array *>(p); });
-  std::vector<size_t> shape(held->shape().begin(), held->shape().end());
-  nb::ndarray<nb::numpy> out(held->data(), shape.size(), shape.data(), owner, nullptr,
-                             dlpackDType(held->dtype()));
-  return out.cast();
-}
 
 namespace {
 
@@ -636,15 +607,6 @@ NB_MODULE(_tinymlir, m) {
       "x"_a, "to_end"_a.none(), "to_begin"_a.none());
   // Products and layout.
   m.def("matmul", &matmul);
-  // The library's kernels (kernels.h), those GPT-2 runs.
-  m.def("gelu", &gelu);
-  m.def("softmax", &softmax);
-  m.def("layer_norm", &layerNorm, "x"_a, "gain"_a, "bias"_a, "eps"_a = 1e-5);
-  m.def("linear", &linear);
-  m.def("attention", [](const Tensor &x, const Tensor &qkvWeight, const Tensor &qkvBias,
-                        const Tensor &outWeight, const Tensor &outBias, int64_t heads) {
-    return attention(x, {qkvWeight, qkvBias}, {outWeight, outBias}, heads);
-  });
   m.def("slice", &slice, "x"_a, "begin"_a, "end"_a, "steps"_a = std::vector<int64_t>{});
   m.def("slice_update", &sliceUpdate, "x"_a, "begin"_a, "end"_a, "steps"_a, "value"_a,
         "x with the box slice(x, begin, end, steps) replaced by value (broadcast, cast).");
@@ -689,8 +651,6 @@ NB_MODULE(_tinymlir, m) {
   m.def("concatenate", &concatenate, "parts"_a, "axis"_a);
   m.def("gather", &gather, "table"_a, "ids"_a);
   m.def("index_put", &indexPut, "a"_a, "index"_a, "values"_a);
-  m.def("causal_mask",
-        [](int64_t n, const std::string &dtype) { return causalMask(n, parseDType(dtype)); });
   m.def("triu", &triu, "x"_a, "k"_a = 0);
   m.def("flip", &flip, "x"_a, "axes"_a.none());
   m.def("tril", &tril, "x"_a, "k"_a = 0);
@@ -892,6 +852,15 @@ NB_MODULE(_tinymlir, m) {
       "One kernel with an output per result; donated: for each result, the input it "
       "updates in place, or -1 (empty: none).");
 
+  m.def(
+      "environment",
+      [](const std::string &name) -> std::optional<std::string> {
+        const char *value = environment(name.c_str());
+        return value ? std::optional<std::string>(value) : std::nullopt;
+      },
+      "name"_a,
+      "Environment variable `name` (a row of options.def or environment.def; another is a "
+      "ValueError), or None where unset or empty: the one reader of the environment.");
   m.def("set_threads", [](int n) {
     nb::gil_scoped_release release;
     setThreads(n);
@@ -906,5 +875,4 @@ NB_MODULE(_tinymlir, m) {
 
   registerIndex(m);
   registerCache(m);
-  registerGpt2(m);
 }

@@ -13,6 +13,10 @@ The C++ core is the compiler: Python traces into its Tensor graph (NumPy
 broadcasting and NumPy 2 promotion), and it builds, optimizes, bufferizes,
 lowers and runs the code. Unmodified NumPy code traces too: NumPy's ufuncs and
 a table of array functions dispatch to traced values.
+
+GPT-2 and the kernels it is written with (gelu, softmax, layer_norm, linear,
+attention, causal_mask) are ``tinymlir.gpt2``, a module of its own (its own
+extension, built with the models).
 """
 
 import os as _os
@@ -24,45 +28,40 @@ import sys as _sys
 _flags = _sys.getdlopenflags()
 _sys.setdlopenflags(_flags | _os.RTLD_GLOBAL)
 try:
-    from . import _tinymlir  # noqa: E402
+    from . import _tinymlir
 finally:
     _sys.setdlopenflags(_flags)
 
-from ._jit import CacheStats as CacheStats, JitFunction as JitFunction
-from ._jit import Specialization as Specialization, jit as jit
+# _creation, _numpy and _functions: NumPy's protocols on traced arrays and the functions
+# they dispatch to, each module registering itself with _trace's layers as it is imported
+# (in that order: each imports the one before). _elementwise: the elementwise functions of
+# ops.def (tinymlir.exp, tinymlir.add, ...), generated from the op table at build time.
+from . import _creation, _elementwise, _functions, _numpy  # noqa: F401
+from ._elementwise import *  # noqa: F403 -- its __all__
+from ._jit import (
+    CacheStats as CacheStats,
+    JitFunction as JitFunction,
+    Specialization as Specialization,
+    jit as jit,
+)
 from ._ops import (
     astype,
-    attention,
-    causal_mask,
     cast,
     concatenate,
     gather,
-    gelu,
     index_put,
-    layer_norm,
-    linear,
     matmul,
     max,
     mean,
     min,
     reshape,
     slice,
-    softmax,
     split,
     sum,
     transpose,
     var,
 )
 from ._trace import Traced as Traced, TracingError as TracingError
-
-# NumPy's protocols on traced arrays and the functions they dispatch to, each
-# module registering itself with _trace's layers as it is imported.
-from . import _creation, _numpy, _functions  # noqa: E402,F401
-
-# The elementwise functions of ops.def (tinymlir.exp, tinymlir.add, ...), generated from
-# the op table at build time.
-from . import _elementwise
-from ._elementwise import *  # noqa: F401,F403 -- its __all__
 
 #: How a function is compiled (C++ JitOptions): Options() holds the defaults
 #: with TINYMLIR_* environment variables applied; jit(f, blas=False, ...) sets fields.
@@ -97,12 +96,6 @@ __all__ = [
     "concatenate",
     "gather",
     "index_put",
-    "causal_mask",
-    "gelu",
-    "softmax",
-    "layer_norm",
-    "linear",
-    "attention",
     "set_threads",
     "blas_library",
     "numpy_blas_products",

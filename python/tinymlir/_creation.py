@@ -31,13 +31,13 @@ import numpy as np
 
 from . import _tinymlir as _core
 from ._trace import (
-    _has_traced,
-    known_constant,
-    _nested,
     Traced,
+    _has_traced,
+    _nested,
     _state,
     constant,
     dtype_name,
+    known_constant,
     layers,
     set_known,
     to_tensor,

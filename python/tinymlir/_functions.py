@@ -24,13 +24,12 @@ import operator
 
 import numpy as np
 
-from . import _creation
-from . import _tinymlir as _core
-from ._numpy import _FUNCTIONS, _NoValue, _implements, _traced
+from . import _creation, _tinymlir as _core
+from ._numpy import _FUNCTIONS, _implements, _NoValue, _traced
 from ._trace import (
     Traced,
-    _has_traced,
     TracingError,
+    _has_traced,
     dtype_name,
     known_constant,
     known_value,
@@ -819,7 +818,6 @@ for _name in ("triu_indices_from", "tril_indices_from"):
 
 
 def _partitioned(name):
-
     def partition(a, kth, axis=-1, kind="introselect", order=None):
         """A full (stable) sort: a valid partition for every kth, as NumPy
         defines one (each kth's element is NumPy's, and the others are on its

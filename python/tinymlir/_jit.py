@@ -11,14 +11,17 @@ later calls run the native code directly.
 
 from __future__ import annotations
 
+import ast
 import copy
 import copyreg
 import dataclasses
+import dis
 import functools
 import inspect
 import itertools
 import os
 import sys
+import textwrap
 import types
 from collections.abc import Callable
 from typing import Any, overload
@@ -31,6 +34,7 @@ from ._trace import (
     TraceContext,
     Traced,
     TracingError,
+    current_context,
     dtype_name,
     plain_array,
     replay_view,
@@ -38,6 +42,9 @@ from ._trace import (
     tracing,
 )
 
+_MISS = object()  # the C++ cache's answer where Python must key or compile a call
+# Most call trees named per function (by flatten's tree) while cache_limit is 0.
+_TREE_NAMES = 256
 _STATIC_TYPES = (bool, int, float, complex, str, bytes, type(None))
 _SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32))
 
@@ -357,22 +364,25 @@ class Specialization:
     @property
     def written_arguments(self) -> list[int]:
         """The positions (among the flattened array arguments) the function writes to."""
-        return [leaf for leaf, _ in self._writes]
+        return [leaf for leaf, _ in self._writes if leaf < self._n_inputs]
 
     def run(self, leaves):
         if self._static is not None:
             return copy.deepcopy(self._static[0])
+        run_leaves = leaves + self._hidden if self._hidden else list(leaves)
+        targets = tuple(run_leaves)  # the arrays written (run_leaves may take copies)
         for leaf, _ in self._writes:
-            a = leaves[leaf]
+            a = targets[leaf]
             if not a.flags.writeable:
                 raise ValueError("assignment destination is read-only")
-            for k, b in enumerate(leaves):
+            for k, b in enumerate(targets):
                 if b is not a and np.may_share_memory(a, b):
+                    what = "a captured array" if leaf >= self._n_inputs else f"argument {leaf}"
+                    other = "a captured array" if k >= self._n_inputs else f"argument {k}"
                     raise ValueError(
-                        f"tinymlir.jit: argument {leaf} is written and shares memory with "
-                        f"argument {k}; pass the same array, or copies"
+                        f"tinymlir.jit: {what} is written and shares memory with "
+                        f"{other}; pass the same array, or copies"
                     )
-        run_leaves = leaves + self._hidden if self._hidden else list(leaves)
         if self._compiled is None:  # every result a view of an argument, nothing written
             results = [
                 _scalar(replay_view(leaves[i], steps), self._rank0.get(k))
@@ -386,7 +396,7 @@ class Specialization:
             outs, direct = self._compiled.call_all(run_leaves), ()
         for leaf, position in self._writes:
             if position not in direct:
-                np.copyto(leaves[leaf], outs[position], casting="unsafe")
+                np.copyto(targets[leaf], outs[position], casting="unsafe")
         if self._out_tree is None:
             return self._flagged(0, _scalar(outs[0], self._rank0.get(0)))
         computed = iter(outs[: len(outs) - len(self._writes)])
@@ -409,6 +419,30 @@ class Specialization:
             results[k] = view if steps is None else _scalar(view, self._rank0.get(k))
         return unflatten(self._out_tree, iter(results))
 
+    def _fast_plan(self):
+        """What the C++ cache needs to run this specialization without Python
+        (python/src/cache.cpp, callCached): (compiled, the dtype its result is
+        viewed as or None, whether a rank-0 result is a NumPy scalar), or None
+        where run() has more to do (writes, views, aliases, trees, hidden
+        inputs, flags)."""
+        c = self._compiled
+        if (
+            c is None
+            or self._static is not None
+            or self._out_tree is not None
+            or self._writes
+            or self._hidden
+            or self._views
+            or self._aliases
+            or self._returned
+            or self._rank0
+            or self._readonly
+            or len(self._types) != 1
+        ):
+            return None
+        shape, dtype = self._types[0]
+        return c, (np.dtype(dtype.name) if dtype.char in "qQ" else None), not shape
+
     def _flagged(self, k, r):
         """Result `k` read-only where NumPy's is (a broadcast_to or diagonal view)."""
         if k in self._readonly and isinstance(r, np.ndarray):
@@ -425,7 +459,7 @@ class Specialization:
             if leaf < 0:
                 outs.append(np.empty(shape, dtype))
                 continue
-            a = leaves[leaf]
+            a = run_leaves[leaf]
             if a.flags.c_contiguous and a.flags.aligned:
                 out = a
                 direct.add(k)
@@ -503,17 +537,17 @@ class JitFunction:
         fn: Callable[..., Any],
         *,
         target: str | None = None,
-        cache_limit: int = 0,
         **options: Any,
     ) -> None:
         # The options: the defaults with TINYMLIR_* environment variables
-        # applied (docs/options.md), then those given here.
+        # applied (docs/options.md), then those given here (cache_limit among
+        # them: options.def's row).
         self.fn = fn
         self.options = _options(target, options, "tinymlir.jit")
-        self._limit = int(cache_limit)
         # The specializations, in the C++ cache (python/src/cache.cpp), and
         # the key names of call trees it has no key text for (NumPy scalars,
-        # named tuples, dataclasses, other static objects).
+        # named tuples, dataclasses, other static objects): at most
+        # _TREE_NAMES of them, cleared with the cache.
         self._cache = _core.SpecializationCache()
         self._tree_keys = {}
         self._tree_names = itertools.count()
@@ -524,28 +558,42 @@ class JitFunction:
             self._takes_target = "target" in inspect.signature(fn).parameters
         except (TypeError, ValueError):  # no signature (some builtins)
             self._takes_target = False
+        # Whether C++ alone keys its calls: no captures (their key is Python's)
+        # and no `target` parameter of its own.
+        self._plain = not (self._names or self._closure or self._takes_target)
         functools.update_wrapper(self, fn)
 
     # The cache.
     @property
     def cache_limit(self) -> int:
-        """Specializations kept, least recently used out first; 0: no limit."""
-        return self._limit
+        """Specializations kept, least recently used out first; 0: no limit
+        (the ``cache_limit`` option)."""
+        return int(self.options.cache_limit)
 
     @cache_limit.setter
     def cache_limit(self, limit: int) -> None:
-        self._limit = int(limit)
-        self._cache.evict(self._limit)
+        self.options.cache_limit = int(limit)
+        self._cache.evict(self.cache_limit)
+        if self.cache_limit and len(self._tree_keys) > self.cache_limit:
+            self._tree_keys.clear()
 
     def stats(self) -> CacheStats:
         return self._cache.stats()
 
     def clear_cache(self) -> None:
+        """Drops every specialization and every memo of the keys."""
         self._cache.clear()
+        self._tree_keys.clear()
+        self._number_keys.clear()
 
     # Calls. Keyword arguments are inputs where they hold arrays, as positional
     # ones are, and static values otherwise.
     def __call__(self, *args: Any, target: str | None = None, **kwargs: Any) -> Any:
+        if target is None and self._plain:
+            # A hit runs from C++ (python/src/cache.cpp); a miss comes back here.
+            result = self._cache.call(args, kwargs, self.options, _MISS)
+            if result is not _MISS:
+                return result
         target = self._target(target, kwargs)
         if tracing():
             # inlined into the function being traced
@@ -573,7 +621,7 @@ class JitFunction:
             return qualname
         # A lambda, a nested function, or __main__'s sent to other machines
         # (cloudpickle, as Dask sends work): the function by value.
-        return _rebuild_jit, (self.fn, _options_state(self.options), self._limit)
+        return _rebuild_jit, (self.fn, _options_state(self.options))
 
     def _target(self, target, kwargs):
         """The compile target of a call; a function of its own `target` parameter gets it."""
@@ -608,7 +656,13 @@ class JitFunction:
                 layouts,
                 _aliases(leaves),
             )
-            name = self._tree_keys.setdefault(tree_key, next(self._tree_names))
+            name = self._tree_keys.get(tree_key)
+            if name is None:
+                # A name the cache has not seen: a tree named before the
+                # memo was cleared is only traced again (its entry ages out).
+                if len(self._tree_keys) >= (self.cache_limit or _TREE_NAMES):
+                    self._tree_keys.clear()
+                name = self._tree_keys[tree_key] = next(self._tree_names)
             key = f"tree {name}|{options.key()}"
             if self._names or self._closure:
                 key += _captures_key(self.fn, self._names, self._number_keys)
@@ -626,7 +680,7 @@ class JitFunction:
                     dtype_name(a.dtype, f"argument {path}")
             return self._build(treedef, leaves, layouts, options)
 
-        return self._cache.find_or_compile(key, self._limit, compile), leaves
+        return self._cache.find_or_compile(key, options.cache_limit, compile), leaves
 
     def _build(self, treedef, leaves, layouts, options):
         n = len(leaves)
@@ -645,6 +699,7 @@ class JitFunction:
             else:
                 traced.append(traced[j])
         with TraceContext(n, self.fn) as ctx:
+            ctx.made.extend(traced)  # the arguments expire with the trace too
             args, kwargs = _unflatten_call(treedef, iter(traced))
             result = _with_traceable_captures(self.fn)(*args, **kwargs)
             for i, t in enumerate(traced):
@@ -658,6 +713,10 @@ class JitFunction:
             written = [
                 i for i, t in enumerate(traced) if first[id(leaves[i])] == i and t._ref.version > 0
             ]
+            # Captured arrays written to: hidden inputs after the leaves, written
+            # back as arguments are.
+            stand_ins = {n + position: t for position, t in ctx.written_captures.values()}
+            written += [i for i, t in stand_ins.items() if t._ref.version > 0]
             if not outs and not written:  # computed from static arguments alone
                 return Specialization(None, n, [], None, static=(result,))
             # An argument returned as it is (not a view of it) is the caller's
@@ -717,7 +776,7 @@ class JitFunction:
             # written to; each of those updates its argument in place where the
             # C++ side can (Compiled.donations).
             tensors = [to_tensor(o, "an output") for o in outs]
-            tensors += [traced[i]._ref.base() for i in written]
+            tensors += [(stand_ins[i] if i >= n else traced[i])._ref.base() for i in written]
             donated = [-1] * len(outs) + written
             if out_tree is LEAF and not written and not returned and not views and not aliases:
                 out_tree = None
@@ -840,10 +899,14 @@ def _code_names(fn):
     to an array); None for other callables."""
     if not isinstance(fn, types.FunctionType):
         return None
-    names = set(fn.__code__.co_names)
-    for const in fn.__code__.co_consts:
-        if isinstance(const, types.CodeType):
-            names.update(const.co_names)
+    names = set()
+    codes = [fn.__code__]
+    while codes:  # its global loads, not attribute names (np.tanh's tanh)
+        code = codes.pop()
+        names.update(
+            i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+        )
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
     glob = fn.__globals__
     names = {n for n in names if not callable(v := glob.get(n)) and type(v) is not types.ModuleType}
     return tuple(sorted(names))
@@ -901,8 +964,20 @@ def _with_traceable_captures(fn):
     captured = [] if names is None else [(k, v) for k, v in _captures(fn, names) if _capturable(v)]
     if not captured:
         return fn
-    swapped = {n: v.view(_Captured) for n, v in captured if isinstance(n, str)}
-    cells = {i: types.CellType(v.view(_Captured)) for i, v in captured if isinstance(i, int)}
+    # Arrays the code writes to (by name) are traced as arguments are, and
+    # written back after each call; the others are _Captured views.
+    written = _written_names(fn.__code__)
+    freevars = fn.__code__.co_freevars
+    context = current_context()
+
+    def stand_in(k, v):
+        name = k if isinstance(k, str) else freevars[k]
+        if context is not None and name in written:
+            return context.written_capture(v)
+        return v.view(_Captured)
+
+    swapped = {n: stand_in(n, v) for n, v in captured if isinstance(n, str)}
+    cells = {i: types.CellType(stand_in(i, v)) for i, v in captured if isinstance(i, int)}
     closure = fn.__closure__
     if cells:
         closure = tuple(cells.get(i, c) for i, c in enumerate(closure))
@@ -913,12 +988,84 @@ def _with_traceable_captures(fn):
     return new
 
 
-def _rebuild_jit(fn, state, limit):
+# Functions and methods that write into their first argument.
+_WRITING_CALLS = frozenset(
+    [
+        "copyto",
+        "put",
+        "put_along_axis",
+        "putmask",
+        "place",
+        "fill_diagonal",
+        "at",
+        "fill",
+        "sort",
+        "partition",
+        "itemset",
+        "setfield",
+        "resize",
+    ]
+)
+
+
+def _root_name(node):
+    """The name at the root of `G`, `G[i]`, `G.T[i]`, `G[i][j]`, else None."""
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _written_names(code) -> frozenset:
+    """The names whose arrays the source of `code` writes into: item and slice
+    assignments (`G[i] = v`, `G[1:] += v`), augmented assignments (`G += v`),
+    `out=` arguments, NumPy's writing functions (`np.copyto(G, v)`,
+    `np.add.at(G, i, v)`) and writing methods (`G.fill(0)`). Empty where the
+    source is not available (the REPL, exec): writes stay refused there."""
+    try:
+        source = textwrap.dedent(inspect.getsource(code))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return frozenset()
+    names = set()
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            flat = []
+            while targets:
+                t = targets.pop()
+                if isinstance(t, (ast.Tuple, ast.List)):
+                    targets.extend(t.elts)
+                else:
+                    flat.append(t)
+            for t in flat:
+                if isinstance(t, (ast.Subscript, ast.Attribute)) or isinstance(node, ast.AugAssign):
+                    names.add(_root_name(t))
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "out":
+                    parts = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
+                    names.update(_root_name(v) for v in parts)
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _WRITING_CALLS:
+                # np.copyto(G, ...), np.add.at(G, ...): the first argument;
+                # G.fill(0), G.sort(): the object
+                if (
+                    node.args
+                    and isinstance(f.value, (ast.Name, ast.Attribute))
+                    and (_root_name(f.value) in ("np", "numpy") or f.attr == "at")
+                ):
+                    names.add(_root_name(node.args[0]))
+                else:
+                    names.add(_root_name(f.value))
+    names.discard(None)
+    return frozenset(names)
+
+
+def _rebuild_jit(fn, state):
     return JitFunction(
-        fn,
-        target=state["target"],
-        **{k: v for k, v in state.items() if k not in ("target", "cache_limit")},
-        cache_limit=limit,
+        fn, target=state["target"], **{k: v for k, v in state.items() if k != "target"}
     )
 
 

@@ -16,11 +16,11 @@ import numpy as np
 
 from . import _tinymlir as _core
 from ._creation import full_like
-from ._trace import _arange  # noqa: F401  (NumPy's, also while creation is traced)
 from ._trace import (
     Masked,
     Traced,
     TracingError,
+    _arange,  # noqa: F401  (NumPy's, also while creation is traced)
     dtype_name,
     folded,
     layers,

@@ -1,4 +1,4 @@
-"""The frontend's functions, and kernels written with them (as in the seeds).
+"""The frontend's functions (GPT-2's kernels written with them: tinymlir.gpt2).
 
 On traced values they build graph nodes. Called with NumPy arrays outside of
 tracing, they are compiled and run like any jitted function (no NumPy
@@ -145,46 +145,3 @@ def index_put(a, index, values):
         for i in (index if isinstance(index, tuple) else (index,))
     ]
     return Traced(_core.index_put(_t(a), parts, _t(values)))
-
-
-def causal_mask(n, dtype=np.float32):
-    """(n, n): 0 on and below the diagonal, -1e10 above (built in the kernel)."""
-    return Traced(_core.causal_mask(operator.index(n), dtype_name(dtype, "causal_mask's dtype")))
-
-
-# --- Kernels: the C++ library's (kernels.h), as GPT-2 runs them -------------------
-
-
-@_frontend
-def gelu(x):
-    """GELU, tanh form; its float64 sqrt(2/pi) promotes float32 to float64, as the seeds'."""
-    return Traced(_core.gelu(_t(x)))
-
-
-@_frontend
-def softmax(x):
-    """Softmax over the last axis, stabilized by the row maximum."""
-    return Traced(_core.softmax(_t(x)))
-
-
-@_frontend
-def layer_norm(x, gain, bias, eps=1e-5):
-    """Layer normalization over the last axis (centered variance)."""
-    return Traced(_core.layer_norm(_t(x), _t(gain), _t(bias), float(eps)))
-
-
-@_frontend
-def linear(x, weight, bias):
-    """x @ weight + bias."""
-    return Traced(_core.linear(_t(x), _t(weight), _t(bias)))
-
-
-@_frontend
-def attention(x, qkv_weight, qkv_bias, out_weight, out_bias, heads):
-    """Causal multi-head self-attention of x (T, C): packed QKV projection (C, 3C), heads,
-    softmax(q k^T / sqrt(D) + causal mask) v, output projection (C, C)."""
-    return Traced(
-        _core.attention(
-            _t(x), _t(qkv_weight), _t(qkv_bias), _t(out_weight), _t(out_bias), operator.index(heads)
-        )
-    )

@@ -96,14 +96,39 @@ class TraceContext:
         self.fn_scope = (getattr(fn, "__globals__", None), getattr(fn, "__closure__", None))
         self.hidden = []  # arrays, in placeholder order
         self.hidden_tensors = []  # their placeholders
+        # Captured arrays the function writes to (_jit._written_names): id ->
+        # (position among the hidden inputs, the Traced that stands for it)
+        self.written_captures = {}
         self.known = {}  # buffer id: the NumPy value of an array made from static values
+        # Every Traced made while this context is active: they expire with it
+        # (__exit__), so that a traced value that outlives its trace holds no
+        # graph. NumPy 2.4 keeps the operands of a ufunc.reduce/accumulate
+        # whose __array_ufunc__ raised (numpy#31677, fixed after 2.4.6): the
+        # Traced among them are then empty shells, not whole graphs.
+        self.made = []
 
-    def hidden_input(self, array: np.ndarray) -> "Traced":
+    def hidden_input(self, array: np.ndarray) -> Traced:
         index = self.first_hidden + len(self.hidden)
         t = _core.placeholder(index, list(array.shape), dtype_name(array.dtype))
         self.hidden.append(array)
         self.hidden_tensors.append(t)
         return Traced(t)
+
+    def written_capture(self, array: np.ndarray) -> Traced:
+        """The traced stand-in of captured array `array` that the function writes
+        to: a hidden input with a buffer of its own (in the array's layout, as an
+        argument's), written back into `array` after each call."""
+        known = self.written_captures.get(id(array))
+        if known is not None and self.hidden[known[0]] is array:
+            return known[1]
+        index = self.first_hidden + len(self.hidden)
+        t = _core.placeholder(index, list(array.shape), dtype_name(array.dtype))
+        strides = _core.SpecializationCache.element_strides(array)
+        traced = Traced(t, _core.Ref(t, list(strides)) if strides is not None else None)
+        self.written_captures[id(array)] = (len(self.hidden), traced)
+        self.hidden.append(array)
+        self.hidden_tensors.append(t)
+        return traced
 
     def __enter__(self):
         self._hooks = layers.install(*self.fn_scope)
@@ -115,7 +140,26 @@ class TraceContext:
         _state.contexts.pop()
         _core.trace_exit()
         layers.uninstall(self._hooks)
+        for t in self.made:
+            t._ref = _EXPIRED
+        self.made.clear()
+        self.written_captures.clear()
         return False
+
+
+class _Expired:
+    """A Traced's buffer after its trace ended: any use is an error."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        raise TracingError(
+            "tinymlir: a traced value was used after the trace that made it ended (kept in "
+            "a global, a closure or an object); return it from the jitted function instead"
+        )
+
+
+_EXPIRED = _Expired()
 
 
 def tracing() -> bool:
@@ -210,7 +254,7 @@ def _wrap(t):
     return Traced(t)
 
 
-def known_value(x: "Traced"):
+def known_value(x: Traced):
     """The NumPy value of an array made inside the traced function from static
     values alone (np.arange(n), np.zeros(3)) while nothing has written to it:
     used where a value is needed while tracing (an index, a loop over it)."""
@@ -223,7 +267,7 @@ def known_value(x: "Traced"):
     return known
 
 
-def set_known(x: "Traced", value):
+def set_known(x: Traced, value):
     """Records the NumPy value (or a function computing it) of an array made
     from static values alone: known_value gives it until the array is written."""
     context = current_context()
@@ -319,7 +363,7 @@ def replay_view(a, steps):
 _K = _core.IndexKind
 
 
-def _getitem(x: "Traced", index):
+def _getitem(x: Traced, index):
     items = _items(_known_index(index))
     if _core.index_kind(items, x.ndim) == _K.mask:
         return Masked(x._ref.masked_read(items))
@@ -329,7 +373,7 @@ def _getitem(x: "Traced", index):
     return r
 
 
-def _setitem(x: "Traced", index, value):
+def _setitem(x: Traced, index, value):
     index = _known_index(index)
     items = _items(index)
     kind = _core.index_kind(items, x.ndim)
@@ -478,7 +522,7 @@ for _name in ("sum", "prod", "max", "min", "any", "all", "mean", "var", "std"):
     )
 
 
-def index_input(ids, op: str) -> "Traced":
+def index_input(ids, op: str) -> Traced:
     """Rank-1 integer positions as a traced int32 input: a traced value as it
     is, constants as a hidden input (positions are checked before each call)."""
     if isinstance(ids, Traced):
@@ -610,6 +654,8 @@ class Traced:
 
     def __init__(self, tensor, ref=None, rank0=None):
         self._ref = _core.Ref(tensor) if ref is None else ref
+        if _state.contexts:
+            _state.contexts[-1].made.append(self)
         # What NumPy's value is where it has rank 0: one of rank0()'s answers,
         # or None where its view decides.
         self._rank0 = rank0

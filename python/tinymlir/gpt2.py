@@ -7,32 +7,87 @@
 Greedy by default; ``temperature=0.8, top_k=40, top_p=0.95, repeat_penalty=1.1, seed=1``
 sample as ``tinymlir-gpt2`` does with the same flags (the same seed gives the same tokens).
 Generation stops at <|endoftext|> (50256, not yielded) unless ``ignore_eos=True``.
+
+The kernels GPT-2 is written with (C++ lib/models/nn), traced or eager like the
+frontend's functions: ``gelu``, ``softmax``, ``layer_norm``, ``linear``, ``attention``,
+``causal_mask``. All of it is the extension ``tinymlir._gpt2``, built with the models;
+``import tinymlir`` alone does not load it.
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import queue
 import threading
-from pathlib import Path
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _tinymlir
+from . import _gpt2, _tinymlir
 from ._jit import _options
+from ._ops import _frontend
+from ._trace import Traced, dtype_name, to_tensor
 
-_core = _tinymlir.gpt2
+_core = _gpt2
 
 _PACKAGE = Path(__file__).resolve().parent
+
+
+# --- Kernels: the C++ library's (lib/models/nn), as GPT-2 runs them ----------------
+
+
+def causal_mask(n, dtype=np.float32):
+    """(n, n): 0 on and below the diagonal, -1e10 above (built in the kernel)."""
+    return Traced(_core.causal_mask(operator.index(n), dtype_name(dtype, "causal_mask's dtype")))
+
+
+@_frontend
+def gelu(x):
+    """GELU, tanh form; its float64 sqrt(2/pi) promotes float32 to float64, as the seeds'."""
+    return Traced(_core.gelu(to_tensor(x)))
+
+
+@_frontend
+def softmax(x):
+    """Softmax over the last axis, stabilized by the row maximum."""
+    return Traced(_core.softmax(to_tensor(x)))
+
+
+@_frontend
+def layer_norm(x, gain, bias, eps=1e-5):
+    """Layer normalization over the last axis (centered variance)."""
+    return Traced(_core.layer_norm(to_tensor(x), to_tensor(gain), to_tensor(bias), float(eps)))
+
+
+@_frontend
+def linear(x, weight, bias):
+    """x @ weight + bias."""
+    return Traced(_core.linear(to_tensor(x), to_tensor(weight), to_tensor(bias)))
+
+
+@_frontend
+def attention(x, qkv_weight, qkv_bias, out_weight, out_bias, heads):
+    """Causal multi-head self-attention of x (T, C): packed QKV projection (C, 3C), heads,
+    softmax(q k^T / sqrt(D) + causal mask) v, output projection (C, C)."""
+    t = to_tensor
+    return Traced(
+        _core.attention(
+            t(x), t(qkv_weight), t(qkv_bias), t(out_weight), t(out_bias), operator.index(heads)
+        )
+    )
+
+
+# --- The model --------------------------------------------------------------------
 
 
 def data_dir() -> str:
     """The tokenizer files (encoder.json, vocab.bpe): $TINYMLIR_GPT2_DATA, else the
     copy installed with the package."""
-    env = os.environ.get("TINYMLIR_GPT2_DATA")
+    env = _tinymlir.environment("TINYMLIR_GPT2_DATA")
     return env if env else str(_PACKAGE / "data" / "gpt2")
 
 
@@ -49,7 +104,7 @@ _tokenizer = None
 _tokenizer_lock = threading.Lock()
 
 
-def tokenizer() -> "_core.Tokenizer":
+def tokenizer() -> _core.Tokenizer:
     """GPT-2's byte-level BPE tokenizer (the CLI's, loaded once)."""
     global _tokenizer
     with _tokenizer_lock:

@@ -1,5 +1,6 @@
 # lit configuration: IR at each stage of tinymlir-emit, and single passes run by
-# tinymlir-opt on hand-written IR (passes/*.mlir), checked with FileCheck.
+# tinymlir-opt on hand-written IR (passes/*.mlir), checked with FileCheck. GPT-2's
+# stage tests (test/gpt2/lit, built with the models) load it too, on their own folder.
 import os
 
 import lit.formats
@@ -13,7 +14,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.tinymlir_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
 config.environment["TINYMLIR_BLAS"] = "1"
-# tinymlir-emit's examples of GPT-2's blocks exist in builds with the models.
+# tinymlir-emit's examples of GPT-2's kernels and blocks exist in builds with the models.
 if config.tinymlir_models.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("models")
 # Hermetic: lit passes few variables through, so tinymlir-emit would fall back

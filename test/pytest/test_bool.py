@@ -4,31 +4,12 @@ a selection or a comparison: checked against NumPy exactly, dtype included."""
 
 import numpy as np
 import pytest
+from conftest import assert_same, same
 
 import tinymlir
 from tinymlir import jit
 
 SPECIAL = [0.0, -0.0, 1.0, -1.5, 2.5, np.inf, -np.inf, np.nan, 1e-30, 3.0]
-
-
-def equal(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            equal(g, w)
-        return
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_array_equal(got, want)
-    if got.dtype.kind == "f":  # -0 stays -0
-        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
-
-
-def same(fn, *args):
-    got, want = jit(fn)(*args), fn(*args)
-    equal(got, want)
-    return got
 
 
 def operands():
@@ -134,7 +115,7 @@ def test_bool_inputs_and_outputs_cross_the_boundary():
     # A bool argument is its own specialization: int32 values are not taken as bools.
     g = jit(lambda p: (p, np.where(p, 1.0, 2.0)))
     for arg in (m, m.astype(np.int32) * 3, m.astype(np.float32)):
-        equal(g(arg), (arg, np.where(arg, 1.0, 2.0)))
+        assert_same((arg, np.where(arg, 1.0, 2.0)), g(arg))
 
 
 def test_bool_results_that_numpy_makes_int64():
@@ -169,7 +150,7 @@ def test_bool_arithmetic_as_numpys():
         lambda p, q: np.abs(p),
         lambda p, q: np.floor(p),
     ):
-        equal(jit(fn)(m, n), fn(m, n))
+        assert_same(fn(m, n), jit(fn)(m, n))
 
 
 def test_bool_mistakes_are_named():
@@ -192,7 +173,7 @@ def test_bool_mistakes_are_named():
     # A concrete mask's count is known: NumPy's x[mask.nonzero()].
     for mask in (np.array([True, False]), [False, True]):
         f = lambda p: p[mask].reshape(-1)  # noqa: B023
-        equal(jit(f)(x), f(x))
+        assert_same(f(x), jit(f)(x))
 
 
 def test_bool_on_the_emulated_gpu_target():
@@ -207,4 +188,4 @@ def test_bool_on_the_emulated_gpu_target():
         np.triu(a, 1),
         np.sign(a),
     )
-    equal(jit(fn, target="gpu", gpu_emulate=True)(x), fn(x))
+    assert_same(fn(x), jit(fn, target="gpu", gpu_emulate=True)(x))

@@ -8,13 +8,13 @@ shapes): exactly for selections, integers and histogram counts, otherwise
 within a bound derived at the test from the rounding errors of the sums.
 """
 
-import copy
 import re
 import threading
 import warnings
 
 import numpy as np
 import pytest
+from conftest import assert_same, same
 
 import tinymlir
 import tinymlir._functions  # noqa: F401  (registered on import; also wraps numpy.random)
@@ -36,51 +36,6 @@ def data(shape, dtype, seed=0):
     if np.dtype(dtype).kind == "i":
         return rng.integers(-9, 10, shape).astype(dtype)
     return rng.normal(size=shape).astype(dtype)
-
-
-def _compare(expected, got, bound, path):
-    if isinstance(expected, (tuple, list)):
-        assert type(got) is type(expected) and len(got) == len(expected), (path, type(got))
-        bounds = bound if isinstance(bound, (tuple, list)) else [bound] * len(expected)
-        for k, (e, g, b) in enumerate(zip(expected, got, bounds)):
-            _compare(e, g, b, f"{path}[{k}]")
-        return
-    if expected is None:
-        assert got is None, path
-        return
-    if isinstance(expected, np.ndarray) and expected.ndim:
-        assert isinstance(got, np.ndarray), (path, type(got))
-    e, g = np.asarray(expected), np.asarray(got)
-    assert e.dtype == g.dtype, f"{path}: dtype {g.dtype} != NumPy's {e.dtype}"
-    assert e.shape == g.shape, f"{path}: shape {g.shape} != NumPy's {e.shape}"
-    if bound is None or np.all(np.asarray(bound) == 0):
-        np.testing.assert_array_equal(g, e, err_msg=path)
-        if e.dtype.kind == "f":  # signed zeros too
-            np.testing.assert_array_equal(np.signbit(g), np.signbit(e), err_msg=path)
-        return
-    wide = np.complex128 if e.dtype.kind == "c" else np.float64  # both parts of complex ones
-    with np.errstate(invalid="ignore"):
-        err = np.abs(g.astype(wide) - e.astype(wide))
-        err = np.where(g.astype(wide) == e.astype(wide), 0.0, err)
-    bad = ~(err <= np.broadcast_to(bound, err.shape)) & ~(np.isnan(g) & np.isnan(e))
-    assert not bad.any(), (
-        f"{path}: {bad.sum()} of {bad.size} elements off; worst error "
-        f"{np.nanmax(err):.3g}, bound {np.max(bound):.3g}"
-    )
-
-
-def same(fn, *args, bound=None, **kwargs):
-    """fn under NumPy and under jit on copies of args: results (within `bound`,
-    per output where a tuple) and every argument afterwards (exactly)."""
-    np_args, jit_args = copy.deepcopy(args), copy.deepcopy(args)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        expected = fn(*np_args, **kwargs)
-        got = jit(fn)(*jit_args, **kwargs)
-    _compare(expected, got, bound, "result")
-    for k, (e, g) in enumerate(zip(np_args, jit_args)):
-        _compare(e, g, None, f"argument {k}")
-    return expected, got
 
 
 def sum_bound(x, axis=None, keepdims=False):
@@ -460,7 +415,7 @@ def test_histogram_edges_from_the_data_are_bit_identical():
                 fns[dtype, bins] = jit(lambda t, b=bins: np.histogram(t, bins=b))
             got = fns[dtype, bins](x)
             want = np.histogram(x, bins=bins)
-            _compare(want, got, None, f"trial {trial} {np.dtype(dtype)} {bins} bins")
+            assert_same(want, got, path=f"trial {trial} {np.dtype(dtype)} {bins} bins")
     # a constant array: its range widened by 0.5 on each side, as NumPy's
     for dtype in DTYPES[:4]:
         same(lambda t: (np.histogram(t), np.histogram(t, bins=1)), np.full(9, 3, dtype))
@@ -517,11 +472,10 @@ def test_histogram_equal_bins_count_values_on_every_edge_as_numpy():
             near = np.concatenate([e, np.nextafter(e, np.inf), np.nextafter(e, -np.inf)])
             x[: near.size] = near.astype(dtype)
             f = jit(lambda t, b=bins, r=rng_: np.histogram(t, bins=b, range=r))
-            _compare(
+            assert_same(
                 np.histogram(x, bins=bins, range=rng_),
                 f(x),
-                None,
-                f"{np.dtype(dtype)} {bins} bins, range {rng_}",
+                path=f"{np.dtype(dtype)} {bins} bins, range {rng_}",
             )
 
 
@@ -846,8 +800,13 @@ def test_along_axis_errors():
         jit(lambda t: np.take_along_axis(t, np.array([0, 1]), axis=1))(x)
     with pytest.raises(IndexError, match="must be an integer array"):
         jit(lambda t: np.take_along_axis(t, np.zeros((4, 1)), axis=1))(x)
-    with pytest.raises(tinymlir.TracingError, match="writes into a traced array only"):
-        jit(lambda t: np.put_along_axis(outside, np.zeros((4, 1), int), t[0, 0], 1))(x)
+    # A captured array is written as NumPy writes it (test_captures.py).
+    write = lambda t: np.put_along_axis(outside, np.zeros((4, 1), int), t[0, 0] + 5, 1)  # noqa: E731
+    before = outside.copy()
+    write(x)
+    want, outside[...] = outside.copy(), before
+    jit(write)(x)
+    np.testing.assert_array_equal(outside, want)
 
 
 # --- Refusals --------------------------------------------------------------------------------
@@ -940,7 +899,7 @@ def test_program_int64_histogram_of_a_float_image():
         level = np.sum(counts[:16]) / img.size  # the fraction below the middle edge
         return counts.astype(np.int64), edges, clipped, level
 
-    expected, got = same(f, image)
+    got = same(f, image)
     assert got[0].dtype == np.int64 and got[0].sum() == image.size
 
 
@@ -1083,40 +1042,42 @@ def test_cross_ptp_inner_vdot_gradient_interp_and_lexsort_as_numpys():
     a, b = r.standard_normal((4, 3)), r.standard_normal((4, 3))
     two = r.standard_normal((4, 2))
 
-    def same(fn, *args, rtol=8 * 2.0**-52):
-        got, want = jit(fn)(*args), fn(*args)
-        for g, w in zip(
-            got if isinstance(want, tuple) else (got,), want if isinstance(want, tuple) else (want,)
-        ):
-            assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
-            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * np.abs(w).max())
+    def close(fn, *args, rtol=8 * 2.0**-52):  # within rtol (|NumPy's| + its largest)
+        want = fn(*args)
+        big = lambda w: rtol * np.abs(w).max()  # noqa: E731
+        same(
+            fn,
+            *args,
+            bound=tuple(map(big, want)) if isinstance(want, tuple) else big(want),
+            rtol=rtol,
+        )
 
-    same(np.cross, a, b)
-    same(lambda x, y: np.cross(x, y), a, two)  # a 2-vector has z = 0
-    same(lambda x, y: np.cross(x.T, y.T, axisa=0, axisb=0, axisc=0), a, b)
-    same(lambda x, y: np.cross(x[:, :2], y[:, :2]), a, b)  # NumPy 2 warns; the z component
-    same(lambda x: np.ptp(x, axis=0), a)
-    same(lambda x: np.ptp(x.astype(np.int32), axis=(0, 1), keepdims=True), a * 10)
-    same(np.inner, a, b)
-    same(lambda x, y: np.inner(x, y[0]), a, b)
-    same(lambda x, y: np.vdot(x, y), a + 1j * b, b - 2j * a)
+    close(np.cross, a, b)
+    close(lambda x, y: np.cross(x, y), a, two)  # a 2-vector has z = 0
+    close(lambda x, y: np.cross(x.T, y.T, axisa=0, axisb=0, axisc=0), a, b)
+    close(lambda x, y: np.cross(x[:, :2], y[:, :2]), a, b)  # NumPy 2 warns; the z component
+    close(lambda x: np.ptp(x, axis=0), a)
+    close(lambda x: np.ptp(x.astype(np.int32), axis=(0, 1), keepdims=True), a * 10)
+    close(np.inner, a, b)
+    close(lambda x, y: np.inner(x, y[0]), a, b)
+    close(lambda x, y: np.vdot(x, y), a + 1j * b, b - 2j * a)
     f = r.standard_normal((6, 5))
     coords = np.cumsum(r.random(5) + 0.1)
     for edge in (1, 2):
-        same(lambda x, e=edge: np.gradient(x, edge_order=e), f)
-        same(lambda x, e=edge: np.gradient(x, 0.5, axis=1, edge_order=e), f)
-        same(
+        close(lambda x, e=edge: np.gradient(x, edge_order=e), f)
+        close(lambda x, e=edge: np.gradient(x, 0.5, axis=1, edge_order=e), f)
+        close(
             lambda x, c, e=edge: np.gradient(x, c, axis=-1, edge_order=e), f, coords, rtol=2.0**-45
         )
-        same(lambda x, e=edge: np.gradient(x, np.arange(6.0) * 2, 3.0, edge_order=e), f)
-    same(lambda x: np.gradient(x.astype(np.int64)), f * 10)
+        close(lambda x, e=edge: np.gradient(x, np.arange(6.0) * 2, 3.0, edge_order=e), f)
+    close(lambda x: np.gradient(x.astype(np.int64)), f * 10)
     xp = np.array([0.0, 1.0, 1.0, 2.5, 4.0])
     fp = np.array([1.0, -2.0, 3.0, 0.5, np.inf])
     x = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 2.5, 3.0, 4.0, 5.0, np.nan])
-    same(np.interp, x, xp, fp)
-    same(lambda q, p, v: np.interp(q, p, v, left=-7.0, right=9.0), x, xp, fp)
-    same(lambda q: np.interp(q, [1.0], [2.0]), x)
-    same(lambda q: np.interp(2.25, [1.0, 3.0], [0.0, 1.0 + 2j]), x)
+    close(np.interp, x, xp, fp)
+    close(lambda q, p, v: np.interp(q, p, v, left=-7.0, right=9.0), x, xp, fp)
+    close(lambda q: np.interp(q, [1.0], [2.0]), x)
+    close(lambda q: np.interp(2.25, [1.0, 3.0], [0.0, 1.0 + 2j]), x)
     keys = r.integers(0, 3, (3, 12))
     got, want = jit(np.lexsort)(keys), np.lexsort(keys)
     assert got.dtype == want.dtype and np.array_equal(got, want)
@@ -1279,33 +1240,30 @@ def test_moveaxis_stacking_trapezoid_digitize_isin_polyval_select_sinc_as_numpys
     a = r.standard_normal((3, 4, 5))
     v = np.array([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0])
 
-    def same(fn, *args):
-        got, want = jit(fn)(*args), fn(*args)
-        assert np.asarray(got).dtype == np.asarray(want).dtype, fn
-        assert np.shape(got) == np.shape(want), fn
-        np.testing.assert_allclose(got, want, rtol=16 * 2.0**-52, atol=1e-300)
+    def close(fn, *args):
+        same(fn, *args, bound=1e-300, rtol=16 * 2.0**-52)
 
-    same(lambda x: np.moveaxis(x, [0, 1], [-1, 0]), a)
-    same(lambda x: np.moveaxis(x, 2, 0), a)
-    same(lambda x, y: np.column_stack([x[0, 0], y[:5], x[0].T]), a, v)
-    same(lambda x, y: np.append(x, y), a, v)
-    same(lambda x: np.append(x, x[:1], axis=0), a)
-    same(lambda x: np.trapezoid(x, dx=0.5, axis=1), a)
-    same(lambda x, y: np.trapezoid(x, y[:5]), a, np.cumsum(np.abs(v)))
-    same(lambda x, b: np.digitize(x, b), a, np.array([-1.0, 0.0, 0.5]))
-    same(lambda x, b: np.digitize(x, b, right=True), a, np.array([0.5, 0.0, -1.0]))
-    same(lambda x: np.digitize(np.round(x), np.array([-1.0, 0.0, 1.0]), right=True), a)
-    same(lambda x, t: np.isin(np.round(x), t), a, np.array([0.0, 1.0]))
-    same(lambda x: np.isin(np.round(x), [2.0], invert=True), a)
-    same(lambda x: np.isin(np.round(x), [], invert=True), a)
-    same(lambda x: np.allclose(x, x * (1 + 1e-7)), a)
-    same(lambda x: np.polyval(np.array([1.5, -2.0, 0.5]), x), a)
-    same(lambda x: np.polyval(np.array([2, 1]), x.astype(np.int32)), a * 3)
-    same(lambda x: np.select([x < -1, x > 1], [x, -x], 7.0), a)
-    same(lambda x: np.select([x < 0], [x.astype(np.float32)], 1), a)
-    same(np.sinc, v)
-    same(lambda x: np.fix(x * 3), a)
-    same(lambda x: np.fix(np.round(x * 3).astype(np.int64)), a)
+    close(lambda x: np.moveaxis(x, [0, 1], [-1, 0]), a)
+    close(lambda x: np.moveaxis(x, 2, 0), a)
+    close(lambda x, y: np.column_stack([x[0, 0], y[:5], x[0].T]), a, v)
+    close(lambda x, y: np.append(x, y), a, v)
+    close(lambda x: np.append(x, x[:1], axis=0), a)
+    close(lambda x: np.trapezoid(x, dx=0.5, axis=1), a)
+    close(lambda x, y: np.trapezoid(x, y[:5]), a, np.cumsum(np.abs(v)))
+    close(lambda x, b: np.digitize(x, b), a, np.array([-1.0, 0.0, 0.5]))
+    close(lambda x, b: np.digitize(x, b, right=True), a, np.array([0.5, 0.0, -1.0]))
+    close(lambda x: np.digitize(np.round(x), np.array([-1.0, 0.0, 1.0]), right=True), a)
+    close(lambda x, t: np.isin(np.round(x), t), a, np.array([0.0, 1.0]))
+    close(lambda x: np.isin(np.round(x), [2.0], invert=True), a)
+    close(lambda x: np.isin(np.round(x), [], invert=True), a)
+    close(lambda x: np.allclose(x, x * (1 + 1e-7)), a)
+    close(lambda x: np.polyval(np.array([1.5, -2.0, 0.5]), x), a)
+    close(lambda x: np.polyval(np.array([2, 1]), x.astype(np.int32)), a * 3)
+    close(lambda x: np.select([x < -1, x > 1], [x, -x], 7.0), a)
+    close(lambda x: np.select([x < 0], [x.astype(np.float32)], 1), a)
+    close(np.sinc, v)
+    close(lambda x: np.fix(x * 3), a)
+    close(lambda x: np.fix(np.round(x * 3).astype(np.int64)), a)
     assert bool(jit(lambda x: np.array_equal(x, x.copy()))(a))
     assert not bool(jit(lambda x: np.array_equal(x, x[:2]))(a))
     nan = np.array([1.0, np.nan])
@@ -1361,37 +1319,33 @@ def test_angles_float_power_atleast_dstack_splits_rollaxis_broadcast_ediff1d_as_
     r = np.random.default_rng(13)
     a = r.standard_normal((3, 4))
 
-    def same(fn, *args):
-        got, want = jit(fn)(*args), fn(*args)
-        for g, w in zip(
-            got if isinstance(want, tuple) else (got,), want if isinstance(want, tuple) else (want,)
-        ):
-            assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w), fn
-            eps = np.finfo(np.asarray(w).dtype).eps if np.asarray(w).dtype.kind in "fc" else 0
-            np.testing.assert_allclose(g, w, rtol=2 * eps, atol=0)
+    def close(fn, *args):  # within 2 eps of NumPy's, relative
+        want = fn(*args)
+        two = lambda w: 2 * eps(np.asarray(w).dtype)  # noqa: E731
+        same(fn, *args, rtol=tuple(map(two, want)) if isinstance(want, tuple) else two(want))
 
     for dtype in (np.float64, np.float32, np.float16, np.int8, np.int64):
         x = (a * 100).astype(dtype)
-        same(np.deg2rad, x)
-        same(np.radians, x)
-        same(np.rad2deg, x)
-        same(np.degrees, x)
-    same(np.float_power, np.abs(a), a)
+        close(np.deg2rad, x)
+        close(np.radians, x)
+        close(np.rad2deg, x)
+        close(np.degrees, x)
+    close(np.float_power, np.abs(a), a)
     for z in (a + 1j * a[::-1], (a + 1j).astype(np.complex64)):  # the angle, then one product
-        same(lambda x: np.angle(x, deg=True), z)
-    same(lambda x: np.float_power(np.round(x * 3).astype(np.int32), 2), a)
-    same(lambda x: np.atleast_1d(x[0, 0]), a)
-    same(lambda x: np.atleast_2d(x[0], x), a)
-    same(lambda x: np.atleast_3d(x[0], x, x[None]), a)
-    same(lambda x: np.dstack([x, x * 2, x[:, :, None]]), a)
-    same(lambda x: np.hsplit(x, 2), a)
-    same(lambda x: np.vsplit(x, 3), a)
-    same(lambda x: np.dsplit(x[:, :, None] * np.ones(2), 2), a)
-    same(lambda x: np.rollaxis(x[None], 2), a)
-    same(lambda x: np.rollaxis(x[None], 0, 3), a)
-    same(lambda x, y: np.broadcast_arrays(x, y[0], 1.5)[:2], a, a)
-    same(np.ediff1d, a)
-    same(lambda x: np.ediff1d(x[0], to_end=[7, 8], to_begin=-1), a)
+        close(lambda x: np.angle(x, deg=True), z)
+    close(lambda x: np.float_power(np.round(x * 3).astype(np.int32), 2), a)
+    close(lambda x: np.atleast_1d(x[0, 0]), a)
+    close(lambda x: np.atleast_2d(x[0], x), a)
+    close(lambda x: np.atleast_3d(x[0], x, x[None]), a)
+    close(lambda x: np.dstack([x, x * 2, x[:, :, None]]), a)
+    close(lambda x: np.hsplit(x, 2), a)
+    close(lambda x: np.vsplit(x, 3), a)
+    close(lambda x: np.dsplit(x[:, :, None] * np.ones(2), 2), a)
+    close(lambda x: np.rollaxis(x[None], 2), a)
+    close(lambda x: np.rollaxis(x[None], 0, 3), a)
+    close(lambda x, y: np.broadcast_arrays(x, y[0], 1.5)[:2], a, a)
+    close(np.ediff1d, a)
+    close(lambda x: np.ediff1d(x[0], to_end=[7, 8], to_begin=-1), a)
 
     def through(x):
         v = np.atleast_2d(x[0])

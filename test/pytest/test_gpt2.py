@@ -13,7 +13,6 @@ import tinymlir
 import tinymlir.gpt2
 from tinymlir import jit
 
-
 # --- A plain NumPy GPT-2 (the style of the public NumPy references) ----------------
 
 

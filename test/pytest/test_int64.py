@@ -3,10 +3,9 @@ integer reductions, and exact results (one source under NumPy and jit)."""
 
 import numpy as np
 import pytest
+from test_mutation import same
 
 from tinymlir import jit
-
-from test_mutation import same
 
 
 def test_int64_arguments_promotion_and_reductions():

@@ -7,65 +7,17 @@ shapes): exactly where the result is a selection or a copy, otherwise within a
 bound stated at the test.
 """
 
-import copy
-import warnings
 import threading
+import warnings
 
 import numpy as np
 import pytest
+from conftest import same, same_error
 
 import tinymlir
 from tinymlir import jit
 
 EPS64 = np.finfo(np.float64).eps
-
-
-def _compare(expected, got, rtol, path="result"):
-    if isinstance(expected, (tuple, list)):
-        assert type(got) is type(expected) and len(got) == len(expected), path
-        for k, (e, g) in enumerate(zip(expected, got)):
-            _compare(e, g, rtol, f"{path}[{k}]")
-        return
-    if expected is None:
-        assert got is None, path
-        return
-    if isinstance(expected, np.ndarray):
-        assert isinstance(got, np.ndarray), (path, type(got))
-    else:
-        assert type(got) is type(expected), (path, type(got), type(expected))
-    e, g = np.asarray(expected), np.asarray(got)
-    assert e.dtype == g.dtype and e.shape == g.shape, (path, e.dtype, g.dtype, e.shape, g.shape)
-    if rtol == 0:
-        np.testing.assert_array_equal(g, e, err_msg=path)
-        if e.dtype.kind == "f":  # signed zeros too
-            np.testing.assert_array_equal(np.signbit(g), np.signbit(e), err_msg=path)
-    else:
-        np.testing.assert_allclose(g, e, rtol=rtol, atol=0, err_msg=path)
-
-
-def same(fn, *args, rtol=0, **kwargs):
-    """Runs fn under NumPy and under jit on copies of args; compares the results
-    and every argument afterwards."""
-    np_args, jit_args = copy.deepcopy(args), copy.deepcopy(args)
-    expected = fn(*np_args, **kwargs)
-    got = jit(fn)(*jit_args, **kwargs)
-    _compare(expected, got, rtol)
-    for k, (e, g) in enumerate(zip(np_args, jit_args)):
-        _compare(e, g, rtol, f"argument {k}")
-    return got
-
-
-def same_error(fn, *args, exact=True, kind=None):
-    """fn raises under NumPy and under jit: the same type (or `kind`, a base of
-    NumPy's: a TypeError for its UFuncTypeError), and NumPy's message (all of
-    jit's where `exact`, else within it)."""
-    with pytest.raises(Exception) as want:
-        fn(*copy.deepcopy(args))
-    assert kind is None or isinstance(want.value, kind)
-    with pytest.raises(kind or type(want.value)) as got:
-        jit(fn)(*copy.deepcopy(args))
-    w, g = str(want.value), str(got.value)
-    assert (g == w) if exact else (w in g), (g, w)
 
 
 rng = np.random.default_rng(7)

@@ -6,18 +6,12 @@ import re
 
 import numpy as np
 import pytest
+from conftest import assert_close, eps, same
 
 import tinymlir
-from conftest import assert_close, eps
 from tinymlir import jit
 
 E32, E64 = eps(np.float32), eps(np.float64)
-
-
-def same(fn, *args, bound=0.0):
-    got, want = jit(fn)(*args), fn(*args)
-    assert_close(got, want, bound)
-    return got
 
 
 def test_inverse_square_root_is_pow():
@@ -905,3 +899,18 @@ def test_nan_to_num_and_clip_of_every_float_and_complex_as_numpys():
         got, want = jit(lambda a, lo=lo, hi=hi: np.clip(a, lo, hi))(u), np.clip(u, lo, hi)
         assert got.dtype == want.dtype, (lo, hi)
         np.testing.assert_array_equal(got, want)
+
+
+def test_round_of_bools_is_numpys_float16_or_its_type_error():
+    """NumPy's rint of bools is float16's loop; other decimals multiply by a
+    float64 into the bool array, which NumPy refuses (a UFuncTypeError, a
+    TypeError)."""
+    b = np.array([True, False, True])
+    for f in (np.round, np.around, lambda a: a.round()):
+        got = same(f, b)
+        assert np.asarray(got).dtype == np.float16
+    for decimals in (1, -1):
+        with pytest.raises(TypeError, match="Cannot cast ufunc"):
+            np.round(b, decimals)
+        with pytest.raises(TypeError, match="Cannot cast ufunc"):
+            jit(lambda a, d=decimals: np.round(a, d))(b)

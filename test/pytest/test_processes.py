@@ -16,12 +16,11 @@ import threading
 import time
 
 import numpy as np
+import proc_helpers as helpers
 import pytest
 
 import tinymlir
 from tinymlir import jit
-
-import proc_helpers as helpers
 
 EPS64 = np.finfo(np.float64).eps
 
@@ -80,7 +79,7 @@ def test_pools_run_jitted_functions_and_share_the_disk_cache(method, rng):
         out = pool.map(helpers.run_and_count, xs)
     # a forked worker starts with the parent's counts; none compiles more
     inherited = helpers.scaled_sum.stats().compilations if method == "fork" else 0
-    for x, (y, compilations, disk_hits, pid) in zip(xs, out):
+    for x, (y, compilations, _, pid) in zip(xs, out):
         close(y, x)
         assert compilations == inherited, (method, pid)
     if method == "spawn":

@@ -7,8 +7,8 @@ sensitivity (add: Ma + Mb; mul: Ma|b| + Mb|a|; ...), plus its own rounding, so t
 
 import numpy as np
 import pytest
-
 from conftest import assert_close
+
 from tinymlir import jit
 
 

@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
-
 from test_functions import eps, same, sum_bound
+
 import tinymlir
 from tinymlir import jit
 
@@ -309,3 +309,55 @@ def test_quantile_method_errors_as_numpys():
         jit(lambda a: np.nanquantile(a, 0.5, method="lower"))(x)
     f = lambda a: np.nanpercentile(a, 50, method="lower")  # noqa: E731
     assert jit(f)(np.arange(5)) == f(np.arange(5))  # integers: quantile's
+
+
+# --- Fusion: a reduction computes its elementwise operand in its own loop --------
+
+
+@pytest.mark.parametrize(
+    "fn, dtype",
+    [
+        (lambda x: (x * 2.0 - 1.0).sum(axis=1), np.float32),
+        (lambda x: (x * x).mean(axis=0), np.float64),
+        (lambda x: x.sum(), np.uint8),  # widened to uint64, then summed
+        (lambda x: (x > 100).sum(axis=1), np.uint8),  # bools counted as int64
+        (lambda x: np.abs(x - 3).max(axis=1), np.int16),
+    ],
+)
+def test_reductions_fuse_with_their_elementwise_operand(fn, dtype, rng):
+    # The elementwise operand is computed inside the reduction's loop: a
+    # generic, no linalg.reduce and no temporary of the operand's shape.
+    x = (rng.random((37, 53)) * 200).astype(dtype)
+    got, want = jit(fn)(x), fn(x)
+    assert got.dtype == want.dtype
+    k = x.shape[0] * x.shape[1]
+    if want.dtype.kind == "f":  # a sum of k terms of one sign: k eps relative
+        np.testing.assert_allclose(got, want, rtol=k * np.finfo(want.dtype).eps)
+    else:
+        np.testing.assert_array_equal(got, want)
+    optimized = jit(fn).compile(x).optimized
+    assert "linalg.reduce" not in optimized, optimized
+    assert f"tensor.empty() : tensor<{x.shape[0]}x{x.shape[1]}x" not in optimized, optimized
+
+
+def test_short_float_sums_are_numpys_bit_for_bit():
+    """NumPy adds fewer than 8 elements one after another (pairwise_sum's first
+    case), from 0: so does tinymlir, exactly, however the sum is fused (the
+    issue's np.nansum(x, keepdims=True) + y, float32 promoted to float64, where
+    a reassociated sum differed in the float32 result's last bits)."""
+    programs = [
+        lambda x, y: np.nansum(x, keepdims=True) + y,
+        lambda x, y: np.sum(x, axis=0) * 2,
+        lambda x, y: x.sum() + y.sum(),
+        lambda x, y: np.prod(x + 1, axis=0),
+        lambda x, y: x.mean(axis=0, keepdims=True) - y,
+    ]
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=(4, 1)).astype(np.float32)
+        x[rng.random((4, 1)) < 0.2] = np.nan
+        y = rng.integers(-5, 5, size=(4, 1)).astype(np.int32)
+        for f in programs:
+            want, got = f(x, y), jit(f)(x, y)
+            assert np.asarray(got).dtype == np.asarray(want).dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"seed {seed}")

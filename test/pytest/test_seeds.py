@@ -1,8 +1,8 @@
 """The seeds' Python examples (../shared/seeds), run as written, checked against NumPy."""
 
 import numpy as np
-
 from conftest import assert_close, eps
+
 from tinymlir import exp, jit, sqrt, tanh
 
 E32, E64 = eps(np.float32), eps(np.float64)

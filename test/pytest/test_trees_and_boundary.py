@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import assert_close, eps
+
 from tinymlir import jit
 
 E32 = eps(np.float32)
@@ -321,7 +321,7 @@ def test_threads_waiting_for_a_compilation_share_its_result_or_its_error():
     for fail in (False, True):
         outcomes = [None] * 4
 
-        def work(k, fail=fail):
+        def work(k, fail=fail, outcomes=outcomes):
             try:
                 outcomes[k] = f(x, fail)
             except ValueError as e:

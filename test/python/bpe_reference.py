@@ -126,9 +126,9 @@ class Encoder:
 
 
 def get_encoder(data_dir):
-    with open(os.path.join(data_dir, "encoder.json"), "r", encoding="utf-8") as f:
+    with open(os.path.join(data_dir, "encoder.json"), encoding="utf-8") as f:
         encoder = json.load(f)
-    with open(os.path.join(data_dir, "vocab.bpe"), "r", encoding="utf-8") as f:
+    with open(os.path.join(data_dir, "vocab.bpe"), encoding="utf-8") as f:
         bpe_data = f.read()
     bpe_merges = [tuple(merge_str.split()) for merge_str in bpe_data.split("\n")[1:-1]]
     return Encoder(encoder=encoder, bpe_merges=bpe_merges)
@@ -159,7 +159,7 @@ def main(argv):
     try:
         enc = get_encoder(args.data)
     except (OSError, ValueError) as e:
-        sys.stderr.write("bpe_reference.py: cannot load %s: %s\n" % (args.data, e))
+        sys.stderr.write(f"bpe_reference.py: cannot load {args.data}: {e}\n")
         return 2
 
     data = read_input(args.file)
@@ -173,10 +173,10 @@ def main(argv):
                 raise ValueError("expected a JSON list of integers")
             out = enc.decode_bytes(ids)
         except KeyError as e:
-            sys.stderr.write("bpe_reference.py: token id %s is outside the vocabulary\n" % e)
+            sys.stderr.write(f"bpe_reference.py: token id {e} is outside the vocabulary\n")
             return 1
         except ValueError as e:
-            sys.stderr.write("bpe_reference.py: %s\n" % e)
+            sys.stderr.write(f"bpe_reference.py: {e}\n")
             return 1
         sys.stdout.buffer.write(out)
         sys.stdout.buffer.flush()
@@ -186,7 +186,7 @@ def main(argv):
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         sys.stderr.write(
-            "bpe_reference.py: invalid UTF-8 at byte offset %d: %s\n" % (e.start, e.reason)
+            f"bpe_reference.py: invalid UTF-8 at byte offset {e.start:d}: {e.reason}\n"
         )
         return 1
 

@@ -38,7 +38,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_np  # noqa: E402
 
-
 # ---------------------------------------------------------------- the model
 # The type of the two scalar constants: np.sqrt gives float64 NumPy scalars,
 # which promote (the reference). --precision float32 makes them float32, and
@@ -225,7 +224,7 @@ def encode_text(text, data_dir):
     try:
         import bpe_reference
     except ImportError as e:
-        raise SystemExit(f"--prompt needs test/python/bpe_reference.py: {e}")
+        raise SystemExit(f"--prompt needs test/python/bpe_reference.py: {e}") from None
     if hasattr(bpe_reference, "encode"):
         return [int(i) for i in bpe_reference.encode(text)]
     enc = bpe_reference.get_encoder(data_dir)

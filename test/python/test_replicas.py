@@ -157,7 +157,7 @@ def load(port, prompts, expected, clients, requests=None, until=None, seed=0, mo
 
 def summary(done):
     out = {}
-    for body, outcome in done:
+    for _, outcome in done:
         key = outcome if outcome in ("ok", "cancelled", "cut") else "wrong"
         out[key] = out.get(key, 0) + 1
     return out
@@ -284,7 +284,9 @@ def main():
                 code = replicas.proc.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 replicas.proc.kill()
-                raise AssertionError("serve-replicas.sh did not stop within 120 s of SIGTERM")
+                raise AssertionError(
+                    "serve-replicas.sh did not stop within 120 s of SIGTERM"
+                ) from None
         assert code == 0, f"serve-replicas.sh exited {code}: {''.join(replicas.log)[-3000:]}"
         left = [
             pid

@@ -108,7 +108,7 @@ class Server:
             code = self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            raise AssertionError("the server did not stop within 30 s of SIGTERM")
+            raise AssertionError("the server did not stop within 30 s of SIGTERM") from None
         assert code == 0, f"the server exited with {code}: {''.join(self.log)[-2000:]}"
 
 
@@ -215,7 +215,7 @@ def load(server, prompts, expected, clients, requests, most, seed=0, cancel_shar
     """The load test; returns (completed, cancelled, rejected, per-token gaps in s)."""
     rng = random.Random(seed)
     plan = []
-    for i in range(requests):
+    for _ in range(requests):
         p, s = rng.randrange(len(prompts)), rng.randrange(len(SETTINGS))
         body = {
             "prompt": prompts[p],
@@ -253,7 +253,7 @@ def load(server, prompts, expected, clients, requests, most, seed=0, cancel_shar
     assert not failures, "\n".join(failures[:5])
     completed = cancelled = rejected = 0
     gaps = []
-    for i, (p, s, body, cancel) in enumerate(plan):
+    for i, (p, s, body, _) in enumerate(plan):
         status, ids, finish, times = results[i]
         want = expected[p, s][: body["max_tokens"]]
         if status == "cancelled":

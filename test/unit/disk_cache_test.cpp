@@ -1,6 +1,7 @@
 // The persistent compile cache: reuse across Jit objects (as across
 // processes), and corrupt or stale entries detected and replaced.
 #include "numpy_ref.h"
+#include "programs.h"
 
 #include <tinymlir/tinymlir.h>
 
@@ -19,6 +20,7 @@ using tinymlir::test::allClose;
 using tinymlir::test::kMathUlps;
 using tinymlir::test::matchesNumPy;
 using tinymlir::test::randomArray;
+using tinymlir::test::softmax;
 
 namespace {
 

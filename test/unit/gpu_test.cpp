@@ -14,6 +14,7 @@
 // within 2e-5, and resident weights are uploaded once.
 #include "test_util.h"
 #include "numpy_ref.h"
+#include "programs.h"
 
 #include <unistd.h>
 
@@ -102,18 +103,21 @@ struct Program {
   bool emulate = true; // small enough for the emulator
 };
 
-Tensor elementwise(const Tensor &x, const Tensor &g) { return gelu(x * g + 1); }
+Tensor elementwise(const Tensor &x, const Tensor &g) { return test::gelu(x * g + 1); }
 Tensor rowSum(const Tensor &x) { return sum(x, 1); }
 Tensor columnMax(const Tensor &x) { return max(x, 0); }
 Tensor total(const Tensor &x) { return sum(x); }
 Tensor rank4(const Tensor &x) { return sum(x * 2, 1) + max(x, 1); } // (3,4,5,6) -> (3,5,6)
-Tensor softmaxOf(const Tensor &x) { return softmax(x); }
-Tensor layerNormOf(const Tensor &x, const Tensor &g, const Tensor &b) { return layerNorm(x, g, b); }
+Tensor softmaxOf(const Tensor &x) { return test::softmax(x); }
+Tensor layerNormOf(const Tensor &x, const Tensor &g, const Tensor &b) {
+  return test::layerNorm(x, g, b);
+}
 Tensor product(const Tensor &a, const Tensor &b) { return matmul(a, b); }
 Tensor productTA(const Tensor &a, const Tensor &b) { return matmul(a.T(), b); }
 Tensor productTB(const Tensor &a, const Tensor &b) { return matmul(a, b.T()); }
-Tensor attentionOf(const Tensor &x, const LinearParams &qkv, const LinearParams &out) {
-  return attention(x, qkv, out, 4);
+Tensor attentionOf(const Tensor &x, const Tensor &qkvWeight, const Tensor &qkvBias,
+                   const Tensor &outWeight, const Tensor &outBias) {
+  return test::attention(x, qkvWeight, qkvBias, outWeight, outBias, 4);
 }
 
 std::vector<Program> programs() {
@@ -126,7 +130,7 @@ std::vector<Program> programs() {
         o.gpuMatmulTile = tile;
       auto j = jit(f, o);
       if constexpr (std::is_same_v<decltype(f), decltype(&attentionOf)>)
-        return j.compile(in[0], LinearParams{in[1], in[2]}, LinearParams{in[3], in[4]});
+        return j.compile(in[0], in[1], in[2], in[3], in[4]);
       else if constexpr (std::is_invocable_v<decltype(f), Tensor>)
         return j.compile(in[0]);
       else if constexpr (std::is_invocable_v<decltype(f), Tensor, Tensor>)

@@ -1,5 +1,6 @@
-// Matrix products, layout operations, gather, the causal mask and the BLAS
-// rewrite, checked against NumPy (GPT-2's blocks: test/gpt2/blocks_test.cpp).
+// Matrix products, layout operations, gather and the BLAS rewrite, checked
+// against NumPy (the causal mask and GPT-2's blocks: test/gpt2/kernels_test.cpp
+// and blocks_test.cpp).
 #include "test_util.h"
 #include "numpy_ref.h"
 
@@ -315,16 +316,6 @@ TEST(IndexPut, IntoAnArgumentUpdatesItInPlace) {
             "by a loop on the host); compile it for the CPU");
 }
 
-TEST(Mask, CausalMaskMatchesNumPy) {
-  for (DType d : {DType::f32, DType::f64}) {
-    Tensor m = causalMask(6, d);
-    Array got = evaluate(m);
-    Array want = numpy(std::string("(1 - np.tri(6, dtype=np.") + dtypeName(d) + ")) * -1e10");
-    EXPECT_TRUE(allClose(got, want, 0, 0)) << dtypeName(d);
-  }
-  EXPECT_NE(errorOf([] { causalMask(0, DType::f32); }).find("[causal_mask]"), std::string::npos);
-}
-
 } // namespace
 
 namespace {
@@ -400,32 +391,6 @@ TEST(StreamedProducts, EachRowIsItsOneRowProduct) {
           << "x @ w, row " << r << " of " << shape;
     }
   }
-}
-
-TEST(Mask, CausalMaskWithRuntimeStart) {
-  auto f = jit([](const Tensor &start) { return causalMask(3, 8, start, DType::f32); });
-  for (int32_t s : {0, 2, 5}) {
-    Array got = f(Array::scalar(s, i32));
-    Array want = numpy("np.where(np.arange(8)[None, :] > np.arange(3)[:, None] + " +
-                       std::to_string(s) + ", np.float32(-1e10), np.float32(0))");
-    EXPECT_TRUE(allClose(got, want, 0, 0)) << "start " << s;
-  }
-  EXPECT_EQ(f.stats().compilations, 1u);
-}
-
-TEST(Mask, CausalMaskWithAPositionPerRow) {
-  auto f = jit([](const Tensor &positions) { return causalMask(3, 8, positions, DType::f64); });
-  Array positions = Array::fromVector<int32_t>({4, 0, 7}, {3});
-  Array want =
-      numpy("np.where(np.arange(8)[None, :] > p[:, None], -1e10, 0.0)", {{"p", positions}});
-  EXPECT_TRUE(allClose(f(positions), want, 0, 0));
-  std::string message = errorOf([] {
-    jit([](const Tensor &p) { return causalMask(3, 8, p, DType::f32); })(
-        Array::fromVector<int32_t>({1, 2}, {2}));
-  });
-  EXPECT_NE(message.find("[causal_mask] start must be a rank-0 int32 tensor or one of shape (3,)"),
-            std::string::npos)
-      << message;
 }
 
 } // namespace

@@ -6,9 +6,9 @@
 
 #include "models/gpt2/Checkpoint.h"
 #include "models/gpt2/Sampling.h"
+#include "models/nn/Kernels.h"
 
 #include <tinymlir/jit.h>
-#include <tinymlir/kernels.h>
 
 #include <array>
 #include <functional>

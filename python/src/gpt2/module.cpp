@@ -1,10 +1,19 @@
-// tinymlir._tinymlir.gpt2: the C++ GPT-2 (incremental decoder) and its tokenizer.
+// The Python module tinymlir._gpt2 (tinymlir.gpt2's): the C++ GPT-2
+// (incremental decoder), its tokenizer, and the kernels it is written with
+// (lib/models/nn: gelu, softmax, layer_norm, linear, attention, causal_mask).
+// An extension of its own, so that tinymlir._tinymlir builds and imports
+// without the models; it uses _tinymlir's Tensor and Options (nanobind shares
+// bound types between extensions of one ABI).
 #include "binding.h"
 
 #include "models/gpt2/RandomCheckpoint.h"
 #include "models/gpt2/Checkpoint.h"
 #include "models/gpt2/Model.h"
 #include "models/gpt2/Tokenizer.h"
+#include "models/nn/Kernels.h"
+
+#include <tinymlir/jit.h>
+#include <tinymlir/tensor.h>
 
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
@@ -35,9 +44,26 @@ using TokenCallback = std::function<void(int64_t, int32_t)>;
 
 } // namespace
 
-void registerGpt2(nb::module_ &parent) {
-  nb::module_ m = parent.def_submodule("gpt2", "GPT-2 on the C++ core");
+void registerKernels(nb::module_ &m) {
+  m.def("gelu", &gelu, "x"_a, "GELU, tanh form; its float64 sqrt(2/pi) promotes float32.");
+  m.def("softmax", &softmax, "x"_a, "Softmax over the last axis, stabilized by the row maximum.");
+  m.def("layer_norm", &layerNorm, "x"_a, "gain"_a, "bias"_a, "eps"_a = 1e-5,
+        "Layer normalization over the last axis (centered variance).");
+  m.def("linear", &linear, "x"_a, "w"_a, "b"_a, "x @ w + b.");
+  m.def(
+      "attention",
+      [](const Tensor &x, const Tensor &qkvWeight, const Tensor &qkvBias, const Tensor &outWeight,
+         const Tensor &outBias,
+         int64_t heads) { return attention(x, {qkvWeight, qkvBias}, {outWeight, outBias}, heads); },
+      "x"_a, "qkv_weight"_a, "qkv_bias"_a, "out_weight"_a, "out_bias"_a, "heads"_a,
+      "Causal multi-head self-attention of x (T, C).");
+  m.def(
+      "causal_mask",
+      [](int64_t n, const std::string &dtype) { return causalMask(n, parseDType(dtype)); }, "n"_a,
+      "dtype"_a, "(n, n): 0 on and below the diagonal, -1e10 above.");
+}
 
+void registerGpt2(nb::module_ &m) {
   nb::class_<gpt2::Tokenizer>(m, "Tokenizer")
       .def_static(
           "load",
@@ -163,3 +189,11 @@ void registerGpt2(nb::module_ &parent) {
 }
 
 } // namespace tinymlir::python
+
+NB_MODULE(_gpt2, m) {
+  m.doc() = "GPT-2 on tinymlir's C++ core, and its kernels (use tinymlir.gpt2, not this module)";
+  // Tensor, Options and the translation of tinymlir::Error are _tinymlir's.
+  nb::module_::import_("tinymlir._tinymlir");
+  tinymlir::python::registerKernels(m);
+  tinymlir::python::registerGpt2(m);
+}

@@ -1,13 +1,17 @@
-"""The library's kernels from Python (tinymlir.gelu, softmax, layer_norm, linear,
-attention: the C++ kernels GPT-2 runs), traced and eager, against NumPy written
-as in the seeds."""
+"""GPT-2's kernels from Python (tinymlir.gpt2.gelu, softmax, layer_norm, linear,
+attention: the C++ kernels of lib/models/nn), traced and eager, against NumPy
+written as in the seeds."""
+
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-
-import tinymlir
 from conftest import assert_close, eps
+
 from tinymlir import jit
+
+gpt2 = pytest.importorskip("tinymlir.gpt2", reason="tinymlir.gpt2 is built with the models")
 
 
 def np_softmax(x):
@@ -52,17 +56,17 @@ def test_kernels_match_numpy(params, rng):
     x, w_qkv, b_qkv, w_out, b_out = params
     gain, bias = rng.normal(size=8), rng.normal(size=8)
     cases = [
-        (tinymlir.gelu, (x,), 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))),
-        (tinymlir.softmax, (x,), np_softmax(x)),
+        (gpt2.gelu, (x,), 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))),
+        (gpt2.softmax, (x,), np_softmax(x)),
         (
-            tinymlir.layer_norm,
+            gpt2.layer_norm,
             (x, gain, bias),
             gain * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
             + bias,
         ),
-        (tinymlir.linear, (x, w_out, b_out), x @ w_out + b_out),
-        (tinymlir.attention, params + (2,), np_attention(*params, 2)),
-        (tinymlir.attention, params + (4,), np_attention(*params, 4)),
+        (gpt2.linear, (x, w_out, b_out), x @ w_out + b_out),
+        (gpt2.attention, params + (2,), np_attention(*params, 2)),
+        (gpt2.attention, params + (4,), np_attention(*params, 4)),
     ]
     for fn, args, want in cases:
         got = jit(fn)(*args)
@@ -72,30 +76,26 @@ def test_kernels_match_numpy(params, rng):
 
 def test_gelu_promotes_float32_as_the_seeds(rng):
     x = rng.normal(size=7).astype(np.float32)
-    assert jit(tinymlir.gelu)(x).dtype == np.float64
+    assert jit(gpt2.gelu)(x).dtype == np.float64
 
 
-@pytest.mark.parametrize(
-    "fn, dtype",
-    [
-        (lambda x: (x * 2.0 - 1.0).sum(axis=1), np.float32),
-        (lambda x: (x * x).mean(axis=0), np.float64),
-        (lambda x: x.sum(), np.uint8),  # widened to uint64, then summed
-        (lambda x: (x > 100).sum(axis=1), np.uint8),  # bools counted as int64
-        (lambda x: np.abs(x - 3).max(axis=1), np.int16),
-    ],
-)
-def test_reductions_fuse_with_their_elementwise_operand(fn, dtype, rng):
-    # The elementwise operand is computed inside the reduction's loop: a
-    # generic, no linalg.reduce and no temporary of the operand's shape.
-    x = (rng.random((37, 53)) * 200).astype(dtype)
-    got, want = jit(fn)(x), fn(x)
-    assert got.dtype == want.dtype
-    k = x.shape[0] * x.shape[1]
-    if want.dtype.kind == "f":  # a sum of k terms of one sign: k eps relative
-        np.testing.assert_allclose(got, want, rtol=k * np.finfo(want.dtype).eps)
-    else:
+def test_causal_mask_as_numpys():
+    for dtype in (np.float32, np.float64):
+        got = jit(lambda s: s + gpt2.causal_mask(5, s.dtype))(np.zeros((5, 5), dtype))
+        want = (1 - np.tri(5, dtype=dtype)) * -1e10
+        assert got.dtype == dtype
         np.testing.assert_array_equal(got, want)
-    optimized = jit(fn).compile(x).optimized
-    assert "linalg.reduce" not in optimized, optimized
-    assert f"tensor.empty() : tensor<{x.shape[0]}x{x.shape[1]}x" not in optimized, optimized
+    with pytest.raises(ValueError, match=r"\[causal_mask\] size must be positive"):
+        jit(lambda s: s + gpt2.causal_mask(0))(np.zeros((1, 1), np.float32))
+
+
+def test_the_compiler_alone_loads_no_model():
+    # import tinymlir loads the compiler's extension only; GPT-2's is tinymlir.gpt2's.
+    code = (
+        "import sys, tinymlir\n"
+        "assert 'tinymlir._gpt2' not in sys.modules and 'tinymlir.gpt2' not in sys.modules\n"
+        "assert not hasattr(tinymlir, 'attention') and not hasattr(tinymlir, 'causal_mask')\n"
+        "import tinymlir.gpt2\n"
+        "assert 'tinymlir._gpt2' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

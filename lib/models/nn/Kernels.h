@@ -1,5 +1,7 @@
-// Kernels written in the frontend: library functions, not compiler primitives.
-// Their formulas (and dtypes) follow the NumPy GPT-2 reference.
+// The neural-network kernels GPT-2 runs (library tinymlir_nn, the models
+// layer): functions written with the public API (include/tinymlir), not
+// compiler primitives; the compiler knows none of these names. Their formulas
+// (and dtypes) follow the NumPy GPT-2 reference.
 #pragma once
 
 #include <tinymlir/tensor.h>
@@ -35,6 +37,17 @@ struct LinearParams {
 };
 inline auto tinymlir_fields(LayerNormParams &p) { return std::tie(p.gain, p.bias); }
 inline auto tinymlir_fields(LinearParams &p) { return std::tie(p.w, p.b); }
+
+/// GPT-2's additive causal mask.
+/// (n, n): 0 on and below the diagonal, -1e10 above.
+Tensor causalMask(int64_t n, DType dtype);
+/// (rows, columns) for rows that sit at positions start, start+1, ... of a
+/// sequence: column s is 0 where s <= start + row, -1e10 after. `start` is a
+/// rank-0 int32 tensor (a runtime value: one compiled function serves every
+/// position, as in incremental decoding), or of shape (rows,), each row's own
+/// position (rows of different sequences decoded together): 0 where
+/// s <= start[row].
+Tensor causalMask(int64_t rows, int64_t columns, const Tensor &start, DType dtype);
 
 /// (T, H * D) -> (H, T, D): heads as a batch dimension.
 Tensor splitHeads(const Tensor &x, int64_t heads);
