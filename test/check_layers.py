@@ -33,7 +33,17 @@ PUBLIC = {
 }
 # python/tinymlir's modules, lowest first (the extensions _tinymlir and _gpt2 are below
 # them all; only gpt2 imports _gpt2).
-PY_LAYERS = ["_trace", "_creation", "_numpy", "_functions", "_jit", "_ops", "gpt2", "__init__"]
+PY_LAYERS = [
+    "_trace",
+    "_creation",
+    "_numpy",
+    "_functions",
+    "_loops",
+    "_jit",
+    "_ops",
+    "gpt2",
+    "__init__",
+]
 PY_IMPORT = re.compile(r"^\s*from \.(\w*) import ([\w, ]+)", re.M)
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 # The sources of tools/ that are GPT-2's (tools/gpt2 is too): they may include model headers.

@@ -26,6 +26,8 @@ struct JitOptions {
   Target target = Target::CPU;
 #define TINYMLIR_OPTION(Type, field, name, variable, value, key, min, max, help) Type field = value;
 #include <tinymlir/options.def>
+
+  bool operator==(const JitOptions &) const = default;
 };
 
 /// One row of options.def, for code that lists the options (the Python

@@ -23,18 +23,6 @@ std::string describe(DType dtype, const Shape &shape) {
   return std::string(dtypeName(dtype)) + " " + shapeString(shape);
 }
 
-/// A ranked memref descriptor: {allocated, aligned, offset, sizes[R], strides[R]}.
-std::vector<int64_t> descriptor(const Array &a) {
-  std::vector<int64_t> d;
-  auto pointer = reinterpret_cast<int64_t>(a.data());
-  d.push_back(pointer);
-  d.push_back(pointer);
-  d.push_back(0);
-  d.insert(d.end(), a.shape().begin(), a.shape().end());
-  d.insert(d.end(), a.strides().begin(), a.strides().end());
-  return d;
-}
-
 template <class T> int64_t firstOutside(const T *p, int64_t n, int64_t lo, int64_t size) {
   for (int64_t k = 0; k < n; ++k)
     if (static_cast<int64_t>(p[k]) < lo || static_cast<int64_t>(p[k]) >= size)
@@ -123,39 +111,60 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs,
   }
 
   // Contiguous inputs that overlap neither each other nor an output: the
-  // promise `restrict` makes to bufferization.
-  std::vector<Array> all;
-  all.reserve(inputs.size() + c.constants.size() + outputs.size());
+  // promise `restrict` makes to bufferization. The arrays are referred to,
+  // and copied only where they are not such (strided, or overlapping); the
+  // descriptors share one scratch buffer of this thread (a warm call of a
+  // small kernel allocates nothing here).
+  thread_local std::vector<const Array *> all;
+  thread_local std::vector<Array> copies;
+  all.clear();
+  copies.clear();
+  copies.reserve(inputs.size() + c.constants.size()); // no reallocation: `all` points in
+  auto own = [&](Array a) { return &copies.emplace_back(std::move(a)); };
   for (size_t i = 0; i < inputs.size(); ++i) // a donated input is its output
-    all.push_back(outputOf[i] >= 0 ? outputs[outputOf[i]] : inputs[i].contiguous());
+    all.push_back(outputOf[i] >= 0           ? &outputs[outputOf[i]]
+                  : inputs[i].isContiguous() ? &inputs[i]
+                                             : own(inputs[i].contiguous()));
   for (const Array &a : c.constants)
-    all.push_back(a.contiguous());
+    all.push_back(a.isContiguous() ? &a : own(a.contiguous()));
   for (size_t i = 0; i < all.size(); ++i) {
     if (i < inputs.size() && outputOf[i] >= 0)
       continue;
     bool overlapping = false;
     for (const Array &out : outputs)
-      overlapping = overlapping || all[i].overlaps(out);
+      overlapping = overlapping || all[i]->overlaps(out);
     for (size_t j = 0; j < i && !overlapping; ++j)
-      overlapping = all[i].overlaps(all[j]);
+      overlapping = all[i]->overlaps(*all[j]);
     if (overlapping)
-      all[i] = all[i].copy();
+      all[i] = own(all[i]->copy());
   }
   for (const Array &out : outputs)
-    all.push_back(out);
+    all.push_back(&out);
 
-  std::vector<std::vector<int64_t>> descriptors;
-  descriptors.reserve(all.size());
-  std::vector<void *> pointers, args;
-  pointers.reserve(all.size());
-  for (const Array &a : all) {
-    descriptors.push_back(descriptor(a));
-    pointers.push_back(descriptors.back().data());
+  // Ranked memref descriptors {allocated, aligned, offset, sizes[R], strides[R]}.
+  thread_local std::vector<int64_t> flat;
+  thread_local std::vector<void *> pointers, args;
+  flat.clear();
+  pointers.clear();
+  args.clear();
+  size_t words = 0;
+  for (const Array *a : all)
+    words += 3 + 2 * a->shape().size();
+  flat.reserve(words); // no reallocation below: pointers point in
+  for (const Array *a : all) {
+    pointers.push_back(flat.data() + flat.size());
+    auto pointer = reinterpret_cast<int64_t>(a->data());
+    flat.push_back(pointer);
+    flat.push_back(pointer);
+    flat.push_back(0);
+    flat.insert(flat.end(), a->shape().begin(), a->shape().end());
+    flat.insert(flat.end(), a->strides().begin(), a->strides().end());
   }
   for (void *&p : pointers)
     args.push_back(&p);
   kernelError().reset();
   c.entry(args.data());
+  copies.clear(); // the copies' memory goes now, not at the next call
   if (c.hooks.after)
     c.hooks.after(); // e.g. CUDA errors recorded during the call
   if (std::optional<Error> e = std::move(kernelError())) {

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -50,8 +51,9 @@ struct Entry {
   Shared specialization;
   double seconds = 0;
   bool fromDisk = false;
-  Shared compiled;     // the fast plan's Compiled object (null: no fast plan)
-  Shared resultDType;  // a dtype to view the result as (int64's NumPy type), or null
+  Shared compiled;    // the fast plan's Compiled object (null: no fast plan)
+  Shared resultShape; // its result's shape (a tuple) and NumPy dtype, for np.empty
+  Shared resultDType;
   bool scalar = false; // a rank-0 result is returned as a NumPy scalar
 };
 double compileSecondsOf(const Entry &e) { return e.seconds; }
@@ -104,26 +106,98 @@ std::optional<std::vector<int64_t>> elementStrides(nb::handle a) {
 
 namespace {
 
+void number(std::string &key, int64_t v) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+  key.append(digits, end);
+  key += ',';
+}
+
+/// A NumPy dtype's key text (its array-protocol string) and item size, by the
+/// dtype object (NumPy's builtin dtypes are singletons; the few others are
+/// kept too, each with a reference).
+struct DTypeText {
+  PyObject *dtype;
+  std::string text;
+  int64_t itemsize;
+};
+const DTypeText *dtypeText(PyObject *dtype) {
+  static std::vector<DTypeText> known; // the GIL guards it
+  for (const DTypeText &d : known)
+    if (d.dtype == dtype)
+      return &d;
+  if (known.size() >= 64)
+    return nullptr; // unusual dtypes: looked up each call
+  nb::handle h(dtype);
+  known.push_back({nb::handle(dtype).inc_ref().ptr(), nb::cast<std::string>(h.attr("str")),
+                   nb::cast<int64_t>(h.attr("itemsize"))});
+  return &known.back();
+}
+
+/// An ndarray's key text: dtype, shape, and its element strides where it is
+/// not C-contiguous (size-1 axes aside, as elementStrides); false where they
+/// cannot be read (flatten's tree keys it then).
+bool arrayKey(PyObject *x, std::string &key) {
+  static PyObject *dtypeName = PyUnicode_InternFromString("dtype");
+  static PyObject *shapeName = PyUnicode_InternFromString("shape");
+  static PyObject *stridesName = PyUnicode_InternFromString("strides");
+  nb::object dtype = nb::steal(PyObject_GetAttr(x, dtypeName));
+  nb::object shape = nb::steal(PyObject_GetAttr(x, shapeName));
+  nb::object strides = nb::steal(PyObject_GetAttr(x, stridesName));
+  if (!dtype.is_valid() || !shape.is_valid() || !strides.is_valid() ||
+      !PyTuple_Check(shape.ptr()) || !PyTuple_Check(strides.ptr())) {
+    PyErr_Clear();
+    return false;
+  }
+  const DTypeText *d = dtypeText(dtype.ptr());
+  std::string text;
+  int64_t item = 0;
+  if (d) {
+    text = d->text;
+    item = d->itemsize;
+  } else {
+    text = nb::cast<std::string>(dtype.attr("str"));
+    item = nb::cast<int64_t>(dtype.attr("itemsize"));
+  }
+  key += 'A';
+  key += text;
+  key += '[';
+  const Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
+  int64_t dims[64], steps[64];
+  if (rank > 64 || PyTuple_GET_SIZE(strides.ptr()) != rank)
+    return false;
+  for (Py_ssize_t k = 0; k < rank; ++k) {
+    dims[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), k));
+    steps[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides.ptr(), k));
+    number(key, dims[k]);
+  }
+  key += ']';
+  // Element strides where the layout is not C order (as elementStrides).
+  bool contiguous = true, empty = false, whole = item > 0;
+  int64_t expected = 1;
+  for (Py_ssize_t k = rank; k-- > 0;) {
+    whole = whole && steps[k] % item == 0;
+    empty = empty || dims[k] == 0;
+    if (dims[k] != 1) {
+      contiguous = contiguous && whole && steps[k] / item == expected;
+      expected *= dims[k];
+    }
+  }
+  if (!contiguous && !empty && whole) {
+    key += 'S'; // a layout other than C order: its trace follows it
+    for (Py_ssize_t k = 0; k < rank; ++k)
+      number(key, steps[k] / item);
+  }
+  return true;
+}
+
 /// Appends the key text of tree `x` (as _jit.flatten walks it) to `key` and
 /// its arrays to `leaves`; false where flatten's tree must key it instead.
 bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObject *ndarray) {
   PyTypeObject *t = Py_TYPE(x);
   if (reinterpret_cast<PyObject *>(t) == ndarray) {
-    nb::handle a(x);
-    nb::str dtype = nb::str(a.attr("dtype").attr("str"));
-    key += 'A';
-    key += dtype.c_str();
-    key += '[';
-    for (nb::handle d : nb::tuple(a.attr("shape"))) {
-      key += std::to_string(nb::cast<int64_t>(d));
-      key += ',';
-    }
-    key += ']';
-    if (const std::optional<std::vector<int64_t>> strides = elementStrides(a)) {
-      key += 'S'; // a layout other than C order: its trace follows it
-      for (int64_t s : *strides)
-        key += std::to_string(s) + ',';
-    }
+    if (!arrayKey(x, key))
+      return false;
     leaves.push_back(x);
     return true;
   }
@@ -235,18 +309,39 @@ nb::object callKey(nb::tuple args, nb::dict kwargs, const std::string &options) 
   return nb::make_tuple(nb::str(key.data(), key.size()), listOf(leaves));
 }
 
+/// A borrowed view of a C-contiguous, aligned NumPy input through the
+/// buffer protocol (no copy, no nanobind conversion); false for others,
+/// which the caller converts as call_all does (a contiguous copy).
+bool bufferView(PyObject *leaf, DType dtype, Py_buffer &buffer, Array &out) {
+  if (PyObject_GetBuffer(leaf, &buffer, PyBUF_C_CONTIGUOUS) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  if (buffer.itemsize != static_cast<Py_ssize_t>(dtypeSize(dtype)) ||
+      reinterpret_cast<uintptr_t>(buffer.buf) % dtypeSize(realPart(dtype)) != 0) {
+    PyBuffer_Release(&buffer);
+    return false;
+  }
+  Shape shape(buffer.shape, buffer.shape + buffer.ndim);
+  out = Array::view(buffer.buf, shape, dtype);
+  return true;
+}
+
 /// A call that hits, run from C++ as JAX's _cpp_pjit runs one: the key, the
-/// lookup and, for a specialization with a fast plan, the native call and its
-/// result, with no Python frame. `miss` where the key has no text here or is
-/// not cached (or while tracing): the caller's Python path handles it. A hit
-/// without a fast plan runs its Specialization's run().
-nb::object callCached(SpecializationCache &cache, nb::tuple args, nb::handle kwargs,
-                      const JitOptions &options, nb::handle miss) {
+/// lookup and, for a specialization with a fast plan, the native call into a
+/// new NumPy array, with no Python frame. `miss` where the key has no text
+/// here or is not cached (or while tracing): the caller's Python path
+/// handles it. A hit without a fast plan runs its Specialization's run().
+nb::object callCached(SpecializationCache &cache, nb::handle args, nb::handle kwargs,
+                      const std::string &options, nb::handle miss) {
   if (detail::tracing())
     return nb::borrow(miss);
-  std::string key;
-  std::vector<PyObject *> leaves;
-  if (!keyOfCall(args, kwargs, detail::optionsKey(options), key, leaves))
+  // Scratch of this thread: a warm call allocates no key text.
+  thread_local std::string key;
+  thread_local std::vector<PyObject *> leaves;
+  key.clear();
+  leaves.clear();
+  if (!keyOfCall(args, kwargs, options, key, leaves))
     return nb::borrow(miss);
   std::optional<Entry> entry = cache.find(key);
   if (!entry)
@@ -254,21 +349,77 @@ nb::object callCached(SpecializationCache &cache, nb::tuple args, nb::handle kwa
   if (!entry->compiled)
     return nb::handle(entry->specialization.get()).attr("run")(listOf(leaves));
   const Compiled &compiled = nb::cast<const Compiled &>(nb::handle(entry->compiled.get()));
-  std::vector<Array> views;
-  views.reserve(leaves.size());
-  for (PyObject *leaf : leaves)
-    views.push_back(viewOf(nb::cast<InArray>(nb::handle(leaf)), "an input"));
-  Array out;
-  {
-    nb::gil_scoped_release release;
-    out = compiled.call(views);
+  const std::vector<DType> &dtypes = compiled.inputDTypes();
+  std::vector<Array> views(leaves.size());
+  std::vector<Py_buffer> buffers(leaves.size());
+  std::vector<char> held(leaves.size(), 0);
+  auto release = [&] {
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (held[i])
+        PyBuffer_Release(&buffers[i]);
+  };
+  // Held for the process's life: no reference released after Python's end.
+  static PyObject *empty = nb::object(nb::module_::import_("numpy").attr("empty")).release().ptr();
+  nb::object result;
+  try {
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      held[i] = i < dtypes.size() && bufferView(leaves[i], dtypes[i], buffers[i], views[i]);
+      if (!held[i])
+        views[i] = viewOf(nb::cast<InArray>(nb::handle(leaves[i])), "an input");
+    }
+    result = nb::handle(empty)(nb::handle(entry->resultShape.get()),
+                               nb::handle(entry->resultDType.get()));
+    Py_buffer out;
+    if (PyObject_GetBuffer(result.ptr(), &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0)
+      throw nb::python_error();
+    Array output = Array::view(out.buf, compiled.resultShapes()[0], compiled.resultDTypes()[0]);
+    {
+      nb::gil_scoped_release unlocked;
+      compiled.callInto(views, output);
+    }
+    PyBuffer_Release(&out);
+  } catch (...) {
+    release();
+    throw;
   }
-  nb::object result = toNumPy(std::move(out));
-  if (entry->resultDType)
-    result = result.attr("view")(nb::handle(entry->resultDType.get()));
+  release();
   if (entry->scalar)
     result = result[nb::tuple()];
   return result;
+}
+
+/// The C++ half of tinymlir.jit's JitFunction (its Python class derives from
+/// it): the specialization cache, and __call__, which runs a hit from C++
+/// (callCached) and enters Python (`_call`) only for a miss, a call it cannot
+/// key (captures, trees only Python keys), or a `target=` keyword.
+struct JitBase {
+  SpecializationCache cache;
+  nb::object options; // the tinymlir.Options object Python reads and writes
+  bool plain = false; // whether C++ alone keys its calls (_jit.py sets it)
+  // The options' key text, kept while the options are equal to these.
+  std::optional<JitOptions> keyed;
+  std::string optionsKey;
+
+  const std::string &keyOfOptions() {
+    const JitOptions &now = nb::cast<const JitOptions &>(options);
+    if (!keyed || !(*keyed == now)) {
+      keyed = now;
+      optionsKey = detail::optionsKey(now);
+    }
+    return optionsKey;
+  }
+};
+
+nb::object jitCall(nb::handle self, nb::args args, nb::kwargs kwargs) {
+  static PyObject *miss = nb::module_::import_("builtins").attr("object")().release().ptr();
+  static PyObject *targetName = PyUnicode_InternFromString("target");
+  JitBase &jit = *nb::inst_ptr<JitBase>(self);
+  if (jit.plain && jit.options.is_valid() && !PyDict_GetItem(kwargs.ptr(), targetName)) {
+    nb::object r = callCached(jit.cache, args, kwargs, jit.keyOfOptions(), nb::handle(miss));
+    if (!r.is(nb::handle(miss)))
+      return r;
+  }
+  return self.attr("_call")(*args, **kwargs);
 }
 
 nb::object findOrCompile(SpecializationCache &cache, const std::string &key, size_t limit,
@@ -276,15 +427,17 @@ nb::object findOrCompile(SpecializationCache &cache, const std::string &key, siz
   auto build = [&]() -> Entry {
     try {
       nb::object specialization = compile();
-      Entry entry{share(specialization), nb::cast<double>(specialization.attr("compile_seconds")),
-                  nb::cast<bool>(specialization.attr("from_disk_cache"))};
+      Entry entry;
+      entry.specialization = share(specialization);
+      entry.seconds = nb::cast<double>(specialization.attr("compile_seconds"));
+      entry.fromDisk = nb::cast<bool>(specialization.attr("from_disk_cache"));
       nb::object plan = specialization.attr("_fast_plan")();
-      if (!plan.is_none()) { // (compiled, the result's dtype to view as or None, scalar)
+      if (!plan.is_none()) { // (compiled, the result's shape and NumPy dtype, scalar)
         nb::tuple t = nb::borrow<nb::tuple>(plan);
         entry.compiled = share(t[0]);
-        if (!t[1].is_none())
-          entry.resultDType = share(t[1]);
-        entry.scalar = nb::cast<bool>(t[2]);
+        entry.resultShape = share(t[1]);
+        entry.resultDType = share(t[2]);
+        entry.scalar = nb::cast<bool>(t[3]);
       }
       return entry;
     } catch (nb::python_error &e) {
@@ -335,15 +488,32 @@ void registerCache(nb::module_ &m) {
                   "An array's element strides where it is not C-contiguous, else None.")
       .def_static("key", &callKey, "args"_a, "kwargs"_a, "options"_a,
                   "(key, array leaves) of a call, or None where flatten's tree must key it.")
-      .def("call", &callCached, "args"_a, "kwargs"_a.none(), "options"_a, "miss"_a,
-           "A call's result where its key is cached (run from C++ where the specialization "
-           "has a fast plan), else `miss`.")
       .def("find_or_compile", &findOrCompile, "key"_a, "limit"_a, "compile"_a,
            "The Specialization of `key`, or compile()'s, inserted (threads asking for a key "
            "being compiled wait for it, without the GIL, and get its exception).")
       .def("evict", &SpecializationCache::evict, "limit"_a)
       .def("clear", &SpecializationCache::clear)
       .def("stats", &SpecializationCache::stats);
+
+  nb::class_<JitBase>(m, "JitBase",
+                      "The C++ half of a jitted function: its specialization cache, and a "
+                      "__call__ that runs a cached specialization without entering Python.")
+      .def(nb::init<>())
+      .def_prop_ro(
+          "_cache", [](JitBase &j) -> SpecializationCache & { return j.cache; },
+          nb::rv_policy::reference_internal)
+      .def_prop_rw(
+          "options", [](JitBase &j) { return j.options; },
+          [](JitBase &j, nb::object o) {
+            nb::cast<const JitOptions &>(o); // a TypeError for anything else
+            j.options = std::move(o);
+            j.keyed.reset();
+          },
+          "The tinymlir.Options the function compiles with (fields may be changed).")
+      .def_rw("_plain", &JitBase::plain)
+      .def("__call__", &jitCall,
+           "Runs the function on arrays (compiled code, compiling a specialization when "
+           "needed) or, while another function is traced, inlines it.");
 }
 
 } // namespace tinymlir::python

@@ -28,7 +28,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from . import _tinymlir as _core
+from . import _loops, _tinymlir as _core
 from ._trace import (
     _NDARRAY,
     TraceContext,
@@ -42,7 +42,6 @@ from ._trace import (
     tracing,
 )
 
-_MISS = object()  # the C++ cache's answer where Python must key or compile a call
 # Most call trees named per function (by flatten's tree) while cache_limit is 0.
 _TREE_NAMES = 256
 _STATIC_TYPES = (bool, int, float, complex, str, bytes, type(None))
@@ -421,10 +420,9 @@ class Specialization:
 
     def _fast_plan(self):
         """What the C++ cache needs to run this specialization without Python
-        (python/src/cache.cpp, callCached): (compiled, the dtype its result is
-        viewed as or None, whether a rank-0 result is a NumPy scalar), or None
-        where run() has more to do (writes, views, aliases, trees, hidden
-        inputs, flags)."""
+        (python/src/cache.cpp, callCached): (compiled, its result's shape and NumPy
+        dtype, whether a rank-0 result is a NumPy scalar), or None where run() has
+        more to do (writes, views, aliases, trees, hidden inputs, flags)."""
         c = self._compiled
         if (
             c is None
@@ -441,7 +439,7 @@ class Specialization:
         ):
             return None
         shape, dtype = self._types[0]
-        return c, (np.dtype(dtype.name) if dtype.char in "qQ" else None), not shape
+        return c, tuple(shape), np.dtype(dtype.name), not shape
 
     def _flagged(self, k, r):
         """Result `k` read-only where NumPy's is (a broadcast_to or diagonal view)."""
@@ -527,7 +525,7 @@ def _options(target, given, where):
     return options
 
 
-class JitFunction:
+class JitFunction(_core.JitBase):
     """A jitted function. Call it with arrays (runs compiled code, compiling a new
     specialization when needed) or, while another function is traced, with traced
     values (inlined)."""
@@ -542,13 +540,13 @@ class JitFunction:
         # The options: the defaults with TINYMLIR_* environment variables
         # applied (docs/options.md), then those given here (cache_limit among
         # them: options.def's row).
+        super().__init__()  # the C++ half: the cache and __call__ (python/src/cache.cpp)
         self.fn = fn
         self.options = _options(target, options, "tinymlir.jit")
         # The specializations, in the C++ cache (python/src/cache.cpp), and
         # the key names of call trees it has no key text for (NumPy scalars,
         # named tuples, dataclasses, other static objects): at most
         # _TREE_NAMES of them, cleared with the cache.
-        self._cache = _core.SpecializationCache()
         self._tree_keys = {}
         self._tree_names = itertools.count()
         self._names = _code_names(fn)  # the names its code reads: captured arrays among them
@@ -588,12 +586,9 @@ class JitFunction:
 
     # Calls. Keyword arguments are inputs where they hold arrays, as positional
     # ones are, and static values otherwise.
-    def __call__(self, *args: Any, target: str | None = None, **kwargs: Any) -> Any:
-        if target is None and self._plain:
-            # A hit runs from C++ (python/src/cache.cpp); a miss comes back here.
-            result = self._cache.call(args, kwargs, self.options, _MISS)
-            if result is not _MISS:
-                return result
+    # __call__ is the C++ half's (JitBase): a hit runs from C++; a miss, a
+    # call only Python keys, or target= comes here.
+    def _call(self, *args: Any, target: str | None = None, **kwargs: Any) -> Any:
         target = self._target(target, kwargs)
         if tracing():
             # inlined into the function being traced
@@ -698,7 +693,7 @@ class JitFunction:
                 traced.append(Traced(placeholders[i], ref))
             else:
                 traced.append(traced[j])
-        with TraceContext(n, self.fn) as ctx:
+        with TraceContext(n, self.fn, options) as ctx:
             ctx.made.extend(traced)  # the arguments expire with the trace too
             args, kwargs = _unflatten_call(treedef, iter(traced))
             result = _with_traceable_captures(self.fn)(*args, **kwargs)
@@ -956,19 +951,25 @@ def _captures_key(fn, names, number_keys):
 
 
 def _with_traceable_captures(fn):
-    """`fn` with the NumPy arrays it captures (_captures) seen as _Captured
-    while it is traced. Only a plain Python function is changed; its globals
-    are a copy in which those names are views, so the module's own arrays are
-    untouched."""
+    """`fn` as it is traced: its loops converted (_loops.convert, unless the trace's
+    options say unroll_loops), and the NumPy arrays it captures (_captures) seen as
+    _Captured. Only a plain Python function is changed; its globals are a copy in
+    which those names are views, so the module's own arrays are untouched."""
+    context = current_context()
+    options = getattr(context, "options", None)
+    conversion = None
+    if options is not None and not options.unroll_loops:
+        conversion = _loops.convert(fn)
     names = _code_names(fn)
     captured = [] if names is None else [(k, v) for k, v in _captures(fn, names) if _capturable(v)]
     if not captured:
-        return fn
+        if conversion is None:
+            return fn
+        return _loops.converted_function(fn, conversion, fn.__globals__, fn.__closure__)
     # Arrays the code writes to (by name) are traced as arguments are, and
     # written back after each call; the others are _Captured views.
     written = _written_names(fn.__code__)
     freevars = fn.__code__.co_freevars
-    context = current_context()
 
     def stand_in(k, v):
         name = k if isinstance(k, str) else freevars[k]
@@ -982,6 +983,8 @@ def _with_traceable_captures(fn):
     if cells:
         closure = tuple(cells.get(i, c) for i, c in enumerate(closure))
     new_globals = dict(fn.__globals__, **swapped) if swapped else fn.__globals__
+    if conversion is not None:
+        return _loops.converted_function(fn, conversion, new_globals, closure)
     new = types.FunctionType(fn.__code__, new_globals, fn.__name__, fn.__defaults__, closure)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__qualname__ = fn.__qualname__

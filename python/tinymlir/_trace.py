@@ -90,8 +90,10 @@ class TraceContext:
     constant index arrays used for gathers (gather ids must be runtime inputs so
     that they are checked against the table before each call)."""
 
-    def __init__(self, first_hidden_index: int, fn=None):
+    def __init__(self, first_hidden_index: int, fn=None, options=None):
         self.first_hidden = first_hidden_index
+        self.options = options  # the tinymlir.Options of the compilation (loop capture)
+        self.loop_reports = []  # (line, what became of the loop): _loops.for_range
         # the traced function's globals and closure (from numpy import zeros)
         self.fn_scope = (getattr(fn, "__globals__", None), getattr(fn, "__closure__", None))
         self.hidden = []  # arrays, in placeholder order

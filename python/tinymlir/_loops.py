@@ -1,0 +1,663 @@
+"""Python loops become loops: a ``for`` over ``range`` in a jitted function's source
+is traced once, as one loop of the kernel (docs/architecture.md, "Loops").
+
+Two halves:
+
+- ``convert(fn)``: the function's AST, rewritten once per code object. Each ``for t in
+  range(...)`` whose body can be captured becomes a nested function of the target and the
+  carried names, and a call of ``for_range`` that returns the carried names' values after
+  the loop. Every node keeps its source line, so tracebacks name the user's lines.
+- ``for_range``: at trace time, the loop is captured (``_tinymlir.LoopBuilder``: the body
+  traced once on a traced index and on parameters for the carried names and for the arrays
+  the body writes in place) or, where it cannot be, run as Python runs it (unrolled, as
+  without the converter) when its bounds are Python ints, else a TracingError naming the
+  source line. The ``loop_report`` option prints each loop's fate.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import operator
+import sys
+import textwrap
+import types
+
+import numpy as np
+
+from . import _tinymlir as _core
+from ._trace import Traced, TracingError, current_context, to_tensor
+
+_PREFIX = "__tm_"
+_RUNTIME = _PREFIX + "loops"
+
+#: Calls whose only purpose is a Python side effect: a loop holding one stays Python's.
+_SIDE_EFFECTS = frozenset(
+    [
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "add",
+        "discard",
+        "setdefault",
+        "write",
+        "writelines",
+        "popitem",
+    ]
+)
+#: Functions and methods that write into their first argument (or object).
+_WRITING_CALLS = frozenset(
+    [
+        "copyto",
+        "put",
+        "put_along_axis",
+        "putmask",
+        "place",
+        "fill_diagonal",
+        "at",
+        "fill",
+        "sort",
+        "partition",
+        "itemset",
+        "setfield",
+        "resize",
+    ]
+)
+#: Loops of at most this many iterations, with Python-int bounds, are unrolled: the
+#: empty and one-trip loops, where a loop saves nothing.
+UNROLL_MAX = 1
+
+
+# --- The converter -----------------------------------------------------------------
+
+
+class Conversion:
+    """A function's rewritten code: ``code`` (its free variables are the original's
+    plus ``__tm_loops``), and ``loops``: (line, captured or the reason not)."""
+
+    def __init__(self, code, loops):
+        self.code, self.loops = code, loops
+
+
+def _root(node):
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _walk(node):
+    """ast.walk, but not into the bodies of the loop bodies made here (nested
+    functions: their names are their own; what they change in the enclosing scope is
+    the assignment of their for_range call's result)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, ast.FunctionDef) and n.name.startswith(_PREFIX):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _generated_free_loads(fn_def):
+    """The names a loop body made here reads from its enclosing scope."""
+    params = {a.arg for a in fn_def.args.args}
+    local = params | _stored_names(fn_def.body)
+    return _loaded_names(fn_def.body) - local
+
+
+def _stored_names(nodes):
+    """Names bound by these statements in their own scope."""
+    names = set()
+    for node in nodes:
+        for n in _walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+    return {n for n in names if not n.startswith(_PREFIX)}
+
+
+def _written_in_place(nodes):
+    """Names whose arrays these statements write into (item and slice assignment,
+    augmented assignment of a subscript, out=, writing functions and methods)."""
+    names = set()
+    for node in nodes:
+        for n in ast.walk(node):
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                stack = list(targets)
+                while stack:
+                    t = stack.pop()
+                    if isinstance(t, (ast.Tuple, ast.List)):
+                        stack.extend(t.elts)
+                    elif isinstance(t, (ast.Subscript, ast.Attribute)):
+                        names.add(_root(t))
+                    elif isinstance(t, ast.Name) and isinstance(n, ast.AugAssign):
+                        names.add(t.id)  # x += v writes x's array (a Python number rebinds)
+            elif isinstance(n, ast.Call):
+                for kw in n.keywords:
+                    if kw.arg == "out":
+                        parts = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
+                        names.update(_root(v) for v in parts)
+                f = n.func
+                if isinstance(f, ast.Attribute) and f.attr in _WRITING_CALLS:
+                    if n.args and (_root(f.value) in ("np", "numpy") or f.attr == "at"):
+                        names.add(_root(n.args[0]))
+                    else:
+                        names.add(_root(f.value))
+    names.discard(None)
+    return {n for n in names if not n.startswith(_PREFIX)}
+
+
+def _loaded_names(nodes):
+    """Names these statements read from their own scope (a loop body made here: what
+    it reads from the enclosing one)."""
+    names = set()
+    for node in nodes:
+        if node is None:
+            continue
+        for n in _walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                names.add(n.id)
+            elif isinstance(n, ast.FunctionDef) and n.name.startswith(_PREFIX):
+                names |= _generated_free_loads(n)
+    return names
+
+
+def _read_before_written(body):
+    """Names the body may read before it binds them (so their value comes from the
+    iteration before): a load not preceded, at the body's top level, by a store."""
+    stored, early = set(), set()
+    for stmt in body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            value = stmt.value if stmt.value is not None else None
+            loads = _loaded_names([value]) if value is not None else set()
+            if isinstance(stmt, ast.AugAssign):
+                loads |= _loaded_names([stmt.target]) | {
+                    stmt.target.id for _ in [0] if isinstance(stmt.target, ast.Name)
+                }
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            loads |= {n for t in targets for n in _loaded_names([t])}  # subscripts' bases
+            early |= loads - stored
+            stored |= _stored_names(targets)
+        else:
+            early |= _loaded_names([stmt]) - stored
+            if not isinstance(stmt, (ast.If, ast.For, ast.While)):
+                stored |= _stored_names([stmt])
+    return early
+
+
+def _refusal(loop, range_is_builtin):
+    """Why this `for` cannot be captured, or None."""
+    if loop.orelse:
+        return "a for ... else"
+    if not isinstance(loop.target, ast.Name):
+        return "a loop target that is not a name"
+    it = loop.iter
+    if not (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "range"
+        and 1 <= len(it.args) <= 3
+        and not it.keywords
+        and not any(isinstance(a, ast.Starred) for a in it.args)
+    ):
+        return "iteration over something other than range(...)"
+    if not range_is_builtin:
+        return "range is not Python's range here"
+    for stmt in loop.body:
+        for n in _walk(stmt):  # loops inside, made bodies here, were checked already
+            if isinstance(n, (ast.Break, ast.Continue)):
+                return f"a {type(n).__name__.lower()} (line {n.lineno})"
+            if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await)):
+                return f"a {type(n).__name__.lower()} inside the loop (line {n.lineno})"
+            if isinstance(n, (ast.Global, ast.Nonlocal, ast.Try, ast.With, ast.Delete)):
+                return f"a {type(n).__name__.lower()} statement (line {n.lineno})"
+            if isinstance(n, (ast.ClassDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom)):
+                return f"a {type(n).__name__} in the body (line {n.lineno})"
+            if isinstance(n, ast.FunctionDef) and not n.name.startswith(_PREFIX):
+                return f"a nested function (line {n.lineno})"
+            if isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Name) and f.id in ("print", "input", "open", "exec", "eval"):
+                    return f"a call of {f.id} (line {n.lineno}): a Python side effect"
+                if isinstance(f, ast.Attribute) and f.attr in _SIDE_EFFECTS:
+                    return f"a call of .{f.attr} (line {n.lineno}): a Python side effect"
+    return None
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, function, range_is_builtin):
+        self.function = function  # the FunctionDef being converted
+        self.range_is_builtin = range_is_builtin
+        self.count = 0
+        self.loops = []
+
+    def visit_FunctionDef(self, node):
+        if node is not self.function:
+            return node  # a nested function of the user's: its loops stay Python's
+        self.generic_visit(node)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_For(self, loop):
+        self.generic_visit(loop)  # inner loops first
+        reason = _refusal(loop, self.range_is_builtin)
+        if reason is not None:
+            self.loops.append((loop.lineno, reason))
+            it = loop.iter
+            if (
+                isinstance(it, ast.Call)
+                and isinstance(it.func, ast.Name)
+                and it.func.id == "range"
+                and self.range_is_builtin
+            ):
+                # Python's loop; its range() says why where a bound is traced.
+                self.count += 1
+                loop.iter = ast.copy_location(
+                    ast.Call(
+                        func=ast.Attribute(
+                            value=ast.Name(id=_RUNTIME, ctx=ast.Load()),
+                            attr="python_range",
+                            ctx=ast.Load(),
+                        ),
+                        args=[ast.Constant(loop.lineno), ast.Constant(reason), *it.args],
+                        keywords=it.keywords,
+                    ),
+                    it,
+                )
+                ast.fix_missing_locations(loop.iter)
+            return loop
+        self.count += 1
+        target = loop.target.id
+        body_name = f"{_PREFIX}body_{loop.lineno}_{self.count}"
+        outside = self._loads_outside(loop)
+        stored = _stored_names(loop.body) - {target}
+        early = _read_before_written(loop.body)
+        carried = sorted(n for n in stored if n in outside or n in early)
+        written = sorted(_written_in_place(loop.body) - set(carried) - {target})
+        if target in outside:
+            self.loops.append((loop.lineno, f"the loop variable {target} is read after the loop"))
+            return loop
+        self.loops.append((loop.lineno, None))
+
+        def name(id_, ctx=None):
+            return ast.Name(id=id_, ctx=ctx or ast.Load())
+
+        def strings(items):
+            return ast.Tuple(elts=[ast.Constant(s) for s in items], ctx=ast.Load())
+
+        ret = ast.Return(value=ast.Tuple(elts=[name(n) for n in carried], ctx=ast.Load()))
+        body = ast.FunctionDef(
+            name=body_name,
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=a) for a in [target, *carried]],
+                kwonlyargs=[],
+                kw_defaults=[],
+                defaults=[],
+            ),
+            body=[*loop.body, ret],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
+        runtime = name(_RUNTIME)
+        scope = ast.Call(func=name("locals"), args=[], keywords=[])
+        call = ast.Call(
+            func=ast.Attribute(value=runtime, attr="for_range", ctx=ast.Load()),
+            args=[
+                name(body_name),
+                ast.Tuple(elts=list(loop.iter.args), ctx=ast.Load()),
+                scope,
+                strings(carried),
+                strings(written),
+                ast.Constant(loop.lineno),
+            ],
+            keywords=[],
+        )
+        if carried:
+            assign = ast.Assign(
+                targets=[ast.Tuple(elts=[name(n, ast.Store()) for n in carried], ctx=ast.Store())],
+                value=call,
+            )
+        else:
+            assign = ast.Expr(value=call)
+        for node in (body, ret, assign):
+            ast.copy_location(node, loop)
+        ast.fix_missing_locations(body)
+        ast.fix_missing_locations(assign)
+        return [body, assign]
+
+    def _loads_outside(self, loop):
+        """Names the function reads outside this loop (the loop variable's reads in
+        other loops over it are theirs)."""
+        names = set()
+        stack = list(self.function.body)
+        while stack:
+            n = stack.pop()
+            if n is loop:
+                continue
+            if isinstance(n, ast.For) and isinstance(n.target, ast.Name):
+                if isinstance(loop.target, ast.Name) and n.target.id == loop.target.id:
+                    names |= _loaded_names([n.iter]) | (_loaded_names(n.body) - {n.target.id})
+                    continue
+            if isinstance(n, ast.FunctionDef) and n.name.startswith(_PREFIX):
+                names |= _generated_free_loads(n)
+                continue
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                names.add(n.id)
+            stack.extend(ast.iter_child_nodes(n))
+        return names
+
+
+@functools.lru_cache(maxsize=256)
+def _convert_code(code, range_is_builtin):
+    try:
+        lines, first = inspect.getsourcelines(code)
+    except (OSError, TypeError):
+        return None
+    source = textwrap.dedent("".join(lines))
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    ast.increment_lineno(tree, first - 1)
+    function = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == code.co_name),
+        None,
+    )
+    if function is None:
+        return None
+    if not any(isinstance(n, ast.For) for n in ast.walk(function)):
+        return None
+    function.decorator_list = []
+    rewriter = _Rewriter(function, range_is_builtin)
+    rewriter.visit(function)
+    if rewriter.count == 0:
+        return Conversion(None, rewriter.loops)
+    # The function inside a factory whose parameters are its free variables (and the
+    # runtime), so that the rewritten code reads the same cells.
+    freevars = list(code.co_freevars)
+    factory = ast.FunctionDef(
+        name=_PREFIX + "factory",
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=a) for a in [*freevars, _RUNTIME]],
+            kwonlyargs=[],
+            kw_defaults=[],
+            defaults=[],
+        ),
+        body=[
+            # Each free variable is read once, so that it stays a cell of the factory
+            # even where the function only writes it.
+            *[ast.Expr(value=ast.Name(id=v, ctx=ast.Load())) for v in [*freevars, _RUNTIME]],
+            function,
+            ast.Return(value=ast.Name(id=function.name, ctx=ast.Load())),
+        ],
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    try:
+        compiled = compile(module, code.co_filename, "exec")
+    except SyntaxError:
+        return None
+    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    new = next(
+        c
+        for c in factory_code.co_consts
+        if isinstance(c, types.CodeType) and c.co_name == code.co_name
+    )
+    return Conversion(new, rewriter.loops)
+
+
+def convert(fn):
+    """The Conversion of plain function `fn`, or None where it has no source, no
+    loop or none that can be captured (its loops are then Python's)."""
+    if not isinstance(fn, types.FunctionType) or fn.__code__.co_name == "<lambda>":
+        return None
+    range_is_builtin = fn.__globals__.get("range", builtins.range) is builtins.range
+    conversion = _convert_code(fn.__code__, range_is_builtin)
+    return conversion if conversion is not None and conversion.code is not None else None
+
+
+def converted_function(fn, conversion, new_globals, closure):
+    """`fn` with the converted code: the same globals (`new_globals`) and the cells of
+    `closure` (fn's, or replacements) matched by name, plus the runtime's."""
+    cells = dict(zip(fn.__code__.co_freevars, closure or ()))
+    cells[_RUNTIME] = types.CellType(sys.modules[__name__])
+    new = types.FunctionType(
+        conversion.code,
+        new_globals,
+        fn.__name__,
+        fn.__defaults__,
+        tuple(cells[v] for v in conversion.code.co_freevars),
+    )
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    return new
+
+
+# --- The runtime ---------------------------------------------------------------------
+
+
+class _Undefined:
+    """A carried name not bound before its loop: reading it is Python's error."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def _fail(self, *args, **kwargs):
+        raise UnboundLocalError(
+            f"cannot access local variable '{self.name}' where it is not associated with a value"
+        )
+
+    __getattr__ = __bool__ = __index__ = __int__ = __float__ = __array__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = _fail
+    __neg__ = __getitem__ = __setitem__ = __lt__ = __le__ = __gt__ = __ge__ = __len__ = _fail
+    __array_ufunc__ = __array_function__ = _fail
+
+
+def _report(line, what):
+    context = current_context()
+    options = getattr(context, "options", None)
+    if options is not None and options.loop_report:
+        print(f"tinymlir: loop at line {line}: {what}", file=sys.stderr)
+    if context is not None:
+        context.loop_reports.append((line, what))
+
+
+class _Fallback(Exception):
+    pass
+
+
+def _as_bound(v, line):
+    if isinstance(v, Traced):
+        if v.shape or v.dtype.kind not in "iub":
+            raise TypeError(
+                f"line {line}: range() takes integers; got an array of shape {v.shape} "
+                f"and dtype {v.dtype}"
+            )
+        return v
+    return operator.index(v)
+
+
+def for_range(body, bounds, scope, carried, written, line):
+    """`for t in range(*bounds): carried = body(t, *carried)`, captured as one loop of
+    the kernel where tracing can, else run by Python (see the module's docstring)."""
+    bounds = tuple(_as_bound(b, line) for b in bounds)
+    start, stop, step = (
+        (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1) if len(bounds) == 2 else bounds
+    )
+    static = all(isinstance(b, int) for b in (start, stop, step))
+    if static and step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    inits = [scope.get(n, _Undefined(n)) for n in carried]
+    context = current_context()
+    reason = None
+    if context is None:
+        reason = "not traced"
+    elif static and len(range(start, stop, step)) <= UNROLL_MAX:
+        reason = f"{len(range(start, stop, step))} iterations: unrolled"
+    elif not hasattr(_core, "LoopBuilder"):
+        reason = "this build has no loop regions"
+    if reason is None:
+        try:
+            values = _capture(body, (start, stop, step), inits, carried, written, scope, line)
+            _report(line, "captured")
+            return values
+        except _Fallback as e:
+            reason = str(e)
+    if not static:
+        raise TracingError(
+            f"tinymlir cannot capture the loop at line {line} ({reason}), and its bounds "
+            "are traced values, so it cannot be unrolled either"
+        )
+    _report(line, f"unrolled: {reason}")
+    values = inits
+    for t in range(start, stop, step):
+        values = body(t, *values)
+    return values
+
+
+def python_range(line, reason, *bounds):
+    """range(*bounds) for a loop that stays Python's: its reason is reported, and a
+    traced bound (which Python cannot iterate over) is an error naming the line."""
+    if any(isinstance(b, Traced) for b in bounds):
+        raise TracingError(
+            f"tinymlir cannot capture the loop at line {line} ({reason}), and its bounds "
+            "are traced values, so it cannot be unrolled either"
+        )
+    _report(line, f"unrolled: {reason}")
+    return range(*bounds)
+
+
+def _dtype_of_number(v):
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, int):
+        return "int64"
+    if isinstance(v, float):
+        return "float64"
+    if isinstance(v, complex):
+        return "complex128"
+    return np.asarray(v).dtype.name
+
+
+def _capture(body, bounds, inits, carried, written, scope, line):
+    """The loop as one region (raises _Fallback where it cannot be)."""
+    context = current_context()
+    # The buffers the body writes in place: those of the written names' arrays (views
+    # share their base's buffer); an array a written name does not reach is found by
+    # its version changing, and the body is traced again with it.
+    refs = {}
+    for n in written:
+        v = scope.get(n)
+        if isinstance(v, Traced):
+            refs.setdefault(v._ref.buffer_id, v._ref)
+    every = {t._ref.buffer_id: t._ref for t in context.made if isinstance(t._ref, _core.Ref)}
+    # Carried names: a traced value (its dtype), a Python number (weak: its dtype is
+    # decided by the body, traced once with the number itself), or neither.
+    kinds = []
+    for n, v in zip(carried, inits):
+        if isinstance(v, Traced):
+            kinds.append(v.dtype.name)
+        elif isinstance(v, (int, float, complex, np.generic)):
+            kinds.append(None)  # weak until the first trace
+        elif isinstance(v, _Undefined):
+            kinds.append(None)
+        else:
+            raise _Fallback(f"{n} is a {type(v).__name__}, not an array or a number")
+    for _attempt in range(4):
+        versions = {b: r.version for b, r in every.items()}
+        saved = {b: r.base() for b, r in refs.items()}
+        outcome = _trace_body(body, bounds, inits, carried, kinds, refs, saved, line)
+        changed = [b for b, r in every.items() if r.version != versions[b] and b not in refs]
+        yields, buffers, loop = outcome
+        if changed:
+            if loop is not None:
+                loop.abandon()
+            for b in changed:
+                refs[b] = every[b]
+            _restore(refs, saved)
+            continue
+        retrace = False
+        for k, (n, y) in enumerate(zip(carried, yields)):
+            if isinstance(y, _Undefined):
+                raise _Fallback(f"{n} is read after the loop but not bound in it")
+            dtype = y.dtype.name if isinstance(y, Traced) else _dtype_of_number(y)
+            if kinds[k] is None:
+                kinds[k], retrace = dtype, True
+            elif dtype != kinds[k]:
+                joined = np.result_type(np.dtype(kinds[k]), np.dtype(dtype)).name
+                if joined != kinds[k]:
+                    kinds[k], retrace = joined, True
+        if retrace or loop is None:
+            if loop is not None:
+                loop.abandon()
+            _restore(refs, saved)
+            continue
+        results = loop.finish([_yield_tensor(y, kinds[k]) for k, y in enumerate(yields)] + buffers)
+        for k, r in enumerate(refs.values()):
+            r.rebase(results[len(carried) + k], True)
+        return tuple(Traced(t) for t in results[: len(carried)])
+    raise _Fallback("the carried values' types did not settle in three traces")
+
+
+def _restore(refs, saved):
+    for b, r in refs.items():
+        r.rebase(saved[b], False)
+
+
+def _yield_tensor(y, dtype):
+    t = to_tensor(y, "a carried value") if not isinstance(y, Traced) else y._t
+    return t if t.dtype == dtype else _core.cast(t, dtype)
+
+
+def _trace_body(body, bounds, inits, carried, kinds, refs, saved, line):
+    """One trace of the body. With a weak number among the carried names, a typing
+    trace (no region: (yields, None)); else (yields, the LoopBuilder)."""
+    typing = any(k is None for k in kinds)
+    tensors = []
+    for v, k in zip(inits, kinds):
+        if k is None:
+            tensors.append(None)
+        elif isinstance(v, _Undefined):
+            tensors.append(_core.cast(_core.weak_integer(0), k))
+        else:
+            t = to_tensor(v, "a carried value")
+            tensors.append(t if t.dtype == k else _core.cast(t, k))
+    if typing:
+        # The weak numbers as themselves, the index as a traced int64, no region.
+        index = Traced(_core.cast(to_tensor(bounds[0], "range's start"), "int64"))
+        args = [v if k is None else Traced(t) for v, k, t in zip(inits, kinds, tensors)]
+        try:
+            yields = body(index, *args)
+        except Exception as e:  # noqa: BLE001 (any error: the loop stays Python's)
+            _restore(refs, saved)
+            raise _Fallback(f"{type(e).__name__}: {e}") from None
+        return list(yields), [], None
+    start, stop, step = (to_tensor(b, "range's bound") for b in bounds)
+    loop = _core.LoopBuilder(start, stop, step, tensors + [saved[b] for b in refs])
+    params = list(loop.params)
+    for k, b in enumerate(refs):
+        refs[b].rebase(params[len(carried) + k], False)
+    try:
+        yields = body(Traced(loop.index), *(Traced(p) for p in params[: len(carried)]))
+    except Exception as e:  # noqa: BLE001
+        loop.abandon()
+        _restore(refs, saved)
+        raise _Fallback(f"{type(e).__name__}: {e}") from None
+    return list(yields), [refs[b].base() for b in refs], loop
