@@ -991,79 +991,17 @@ def _with_traceable_captures(fn):
     return new
 
 
-# Functions and methods that write into their first argument.
-_WRITING_CALLS = frozenset(
-    [
-        "copyto",
-        "put",
-        "put_along_axis",
-        "putmask",
-        "place",
-        "fill_diagonal",
-        "at",
-        "fill",
-        "sort",
-        "partition",
-        "itemset",
-        "setfield",
-        "resize",
-    ]
-)
-
-
-def _root_name(node):
-    """The name at the root of `G`, `G[i]`, `G.T[i]`, `G[i][j]`, else None."""
-    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
 @functools.lru_cache(maxsize=256)
 def _written_names(code) -> frozenset:
-    """The names whose arrays the source of `code` writes into: item and slice
-    assignments (`G[i] = v`, `G[1:] += v`), augmented assignments (`G += v`),
-    `out=` arguments, NumPy's writing functions (`np.copyto(G, v)`,
-    `np.add.at(G, i, v)`) and writing methods (`G.fill(0)`). Empty where the
-    source is not available (the REPL, exec): writes stay refused there."""
+    """The names whose arrays the source of `code` writes into (_loops.written_in_place:
+    item and slice assignments, augmented assignments, `out=`, NumPy's writing
+    functions and methods). Empty where the source is not available (the REPL,
+    exec): writes stay refused there."""
     try:
-        source = textwrap.dedent(inspect.getsource(code))
-        tree = ast.parse(source)
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
     except (OSError, TypeError, SyntaxError, IndentationError):
         return frozenset()
-    names = set()
-    for node in ast.walk(tree):
-        targets = []
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            flat = []
-            while targets:
-                t = targets.pop()
-                if isinstance(t, (ast.Tuple, ast.List)):
-                    targets.extend(t.elts)
-                else:
-                    flat.append(t)
-            for t in flat:
-                if isinstance(t, (ast.Subscript, ast.Attribute)) or isinstance(node, ast.AugAssign):
-                    names.add(_root_name(t))
-        elif isinstance(node, ast.Call):
-            for kw in node.keywords:
-                if kw.arg == "out":
-                    parts = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
-                    names.update(_root_name(v) for v in parts)
-            f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in _WRITING_CALLS:
-                # np.copyto(G, ...), np.add.at(G, ...): the first argument;
-                # G.fill(0), G.sort(): the object
-                if (
-                    node.args
-                    and isinstance(f.value, (ast.Name, ast.Attribute))
-                    and (_root_name(f.value) in ("np", "numpy") or f.attr == "at")
-                ):
-                    names.add(_root_name(node.args[0]))
-                else:
-                    names.add(_root_name(f.value))
-    names.discard(None)
-    return frozenset(names)
+    return frozenset(_loops.written_in_place([tree]))
 
 
 def _rebuild_jit(fn, state):

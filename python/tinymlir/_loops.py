@@ -121,7 +121,7 @@ def _stored_names(nodes):
     return {n for n in names if not n.startswith(_PREFIX)}
 
 
-def _written_in_place(nodes):
+def written_in_place(nodes):
     """Names whose arrays these statements write into (item and slice assignment,
     augmented assignment of a subscript, out=, writing functions and methods)."""
     names = set()
@@ -281,7 +281,7 @@ class _Rewriter(ast.NodeTransformer):
         stored = _stored_names(loop.body) - {target}
         early = _read_before_written(loop.body)
         carried = sorted(n for n in stored if n in outside or n in early)
-        written = sorted(_written_in_place(loop.body) - set(carried) - {target})
+        written = sorted(written_in_place(loop.body) - set(carried) - {target})
         if target in outside:
             self.loops.append((loop.lineno, f"the loop variable {target} is read after the loop"))
             return loop
