@@ -104,6 +104,22 @@ Examples examples() {
                       },
                       {{4, 12, 64, 128}, {2, 12, 64}},
                       /*donated=*/0};
+  m["loop_sweep"] = {
+      "for i in range(1, N - 1): A[i, 1:-1] = (A[i - 1, 1:-1] + A[i + 1, 1:-1]) / 2: "
+      "one scf.for whose carried A is updated in place, A (N, M)",
+      [](auto &s, DType d, int64_t, auto &a) {
+        Tensor A = arg(a, shapeAt(s, 0), d);
+        const int64_t n = A.dim(0);
+        auto sweep = [](const Tensor &i, const std::vector<Tensor> &carried) {
+          Ref r(carried[0]);
+          Tensor up = r.get({i - 1, Slice{1, -1}}).value();
+          Tensor down = r.get({i + 1, Slice{1, -1}}).value();
+          r.set({i, Slice{1, -1}}, (up + down) / 2);
+          return std::vector<Tensor>{r.value()};
+        };
+        return forLoop(weakInteger(1), weakInteger(n - 1), weakInteger(1), {A}, sweep)[0];
+      },
+      {{64, 32}}};
 #ifdef TINYMLIR_WITH_MODELS // GPT-2's kernels and blocks (lib/models)
   addGpt2Examples(m);
 #endif

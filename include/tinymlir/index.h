@@ -177,6 +177,12 @@ public:
   bool sameBuffer(const Ref &other) const { return buf_ == other.buf_; }
   /// Whether this value was read after the buffer's last write (or made by it).
   bool current() const;
+  /// Replaces the buffer's current value by `value` (of its shape and dtype;
+  /// NumPy's ValueError otherwise): every view of it reads through it again.
+  /// The version grows only with `newVersion`. Loops rebase each buffer they
+  /// carry on its parameter before the body is traced (no new version, so
+  /// that a write in the body shows as one), and after the loop on its result.
+  void rebase(const Tensor &value, bool newVersion);
 
   /// A view of this array: further steps from the same buffer.
   Ref view(const ViewSteps &steps) const;

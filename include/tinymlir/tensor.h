@@ -14,6 +14,7 @@
 #include <tinymlir/array.h>
 
 #include <concepts>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -383,6 +384,81 @@ Tensor tril(const Tensor &x, int64_t k = 0);
 /// Whether `a` and `b` compute the same value: the same node, or nodes of the
 /// same op, types and attributes on the same values (two traces of `x > 0`).
 bool sameValue(const Tensor &a, const Tensor &b);
+
+// --- Loops (lib/frontend/Loop.cpp) ---
+
+/// A loop being traced, JAX's fori_loop with writes: for i in range(start,
+/// stop, step), carrying values from one iteration to the next. Construct it,
+/// trace the body once on index() and params(), then finish() it with the
+/// carried values at the end of an iteration; the kernel runs it as one loop
+/// (scf.for), however many iterations it has.
+///
+///   LoopBuilder loop(0, n, 1, {s});
+///   Tensor next = loop.params()[0] + x[loop.index()];
+///   Tensor total = loop.finish({next})[0];
+///
+/// Bodies of static shapes for now (positions may be traced: A[i, 1:-1]);
+/// loops nest (a LoopBuilder made while another's body is traced is inside
+/// it). CPU target only: the GPU targets refuse graphs with loops.
+class LoopBuilder {
+public:
+  /// start, stop, step: rank-0 integer (or bool) tensors, traced or concrete
+  /// (a plain number is a weak scalar), cast to int64; anything else is
+  /// NumPy's TypeError (Python's range). A step known to be 0 is Python's
+  /// ValueError "range() arg 3 must not be zero" (a traced 0 step runs no
+  /// iteration). inits: the carried values' initial values (a weak number
+  /// is carried as its strong dtype: int64, float64 or complex128).
+  LoopBuilder(const Tensor &start, const Tensor &stop, const Tensor &step,
+              std::vector<Tensor> inits);
+  ~LoopBuilder();
+  LoopBuilder(LoopBuilder &&) noexcept;
+  LoopBuilder &operator=(LoopBuilder &&) noexcept;
+  LoopBuilder(const LoopBuilder &) = delete;
+  LoopBuilder &operator=(const LoopBuilder &) = delete;
+
+  /// The iteration's index i: a traced rank-0 int64 tensor.
+  const Tensor &index() const;
+  /// One parameter per init: a traced value of its shape and dtype, the
+  /// carried value at the start of an iteration.
+  const std::vector<Tensor> &params() const;
+  /// The inits, as carried (weak numbers made strong).
+  const std::vector<Tensor> &inits() const;
+
+  /// For each carried value, the dtype its parameter must take where
+  /// yields[k]'s differs from its init's: NumPy's promotion of the two (NEP
+  /// 50: a weak init takes the yield's kind), as for `init + yield`; nullopt
+  /// where the dtypes agree. Checks nothing else and throws nothing but for a
+  /// count of yields other than the inits'.
+  std::vector<std::optional<DType>> joinedDTypes(const std::vector<Tensor> &yields) const;
+  /// After a finish() that failed on dtypes: the joined dtype of carried
+  /// value k (joinedDTypes of those yields), nullopt where it agreed.
+  std::optional<DType> joinedDType(size_t k) const;
+
+  /// Ends the body: yields[k] is carried value k at the end of an iteration
+  /// (the parameter itself where it is unchanged, or any value made before
+  /// or inside the body). A yield of another shape than its init is
+  /// NumPy's ValueError "[loop] carried value k changes shape from (..) to
+  /// (..)"; of another dtype, a TypeError "[loop] carried value k changes
+  /// dtype from .. to ..": trace the body again with the inits cast to
+  /// joinedDType(k) (a new LoopBuilder). Returns the values after the loop,
+  /// one per carried value (the inits where the loop runs no iteration).
+  /// Once only.
+  std::vector<Tensor> finish(const std::vector<Tensor> &yields);
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A loop for C++ callers: body(i, carried) returns the carried values at
+/// the end of an iteration; a yield of another dtype than its init's makes
+/// the body traced again with the joined dtype (at most twice more). Returns
+/// the values after the loop.
+std::vector<Tensor> forLoop(
+    const Tensor &start, const Tensor &stop, const Tensor &step, std::vector<Tensor> inits,
+    const std::function<std::vector<Tensor>(const Tensor &i, const std::vector<Tensor> &carried)>
+        &body);
 
 // --- Tracing (lib/frontend/Tensor.cpp) ---
 namespace detail {

@@ -203,8 +203,7 @@ void ModuleBuilder::collectConstants(const NodePtr &root) {
     if (seen[n.get()])
       return;
     seen[n.get()] = true;
-    for (const NodePtr &a : n->args)
-      visit(a);
+    forEachOperand(*n, visit); // a loop's body too
     if (n->op == Op::Constant)
       order.push_back(n);
   };
@@ -437,6 +436,13 @@ Value ModuleBuilder::emitNew(const Node &n) {
   }
   case Op::Results:
     throw Error("[build] internal: the results are written into their outputs, not emitted");
+  case Op::Loop:
+    throw Error("[build] internal: a loop is emitted through its results");
+  case Op::LoopParam:
+    throw Error("[loop] a value of a loop's body is used outside of the loop (only the values "
+                "it carries leave it)");
+  case Op::LoopResult:
+    return emitLoop(n.args[0]).at(static_cast<size_t>(n.index));
   case Op::Concat: {
     // Each part inserted into one destination; eliminate-empty-tensors lets
     // the producers write into their slice of it directly.

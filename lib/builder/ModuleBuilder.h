@@ -253,6 +253,17 @@ private:
 
   mlir::Value emitTriangle(const Node &n);
 
+  // --- Loops (Loops.cpp) ---------------------------------------------------------
+  //
+  // A Loop node is one scf.for over k in [0, trip count) with its carried
+  // values as tensor iter_args; the index i = start + k * step. The outer
+  // values its body reads are emitted first, before the loop; the body's own
+  // values are emitted inside it and forgotten after it (values_ and the
+  // other memos are scoped), so that nothing of the body is used outside.
+
+  /// The values after `loop` (one per carried value), emitted once.
+  const std::vector<mlir::Value> &emitLoop(const NodePtr &loop);
+
   mlir::MLIRContext &context_;
   mlir::OpBuilder b_;
   mlir::Location loc_;
@@ -262,6 +273,7 @@ private:
   bool scalarMode_ = false;                               // isScalarNode: straight-line graphs
   std::unordered_map<const Node *, mlir::Value> scalars_; // scalarOf
   std::unordered_map<const Node *, mlir::SmallVector<mlir::Value>> tracedOffsets_;
+  std::unordered_map<const Node *, std::vector<mlir::Value>> loopResults_; // emitLoop
   // Slice updates (emitInOrder): each version's buffer, the version each
   // buffer holds now, each version's successor, and each node's readers.
   std::unordered_map<const Node *, mlir::Value> chainOf_;

@@ -21,24 +21,24 @@ namespace tinymlir::detail {
 using namespace mlir;
 
 ModuleBuilder::GraphKind ModuleBuilder::classify(const NodePtr &root) {
-  bool updates = false;
-  std::vector<const Node *> stack{root.get()};
-  std::unordered_map<const Node *, bool> seen;
-  while (!stack.empty()) {
-    const Node *n = stack.back();
-    stack.pop_back();
-    if (seen[n])
-      continue;
-    seen[n] = true;
-    if (n->op == Op::IndexPut)
-      return GraphKind::Small;
-    updates |= n->op == Op::SliceUpdate;
-    for (const NodePtr &a : n->args)
-      stack.push_back(a.get());
-  }
-  return updates                     ? GraphKind::Updates
-         : seen.size() > kLargeGraph ? GraphKind::Large
-                                     : GraphKind::Small;
+  // An index_put's loop, or a Loop's, carries tensors through a region:
+  // bufferized with the analysis (a loop's updates of its carried arrays are
+  // insert_slices into its iter_args, in place).
+  bool updates = false, regions = false;
+  size_t count = 0;
+  forEachNode(root, [&](const Node &n) {
+    ++count;
+    if (n.op == Op::IndexPut || n.op == Op::Loop) {
+      regions = true;
+      return false;
+    }
+    updates |= n.op == Op::SliceUpdate;
+    return true;
+  });
+  return regions               ? GraphKind::Small
+         : updates             ? GraphKind::Updates
+         : count > kLargeGraph ? GraphKind::Large
+                               : GraphKind::Small;
 }
 
 void ModuleBuilder::scalarDotsInLongKernels() {

@@ -8,9 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 namespace tinymlir::detail {
+
+struct Region;
 
 struct Node {
   Op op;
@@ -26,41 +30,122 @@ struct Node {
   /// Frees the nodes only this one holds without recursion: an unrolled loop
   /// chains hundreds of thousands of them (npbench's seidel_2d), and the
   /// default destructor's recursion through args overflowed the stack.
-  ~Node() {
-    std::vector<std::shared_ptr<Node>> pending = std::move(args);
-    while (!pending.empty()) {
-      std::shared_ptr<Node> n = std::move(pending.back());
-      pending.pop_back();
-      if (n && n.use_count() == 1) // its last owner: its args are freed here, not by it
-        for (std::shared_ptr<Node> &a : n->args)
-          pending.push_back(std::move(a));
-    }
-  }
+  /// A loop's body (regions, below) is freed the same way.
+  ~Node();
 
   // Attributes, by op:
-  int64_t index = 0;         // Argument: position among the traced inputs
-  Array constant;            // Constant: the captured data
-  double scalar = 0;         // Scalar: the value (in dtype; a complex one's real part)
-  double imag = 0;           // Scalar: a complex value's imaginary part
-  int64_t integer = 0;       // Scalar of an integer dtype, or weak and integral: the
-                             // exact value's 64 bits (read unsigned where dtype is
-                             // uint64: a weak integer beyond INT64_MAX has it)
-  bool weak = false;         // Scalar: a plain C++ number, dtype not decided yet
-  bool integral = false;     // Scalar, weak: written as an integer
-  bool weakComplex = false;  // Scalar, weak: a Python complex number
-  bool wide = false;         // Scalar, weak: a Python int beyond 64 bits, held as its
-                             // nearest double (not integral: no exact bits)
-  std::vector<int64_t> axes; // Sum/Max/Min: reduced axes (sorted, non-negative);
-                             // Transpose: permutation; Slice: offsets, then
-                             // the steps where one is not 1 (with traced
-                             // offsets: the steps always, then (axis, extent)
-                             // per traced position, see DynamicBox);
-                             // IndexPut: the indexed axes (increasing);
-                             // Triu/Tril: {k}, the diagonal; Flip: the
-                             // reversed axes (increasing)
+  int64_t index = 0;              // Argument: position among the traced inputs
+  Array constant;                 // Constant: the captured data
+  double scalar = 0;              // Scalar: the value (in dtype; a complex one's real part)
+  double imag = 0;                // Scalar: a complex value's imaginary part
+  int64_t integer = 0;            // Scalar of an integer dtype, or weak and integral: the
+                                  // exact value's 64 bits (read unsigned where dtype is
+                                  // uint64: a weak integer beyond INT64_MAX has it)
+  bool weak = false;              // Scalar: a plain C++ number, dtype not decided yet
+  bool integral = false;          // Scalar, weak: written as an integer
+  bool weakComplex = false;       // Scalar, weak: a Python complex number
+  bool wide = false;              // Scalar, weak: a Python int beyond 64 bits, held as its
+                                  // nearest double (not integral: no exact bits)
+  std::shared_ptr<Region> region; // Loop: its body
+  std::vector<int64_t> axes;      // Sum/Max/Min: reduced axes (sorted, non-negative);
+                                  // Transpose: permutation; Slice: offsets, then
+                                  // the steps where one is not 1 (with traced
+                                  // offsets: the steps always, then (axis, extent)
+                                  // per traced position, see DynamicBox);
+                                  // IndexPut: the indexed axes (increasing);
+                                  // Triu/Tril: {k}, the diagonal; Flip: the
+                                  // reversed axes (increasing)
 };
 
 using NodePtr = std::shared_ptr<Node>;
+
+/// A loop's body (Op::Loop): its parameters (Op::LoopParam: the index, then
+/// one per carried value) and the carried values at the end of an iteration.
+/// Body nodes are reachable only through the yields (forEachNode walks them);
+/// every node made while the body was traced has its seq in [firstSeq,
+/// lastSeq], and every node before it a smaller one.
+struct Region {
+  std::vector<NodePtr> params;
+  std::vector<NodePtr> yields;
+  uint64_t firstSeq = 0, lastSeq = 0;
+  bool inBody(const Node &n) const { return n.seq >= firstSeq && n.seq <= lastSeq; }
+};
+
+inline Node::~Node() {
+  // Frees the nodes only this one holds without recursion: an unrolled loop
+  // chains hundreds of thousands of them (npbench's seidel_2d), and the
+  // default destructor's recursion through args overflowed the stack.
+  std::vector<std::shared_ptr<Node>> pending = std::move(args);
+  auto release = [&pending](std::shared_ptr<Region> &r) {
+    if (r && r.use_count() == 1) {
+      for (NodePtr &p : r->params)
+        pending.push_back(std::move(p));
+      for (NodePtr &y : r->yields)
+        pending.push_back(std::move(y));
+    }
+    r.reset();
+  };
+  release(region);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> n = std::move(pending.back());
+    pending.pop_back();
+    if (n && n.use_count() == 1) { // its last owner: its args are freed here, not by it
+      for (std::shared_ptr<Node> &a : n->args)
+        pending.push_back(std::move(a));
+      release(n->region);
+    }
+  }
+}
+
+/// Calls fn(const Node &) once for every node reachable from `root` through
+/// arguments and loop bodies (a Loop's parameters and yields), without
+/// recursion. fn returning bool: false stops the walk (forEachNode then
+/// returns false).
+template <class F> bool forEachNode(const Node *root, F &&fn) {
+  std::vector<const Node *> stack{root};
+  std::unordered_set<const Node *> seen{root};
+  auto push = [&](const NodePtr &a) {
+    if (a && seen.insert(a.get()).second)
+      stack.push_back(a.get());
+  };
+  while (!stack.empty()) {
+    const Node *n = stack.back();
+    stack.pop_back();
+    if constexpr (std::is_same_v<std::invoke_result_t<F &, const Node &>, bool>) {
+      if (!fn(*n))
+        return false;
+    } else {
+      fn(*n);
+    }
+    // Pushed in reverse, so that arguments are visited first to last.
+    if (n->region) {
+      for (auto it = n->region->yields.rbegin(); it != n->region->yields.rend(); ++it)
+        push(*it);
+      for (auto it = n->region->params.rbegin(); it != n->region->params.rend(); ++it)
+        push(*it);
+    }
+    for (auto it = n->args.rbegin(); it != n->args.rend(); ++it)
+      push(*it);
+  }
+  return true;
+}
+template <class F> bool forEachNode(const NodePtr &root, F &&fn) {
+  return forEachNode(root.get(), std::forward<F>(fn));
+}
+/// Whether some node reachable from `root` (forEachNode's) satisfies `pred`.
+template <class P> bool anyNode(const Node *root, P &&pred) {
+  return !forEachNode(root, [&](const Node &n) { return !pred(n); });
+}
+
+/// The operands a node's value depends on: its arguments, and a Loop's yields
+/// (its body); fn(const NodePtr &) for each.
+template <class F> void forEachOperand(const Node &n, F &&fn) {
+  for (const NodePtr &a : n.args)
+    fn(a);
+  if (n.region)
+    for (const NodePtr &y : n.region->yields)
+      fn(y);
+}
 
 inline uint64_t nextSeq() {
   static std::atomic<uint64_t> counter{0};

@@ -243,6 +243,7 @@ struct Ref::Buffer {
   std::vector<int64_t> strides; ///< element strides in memory; empty: C order
   int64_t version = 0;
   uint64_t id = nextBufferId++;
+  int64_t stamp = 0; ///< changes with every new value (writes and rebase): views read again
 };
 
 Ref::Ref(const Tensor &value)
@@ -259,18 +260,18 @@ Ref::Ref(const Tensor &value, std::vector<int64_t> strides)
 }
 
 Ref::Ref(std::shared_ptr<Buffer> buf, ViewSteps steps, Tensor value)
-    : buf_(std::move(buf)), steps_(std::move(steps)), cache_(std::move(value)),
-      seen_(buf_->version) {}
+    : buf_(std::move(buf)), steps_(std::move(steps)), cache_(std::move(value)), seen_(buf_->stamp) {
+}
 
 Tensor Ref::value() const {
   if (!buf_)
     throw Error("[index] an empty Ref has no value");
-  if (seen_ != buf_->version) {
+  if (seen_ != buf_->stamp) {
     Tensor t = buf_->value;
     for (const ViewStep &s : steps_)
       t = applyView(t, s);
     cache_ = t;
-    seen_ = buf_->version;
+    seen_ = buf_->stamp;
   }
   return cache_;
 }
@@ -278,7 +279,21 @@ Tensor Ref::value() const {
 Tensor Ref::base() const { return buf_->value; }
 int64_t Ref::version() const { return buf_->version; }
 uint64_t Ref::bufferId() const { return buf_->id; }
-bool Ref::current() const { return seen_ == buf_->version; }
+bool Ref::current() const { return seen_ == buf_->stamp; }
+
+void Ref::rebase(const Tensor &value, bool newVersion) {
+  if (!buf_)
+    throw Error("[index] an empty Ref has no buffer to rebase");
+  const Tensor &old = buf_->value;
+  if (!value.valid() || value.shape() != old.shape() || value.dtype() != old.dtype())
+    throw Error("[index] rebase: the new value must have the buffer's shape and dtype (" +
+                    std::string(dtypeName(old.dtype())) + " " + shapeString(old.shape()) + ")",
+                ErrorKind::Value);
+  buf_->value = value;
+  ++buf_->stamp;
+  if (newVersion)
+    ++buf_->version;
+}
 
 Ref Ref::view(const ViewSteps &steps) const {
   Tensor t = value();
@@ -642,7 +657,7 @@ void Ref::setShape(const Shape &shape) {
                 ErrorKind::Type);
   steps_.push_back({ViewStep::Kind::Reshape, t.shape(), {}, {}});
   cache_ = t;
-  seen_ = buf_->version;
+  seen_ = buf_->stamp;
 }
 
 /// `value` checked as NumPy's __setitem__ and fill convert a scalar (a Python
@@ -694,8 +709,9 @@ void Ref::assign(const Tensor &value) {
     updated = unapplyView(steps_[k], parents[k], updated);
   buf_->value = updated;
   ++buf_->version;
+  ++buf_->stamp;
   cache_ = v;
-  seen_ = buf_->version;
+  seen_ = buf_->stamp;
 }
 
 void Ref::update(const Tensor &result, const char *ufunc, std::string_view casting,

@@ -884,6 +884,7 @@ bool sameValue(const Tensor &a, const Tensor &b) {
     if (x->op != y->op || x->shape != y->shape || x->dtype != y->dtype ||
         x->args.size() != y->args.size() || x->axes != y->axes || x->weak != y->weak ||
         x->integral != y->integral || x->wide != y->wide || x->op == Op::Argument ||
+        x->op == Op::Loop || x->op == Op::LoopParam ||
         (x->op == Op::Scalar && x->integer != y->integer) ||
         (x->op == Op::Scalar &&
          !(x->scalar == y->scalar || (std::isnan(x->scalar) && std::isnan(y->scalar)))) ||

@@ -25,6 +25,7 @@
 #include <exception>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <cstdio>
@@ -75,8 +76,6 @@ llvm::orc::SymbolMap symbolMap(const detail::RuntimeSymbols &symbols,
 /// checked before native code runs; index_put's row loop must run on the host.
 void findIndexInputs(const NodePtr &root, const CompileTarget &target,
                      std::vector<detail::NativeFunction::IndexCheck> &out) {
-  std::vector<const Node *> stack{root.get()};
-  std::unordered_set<const Node *> seen;
   // Ids that are an input are checked at each call; a captured constant
   // (constant index arrays' positions) the same way, from its own array.
   auto check = [&](const Node &n, const Node &ids, const char *what, int64_t size, int axis) {
@@ -91,11 +90,10 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
                   opName(ids.op) + " value");
     out.push_back({static_cast<size_t>(ids.index), size, axis});
   };
-  while (!stack.empty()) {
-    const Node *n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second)
-      continue;
+  detail::forEachNode(root, [&](const Node &node) { // loop bodies too
+    const Node *n = &node;
+    if (n->op == Op::Loop && !target.hostLoops())
+      throw Error("[gpu] loops are not supported on the GPU target yet; compile it for the CPU");
     if (n->op == Op::Gather)
       check(*n, *n->args[1], "ids", n->args[0]->shape[0], -1);
     if (isComplex(n->dtype) && !target.hostLoops())
@@ -123,9 +121,7 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
         check(*n, *n->args[2 + k], "indices", n->shape[axis], axis);
       }
     }
-    for (const NodePtr &a : n->args)
-      stack.push_back(a.get());
-  }
+  });
 }
 
 /// The engine's object file (kernel and wrappers), or "" if unavailable.
@@ -219,37 +215,38 @@ bool updates(const Node *n, const Node *arg) {
 /// Whether the graph calls a run-time kernel that can report an error while
 /// it runs (an id out of range, a singular matrix): then an input updated in
 /// place could be left half-written, and is not donated.
+/// Loops donate nothing either (for now: their carried arrays are updated in
+/// the loop's own buffers).
 bool mayFailWhileRunning(const Node *root) {
-  std::vector<const Node *> stack{root};
-  std::unordered_set<const Node *> seen{root};
-  while (!stack.empty()) {
-    const Node *n = stack.back();
-    stack.pop_back();
-    if (detail::opInfo(n->op).kind == detail::OpKind::CheckedRow ||
-        ((n->op == Op::Slice || n->op == Op::SliceUpdate) && detail::tracedPositions(*n) > 0))
-      return true;
-    for (const NodePtr &a : n->args)
-      if (seen.insert(a.get()).second)
-        stack.push_back(a.get());
-  }
-  return false;
+  return detail::anyNode(root, [](const Node &n) {
+    return detail::opInfo(n.op).kind == detail::OpKind::CheckedRow || n.op == Op::Loop ||
+           ((n.op == Op::Slice || n.op == Op::SliceUpdate) && detail::tracedPositions(n) > 0);
+  });
 }
 
-/// The longest chain of arguments under `root`, found without recursion.
+/// The longest chain of operands (arguments, and loop bodies' yields) under
+/// `root`, found without recursion.
 size_t depthOf(const Node *root) {
   std::unordered_map<const Node *, size_t> depth;
-  std::vector<std::pair<const Node *, size_t>> stack{{root, 0}}; // node, next argument
+  auto operands = [](const Node *n) {
+    std::vector<const Node *> out;
+    detail::forEachOperand(*n, [&](const NodePtr &a) { out.push_back(a.get()); });
+    return out;
+  };
+  // node, its operands, the next one
+  std::vector<std::tuple<const Node *, std::vector<const Node *>, size_t>> stack;
+  stack.emplace_back(root, operands(root), 0);
   while (!stack.empty()) {
-    auto [n, next] = stack.back();
-    if (next < n->args.size()) {
-      ++stack.back().second;
-      if (const Node *a = n->args[next].get(); !depth.contains(a))
-        stack.emplace_back(a, 0);
+    auto &[n, ops, next] = stack.back();
+    if (next < ops.size()) {
+      const Node *a = ops[next++];
+      if (!depth.contains(a))
+        stack.emplace_back(a, operands(a), 0);
       continue;
     }
     size_t d = 0;
-    for (const NodePtr &a : n->args)
-      d = std::max(d, depth[a.get()]);
+    for (const Node *a : ops)
+      d = std::max(d, depth[a]);
     depth[n] = d + 1;
     stack.pop_back();
   }
