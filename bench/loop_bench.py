@@ -181,6 +181,41 @@ def measure_numba(fn, args, rounds):
     return first, [timed(f, args) for _ in range(rounds)]
 
 
+def scaling(programs, ns, args):
+    """Trace + compile time against N: the first call minus a warm call, each N in a
+    function of its own (jit(fn) afresh, disk cache off), median over rounds."""
+    from tinymlir import jit
+
+    shapes = {
+        "cholesky": lambda n: n,
+        "lu": lambda n: n,
+        "seidel_2d": lambda n: (n, 1),
+        "trisolv": lambda n: n,
+    }
+    for name, size_of in shapes.items():
+        if args.only and args.only not in name:
+            continue
+        times = []
+        for n in ns:
+            fargs = arguments(name, size_of(n))
+            compile_s = []
+            for _ in range(max(1, args.rounds // 2)):
+                f = jit(programs[name], disk_cache=False)
+                t0 = time.perf_counter()
+                f(*copies(fargs))
+                first = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                f(*copies(fargs))
+                warm = time.perf_counter() - t0
+                compile_s.append(max(first - warm, 0.0))
+            times.append(summary(compile_s))
+        cells = "  ".join(
+            f"N={n}: {m:.3f} s [{lo:.3f} .. {hi:.3f}]" for n, (m, lo, hi) in zip(ns, times)
+        )
+        print(f"{name:10s} {cells}   t(N={ns[-1]})/t(N={ns[0]}) = {times[-1][0] / times[0][0]:.2f}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
@@ -189,8 +224,16 @@ def main():
     ap.add_argument("--unrolled-max", type=int, default=60, help="largest n run unrolled")
     ap.add_argument("--numba-python", default="", help="an interpreter with numba")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--scaling",
+        default="",
+        help="N values (e.g. 100,500,1000,2000): trace + compile time (first call minus a "
+        "warm call) of cholesky, lu, seidel_2d and trisolv at each N, and t(N)/t(first N)",
+    )
     args = ap.parse_args()
     programs = load_programs()
+    if args.scaling:
+        return scaling(programs, [int(n) for n in args.scaling.split(",")], args)
     if args.child:  # numba's figures in its own interpreter: name, size index
         name, k = args.child.split(":")
         fargs = arguments(name, SIZES[name][int(k)])

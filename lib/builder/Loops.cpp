@@ -109,9 +109,30 @@ const std::vector<Value> &ModuleBuilder::emitLoop(const NodePtr &loopNode) {
     values_[index] = tensor::FromElementsOp::create(b_, loc_, tensorType(*index), ValueRange{i});
     for (size_t c = 1; c < region.params.size(); ++c)
       values_[region.params[c].get()] = forOp.getRegionIterArgs()[c - 1];
+    // The positions checked while the kernel runs (traced offsets), in program
+    // order: the first out of range is the one NumPy reports.
+    // (Not those of a loop inside: its own body checks them, in its scope.)
+    std::vector<const Region *> inner;
+    for (const Node *n : body)
+      if (n->op == Op::Loop)
+        inner.push_back(n->region.get());
+    std::vector<const Node *> checked;
+    for (const Node *n : body)
+      if ((n->op == Op::Slice || n->op == Op::SliceUpdate) && tracedPositions(*n) > 0 &&
+          std::none_of(inner.begin(), inner.end(), [&](const Region *r) { return r->inBody(*n); }))
+        checked.push_back(n);
+    std::sort(checked.begin(), checked.end(),
+              [](const Node *a, const Node *b) { return a->seq < b->seq; });
+    for (const Node *n : checked)
+      tracedOffsets(*n);
+    // Every yield's value first, then their writes into the iter_args: a value
+    // that reads an iter_arg (a fused reader of a carried value's old version)
+    // is computed before any carried value is written over.
     SmallVector<Value> yields;
+    for (size_t c = 0; c < region.yields.size(); ++c)
+      yields.push_back(emit(region.yields[c]));
     for (size_t c = 0; c < region.yields.size(); ++c) {
-      Value y = emit(region.yields[c]);
+      Value y = yields[c];
       if (y.getType() != inits[c].getType())
         throw Error("[build] internal: loop's carried value " + std::to_string(c) +
                     " is yielded with another type");
@@ -128,7 +149,7 @@ const std::vector<Value> &ModuleBuilder::emitLoop(const NodePtr &loopNode) {
         y = bufferization::MaterializeInDestinationOp::create(b_, loc_, y,
                                                               forOp.getRegionIterArgs()[c])
                 .getResult();
-      yields.push_back(y);
+      yields[c] = y;
     }
     scf::YieldOp::create(b_, loc_, yields);
     values_ = std::move(values);

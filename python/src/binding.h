@@ -89,5 +89,6 @@ void registerCache(nanobind::module_ &m);
 /// strides that are not whole elements. The jit keys and traces by it.
 std::optional<std::vector<int64_t>> elementStrides(nanobind::handle array);
 void registerIndex(nanobind::module_ &m);
+void registerLoops(nanobind::module_ &m);
 
 } // namespace tinymlir::python

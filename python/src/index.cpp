@@ -141,6 +141,9 @@ void registerIndex(nb::module_ &m) {
       .def("base", &Ref::base, "The buffer's current value.")
       .def_prop_ro("version", &Ref::version, "The number of writes to the buffer.")
       .def_prop_ro("buffer_id", &Ref::bufferId)
+      .def("rebase", &Ref::rebase, "value"_a, "new_version"_a,
+           "Replaces the buffer's value (every view reads it); a new version only with "
+           "new_version (loops: their parameters before the body, results after).")
       .def("same_buffer", &Ref::sameBuffer, "other"_a)
       .def("shares_memory", &Ref::sharesMemory, "other"_a, "exact"_a)
       .def(

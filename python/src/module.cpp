@@ -875,4 +875,5 @@ NB_MODULE(_tinymlir, m) {
 
   registerIndex(m);
   registerCache(m);
+  registerLoops(m);
 }

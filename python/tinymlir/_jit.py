@@ -24,7 +24,7 @@ import sys
 import textwrap
 import types
 from collections.abc import Callable
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -586,6 +586,10 @@ class JitFunction(_core.JitBase):
 
     # Calls. Keyword arguments are inputs where they hold arrays, as positional
     # ones are, and static values otherwise.
+    if TYPE_CHECKING:  # the C++ half's (JitBase), typed for callers
+
+        def __call__(self, *args: Any, target: str | None = None, **kwargs: Any) -> Any: ...
+
     # __call__ is the C++ half's (JitBase): a hit runs from C++; a miss, a
     # call only Python keys, or target= comes here.
     def _call(self, *args: Any, target: str | None = None, **kwargs: Any) -> Any:

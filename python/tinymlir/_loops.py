@@ -282,6 +282,19 @@ class _Rewriter(ast.NodeTransformer):
         early = _read_before_written(loop.body)
         carried = sorted(n for n in stored if n in outside or n in early)
         written = sorted(written_in_place(loop.body) - set(carried) - {target})
+        # Carried names the body only updates with augmented assignments: an
+        # array's (v += a) is a write into its buffer, a number's a new value.
+        plain = set()
+        for stmt in loop.body:
+            augmented = {id(n.target) for n in _walk(stmt) if isinstance(n, ast.AugAssign)}
+            plain |= {
+                n.id
+                for n in _walk(stmt)
+                if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Store)
+                and id(n) not in augmented
+            }
+        in_place = sorted(set(carried) - plain)
         if target in outside:
             self.loops.append((loop.lineno, f"the loop variable {target} is read after the loop"))
             return loop
@@ -319,6 +332,7 @@ class _Rewriter(ast.NodeTransformer):
                 strings(carried),
                 strings(written),
                 ast.Constant(loop.lineno),
+                strings(in_place),
             ],
             keywords=[],
         )
@@ -494,7 +508,16 @@ def _as_bound(v, line):
     return operator.index(v)
 
 
-def for_range(body, bounds, scope, carried, written, line):
+class _NotInPlace(Exception):
+    pass
+
+
+def _is_array(v):
+    """A traced array (not a NumPy scalar, which += rebinds)."""
+    return isinstance(v, Traced) and (v.shape != () or v.rank0() != "scalar")
+
+
+def for_range(body, bounds, scope, carried, written, line, in_place=()):
     """`for t in range(*bounds): carried = body(t, *carried)`, captured as one loop of
     the kernel where tracing can, else run by Python (see the module's docstring)."""
     bounds = tuple(_as_bound(b, line) for b in bounds)
@@ -514,10 +537,34 @@ def for_range(body, bounds, scope, carried, written, line):
     elif not hasattr(_core, "LoopBuilder"):
         reason = "this build has no loop regions"
     if reason is None:
+        # Arrays the body only updates in place (v += a): their buffers are carried,
+        # and the names keep their objects.
+        fixed = {
+            k: v for k, (n, v) in enumerate(zip(carried, inits)) if n in in_place and _is_array(v)
+        }
+
+        def kept(t, *values):
+            it = iter(values)
+            out = body(t, *(fixed[k] if k in fixed else next(it) for k in range(len(carried))))
+            for k in fixed:
+                if out[k] is not fixed[k]:
+                    raise _NotInPlace(f"{carried[k]} is rebound, not updated in place")
+            return tuple(o for k, o in enumerate(out) if k not in fixed)
+
         try:
-            values = _capture(body, (start, stop, step), inits, carried, written, scope, line)
+            values = iter(
+                _capture(
+                    kept if fixed else body,
+                    (start, stop, step),
+                    [v for k, v in enumerate(inits) if k not in fixed],
+                    [n for k, n in enumerate(carried) if k not in fixed],
+                    [*written, *(carried[k] for k in fixed)],
+                    scope,
+                    line,
+                )
+            )
             _report(line, "captured")
-            return values
+            return tuple(fixed[k] if k in fixed else next(values) for k in range(len(carried)))
         except _Fallback as e:
             reason = str(e)
     if not static:
@@ -582,6 +629,7 @@ def _capture(body, bounds, inits, carried, written, scope, line):
             raise _Fallback(f"{n} is a {type(v).__name__}, not an array or a number")
     for _attempt in range(4):
         versions = {b: r.version for b, r in every.items()}
+        before = {b: r.base() for b, r in every.items()}
         saved = {b: r.base() for b, r in refs.items()}
         outcome = _trace_body(body, bounds, inits, carried, kinds, refs, saved, line)
         changed = [b for b, r in every.items() if r.version != versions[b] and b not in refs]
@@ -589,9 +637,10 @@ def _capture(body, bounds, inits, carried, written, scope, line):
         if changed:
             if loop is not None:
                 loop.abandon()
-            for b in changed:
-                refs[b] = every[b]
             _restore(refs, saved)
+            for b in changed:  # written by the body through a name it does not write
+                every[b].rebase(before[b], False)
+                refs[b] = every[b]
             continue
         retrace = False
         for k, (n, y) in enumerate(zip(carried, yields)):

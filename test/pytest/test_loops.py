@@ -1,0 +1,240 @@
+"""Python loops become loops (docs/architecture.md, "Loops"): each program runs under
+NumPy and under tinymlir.jit on copies of its arguments; results, dtypes and every
+argument afterwards are compared (conftest.same), and the loop_report option says
+whether each loop was captured as one loop of the kernel or unrolled, and why."""
+
+import re
+
+import numpy as np
+import pytest
+from conftest import same
+
+import tinymlir
+from tinymlir import jit
+
+rng = np.random.default_rng(11)
+
+
+def reports(capfd, fn, *args, **options):
+    """The loop report lines of compiling fn for args (and its result)."""
+    capfd.readouterr()
+    result = jit(fn, loop_report=True, **options)(*args)
+    err = capfd.readouterr().err
+    return re.findall(r"tinymlir: loop at line (\d+): (.*)", err), result
+
+
+def captured_all(found):
+    assert found, "no loop was reported"
+    assert all(what == "captured" for _, what in found), found
+
+
+# --- Programs ------------------------------------------------------------------------
+
+
+def running_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i]
+    return s
+
+
+def weak_start(x):
+    s = 0  # a Python int: NumPy's sum takes x's float32
+    for i in range(len(x)):
+        s = s + x[i] * 2
+    return s
+
+
+def row_sweep(A):
+    n = A.shape[0]
+    for i in range(1, n - 1):
+        A[i, 1:-1] = (A[i - 1, 1:-1] + A[i + 1, 1:-1]) * 0.5
+    return A.sum()
+
+
+def jacobi_1d(A, B, steps):
+    for _ in range(steps):
+        B[1:-1] = (A[:-2] + A[1:-1] + A[2:]) / 3.0
+        A[1:-1] = (B[:-2] + B[1:-1] + B[2:]) / 3.0
+
+
+def seidel_2d(A, steps):
+    n = A.shape[0]
+    for _ in range(steps):
+        for i in range(1, n - 1):
+            A[i, 1:-1] += A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] + A[i, 2:]
+            A[i, 1:-1] += A[i + 1, :-2] + A[i + 1, 1:-1] + A[i + 1, 2:]
+            for j in range(1, n - 1):
+                A[i, j] += A[i, j - 1]
+                A[i, j] /= 9.0
+
+
+def elementwise_nest(A, B, C):
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            C[i, j] = A[i, j] * B[j, i] + C[i, j]
+    return C
+
+
+def backwards(x):
+    y = np.zeros_like(x)
+    acc = x[0] * 0
+    for i in range(x.shape[0] - 1, -1, -2):
+        acc = acc * 0.5 + x[i]
+        y[i] = acc
+    return y, acc
+
+
+def recursive_filter(x, a):
+    y = np.empty_like(x)
+    y[0] = x[0]
+    for t in range(1, x.shape[0]):
+        y[t] = a * y[t - 1] + (1 - a) * x[t]
+    return y
+
+
+def zero_trip(x):
+    s = x[0] * 0.0
+    for i in range(3, 3):
+        s = s + x[i]
+    return s
+
+
+PROGRAMS = [
+    (running_sum, lambda: (rng.normal(size=37),), 1e-12),
+    (weak_start, lambda: (rng.normal(size=20).astype(np.float32),), 1e-5),
+    (row_sweep, lambda: (rng.normal(size=(9, 7)),), 0),
+    (jacobi_1d, lambda: (rng.normal(size=30), np.zeros(30), 5), 0),
+    (seidel_2d, lambda: (rng.normal(size=(8, 8)), 3), 0),
+    (
+        elementwise_nest,
+        lambda: (rng.normal(size=(4, 5)), rng.normal(size=(5, 4)), np.ones((4, 5))),
+        0,
+    ),
+    (backwards, lambda: (rng.normal(size=11),), 0),
+    (recursive_filter, lambda: (rng.normal(size=50).astype(np.float32), 0.3), 0),
+]
+
+
+@pytest.mark.parametrize("program", range(len(PROGRAMS)), ids=[p[0].__name__ for p in PROGRAMS])
+def test_loop_programs_are_numpys_and_captured(program, capfd):
+    fn, make, rtol = PROGRAMS[program]
+    same(fn, *make(), rtol=rtol)
+    found, _ = reports(capfd, fn, *make())
+    captured_all(found)
+
+
+def test_zero_trip_loop_leaves_the_values_before_it(capfd):
+    x = np.arange(5.0)
+    same(zero_trip, x)
+
+
+def test_a_loop_is_one_loop_whatever_its_trip_count():
+    sizes = {}
+    for n in (10, 1000):
+        module = jit(running_sum).compile(np.ones(n)).module
+        assert module.count("scf.for") == 1, module
+        sizes[n] = len(re.sub(r"\d+", "", module))
+    assert sizes[10] == sizes[1000]
+    unrolled = jit(running_sum, unroll_loops=True).compile(np.ones(10)).module
+    assert "scf.for" not in unrolled
+
+
+def test_unroll_loops_gives_the_same_values():
+    A = rng.normal(size=(6, 6))
+    a, b = A.copy(), A.copy()
+    jit(seidel_2d)(a, 2)
+    jit(seidel_2d, unroll_loops=True)(b, 2)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_traced_bounds_are_loops():
+    def partial(x, k):
+        s = x[0] * 0
+        for i in range(k):
+            s = s + x[i]
+        return s
+
+    x = rng.normal(size=10)
+    for k in (0, 1, 7, 10):
+        same(partial, x, np.int64(k), rtol=1e-12)
+
+
+# --- Fallbacks -----------------------------------------------------------------------
+
+
+def test_loops_that_cannot_be_captured_unroll_and_say_why(capfd):
+    def with_break(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            if i == 3:
+                break
+            s = s + x[i]
+        return s
+
+    def branch_on_index(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            if i % 2 == 0:  # a branch on the index: Python's, so unrolled
+                s = s + x[i]
+        return s
+
+    def side_effect(x):
+        seen = []
+        s = 0.0
+        for i in range(x.shape[0]):
+            seen.append(i)
+            s = s + x[i]
+        return s * len(seen)
+
+    x = rng.normal(size=6)
+    for fn, reason in (
+        (with_break, "a break"),
+        (branch_on_index, "the truth value of a traced array"),
+        (side_effect, "a Python side effect"),
+    ):
+        same(fn, x, rtol=1e-12)
+        found, _ = reports(capfd, fn, x)
+        assert found and all(what.startswith("unrolled") for _, what in found), found
+        assert any(reason in what for _, what in found), (reason, found)
+
+
+def test_a_traced_bound_that_cannot_be_captured_names_the_line():
+    def bad(x, k):
+        s = 0.0
+        for i in range(k):
+            print(i)
+            s = s + x[i]
+        return s
+
+    with pytest.raises(tinymlir.TracingError, match=r"loop at line \d+ \(a call of print"):
+        jit(bad)(np.ones(3), np.int64(2))
+
+
+# --- Errors --------------------------------------------------------------------------
+
+
+def test_an_index_out_of_range_in_a_loop_is_numpys_index_error():
+    def overrun(x, y):
+        for i in range(x.shape[0] + 1):
+            y[i] = x[i] * 2
+
+    x, y = np.ones(4), np.zeros(4)
+    with pytest.raises(IndexError):
+        overrun(x.copy(), y.copy())
+    with pytest.raises(IndexError):
+        jit(overrun)(x, y)
+    assert not y.any()  # the arguments keep their values from before the call
+
+
+def test_errors_in_a_loop_body_name_the_users_line():
+    def mismatch(x):
+        s = x[:2]
+        for _ in range(3):
+            s = s + x  # (2,) + (5,): NumPy's ValueError, here
+        return s
+
+    with pytest.raises(ValueError) as e:
+        jit(mismatch)(np.ones(5))
+    frames = [f for f in e.traceback if f.path == __import__("pathlib").Path(__file__)]
+    assert any("s = s + x" in str(f.statement) for f in frames), e.traceback
