@@ -384,6 +384,12 @@ Value ModuleBuilder::emitNew(const Node &n) {
                                           box.sizes, box.strides);
   }
   case Op::SliceUpdate: { // with an index_put in the graph (emitInOrder writes buffers)
+    if (scalarMode_ && numElements(n.args[1]->shape) == 1 && !n.shape.empty()) {
+      // One element (a loop body's A[i, j] = ...): a tensor.insert of its
+      // scalar, a store once bufferized (no one-element buffer and copy).
+      SmallVector<Value> at = boxOrigin(n);
+      return tensor::InsertOp::create(b_, loc_, scalarOf(n.args[1]), emit(n.args[0]), at);
+    }
     Box box = boxOf(n, n.args[1]->shape);
     return tensor::InsertSliceOp::create(b_, loc_, emit(n.args[1]), emit(n.args[0]), box.offsets,
                                          box.sizes, box.strides);
