@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
+import dis
 import functools
 import inspect
 import operator
@@ -392,12 +394,50 @@ def _convert_code(code, range_is_builtin):
     if not any(isinstance(n, ast.For) for n in ast.walk(function)):
         return None
     function.decorator_list = []
+    # The source must be this code's (a file edited since the function was made is
+    # not): compiled as it is, it names the same variables, attributes and constants
+    # (not always the same bytecode: pytest's rewritten modules differ in it).
+    original = _compiled_function(copy.deepcopy(function), code)
+    if original is None or _signature(original) != _signature(code):
+        return None
     rewriter = _Rewriter(function, range_is_builtin)
     rewriter.visit(function)
     if rewriter.count == 0:
         return Conversion(None, rewriter.loops)
-    # The function inside a factory whose parameters are its free variables (and the
-    # runtime), so that the rewritten code reads the same cells.
+    new = _compiled_function(function, code)
+    return None if new is None else Conversion(new, rewriter.loops)
+
+
+_SAME_OPS = {
+    "LOAD_METHOD": "LOAD_ATTR",
+    "PRECALL": None,
+    "CACHE": None,
+    "NOP": None,
+    "EXTENDED_ARG": None,
+    "RESUME": None,
+}
+
+
+def _signature(code):
+    """What the code does, by instruction (jump offsets and the interpreter's choice
+    of LOAD_METHOD aside), with its names and constants."""
+    ops = []
+    for i in dis.get_instructions(code):
+        op = _SAME_OPS.get(i.opname, i.opname)
+        if op is None:
+            continue
+        arg = None if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs else i.argrepr
+        if arg is not None and arg.startswith("NULL + "):  # the same choice as LOAD_METHOD's
+            arg = arg[len("NULL + ") :]
+        ops.append((op, arg))
+    consts = tuple(c for c in code.co_consts if not isinstance(c, types.CodeType))
+    return tuple(ops), code.co_names, code.co_varnames, code.co_freevars, consts
+
+
+def _compiled_function(function, code):
+    """The code object of `function` (a FunctionDef) compiled inside a factory whose
+    parameters are `code`'s free variables (and the runtime), so that it reads the
+    same cells as `code` does."""
     freevars = list(code.co_freevars)
     factory = ast.FunctionDef(
         name=_PREFIX + "factory",
@@ -426,12 +466,14 @@ def _convert_code(code, range_is_builtin):
     except SyntaxError:
         return None
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    new = next(
-        c
-        for c in factory_code.co_consts
-        if isinstance(c, types.CodeType) and c.co_name == code.co_name
+    return next(
+        (
+            c
+            for c in factory_code.co_consts
+            if isinstance(c, types.CodeType) and c.co_name == code.co_name
+        ),
+        None,
     )
-    return Conversion(new, rewriter.loops)
 
 
 def convert(fn):

@@ -238,3 +238,26 @@ def test_errors_in_a_loop_body_name_the_users_line():
         jit(mismatch)(np.ones(5))
     frames = [f for f in e.traceback if f.path == __import__("pathlib").Path(__file__)]
     assert any("s = s + x" in str(f.statement) for f in frames), e.traceback
+
+
+def test_a_source_edited_since_the_function_was_made_is_not_converted(tmp_path, capfd):
+    """The converter reads the source file: where it no longer matches the
+    function's code, the function's own code runs (its loops unrolled)."""
+    path = tmp_path / "edited_module.py"
+    path.write_text(
+        "def f(x):\n    s = x[0] * 0\n    for i in range(x.shape[0]):\n        s = s + x[i]\n"
+        "    return s\n"
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("edited_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path.write_text(
+        "def f(x):\n    s = x[0] * 0\n    for i in range(x.shape[0]):\n        s = s - x[i]\n"
+        "    return s\n"
+    )
+    x = np.arange(5.0)
+    found, result = reports(capfd, module.f, x)
+    assert result == 10.0  # the function's code (a sum), not the edited file's
+    assert found == []  # not converted: no loop of it was captured or reported
