@@ -176,12 +176,9 @@ def _read_before_written(body):
     stored, early = set(), set()
     for stmt in body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            value = stmt.value if stmt.value is not None else None
-            loads = _loaded_names([value]) if value is not None else set()
-            if isinstance(stmt, ast.AugAssign):
-                loads |= _loaded_names([stmt.target]) | {
-                    stmt.target.id for _ in [0] if isinstance(stmt.target, ast.Name)
-                }
+            loads = _loaded_names([stmt.value])  # (an AnnAssign's may be None)
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                loads.add(stmt.target.id)  # x += v reads x
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             loads |= {n for t in targets for n in _loaded_names([t])}  # subscripts' bases
             early |= loads - stored
@@ -531,8 +528,6 @@ def _report(line, what):
     options = getattr(context, "options", None)
     if options is not None and options.loop_report:
         print(f"tinymlir: loop at line {line}: {what}", file=sys.stderr)
-    if context is not None:
-        context.loop_reports.append((line, what))
 
 
 class _Fallback(Exception):

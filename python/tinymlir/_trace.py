@@ -93,7 +93,6 @@ class TraceContext:
     def __init__(self, first_hidden_index: int, fn=None, options=None):
         self.first_hidden = first_hidden_index
         self.options = options  # the tinymlir.Options of the compilation (loop capture)
-        self.loop_reports = []  # (line, what became of the loop): _loops.for_range
         # the traced function's globals and closure (from numpy import zeros)
         self.fn_scope = (getattr(fn, "__globals__", None), getattr(fn, "__closure__", None))
         self.hidden = []  # arrays, in placeholder order
@@ -110,11 +109,15 @@ class TraceContext:
         self.made = []
 
     def hidden_input(self, array: np.ndarray) -> Traced:
+        return Traced(self._hidden_placeholder(array))
+
+    def _hidden_placeholder(self, array: np.ndarray):
+        """A placeholder for `array`, an input after the leaves read at every call."""
         index = self.first_hidden + len(self.hidden)
         t = _core.placeholder(index, list(array.shape), dtype_name(array.dtype))
         self.hidden.append(array)
         self.hidden_tensors.append(t)
-        return Traced(t)
+        return t
 
     def written_capture(self, array: np.ndarray) -> Traced:
         """The traced stand-in of captured array `array` that the function writes
@@ -123,13 +126,11 @@ class TraceContext:
         known = self.written_captures.get(id(array))
         if known is not None and self.hidden[known[0]] is array:
             return known[1]
-        index = self.first_hidden + len(self.hidden)
-        t = _core.placeholder(index, list(array.shape), dtype_name(array.dtype))
+        position = len(self.hidden)
+        t = self._hidden_placeholder(array)
         strides = _core.SpecializationCache.element_strides(array)
         traced = Traced(t, _core.Ref(t, list(strides)) if strides is not None else None)
-        self.written_captures[id(array)] = (len(self.hidden), traced)
-        self.hidden.append(array)
-        self.hidden_tensors.append(t)
+        self.written_captures[id(array)] = (position, traced)
         return traced
 
     def __enter__(self):
