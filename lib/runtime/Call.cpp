@@ -119,7 +119,9 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs,
   thread_local std::vector<Array> copies;
   all.clear();
   copies.clear();
-  copies.reserve(inputs.size() + c.constants.size()); // no reallocation: `all` points in
+  // At most one copy per input or constant (a contiguous copy is new memory,
+  // which overlaps nothing); reserved, so that `all` can point into it.
+  copies.reserve(inputs.size() + c.constants.size());
   auto own = [&](Array a) { return &copies.emplace_back(std::move(a)); };
   for (size_t i = 0; i < inputs.size(); ++i) // a donated input is its output
     all.push_back(outputOf[i] >= 0           ? &outputs[outputOf[i]]

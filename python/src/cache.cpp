@@ -80,28 +80,43 @@ void text(std::string &key, char tag, const char *data, size_t size) {
   key.append(data, size);
 }
 
-} // namespace
-
-std::optional<std::vector<int64_t>> elementStrides(nb::handle a) {
-  const nb::tuple shape(a.attr("shape")), strides(a.attr("strides"));
-  const auto item = nb::cast<int64_t>(a.attr("itemsize"));
-  std::vector<int64_t> out(shape.size());
+/// The element strides of an array of these dimensions and byte strides
+/// where its layout is not C order (size-1 axes aside, as NumPy's flag), else
+/// none; none too for an empty array and for strides that are not whole
+/// elements (or items of no size).
+std::optional<std::vector<int64_t>> layoutStrides(const int64_t *dims, const int64_t *bytes,
+                                                  size_t rank, int64_t item) {
+  if (item <= 0)
+    return std::nullopt;
+  std::vector<int64_t> out(rank);
   int64_t expected = 1;
   bool contiguous = true, empty = false;
-  for (size_t k = out.size(); k-- > 0;) {
-    const auto dim = nb::cast<int64_t>(shape[k]), stride = nb::cast<int64_t>(strides[k]);
-    if (stride % item != 0)
+  for (size_t k = rank; k-- > 0;) {
+    if (bytes[k] % item != 0)
       return std::nullopt;
-    out[k] = stride / item;
-    empty = empty || dim == 0;
-    if (dim != 1) {
+    out[k] = bytes[k] / item;
+    empty = empty || dims[k] == 0;
+    if (dims[k] != 1) {
       contiguous = contiguous && out[k] == expected;
-      expected *= dim;
+      expected *= dims[k];
     }
   }
   if (contiguous || empty)
     return std::nullopt;
   return out;
+}
+
+} // namespace
+
+std::optional<std::vector<int64_t>> elementStrides(nb::handle a) {
+  const nb::tuple shape(a.attr("shape")), strides(a.attr("strides"));
+  std::vector<int64_t> dims, bytes;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    dims.push_back(nb::cast<int64_t>(shape[k]));
+    bytes.push_back(nb::cast<int64_t>(strides[k]));
+  }
+  return layoutStrides(dims.data(), bytes.data(), dims.size(),
+                       nb::cast<int64_t>(a.attr("itemsize")));
 }
 
 namespace {
@@ -172,21 +187,10 @@ bool arrayKey(PyObject *x, std::string &key) {
     number(key, dims[k]);
   }
   key += ']';
-  // Element strides where the layout is not C order (as elementStrides).
-  bool contiguous = true, empty = false, whole = item > 0;
-  int64_t expected = 1;
-  for (Py_ssize_t k = rank; k-- > 0;) {
-    whole = whole && steps[k] % item == 0;
-    empty = empty || dims[k] == 0;
-    if (dims[k] != 1) {
-      contiguous = contiguous && whole && steps[k] / item == expected;
-      expected *= dims[k];
-    }
-  }
-  if (!contiguous && !empty && whole) {
+  if (const auto layout = layoutStrides(dims, steps, static_cast<size_t>(rank), item)) {
     key += 'S'; // a layout other than C order: its trace follows it
-    for (Py_ssize_t k = 0; k < rank; ++k)
-      number(key, steps[k] / item);
+    for (int64_t s : *layout)
+      number(key, s);
   }
   return true;
 }
