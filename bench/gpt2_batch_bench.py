@@ -16,7 +16,6 @@ measures every batch size once; the ratio to batch 1 is taken within each round
 
 import argparse
 import os
-import platform
 import random
 import shutil
 import statistics
@@ -25,18 +24,9 @@ import sys
 import tempfile
 import time
 
+from bench_common import cpu_model
+
 SHORT, LONG = 8, 40
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main():

@@ -22,6 +22,7 @@ import tempfile
 import time
 
 import numpy as np
+from bench_common import cpu_model
 
 os.environ.setdefault("TINYMLIR_CACHE_DIR", tempfile.mkdtemp(prefix="tinymlir-loop-bench-"))
 
@@ -247,12 +248,7 @@ def main():
         fargs = arguments(name, SIZES[name][int(k)])
         print(json.dumps(measure_numba(programs[name], fargs, args.rounds)))
         return 0
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     try:
         import numba  # noqa: F401
 

@@ -11,24 +11,15 @@ both; the report gives medians and [min, max] over rounds, and their ratio.
 
 import argparse
 import os
-import platform
 import random
 import statistics
 import subprocess
 import tempfile
 import time
 
+from bench_common import cpu_model
+
 import tinymlir.gpt2
-
-
-def cpu():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main():
@@ -81,7 +72,9 @@ def main():
             cached.append(first_token(True)[0])
         saved = cache.stats()["tokens_saved"] / (a.rounds + 1)
         ratios = [p / c for p, c in zip(plain, cached)]
-        print(f"CPU: {cpu()} ({os.cpu_count()} CPUs); GPT-2 124M shapes, {a.precision} precision")
+        print(
+            f"CPU: {cpu_model()} ({os.cpu_count()} CPUs); GPT-2 124M shapes, {a.precision} precision"
+        )
         print(
             f"prompt of {a.length} tokens, the first {a.shared} just served; {a.rounds} rounds; "
             f"{saved:.0f} positions from the cache per prompt"

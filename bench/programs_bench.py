@@ -53,6 +53,7 @@ import types
 import warnings
 
 import numpy as np
+from bench_common import cpu_model
 
 os.environ["TINYMLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="tinymlir-bench-")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -693,14 +694,7 @@ def short(e):
 
 def environment():
     env = {
-        "cpu": next(
-            (
-                line.split(":", 1)[1].strip()
-                for line in open("/proc/cpuinfo")
-                if line.startswith("model name")
-            ),
-            platform.processor(),
-        ),
+        "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,

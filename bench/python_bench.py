@@ -23,6 +23,7 @@ import tempfile
 import time
 
 import numpy as np
+from bench_common import cpu_model
 
 os.environ.setdefault("TINYMLIR_CACHE_DIR", tempfile.mkdtemp(prefix="tinymlir-bench-"))
 
@@ -116,12 +117,7 @@ def main():
             (rng.normal(size=(4000, 5000)), rng.normal(size=5000)),
         ),
     }
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     print(
         f"tinymlir {tinymlir.__version__}, NumPy {np.__version__}, {cpu}, {os.cpu_count()} CPUs, "
         f"{args.rounds} rounds" + ("" if have_jax else "; jax not installed")
