@@ -66,6 +66,8 @@ using Shape = std::vector<int64_t>;
 
 /// "float32", "uint8", "bool", "complex128": NumPy's spelling.
 const char *dtypeName(DType dtype);
+/// "<f4", "|b1": NumPy's array-protocol string (dtype.str).
+const char *dtypeDescr(DType dtype);
 /// The dtype NumPy spells `name`, or nullopt.
 std::optional<DType> dtypeNamed(const std::string &name);
 size_t dtypeSize(DType dtype);

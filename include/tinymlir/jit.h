@@ -13,6 +13,7 @@
 // function is inlined into that graph.
 #pragma once
 
+#include <tinymlir/key.h>
 #include <tinymlir/options.h>
 #include <tinymlir/tensor.h>
 
@@ -264,45 +265,48 @@ struct IsStringMap<std::map<std::string, T, C, A>> : std::true_type {};
 template <class T>
 concept HasFields = requires(T &t) { tinymlir_fields(t); };
 
-std::string staticKey(double value);
-
-/// Walks an argument tree, calling v.tensor(Tensor&) on leaves and
-/// v.text(string) for structure and static values.
+/// Walks an argument tree, calling v.tensor(Tensor&) on leaves and, where
+/// the visitor has a `key` (a KeyWriter), writing the tree's key items
+/// (key.h's grammar) for its structure and static values.
 template <class V, class T> void walk(T &x, V &v) {
+  auto key = [&](auto write) {
+    if constexpr (requires { v.key; })
+      write(v.key);
+  };
   if constexpr (std::is_same_v<T, Tensor>) {
     v.tensor(x);
   } else if constexpr (std::is_same_v<T, Array>) {
     static_assert(alwaysFalse<T>, "tinymlir: take Tensor, not Array, in a jitted function's "
                                   "arguments (Arrays convert to Tensors at the call)");
   } else if constexpr (std::is_same_v<T, bool>) {
-    v.text(x ? "b1" : "b0");
+    key([&](KeyWriter &k) { k.boolean(x); });
   } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
-    v.text("i" + std::to_string(static_cast<long long>(x)));
+    key([&](KeyWriter &k) { k.integer(static_cast<long long>(x)); });
   } else if constexpr (std::is_floating_point_v<T>) {
-    v.text("f" + staticKey(static_cast<double>(x)));
+    key([&](KeyWriter &k) { k.real(static_cast<double>(x)); });
   } else if constexpr (std::is_same_v<T, std::string>) {
-    v.text("s" + std::to_string(x.size()) + ":" + x);
+    key([&](KeyWriter &k) { k.string(x); });
   } else if constexpr (IsVector<T>::value || IsStdArray<T>::value) {
-    v.text("[" + std::to_string(x.size()));
+    key([&](KeyWriter &k) { k.open('['); });
     for (auto &item : x)
       walk(item, v);
-    v.text("]");
+    key([&](KeyWriter &k) { k.close(']'); });
   } else if constexpr (IsTuple<T>::value) {
-    v.text("(");
+    key([&](KeyWriter &k) { k.open('('); });
     std::apply([&](auto &...items) { (walk(items, v), ...); }, x);
-    v.text(")");
+    key([&](KeyWriter &k) { k.close(')'); });
   } else if constexpr (IsStringMap<T>::value) {
-    v.text("{" + std::to_string(x.size()));
+    key([&](KeyWriter &k) { k.open('{'); });
     for (auto &[name, item] : x) {
-      v.text(std::to_string(name.size()) + ":" + name);
+      key([&](KeyWriter &k) { k.keyword(name); });
       walk(item, v);
     }
-    v.text("}");
+    key([&](KeyWriter &k) { k.close('}'); });
   } else if constexpr (HasFields<T>) {
-    v.text("<");
+    key([&](KeyWriter &k) { k.open('<'); });
     auto fields = tinymlir_fields(x);
     std::apply([&](auto &...items) { (walk(items, v), ...); }, fields);
-    v.text(">");
+    key([&](KeyWriter &k) { k.close('>'); });
   } else {
     static_assert(alwaysFalse<T>,
                   "tinymlir: unsupported argument type in a jitted function; use Tensor, "
@@ -313,17 +317,15 @@ template <class V, class T> void walk(T &x, V &v) {
 
 /// Collects the key and the arrays of a concrete argument tree.
 struct Flattener {
-  std::string key;
+  KeyWriter key;
   std::vector<Array> leaves;
   void tensor(Tensor &t);
-  void text(const std::string &s) { key += s + ";"; }
 };
 
 /// Replaces the tensor leaves of a copy of the tree with placeholders.
 struct Placer {
   std::vector<Tensor> args;
   void tensor(Tensor &t);
-  void text(const std::string &) {}
 };
 
 template <class F> struct FunctionTraits : FunctionTraits<decltype(&F::operator())> {};
@@ -472,8 +474,10 @@ private:
   }
 
   std::string key(const detail::Flattener &flat, int donated) const {
-    return flat.key + "@" + detail::optionsKey(options_) +
-           (donated >= 0 ? "@into" + std::to_string(donated) : "");
+    KeyWriter key = flat.key;
+    key.options(detail::optionsKey(options_) +
+                (donated >= 0 ? "@into" + std::to_string(donated) : ""));
+    return key.text();
   }
 
   F f_;

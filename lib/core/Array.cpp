@@ -36,17 +36,19 @@ void warn(const std::string &message) {
 namespace {
 struct DTypeRow {
   const char *name;
+  const char *descr;
   size_t bytes;
   DTypeKind kind;
 };
 constexpr DTypeRow kDTypes[] = {
-#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType) {name, bytes, DTypeKind::Kind},
+#define TINYMLIR_DTYPE(Name, name, descr, bytes, Kind, CType) {name, descr, bytes, DTypeKind::Kind},
 #include <tinymlir/dtypes.def>
 };
 const DTypeRow &row(DType d) { return kDTypes[static_cast<size_t>(d)]; }
 } // namespace
 
 const char *dtypeName(DType dtype) { return row(dtype).name; }
+const char *dtypeDescr(DType dtype) { return row(dtype).descr; }
 size_t dtypeSize(DType dtype) { return row(dtype).bytes; }
 DTypeKind dtypeKind(DType dtype) { return row(dtype).kind; }
 

@@ -4,8 +4,6 @@
 
 #include <tinymlir/jit.h>
 
-#include <cstdio>
-
 namespace tinymlir {
 
 void setThreads(int threads) { detail::setRuntimeThreads(threads); }
@@ -13,12 +11,6 @@ std::string blasLibrary() { return detail::blasLibrary(); }
 uint64_t numpyBlasProducts() { return detail::numpyBlasProducts(); }
 
 namespace detail {
-std::string staticKey(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%a", value);
-  return text;
-}
-
 void Flattener::tensor(Tensor &t) {
   if (!t.valid())
     throw Error("[jit] argument " + std::to_string(leaves.size()) +
@@ -27,7 +19,7 @@ void Flattener::tensor(Tensor &t) {
     throw Error("[jit] argument " + std::to_string(leaves.size()) +
                 " is a traced Tensor outside of tracing; pass Arrays");
   const Array &a = t.array();
-  key += std::string("T") + dtypeName(a.dtype()) + shapeString(a.shape()) + ";";
+  key.array(dtypeDescr(a.dtype()), a.shape().data(), a.shape().size());
   leaves.push_back(a);
 }
 

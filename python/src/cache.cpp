@@ -3,8 +3,9 @@
 // key of a call computed here, so that a call that hits touches no Python
 // code until the Specialization runs.
 //
-// The key is text, as the C++ jit's: the argument tree with each array's
-// dtype and shape, each static value's type and exact value, which leaves
+// The key is text in the grammar of include/tinymlir/key.h, written by its
+// KeyWriter as the C++ jit's is: the argument tree with each array's dtype,
+// shape and layout, each static value's type and exact value, which leaves
 // are one array, and the options. A tree with anything else (NumPy scalars,
 // named tuples, dataclasses, other static objects) has no such text here:
 // _jit.py then keys it by flatten's tree definition.
@@ -17,12 +18,9 @@
 #include <nanobind/stl/vector.h>
 
 #include <tinymlir/jit.h>
+#include <tinymlir/key.h>
 
 #include <algorithm>
-#include <bit>
-#include <charconv>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -67,45 +65,6 @@ struct Failure {
 
 using SpecializationCache = detail::BasicCache<Entry>;
 
-void hex(std::string &key, double v) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%" PRIx64, std::bit_cast<uint64_t>(v));
-  key += text;
-}
-
-void text(std::string &key, char tag, const char *data, size_t size) {
-  key += tag;
-  key += std::to_string(size);
-  key += ':';
-  key.append(data, size);
-}
-
-/// The element strides of an array of these dimensions and byte strides
-/// where its layout is not C order (size-1 axes aside, as NumPy's flag), else
-/// none; none too for an empty array and for strides that are not whole
-/// elements (or items of no size).
-std::optional<std::vector<int64_t>> layoutStrides(const int64_t *dims, const int64_t *bytes,
-                                                  size_t rank, int64_t item) {
-  if (item <= 0)
-    return std::nullopt;
-  std::vector<int64_t> out(rank);
-  int64_t expected = 1;
-  bool contiguous = true, empty = false;
-  for (size_t k = rank; k-- > 0;) {
-    if (bytes[k] % item != 0)
-      return std::nullopt;
-    out[k] = bytes[k] / item;
-    empty = empty || dims[k] == 0;
-    if (dims[k] != 1) {
-      contiguous = contiguous && out[k] == expected;
-      expected *= dims[k];
-    }
-  }
-  if (contiguous || empty)
-    return std::nullopt;
-  return out;
-}
-
 } // namespace
 
 std::optional<std::vector<int64_t>> elementStrides(nb::handle a) {
@@ -120,13 +79,6 @@ std::optional<std::vector<int64_t>> elementStrides(nb::handle a) {
 }
 
 namespace {
-
-void number(std::string &key, int64_t v) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
-  key.append(digits, end);
-  key += ',';
-}
 
 /// A NumPy dtype's key text (its array-protocol string) and item size, by the
 /// dtype object (NumPy's builtin dtypes are singletons; the few others are
@@ -149,10 +101,9 @@ const DTypeText *dtypeText(PyObject *dtype) {
   return &known.back();
 }
 
-/// An ndarray's key text: dtype, shape, and its element strides where it is
-/// not C-contiguous (size-1 axes aside, as elementStrides); false where they
-/// cannot be read (flatten's tree keys it then).
-bool arrayKey(PyObject *x, std::string &key) {
+/// Writes an ndarray's key item (key.h's `array`); false where its
+/// attributes cannot be read (flatten's tree keys it then).
+bool arrayKey(PyObject *x, KeyWriter &key) {
   static PyObject *dtypeName = PyUnicode_InternFromString("dtype");
   static PyObject *shapeName = PyUnicode_InternFromString("shape");
   static PyObject *stridesName = PyUnicode_InternFromString("strides");
@@ -174,9 +125,6 @@ bool arrayKey(PyObject *x, std::string &key) {
     text = nb::cast<std::string>(dtype.attr("str"));
     item = nb::cast<int64_t>(dtype.attr("itemsize"));
   }
-  key += 'A';
-  key += text;
-  key += '[';
   const Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
   int64_t dims[64], steps[64];
   if (rank > 64 || PyTuple_GET_SIZE(strides.ptr()) != rank)
@@ -184,20 +132,15 @@ bool arrayKey(PyObject *x, std::string &key) {
   for (Py_ssize_t k = 0; k < rank; ++k) {
     dims[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), k));
     steps[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides.ptr(), k));
-    number(key, dims[k]);
   }
-  key += ']';
-  if (const auto layout = layoutStrides(dims, steps, static_cast<size_t>(rank), item)) {
-    key += 'S'; // a layout other than C order: its trace follows it
-    for (int64_t s : *layout)
-      number(key, s);
-  }
+  const size_t n = static_cast<size_t>(rank);
+  key.array(text, dims, n, layoutStrides(dims, steps, n, item));
   return true;
 }
 
-/// Appends the key text of tree `x` (as _jit.flatten walks it) to `key` and
+/// Writes the key items of tree `x` (as _jit.flatten walks it) and appends
 /// its arrays to `leaves`; false where flatten's tree must key it instead.
-bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObject *ndarray) {
+bool keyOf(PyObject *x, KeyWriter &key, std::vector<PyObject *> &leaves, PyObject *ndarray) {
   PyTypeObject *t = Py_TYPE(x);
   if (reinterpret_cast<PyObject *>(t) == ndarray) {
     if (!arrayKey(x, key))
@@ -206,24 +149,16 @@ bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObj
     return true;
   }
   if (t == &PyBool_Type) {
-    key += x == Py_True ? "T;" : "F;";
+    key.boolean(x == Py_True);
   } else if (t == &PyLong_Type) {
     nb::str digits = nb::str(nb::handle(x));
-    key += 'i';
-    key += digits.c_str();
-    key += ';';
+    key.integerDigits(digits.c_str());
   } else if (t == &PyFloat_Type) {
-    key += 'f';
-    hex(key, PyFloat_AS_DOUBLE(x));
-    key += ';';
+    key.real(PyFloat_AS_DOUBLE(x));
   } else if (t == &PyComplex_Type) {
-    key += 'c';
-    hex(key, PyComplex_RealAsDouble(x));
-    key += ',';
-    hex(key, PyComplex_ImagAsDouble(x));
-    key += ';';
+    key.complex(PyComplex_RealAsDouble(x), PyComplex_ImagAsDouble(x));
   } else if (x == Py_None) {
-    key += "N;";
+    key.none();
   } else if (t == &PyUnicode_Type) {
     Py_ssize_t size = 0;
     const char *data = PyUnicode_AsUTF8AndSize(x, &size);
@@ -231,27 +166,35 @@ bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObj
       PyErr_Clear(); // unencodable text: flatten's key
       return false;
     }
-    text(key, 's', data, static_cast<size_t>(size));
+    key.string({data, static_cast<size_t>(size)});
   } else if (t == &PyBytes_Type) {
-    text(key, 'y', PyBytes_AS_STRING(x), static_cast<size_t>(PyBytes_GET_SIZE(x)));
+    key.bytes({PyBytes_AS_STRING(x), static_cast<size_t>(PyBytes_GET_SIZE(x))});
   } else if (t == &PyTuple_Type || t == &PyList_Type) {
     const bool tuple = t == &PyTuple_Type;
-    key += tuple ? '(' : '[';
+    key.open(tuple ? '(' : '[');
     const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(x) : PyList_GET_SIZE(x);
     for (Py_ssize_t i = 0; i < n; ++i)
       if (!keyOf(tuple ? PyTuple_GET_ITEM(x, i) : PyList_GET_ITEM(x, i), key, leaves, ndarray))
         return false;
-    key += tuple ? ')' : ']';
+    key.close(tuple ? ')' : ']');
   } else if (t == &PyDict_Type) {
-    key += '{';
+    key.open('{');
     PyObject *name, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(x, &pos, &name, &value)) { // insertion order, as flatten's
-      if (Py_TYPE(name) != &PyUnicode_Type || !keyOf(name, key, leaves, ndarray) ||
-          !keyOf(value, key, leaves, ndarray))
+      if (Py_TYPE(name) != &PyUnicode_Type)
+        return false;
+      Py_ssize_t size = 0;
+      const char *data = PyUnicode_AsUTF8AndSize(name, &size);
+      if (!data) {
+        PyErr_Clear();
+        return false;
+      }
+      key.keyword({data, static_cast<size_t>(size)});
+      if (!keyOf(value, key, leaves, ndarray))
         return false;
     }
-    key += '}';
+    key.close('}');
   } else {
     return false;
   }
@@ -260,17 +203,17 @@ bool keyOf(PyObject *x, std::string &key, std::vector<PyObject *> &leaves, PyObj
 
 /// The key of a call and its array leaves (borrowed), or false where the
 /// tree has no key text here: see the header.
-bool keyOfCall(nb::handle args, nb::handle kwargs, const std::string &options, std::string &key,
+bool keyOfCall(nb::handle args, nb::handle kwargs, const std::string &options, KeyWriter &key,
                std::vector<PyObject *> &leaves) {
   // Held for the process's life: no reference released after Python's end.
   static PyObject *ndarray =
       nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr();
-  key = "(";
+  key.open('(');
   const Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
   for (Py_ssize_t i = 0; i < n; ++i)
     if (!keyOf(PyTuple_GET_ITEM(args.ptr(), i), key, leaves, ndarray))
       return false;
-  key += ')';
+  key.close(')');
   // Keyword arguments by name, as _flatten_call sorts them.
   std::vector<std::pair<std::string, nb::handle>> named;
   if (kwargs.is_valid() && PyDict_GET_SIZE(kwargs.ptr()) > 0)
@@ -279,21 +222,17 @@ bool keyOfCall(nb::handle args, nb::handle kwargs, const std::string &options, s
   std::sort(named.begin(), named.end(),
             [](const auto &a, const auto &b) { return a.first < b.first; });
   for (const auto &[name, value] : named) {
-    text(key, 'k', name.data(), name.size());
+    key.keyword(name);
     if (!keyOf(value.ptr(), key, leaves, ndarray))
       return false;
   }
   // Which leaves are one array (_jit._aliases).
-  std::string aliases;
-  std::unordered_map<PyObject *, size_t> first;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    auto [it, added] = first.try_emplace(leaves[i], i);
-    aliases += std::to_string(it->second) + ',';
-  }
-  if (first.size() != leaves.size())
-    key += "|aliases " + aliases;
-  key += '|';
-  key += options;
+  std::vector<size_t> first(leaves.size());
+  std::unordered_map<PyObject *, size_t> seen;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    first[i] = seen.try_emplace(leaves[i], i).first->second;
+  key.aliases(first);
+  key.options(options);
   return true;
 }
 
@@ -306,11 +245,11 @@ nb::list listOf(const std::vector<PyObject *> &leaves) {
 
 /// The key of a call and its array leaves, or None: see the header.
 nb::object callKey(nb::tuple args, nb::dict kwargs, const std::string &options) {
-  std::string key;
+  KeyWriter key;
   std::vector<PyObject *> leaves;
   if (!keyOfCall(args, kwargs, options, key, leaves))
     return nb::none();
-  return nb::make_tuple(nb::str(key.data(), key.size()), listOf(leaves));
+  return nb::make_tuple(nb::str(key.text().data(), key.text().size()), listOf(leaves));
 }
 
 /// A borrowed view of a C-contiguous, aligned NumPy input through the
@@ -341,13 +280,13 @@ nb::object callCached(SpecializationCache &cache, nb::handle args, nb::handle kw
   if (detail::tracing())
     return nb::borrow(miss);
   // Scratch of this thread: a warm call allocates no key text.
-  thread_local std::string key;
+  thread_local KeyWriter key;
   thread_local std::vector<PyObject *> leaves;
-  key.clear();
+  key.text().clear();
   leaves.clear();
   if (!keyOfCall(args, kwargs, options, key, leaves))
     return nb::borrow(miss);
-  std::optional<Entry> entry = cache.find(key);
+  std::optional<Entry> entry = cache.find(key.text());
   if (!entry)
     return nb::borrow(miss);
   if (!entry->compiled)

@@ -229,12 +229,111 @@ def _refusal(loop, range_is_builtin):
     return None
 
 
+_COUNT_TESTS = {ast.Lt: (1, 0), ast.LtE: (1, 1), ast.Gt: (-1, 0), ast.GtE: (-1, -1)}
+_FLIPPED = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+
+
+def _step_of(stmt, k):
+    """The constant c of `k += c`, `k -= c`, `k = k + c` or `k = k - c`, else None."""
+    if isinstance(stmt, ast.AugAssign):
+        target, op, value = stmt.target, stmt.op, stmt.value
+    elif (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.value, ast.BinOp)
+        and isinstance(stmt.value.left, ast.Name)
+        and stmt.value.left.id == k
+    ):
+        target, op, value = stmt.targets[0], stmt.value.op, stmt.value.right
+    else:
+        return None
+    if not (isinstance(target, ast.Name) and target.id == k and isinstance(op, (ast.Add, ast.Sub))):
+        return None
+    if not (isinstance(value, ast.Constant) and type(value.value) is int and value.value != 0):
+        return None
+    return value.value if isinstance(op, ast.Add) else -value.value
+
+
+def _invariant(expr, body):
+    """Whether `expr` (a while's bound) has one value for the whole loop: names,
+    constants, attributes, constant subscripts, arithmetic and len() of names the body
+    does not bind; of an array it writes into, only its shape, size, ndim or len()."""
+    stored, written = _stored_names(body), written_in_place(body)
+    sized = set()  # ids of names read for their shape only
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Attribute) and n.attr in ("shape", "size", "ndim"):
+            sized.add(id(n.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len":
+            sized.update(id(a) for a in n.args)
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name):
+            if n.id in stored or (n.id in written and id(n) not in sized):
+                return False
+        elif isinstance(n, ast.Call):
+            if not (isinstance(n.func, ast.Name) and n.func.id == "len" and len(n.args) == 1):
+                return False
+        elif isinstance(n, ast.Subscript):
+            if not isinstance(n.slice, ast.Constant):
+                return False
+        elif not isinstance(
+            n,
+            (
+                ast.Constant,
+                ast.Attribute,
+                ast.BinOp,
+                ast.UnaryOp,
+                ast.Load,
+                ast.operator,
+                ast.unaryop,
+            ),
+        ):
+            return False
+    return True
+
+
+def _counted(loop):
+    """A `while k < n:` loop that counts (k stepped by a constant once per iteration, at
+    the body's top level; n the same throughout) as (k, n, step, inclusive), or the
+    reason it is not one."""
+    test = loop.test
+    if loop.orelse:
+        return "a while ... else"
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COUNT_TESTS
+    ):
+        return "a while whose test is not one comparison of a counter with a bound"
+    op, left, right = type(test.ops[0]), test.left, test.comparators[0]
+    if not isinstance(left, ast.Name) and isinstance(right, ast.Name):
+        op, left, right = _FLIPPED[op], right, left
+    if not isinstance(left, ast.Name):
+        return "a while whose test is not one comparison of a counter with a bound"
+    k = left.id
+    steps = [(i, _step_of(stmt, k)) for i, stmt in enumerate(loop.body)]
+    steps = [(i, c) for i, c in steps if c is not None]
+    stores = sum(
+        1
+        for stmt in loop.body
+        for n in _walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == k
+    )
+    if len(steps) != 1 or stores != 1:
+        return f"the counter {k} is not stepped by a constant exactly once per iteration"
+    sign, extra = _COUNT_TESTS[op]
+    step = steps[0][1]
+    if (step > 0) != (sign > 0):
+        return f"the counter {k} steps away from its bound"
+    if not _invariant(right, loop.body):
+        return "the while's bound may change in the loop"
+    return k, right, step, extra
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, function, range_is_builtin):
         self.function = function  # the FunctionDef being converted
         self.range_is_builtin = range_is_builtin
         self.count = 0
         self.loops = []
+        self.skip = None  # a while being made a for: its own statements are not outside
 
     def visit_FunctionDef(self, node):
         if node is not self.function:
@@ -245,8 +344,101 @@ class _Rewriter(ast.NodeTransformer):
     def visit_Lambda(self, node):
         return node
 
-    def visit_For(self, loop):
+    def visit_While(self, loop):
+        """`while k < n: ...; k += c; ...` counts: it becomes `for t in range(k, n, c):
+        k = t; ...` (k after the loop is the last t + c, or k itself after no
+        iteration, as the while leaves it), guarded at run time by the counter and
+        bound being integers (else the while runs as written)."""
         self.generic_visit(loop)  # inner loops first
+        plan = _counted(loop)
+        if isinstance(plan, str):
+            return self._python_while(loop, plan)
+        k, bound, step, extra = plan
+        t = f"{_PREFIX}count_{loop.lineno}"
+        stop = copy.deepcopy(bound)
+        if extra:
+            stop = ast.BinOp(left=stop, op=ast.Add(), right=ast.Constant(extra))
+        rng = ast.Call(
+            func=ast.Name(id="range", ctx=ast.Load()),
+            args=[ast.Name(id=k, ctx=ast.Load()), stop, ast.Constant(step)],
+            keywords=[],
+        )
+        first = ast.Assign(
+            targets=[ast.Name(id=k, ctx=ast.Store())], value=ast.Name(id=t, ctx=ast.Load())
+        )
+        counted = ast.For(
+            target=ast.Name(id=t, ctx=ast.Store()), iter=rng, body=[first, *loop.body], orelse=[]
+        )
+        for n in (counted, first, rng):
+            ast.copy_location(n, loop)
+        ast.fix_missing_locations(counted)
+        self.skip = loop
+        try:
+            made = self.visit_For(counted, visited=True)
+        finally:
+            self.skip = None
+        if made is counted:  # not captured: the while stays Python's
+            return self._python_while(loop, self.loops.pop()[1])
+        # k after the loop: a Python int where the while's would be one.
+        start = f"{_PREFIX}start_{loop.lineno}"
+        made = [
+            ast.Assign(
+                targets=[ast.Name(id=start, ctx=ast.Store())], value=ast.Name(id=k, ctx=ast.Load())
+            ),
+            *made,
+            ast.Assign(
+                targets=[ast.Name(id=k, ctx=ast.Store())],
+                value=ast.Call(
+                    func=ast.Attribute(
+                        value=ast.Name(id=_RUNTIME, ctx=ast.Load()),
+                        attr="count_end",
+                        ctx=ast.Load(),
+                    ),
+                    args=[
+                        ast.Name(id=start, ctx=ast.Load()),
+                        copy.deepcopy(stop),
+                        ast.Constant(step),
+                        ast.Name(id=k, ctx=ast.Load()),
+                    ],
+                    keywords=[],
+                ),
+            ),
+        ]
+        guard = ast.If(
+            test=ast.Call(
+                func=ast.Attribute(
+                    value=ast.Name(id=_RUNTIME, ctx=ast.Load()), attr="counts", ctx=ast.Load()
+                ),
+                args=[ast.Name(id=k, ctx=ast.Load()), copy.deepcopy(bound)],
+                keywords=[],
+            ),
+            body=made,
+            orelse=[loop],
+        )
+        ast.copy_location(guard, loop)
+        ast.fix_missing_locations(guard)
+        return guard
+
+    def _python_while(self, loop, reason):
+        """The while as written, after a statement that reports why (loop_report)."""
+        self.loops.append((loop.lineno, reason))
+        self.count += 1
+        report = ast.Expr(
+            value=ast.Call(
+                func=ast.Attribute(
+                    value=ast.Name(id=_RUNTIME, ctx=ast.Load()), attr="report", ctx=ast.Load()
+                ),
+                args=[ast.Constant(loop.lineno), ast.Constant(f"a Python while: {reason}")],
+                keywords=[],
+            )
+        )
+        ast.copy_location(report, loop)
+        ast.fix_missing_locations(report)
+        return [report, loop]
+
+    def visit_For(self, loop, visited=False):
+        if not visited:
+            self.generic_visit(loop)  # inner loops first
         reason = _refusal(loop, self.range_is_builtin)
         if reason is not None:
             self.loops.append((loop.lineno, reason))
@@ -355,7 +547,7 @@ class _Rewriter(ast.NodeTransformer):
         stack = list(self.function.body)
         while stack:
             n = stack.pop()
-            if n is loop:
+            if n is loop or n is self.skip:
                 continue
             if isinstance(n, ast.For) and isinstance(n.target, ast.Name):
                 if isinstance(loop.target, ast.Name) and n.target.id == loop.target.id:
@@ -388,7 +580,7 @@ def _convert_code(code, range_is_builtin):
     )
     if function is None:
         return None
-    if not any(isinstance(n, ast.For) for n in ast.walk(function)):
+    if not any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(function)):
         return None
     function.decorator_list = []
     # The source must be this code's (a file edited since the function was made is
@@ -523,6 +715,11 @@ class _Undefined:
     __array_ufunc__ = __array_function__ = _fail
 
 
+def report(line, what):
+    """Says, under the loop_report option, what became of the loop at `line`."""
+    _report(line, what)
+
+
 def _report(line, what):
     context = current_context()
     options = getattr(context, "options", None)
@@ -614,6 +811,26 @@ def for_range(body, bounds, scope, carried, written, line, in_place=()):
     for t in range(start, stop, step):
         values = body(t, *values)
     return values
+
+
+def counts(k, n):
+    """Whether a `while k < n` converted to a for over range(k, n, step) counts as the
+    while does: k and n integers (Python's or NumPy's, or traced integer scalars)."""
+
+    def integer(v):
+        if isinstance(v, Traced):
+            return v.shape == () and v.dtype.kind in "iu"
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+    return integer(k) and integer(n)
+
+
+def count_end(start, stop, step, k):
+    """The counter after a converted while: with Python-int bounds the Python int the
+    while leaves (as NumPy's program has it), else the loop's carried value."""
+    if all(type(v) is int for v in (start, stop)):
+        return start + len(range(start, stop, step)) * step
+    return k
 
 
 def python_range(line, reason, *bounds):

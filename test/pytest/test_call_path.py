@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tinymlir
-from tinymlir import _jit, jit
+from tinymlir import _jit, _tinymlir as _core, jit
 
 CASES = [
     (lambda x: np.tanh(x) * 2.0, np.linspace(-1, 1, 16, dtype=np.float32)),
@@ -60,6 +60,19 @@ def test_fast_path_keys_like_the_python_path():
     assert f(x.astype(np.float32), 2).dtype == np.float32
     assert f(x[::2], 2).tolist() == [0, 4]  # a strided layout: its own key
     assert f.stats().compilations == 4
+
+
+def test_the_key_is_key_h_grammar():
+    """The text of include/tinymlir/key.h's example tree; test/unit/jit_test.cpp
+    writes the same text through the C++ walk."""
+    x = np.zeros((2, 3), np.float32)
+    args = (x, [True, 7, 0.5], {"k": "ab"}, None, x[:, ::2], x)
+    key, leaves = _core.SpecializationCache.key(args, {"n": 2**70}, "opts")
+    assert key == (
+        "(A<f4[2,3,][T;i7;f3fe0000000000000;]{k1:ks2:ab}N;A<f4[2,2,]S3,2,A<f4[2,3,])"
+        "k1:ni1180591620717411303424;|aliases 0,1,0,|opts"
+    ), key
+    assert [a is b for a, b in zip(leaves, (x, args[4], x))] == [True] * 3
 
 
 def test_tree_names_are_bounded_and_cleared_with_the_cache():

@@ -100,6 +100,34 @@ def zero_trip(x):
     return s
 
 
+def while_sum(x):
+    k = 0
+    s = 0.0
+    while k < x.shape[0]:
+        s = s + x[k]
+        k += 1
+    return s, k
+
+
+def while_down(x):
+    y = np.zeros_like(x)
+    i = len(x) - 1
+    while i >= 0:  # back substitution's order
+        y[i] = x[i] * 2.0
+        i = i - 2
+        y[i + 2] += 1.0  # the counter read after its step: the new value
+    return y, i
+
+
+def while_in_for(A):
+    for i in range(A.shape[0]):
+        j = i + 1
+        while j < A.shape[1]:
+            A[i, j] = A[i, j - 1] * 0.5 + A[i, j]
+            j += 1
+    return A
+
+
 # (program, arguments, rtol): every loop here does, per iteration, the IEEE operations
 # NumPy's Python loop does, in the same order (scalar adds are not reassociated), so
 # the results are NumPy's bit for bit: rtol 0.
@@ -116,6 +144,9 @@ PROGRAMS = [
     ),
     (backwards, lambda: (rng.normal(size=11),), 0),
     (recursive_filter, lambda: (rng.normal(size=50).astype(np.float32), 0.3), 0),
+    (while_sum, lambda: (rng.normal(size=23),), 0),
+    (while_down, lambda: (rng.normal(size=9),), 0),
+    (while_in_for, lambda: (rng.normal(size=(5, 6)),), 0),
 ]
 
 
@@ -161,6 +192,56 @@ def test_traced_bounds_are_loops():
     x = rng.normal(size=10)
     for k in (0, 1, 7, 10):
         same(partial, x, np.int64(k))
+
+
+def test_while_loops_that_count_are_loops(capfd):
+    def until(x, n):
+        k = np.int64(1)
+        s = x[0]
+        while k <= n:  # a traced bound: Python could not run this while
+            s = s * 0.5 + x[k]
+            k += 1
+        return s, k
+
+    x = rng.normal(size=12)
+    for n in (0, 1, 5, 11):  # n = 0: no iteration, k stays 1
+        same(until, x, np.int64(n))
+    found, _ = reports(capfd, until, x, np.int64(4))
+    captured_all(found)
+    module = jit(while_sum).compile(np.ones(50)).module
+    assert module.count("scf.for") == 1, module
+
+
+def test_while_loops_that_do_not_count_stay_pythons(capfd):
+    def halving(x):
+        t = 1.0  # a float counter: range() cannot count it
+        while t > 0.1:
+            x = x * t
+            t -= 0.25
+        return x
+
+    def two_steps(x):
+        k = 0
+        while k < 6:
+            x = x + k
+            k += 1
+            k += 1
+        return x, k
+
+    def moving_bound(x):
+        k, n = 0, 4
+        while k < n:
+            x = x + 1.0
+            n -= 1
+            k += 1
+        return x, k, n
+
+    for fn in (halving, two_steps, moving_bound):
+        same(fn, np.arange(3.0))
+    found, _ = reports(capfd, two_steps, np.arange(3.0))
+    assert any("stepped by a constant exactly once" in what for _, what in found), found
+    found, _ = reports(capfd, moving_bound, np.arange(3.0))
+    assert any("bound may change" in what for _, what in found), found
 
 
 # --- Fallbacks -----------------------------------------------------------------------

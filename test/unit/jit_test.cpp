@@ -336,6 +336,16 @@ TEST(Jit, ArgumentTreesAreTakenApartRecursively) {
   EXPECT_EQ(f.stats().compilations, 3u);
 }
 
+TEST(Jit, KeysFollowKeyHsGrammar) {
+  // The grammar of include/tinymlir/key.h, as test_call_path.py's Python key.
+  std::tuple<Tensor, std::tuple<bool, int, double>, std::map<std::string, std::string>> tree{
+      Tensor(Array::zeros({2, 3}, DType::f32)), {true, 7, 0.5}, {{"k", "ab"}}};
+  detail::Flattener flat;
+  detail::walk(tree, flat);
+  EXPECT_EQ(flat.key.text(), "(A<f4[2,3,](T;i7;f3fe0000000000000;){k1:ks2:ab})");
+  EXPECT_EQ(flat.leaves.size(), 1u);
+}
+
 TEST(Jit, NestedJitInlinesWhileTracing) {
   auto inner = jit([](const Tensor &x) { return tanh(x) * 2; });
   auto outer = jit([&inner](const Tensor &x) { return inner(x) + inner(x * 3); });
