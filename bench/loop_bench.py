@@ -87,6 +87,56 @@ def iir(x, y, a):
         y[t] = a * y[t - 1] + (1.0 - a) * x[t]
 
 
+def cholesky_rows(A):  # npbench's: np.dot of row slices sized by the index
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+
+
+def lu_rows(A):
+    N = A.shape[0]
+    for i in range(N):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, N):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+
+
+def trisolv_rows(L, x, b):
+    for i in range(x.shape[0]):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+
+
+def syrk(alpha, beta, C, A):
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= beta
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += alpha * A[:i + 1, k] * A[i, k]
+
+
+def trmm(alpha, A, B):
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += np.dot(A[i + 1:, i], B[i + 1:, j])
+    B *= alpha
+
+
+def durbin(r, y):
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+
+
 def floyd_warshall(path):
     n = path.shape[0]
     for k in range(n):
@@ -103,6 +153,12 @@ SIZES = {  # program: (small, medium, large) arguments' sizes
     "jacobi_2d": ((50, 10), (200, 50), (1000, 100)),
     "iir": (1000, 100000, 2000000),
     "floyd_warshall": (20, 60, 150),
+    "cholesky_rows": (40, 120, 400),
+    "lu_rows": (40, 120, 400),
+    "trisolv_rows": (200, 1000, 4000),
+    "syrk": ((40, 30), (120, 100), (400, 300)),
+    "trmm": ((40, 30), (120, 100), (400, 300)),
+    "durbin": (200, 1000, 4000),
 }
 
 
@@ -126,6 +182,20 @@ def arguments(name, size, seed=0):
         return (rng.random(size), np.zeros(size), 0.3)
     if name == "floyd_warshall":
         return (rng.random((size, size)) * 10,)
+    if name == "cholesky_rows":
+        return arguments("cholesky", size, seed)
+    if name == "lu_rows":
+        return arguments("lu", size, seed)
+    if name == "trisolv_rows":
+        return arguments("trisolv", size, seed)
+    if name == "syrk":
+        n, m = size
+        return (1.5, 1.2, rng.random((n, n)), rng.random((n, m)))
+    if name == "trmm":
+        n, m = size
+        return (1.5, rng.random((n, n)), rng.random((n, m)))
+    if name == "durbin":
+        return (rng.random(size) / size, np.zeros(size))
     raise KeyError(name)
 
 
@@ -187,7 +257,15 @@ def scaling(programs, ns, args):
     off), median and range over rounds."""
 
     # (each N's arguments are made in its child process: --compile-child)
-    for name in ("cholesky", "lu", "seidel_2d", "trisolv"):
+    for name in (
+        "cholesky",
+        "lu",
+        "seidel_2d",
+        "trisolv",
+        "cholesky_rows",
+        "lu_rows",
+        "trisolv_rows",
+    ):
         if args.only and args.only not in name:
             continue
         times = []
@@ -232,7 +310,9 @@ def main():
     programs = load_programs()
     if args.compile_child:
         name, n = args.compile_child.split(":")
-        size = {"seidel_2d": (int(n), 1)}.get(name, int(n))
+        size = {"seidel_2d": (int(n), 1), "syrk": (int(n), int(n)), "trmm": (int(n), int(n))}.get(
+            name, int(n)
+        )
         from tinymlir import jit
 
         f = jit(programs[name], disk_cache=False)

@@ -27,6 +27,12 @@ namespace tinymlir {
 struct Slice {
   std::optional<int64_t> start{}, stop{}, step{};
 };
+/// start:stop with a traced bound (x[i:], A[i, :j] with i, j traced 0-d
+/// integers; a missing bound is None): its extent is known only when the
+/// kernel runs (a `?` dimension: Graph.h's symbolic extents). Step 1 only.
+struct TracedSlice {
+  std::optional<Tensor> start{}, stop{};
+};
 /// np.newaxis (None in an index).
 struct NewAxis {};
 /// `...` in an index.
@@ -37,9 +43,10 @@ struct Ellipsis {};
 struct Range {
   int64_t start, stop, step;
 };
-/// One item of an index: an int, a slice, None, `...`, a range, or a tensor
-/// (an int scalar or array, or a bool mask; traced or concrete).
-using IndexItem = std::variant<int64_t, Slice, NewAxis, Ellipsis, Range, Tensor>;
+/// One item of an index: an int, a slice, None, `...`, a range, a tensor
+/// (an int scalar or array, or a bool mask; traced or concrete), or a slice
+/// with traced bounds.
+using IndexItem = std::variant<int64_t, Slice, NewAxis, Ellipsis, Range, Tensor, TracedSlice>;
 using Index = std::vector<IndexItem>;
 
 /// What NumPy does with an index, by its items: basic indexing (a view), a

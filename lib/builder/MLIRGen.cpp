@@ -63,7 +63,13 @@ BuiltModule ModuleBuilder::build(const std::vector<NodePtr> &results,
     throw Error("[build] internal: give one donation (or -1) per result");
   // The root: every result is one of its arguments, read until the end.
   const NodePtr root = makeNode(Op::Results, {}, results[0]->dtype, results);
+  for (const NodePtr &r : results)
+    if (hasSymbolic(r->shape))
+      throw Error("[jit] a result's shape depends on a traced value (a slice with traced "
+                  "bounds, x[i:]): results need sizes known while tracing",
+                  ErrorKind::Trace);
   collectConstants(root);
+  collectSymbolicSizes(root);
   BuiltModule out;
   out.module = ModuleOp::create(loc_);
   b_.setInsertionPointToEnd(out.module->getBody());
@@ -240,7 +246,42 @@ void ModuleBuilder::bindInput(const NodePtr &n, Value memref) {
 }
 
 Value ModuleBuilder::emptyLike(const Node &n) {
-  return tensor::EmptyOp::create(b_, loc_, n.shape, elementType(n.dtype));
+  return tensor::EmptyOp::create(b_, loc_, typeShape(n.shape), elementType(n.dtype),
+                                 dynamicDims(n.shape));
+}
+
+void ModuleBuilder::collectSymbolicSizes(const NodePtr &root) {
+  forEachNode(root, [&](const Node &n) {
+    const size_t spans = spanCount(n);
+    if (spans == 0)
+      return;
+    const size_t rank = n.op == Op::SliceUpdate ? n.shape.size() : n.args[0]->shape.size();
+    const size_t positions = tracedPositions(n);
+    const size_t first = n.args.size() - spans; // the sizes, after the starts
+    for (size_t j = 0; j < spans; ++j)
+      symbolicSizes_.try_emplace(n.axes[2 * rank + 2 * positions + 2 * j + 1], n.args[first + j]);
+  });
+}
+
+Value ModuleBuilder::dimValue(int64_t d) {
+  if (!isSymbolic(d))
+    return arith::ConstantIndexOp::create(b_, loc_, d);
+  auto it = symbolicSizes_.find(d);
+  if (it == symbolicSizes_.end())
+    throw Error("[build] internal: a symbolic extent with no slice that gives its size");
+  return arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), scalarOf(it->second));
+}
+
+OpFoldResult ModuleBuilder::dimOf(int64_t d) {
+  return isSymbolic(d) ? OpFoldResult(dimValue(d)) : OpFoldResult(b_.getIndexAttr(d));
+}
+
+SmallVector<Value> ModuleBuilder::dynamicDims(const Shape &shape) {
+  SmallVector<Value> out;
+  for (int64_t d : shape)
+    if (isSymbolic(d))
+      out.push_back(dimValue(d));
+  return out;
 }
 
 Value ModuleBuilder::scalarValue(OpBuilder &b, const Node &n) {
@@ -279,7 +320,7 @@ ModuleBuilder::Box ModuleBuilder::boxOf(const Node &n, const Shape &sizes) {
   const auto &traced = tracedOffsets(n);
   for (size_t i = 0; i < rank; ++i) {
     box.offsets.push_back(traced[i] ? OpFoldResult(traced[i]) : b_.getIndexAttr(n.axes[i]));
-    box.sizes.push_back(b_.getIndexAttr(sizes[i]));
+    box.sizes.push_back(dimOf(sizes[i]));
     box.strides.push_back(b_.getIndexAttr(sliceStep(n, rank, i)));
   }
   return box;
@@ -297,9 +338,10 @@ const SmallVector<Value> &ModuleBuilder::tracedOffsets(const Node &n) {
   auto [it, added] = tracedOffsets_.try_emplace(&n);
   if (!added)
     return it->second;
+  SmallVector<Value> &slot = it->second; // (scalarOf below may add entries)
   const size_t rank = n.op == Op::SliceUpdate ? n.shape.size() : n.args[0]->shape.size();
   SmallVector<Value> offsets(rank);
-  const size_t count = tracedPositions(n), first = n.args.size() - count;
+  const size_t count = tracedPositions(n), first = n.op == Op::SliceUpdate ? 2 : 1;
   for (size_t j = 0; j < count; ++j) {
     const NodePtr &k = n.args[first + j];
     const int64_t axis = n.axes[2 * rank + 2 * j], extent = n.axes[2 * rank + 2 * j + 1];
@@ -336,7 +378,19 @@ const SmallVector<Value> &ModuleBuilder::tracedOffsets(const Node &n) {
           arith::ConstantIndexOp::create(b_, loc_, n.axes[static_cast<size_t>(axis)]));
     offsets[static_cast<size_t>(axis)] = offset;
   }
-  return it->second = std::move(offsets);
+  // Spans (A[i, :j]): the static offset plus the span's clamped start (in
+  // range by construction: no check).
+  const size_t spans = spanCount(n);
+  for (size_t j = 0; j < spans; ++j) {
+    const auto axis = static_cast<size_t>(n.axes[2 * rank + 2 * count + 2 * j]);
+    Value start = arith::IndexCastOp::create(b_, loc_, b_.getIndexType(),
+                                             scalarOf(n.args[first + count + j]));
+    if (n.axes[axis] != 0)
+      start = arith::AddIOp::create(b_, loc_, start,
+                                    arith::ConstantIndexOp::create(b_, loc_, n.axes[axis]));
+    offsets[axis] = start;
+  }
+  return slot = std::move(offsets);
 }
 
 std::vector<std::pair<NodePtr, ModuleBuilder::Box>> ModuleBuilder::concatParts(const Node &n) {
@@ -384,7 +438,8 @@ Value ModuleBuilder::emitNew(const Node &n) {
                                           box.sizes, box.strides);
   }
   case Op::SliceUpdate: { // with an index_put in the graph (emitInOrder writes buffers)
-    if (scalarMode_ && numElements(n.args[1]->shape) == 1 && !n.shape.empty()) {
+    if (scalarMode_ && !hasSymbolic(n.args[1]->shape) && numElements(n.args[1]->shape) == 1 &&
+        !n.shape.empty()) {
       // One element (a loop body's A[i, j] = ...): a tensor.insert of its
       // scalar, a store once bufferized (no one-element buffer and copy).
       SmallVector<Value> at = boxOrigin(n);
@@ -395,6 +450,39 @@ Value ModuleBuilder::emitNew(const Node &n) {
                                          box.sizes, box.strides);
   }
   case Op::Reshape: {
+    // A size known only when the kernel runs: unit axes dropped, then added
+    // (frontend reshape allows no other), as collapse_shape and expand_shape.
+    if (hasSymbolic(n.shape) || hasSymbolic(n.args[0]->shape)) {
+      auto groups = [](const Shape &shape) {
+        SmallVector<ReassociationIndices> out;
+        ReassociationIndices current;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          current.push_back(static_cast<int64_t>(d));
+          if (shape[d] != 1) {
+            out.push_back(current);
+            current.clear();
+          }
+        }
+        if (!current.empty() && !out.empty())
+          out.back().append(current.begin(), current.end());
+        return out;
+      };
+      Shape kept;
+      for (int64_t d : n.shape)
+        if (d != 1)
+          kept.push_back(d);
+      Value v = emit(n.args[0]);
+      auto keptType = RankedTensorType::get(typeShape(kept), elementType(n.dtype));
+      if (keptType != v.getType())
+        v = tensor::CollapseShapeOp::create(b_, loc_, keptType, v, groups(n.args[0]->shape));
+      if (keptType != tensorType(n)) {
+        SmallVector<OpFoldResult> sizes;
+        for (int64_t d : n.shape)
+          sizes.push_back(dimOf(d));
+        v = tensor::ExpandShapeOp::create(b_, loc_, tensorType(n), v, groups(n.shape), sizes);
+      }
+      return v;
+    }
     // A slice split into more dimensions (a row of packed q, k, v into
     // heads) stays a view of the slice: expand_shape, no copy. (A slice
     // with steps is reshaped as any tensor.)
@@ -629,10 +717,14 @@ Value ModuleBuilder::emitReduction(const Node &n) {
   }
   // NumPy adds fewer than 8 elements one after another (pairwise_sum's
   // first case): such short sums and products keep that order, exactly.
+  // (A size known only when the kernel runs may be any: reassociated.)
   int64_t count = 1;
-  for (int64_t a : n.axes)
+  bool symbolic = false;
+  for (int64_t a : n.axes) {
+    symbolic |= isSymbolic(in.shape[static_cast<size_t>(a)]);
     count *= in.shape[static_cast<size_t>(a)];
-  const bool inOrder = count < 8 && (n.op == Op::Sum || n.op == Op::Prod);
+  }
+  const bool inOrder = !symbolic && count < 8 && (n.op == Op::Sum || n.op == Op::Prod);
   auto reduce = linalg::ReduceOp::create(
       b_, loc_, ValueRange{emit(n.args[0])}, ValueRange{acc}, n.axes,
       [&](OpBuilder &b, Location loc, ValueRange block) {
@@ -784,6 +876,29 @@ Value ModuleBuilder::emitIndexPut(const Node &n) {
 Value ModuleBuilder::emitFlip(const Node &n) {
   // out[..., i, ...] = x[..., size - 1 - i, ...] along each flipped axis.
   const size_t rank = n.shape.size();
+  if (hasSymbolic(n.shape)) {
+    // A size known when the kernel runs: positions computed, elements extracted.
+    Value x = emit(n.args[0]);
+    SmallVector<Value> last;
+    for (size_t d = 0; d < rank; ++d)
+      last.push_back(arith::SubIOp::create(b_, loc_, dimValue(n.shape[d]),
+                                           arith::ConstantIndexOp::create(b_, loc_, 1)));
+    SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, &context_)};
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b_, loc_, TypeRange{tensorType(n)}, ValueRange{}, ValueRange{emptyLike(n)}, maps, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> at;
+          for (size_t d = 0; d < rank; ++d) {
+            Value i = linalg::IndexOp::create(b, loc, d);
+            const bool flipped =
+                std::find(n.axes.begin(), n.axes.end(), static_cast<int64_t>(d)) != n.axes.end();
+            at.push_back(flipped ? Value(arith::SubIOp::create(b, loc, last[d], i)) : i);
+          }
+          linalg::YieldOp::create(b, loc, Value(tensor::ExtractOp::create(b, loc, x, at)));
+        });
+    return generic.getResult(0);
+  }
   SmallVector<AffineExpr> reads;
   for (size_t d = 0; d < rank; ++d) {
     AffineExpr i = b_.getAffineDimExpr(d);

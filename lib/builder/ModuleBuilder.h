@@ -49,12 +49,31 @@ public:
 
 private:
   mlir::Type elementType(DType dtype) { return tinymlir::detail::elementType(b_, dtype); }
+  /// MLIR's shape of `shape`: a symbolic extent (Graph.h) is a `?` dimension.
+  static mlir::SmallVector<int64_t> typeShape(const Shape &shape) {
+    mlir::SmallVector<int64_t> out(shape.begin(), shape.end());
+    for (int64_t &d : out)
+      if (isSymbolic(d))
+        d = mlir::ShapedType::kDynamic;
+    return out;
+  }
   mlir::RankedTensorType tensorType(const Node &n) {
-    return mlir::RankedTensorType::get(n.shape, elementType(n.dtype));
+    return mlir::RankedTensorType::get(typeShape(n.shape), elementType(n.dtype));
   }
   mlir::MemRefType memrefType(const Node &n) {
-    return mlir::MemRefType::get(n.shape, elementType(n.dtype));
+    return mlir::MemRefType::get(typeShape(n.shape), elementType(n.dtype));
   }
+
+  // --- Symbolic extents (Graph.h): `?` dimensions ---------------------------------
+
+  /// Records the size node of each symbolic extent under `root` (the spans of
+  /// its Slices and SliceUpdates).
+  void collectSymbolicSizes(const NodePtr &root);
+  /// A dimension as an index: a constant, or a symbolic extent's size.
+  mlir::OpFoldResult dimOf(int64_t d);
+  mlir::Value dimValue(int64_t d);
+  /// The sizes of the `?` dimensions of `shape`, in order (tensor.empty's).
+  mlir::SmallVector<mlir::Value> dynamicDims(const Shape &shape);
 
   /// Captured constants in first-use order; the same array view is one argument.
   void collectConstants(const NodePtr &root);
@@ -137,7 +156,7 @@ private:
   void emitInOrder(const NodePtr &root, const std::unordered_set<const Node *> &skip);
 
   mlir::MemRefType bufferType(const Node &n) {
-    return mlir::MemRefType::get(n.shape, elementType(n.dtype));
+    return mlir::MemRefType::get(typeShape(n.shape), elementType(n.dtype));
   }
 
   /// The strided box of a Slice (of its shape) or a SliceUpdate (of its
@@ -274,6 +293,7 @@ private:
   std::unordered_map<const Node *, mlir::Value> scalars_; // scalarOf
   std::unordered_map<const Node *, mlir::SmallVector<mlir::Value>> tracedOffsets_;
   std::unordered_map<const Node *, std::vector<mlir::Value>> loopResults_; // emitLoop
+  std::unordered_map<int64_t, NodePtr> symbolicSizes_;                     // collectSymbolicSizes
   // Slice updates (emitInOrder): each version's buffer, the version each
   // buffer holds now, each version's successor, and each node's readers.
   std::unordered_map<const Node *, mlir::Value> chainOf_;

@@ -28,7 +28,9 @@ ModuleBuilder::GraphKind ModuleBuilder::classify(const NodePtr &root) {
   size_t count = 0;
   forEachNode(root, [&](const Node &n) {
     ++count;
-    if (n.op == Op::IndexPut || n.op == Op::Loop) {
+    // (a symbolic extent's buffers are not the straight-line mode's: sizes
+    // known only when the kernel runs)
+    if (n.op == Op::IndexPut || n.op == Op::Loop || hasSymbolic(n.shape)) {
       regions = true;
       return false;
     }
@@ -48,14 +50,25 @@ void ModuleBuilder::scalarDotsInLongKernels() {
 }
 
 bool ModuleBuilder::isScalarNode(const Node &n) const {
-  if (!scalarMode_ || numElements(n.shape) != 1)
+  if (!scalarMode_ || hasSymbolic(n.shape) || numElements(n.shape) != 1)
     return false;
   if (n.op == Op::MatMul) {
     const Node &a = *n.args[0], &b = *n.args[1];
-    // a row by a column, of any rank: each operand is its k elements
+    // a row by a column, of any rank: each operand is its k elements (k
+    // symbolic: a size known when the kernel runs, the vectors' one extent)
     const int64_t k = a.shape.empty() ? 1 : a.shape.back();
-    return numElements(a.shape) == k && numElements(b.shape) == k && k <= kScalarDotMax &&
-           a.dtype == n.dtype && b.dtype == n.dtype &&
+    auto vectorOfK = [&](const Shape &s) {
+      int64_t other = 1;
+      for (int64_t d : s)
+        if (d != k)
+          other *= d;
+      return other == 1 && std::count(s.begin(), s.end(), k) == 1;
+    };
+    const bool vectors = isSymbolic(k) ? vectorOfK(a.shape) && vectorOfK(b.shape)
+                                       : !hasSymbolic(a.shape) && !hasSymbolic(b.shape) &&
+                                             numElements(a.shape) == k && numElements(b.shape) == k;
+    return vectors && (isSymbolic(k) || k <= kScalarDotMax) && a.dtype == n.dtype &&
+           b.dtype == n.dtype &&
            (n.dtype == DType::f32 || n.dtype == DType::f64 || isInteger(n.dtype));
   }
   switch (opInfo(n.op).kind) {
@@ -130,7 +143,10 @@ Value ModuleBuilder::dotOf(const Node &n) {
   Value zero = f ? Value(arith::ConstantOp::create(b_, loc_, b_.getFloatAttr(type, 0.0)))
                  : Value(arith::ConstantIntOp::create(b_, loc_, type, 0));
   Value c0 = arith::ConstantIndexOp::create(b_, loc_, 0);
-  Value k = arith::ConstantIndexOp::create(b_, loc_, numElements(n.args[0]->shape));
+  // (a vector of a size known when the kernel runs: its extent's size)
+  const Shape &xs = n.args[0]->shape;
+  Value k = hasSymbolic(xs) ? dimValue(*std::find_if(xs.begin(), xs.end(), isSymbolic))
+                            : arith::ConstantIndexOp::create(b_, loc_, numElements(xs));
   Value c1 = arith::ConstantIndexOp::create(b_, loc_, 1);
   auto loop = scf::ForOp::create(
       b_, loc_, c0, k, c1, ValueRange{zero},

@@ -34,7 +34,8 @@ struct Node {
   ~Node();
 
   // Attributes, by op:
-  int64_t index = 0;              // Argument: position among the traced inputs
+  int64_t index = 0;              // Argument: position among the traced inputs;
+                                  // Slice, SliceUpdate: the count of spans
   Array constant;                 // Constant: the captured data
   double scalar = 0;              // Scalar: the value (in dtype; a complex one's real part)
   double imag = 0;                // Scalar: a complex value's imaginary part
@@ -155,7 +156,14 @@ inline uint64_t nextSeq() {
 /// NumPy's OverflowError where a wide Python int (Node::wide) meets an integer.
 inline constexpr const char *kWideInteger = "Python int too large to convert to C long";
 
+/// Throws where an operand of `op` has a symbolic extent (a size known only
+/// when the kernel runs) and `op` has no rule for one (Extent.cpp: the
+/// elementwise ops, reductions, products, slices, reshapes of unit axes,
+/// transposes and flips have).
+void checkSymbolicOperands(Op op, const std::vector<NodePtr> &args);
+
 inline NodePtr makeNode(Op op, Shape shape, DType dtype, std::vector<NodePtr> args = {}) {
+  checkSymbolicOperands(op, args);
   auto node = std::make_shared<Node>();
   node->op = op;
   node->seq = nextSeq();
@@ -224,9 +232,56 @@ struct DynamicBox {
   std::vector<int64_t> offsets, steps; // per axis of the array
   Shape extents;                       // per axis: the box's elements, before the positions
   std::vector<std::pair<int64_t, Tensor>> at;
-  /// The box's shape: its extents, 1 along the traced axes.
+  /// Traced slices of the box (A[i, :j]): along `axis` (step 1), the elements
+  /// [start, start + size) of its extents there, `extent` the symbolic
+  /// dimension of that size (tracedSpan).
+  struct Span {
+    int64_t axis;
+    Tensor start, size;
+    int64_t extent;
+  };
+  std::vector<Span> spans;
+  /// The box's shape: its extents, 1 along the traced axes, the symbolic
+  /// extent along each span.
   Shape shape() const;
 };
+
+// --- Symbolic extents: sizes known only when the kernel runs ----------------
+//
+// x[i:] with i traced has i's extent, a number tracing does not know. Such a
+// dimension is a negative number in a Shape, -2 - k for the k-th extent of
+// the trace, so that NumPy's shape rules compare it as they compare numbers:
+// two are equal where they are one extent (the same bounds on axes of one
+// length: A[i, :j] and A[j, :j]), broadcasting keeps it against 1, and it
+// differs from any number (a static extent: the rules refuse). The size
+// itself is a traced int64 0-d tensor, an operand of the Slice that made the
+// extent (the builder finds it there: symbolicSizes). Rules that need a
+// number refuse a symbolic dimension with an error, and a loop that meets
+// one is unrolled (python/tinymlir/_loops.py).
+
+/// Whether dimension `d` is a symbolic extent.
+constexpr bool isSymbolic(int64_t d) { return d <= -2; }
+inline bool hasSymbolic(const Shape &s) {
+  for (int64_t d : s)
+    if (isSymbolic(d))
+      return true;
+  return false;
+}
+/// The span [start, stop) of an axis of `length` (NumPy's slice: negative
+/// bounds count from the end, then both are clamped to [0, length]; a missing
+/// bound is the axis's start or end): its clamped start, its size and its
+/// symbolic extent, one extent for equal bounds (the same nodes, up to added
+/// constants) on axes of one length within a trace.
+DynamicBox::Span tracedSpan(int64_t axis, const std::optional<Tensor> &start,
+                            const std::optional<Tensor> &stop, int64_t length);
+/// The size (a traced int64 0-d tensor) of symbolic extent `d` of this trace.
+Tensor symbolicSize(int64_t d);
+/// Forgets the trace's extents (the outermost TraceScope's end).
+void forgetSymbolicExtents();
+/// A Slice's or SliceUpdate's spans (DynamicBox::Span): Node::index of them.
+inline size_t spanCount(const Node &n) {
+  return n.op == Op::Slice || n.op == Op::SliceUpdate ? static_cast<size_t>(n.index) : 0;
+}
 /// The whole of an array of `shape` as a box (no positions yet).
 DynamicBox wholeBox(const Shape &shape);
 /// x's elements in `box`, of the box's shape.
@@ -238,9 +293,10 @@ Tensor dynamicSliceUpdate(const Tensor &x, const DynamicBox &box, const Tensor &
 inline int64_t sliceStep(const Node &n, size_t rank, size_t i) {
   return n.axes.size() >= 2 * rank ? n.axes[rank + i] : 1;
 }
-/// The traced positions of a Slice (operands past 1) or SliceUpdate (past 2).
+/// The traced positions of a Slice (operands past 1) or SliceUpdate (past 2),
+/// before its spans' starts and sizes (two operands a span).
 inline size_t tracedPositions(const Node &n) {
-  const size_t own = n.op == Op::SliceUpdate ? 2 : 1;
+  const size_t own = (n.op == Op::SliceUpdate ? 2 : 1) + 2 * spanCount(n);
   return n.args.size() > own ? n.args.size() - own : 0;
 }
 

@@ -102,9 +102,13 @@ DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
                "-dimensional, but " + std::to_string(index.size()) + " were indexed");
   Index rest;
   std::vector<std::pair<int64_t, Tensor>> at;
+  std::vector<std::pair<int64_t, const TracedSlice *>> spans;
   for (size_t a = 0; a < index.size(); ++a) {
     const IndexItem &i = index[a];
-    if (const Tensor *t = std::get_if<Tensor>(&i)) {
+    if (const TracedSlice *ts = std::get_if<TracedSlice>(&i)) {
+      rest.emplace_back(Slice{});
+      spans.emplace_back(static_cast<int64_t>(a), ts);
+    } else if (const Tensor *t = std::get_if<Tensor>(&i)) {
       if (t->rank() != 0 || t->isConcrete())
         indexError("tinymlir: a traced int index mixes only with ints and slices");
       if (!isInteger(t->dtype()))
@@ -128,7 +132,8 @@ DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
   // and steps, so that the element is read and written in x's buffer; else
   // the box is of the view's value.
   const detail::NodePtr &v = value.node();
-  if (v->op == Op::Slice && detail::tracedPositions(*v) == 0 && v->args[0] == x.value().node()) {
+  if (v->op == Op::Slice && detail::tracedPositions(*v) == 0 && detail::spanCount(*v) == 0 &&
+      v->args[0] == x.value().node()) {
     const size_t rank = v->shape.size();
     d.owner = x;
     d.base = x.value();
@@ -146,9 +151,17 @@ DynamicTarget dynamicTarget(const Ref &x, const Index &index) {
     if (d.box.extents[static_cast<size_t>(axis)] == 0)
       indexError(
           detail::outOfBounds(0, static_cast<size_t>(axis), 0)); // any position is out of range
+  for (const auto &[axis, ts] : spans) {
+    const size_t ax = static_cast<size_t>(axis);
+    if (d.box.steps[ax] != 1)
+      indexError("tinymlir: a slice with traced bounds of a strided view");
+    // (its start is relative to the box's static offset there)
+    d.box.spans.push_back(detail::tracedSpan(axis, ts->start, ts->stop, d.box.extents[ax]));
+  }
   d.drop.assign(value.shape().size(), false);
   for (size_t a = 0; a < index.size(); ++a)
-    d.drop[a] = !std::holds_alternative<Slice>(index[a]);
+    d.drop[a] =
+        !std::holds_alternative<Slice>(index[a]) && !std::holds_alternative<TracedSlice>(index[a]);
   return d;
 }
 
@@ -206,7 +219,10 @@ IndexKind indexKind(const Index &index) {
         return isTraced(i) && std::get<Tensor>(i).dtype() == DType::b8;
       }))
     return IndexKind::Mask;
-  if (any([](const IndexItem &i) { return isTraced(i) && std::get<Tensor>(i).rank() == 0; }))
+  if (any([](const IndexItem &i) {
+        return (isTraced(i) && std::get<Tensor>(i).rank() == 0) ||
+               std::holds_alternative<TracedSlice>(i);
+      }))
     return IndexKind::Dynamic;
   if (!index.empty() && isTraced(index[0])) {
     const Tensor &ids = std::get<Tensor>(index[0]);
@@ -458,7 +474,19 @@ void Ref::assignWhere(const Tensor &mask, const Tensor &value) {
   assign(where(mask, cast(value, t.dtype()), t));
 }
 
+namespace {
+/// Indexing needs numbers for the axes: an array of a size known only when
+/// the kernel runs (x[i:] of a traced i) is not indexed while tracing.
+void checkKnownShape(const Shape &shape) {
+  if (detail::hasSymbolic(shape))
+    throw Error("tinymlir: an array whose size is known only when the kernel runs (a slice with "
+                "traced bounds) cannot be indexed while tracing",
+                ErrorKind::Trace);
+}
+} // namespace
+
 Ref Ref::get(const Index &index) const {
+  checkKnownShape(shape());
   const Index e = concreteMasksAsPositions(expandIndex(index, rankOf(shape())), shape());
   switch (indexKind(e)) {
   case IndexKind::Mask:
@@ -486,6 +514,7 @@ Ref Ref::get(const Index &index) const {
 }
 
 void Ref::set(const Index &index, const Tensor &value) {
+  checkKnownShape(shape());
   checkAssignedScalar(value, dtype());
   const Index e = concreteMasksAsPositions(expandIndex(index, rankOf(shape())), shape());
   switch (indexKind(e)) {

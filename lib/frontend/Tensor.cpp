@@ -26,7 +26,9 @@ using detail::describe;
 using detail::fail;
 using detail::fitsInteger;
 using detail::floatFor;
+using detail::hasSymbolic;
 using detail::IntPolicy;
+using detail::isSymbolic;
 using detail::keptShape;
 using detail::makeNode;
 using detail::Node;
@@ -40,6 +42,7 @@ using detail::reducedAxes;
 using detail::reducedCount;
 using detail::removedAxes;
 using detail::strongDType;
+using detail::symbolicSize;
 
 const char *opName(Op op) {
   switch (op) {
@@ -253,7 +256,16 @@ Tensor reduce(Op op, const Tensor &t, const Axes &axis, bool keepdims) {
   for (int64_t i = 0; i < static_cast<int64_t>(x->shape.size()); ++i)
     if (std::find(axes.begin(), axes.end(), i) == axes.end())
       shape.push_back(x->shape[i]);
-  if (numElements(x->shape) == 0) { // NumPy: the identity, or an error where there is none
+  if (hasSymbolic(x->shape)) { // sizes known when the kernel runs: a sum of none is 0
+    bool symbolicReduced = false;
+    for (int64_t a : axes)
+      symbolicReduced |= isSymbolic(x->shape[static_cast<size_t>(a)]);
+    if (symbolicReduced && (op == Op::Max || op == Op::Min))
+      fail(op,
+           "of an array whose size is known only when the kernel runs (a slice with traced "
+           "bounds): not yet (an empty one must raise NumPy's ValueError)",
+           ErrorKind::Trace);
+  } else if (numElements(x->shape) == 0) { // NumPy: the identity, or an error where there is none
     const bool b = x->dtype == DType::b8;
     if ((op == Op::Max || op == Op::Min) && !b && reducedCount(x->shape, axes) == 0)
       fail(op, std::string("zero-size array to reduction operation ") +
@@ -379,7 +391,16 @@ Tensor mean(const Tensor &x, const Axes &axis, bool keepdims) {
     return mean(cast(x, DType::f64), axis, keepdims);
   if (n->dtype == DType::f16) // NumPy's: in float32, the result float16
     return cast(mean(cast(x, DType::f32), axis, keepdims), DType::f16);
-  int64_t count = reducedCount(n->shape, reducedAxes("mean", axis, n->shape));
+  const std::vector<int64_t> axes = reducedAxes("mean", axis, n->shape);
+  if (hasSymbolic(n->shape)) { // the count, of sizes known when the kernel runs
+    Tensor count = weakInteger(1);
+    for (int64_t a : axes) {
+      const int64_t d = n->shape[static_cast<size_t>(a)];
+      count = isSymbolic(d) ? count * symbolicSize(d) : count * d;
+    }
+    return sum(x, axis, keepdims) / cast(count, n->dtype);
+  }
+  int64_t count = reducedCount(n->shape, axes);
   return sum(x, axis, keepdims) / count;
 }
 Tensor var(const Tensor &x, const Axes &axis, bool keepdims, double ddof) {
@@ -559,11 +580,14 @@ Shape DynamicBox::shape() const {
   Shape s = extents;
   for (const auto &[axis, k] : at)
     s[static_cast<size_t>(axis)] = 1;
+  for (const Span &span : spans)
+    s[static_cast<size_t>(span.axis)] = span.extent;
   return s;
 }
 
 DynamicBox wholeBox(const Shape &shape) {
-  return {std::vector<int64_t>(shape.size(), 0), std::vector<int64_t>(shape.size(), 1), shape, {}};
+  return {
+      std::vector<int64_t>(shape.size(), 0), std::vector<int64_t>(shape.size(), 1), shape, {}, {}};
 }
 
 namespace {
@@ -590,8 +614,21 @@ NodePtr boxNode(Op op, const NodePtr &x, const DynamicBox &box, std::vector<Node
     axes.insert(axes.end(), {axis, box.extents[static_cast<size_t>(axis)]});
     args.push_back(p);
   }
+  // Spans: (axis, extent) each after the positions'; their starts, then
+  // their sizes, after the positions' operands.
+  for (const DynamicBox::Span &span : box.spans) {
+    if (span.axis < 0 || span.axis >= static_cast<int64_t>(rank) ||
+        box.steps[static_cast<size_t>(span.axis)] != 1)
+      fail(op, "internal: a span on axis " + std::to_string(span.axis) + " of " + describe(x));
+    axes.insert(axes.end(), {span.axis, span.extent});
+  }
+  for (const DynamicBox::Span &span : box.spans)
+    args.push_back(span.start.node());
+  for (const DynamicBox::Span &span : box.spans)
+    args.push_back(span.size.node());
   auto node = makeNode(op, op == Op::Slice ? box.shape() : x->shape, x->dtype, std::move(args));
   node->axes = std::move(axes);
+  node->index = static_cast<int64_t>(box.spans.size());
   return node;
 }
 } // namespace
@@ -620,7 +657,7 @@ Tensor broadcastTo(const Tensor &t, const Shape &shape) {
          "operands could not be broadcast together with remapped shapes [original->remapped]: " +
              shapeString(x->shape) + " and requested shape " + shapeString(shape));
   for (int64_t d : shape)
-    if (d < 0)
+    if (d < 0 && !detail::isSymbolic(d))
       fail(Op::Broadcast, "dimensions must be non-negative, got shape " + shapeString(shape));
   if (x->weak)
     x = convert(x, x->dtype);
@@ -649,6 +686,23 @@ Tensor full(const Shape &shape, double value, DType dtype) {
 
 Tensor reshape(const Tensor &t, const Shape &requested) {
   NodePtr x = nodeOf(t, "reshape");
+  if (detail::hasSymbolic(x->shape) || detail::hasSymbolic(requested)) {
+    // A size known only when the kernel runs: unit axes added or dropped.
+    auto nonUnit = [](const Shape &s) {
+      Shape out;
+      for (int64_t d : s)
+        if (d != 1)
+          out.push_back(d);
+      return out;
+    };
+    if (nonUnit(x->shape) != nonUnit(requested))
+      fail(Op::Reshape, "cannot reshape an array whose size is known only when the kernel runs "
+                        "(a slice with traced bounds) other than by adding or dropping axes of "
+                        "length 1");
+    if (requested == x->shape)
+      return t;
+    return Tensor(makeNode(Op::Reshape, requested, x->dtype, {x}));
+  }
   Shape shape = requested;
   int64_t known = 1, unknown = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -907,7 +961,10 @@ thread_local int traceDepth = 0;
 bool tracing() { return traceDepth > 0; }
 
 TraceScope::TraceScope() { ++traceDepth; }
-TraceScope::~TraceScope() { --traceDepth; }
+TraceScope::~TraceScope() {
+  if (--traceDepth == 0)
+    forgetSymbolicExtents();
+}
 
 Tensor placeholder(int64_t index, const Shape &shape, DType dtype) {
   auto node = makeNode(Op::Argument, shape, dtype);

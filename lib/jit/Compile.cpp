@@ -94,6 +94,10 @@ void findIndexInputs(const NodePtr &root, const CompileTarget &target,
     const Node *n = &node;
     if (n->op == Op::Loop && !target.hostLoops())
       throw Error("[gpu] loops are not supported on the GPU target yet; compile it for the CPU");
+    if (detail::hasSymbolic(n->shape) && !target.hostLoops())
+      throw Error(std::string("[") + opName(n->op) + "] the " + target.name() +
+                  " target has no sizes known only when the kernel runs (a slice with traced "
+                  "bounds) yet; compile it for the CPU");
     if (n->op == Op::Gather)
       check(*n, *n->args[1], "ids", n->args[0]->shape[0], -1);
     if (isComplex(n->dtype) && !target.hostLoops())

@@ -50,8 +50,23 @@ IndexItem toItem(nb::handle h) {
     return NewAxis{};
   if (h.ptr() == Py_Ellipsis)
     return Ellipsis{};
-  if (PySlice_Check(h.ptr()))
-    return Slice{slicePart(h.attr("start")), slicePart(h.attr("stop")), slicePart(h.attr("step"))};
+  if (PySlice_Check(h.ptr())) {
+    nb::object start = h.attr("start"), stop = h.attr("stop"), step = h.attr("step");
+    if (nb::isinstance<Tensor>(start) || nb::isinstance<Tensor>(stop)) {
+      // A traced bound: a span whose extent is known when the kernel runs.
+      if (nb::isinstance<Tensor>(step) || slicePart(step).value_or(1) != 1)
+        throw nb::index_error("tinymlir: a slice with traced bounds takes step 1 (x[i:j])");
+      auto bound = [](nb::handle b) -> std::optional<Tensor> {
+        if (b.is_none())
+          return std::nullopt;
+        if (nb::isinstance<Tensor>(b))
+          return nb::cast<Tensor>(b);
+        return weakInteger(*slicePart(b));
+      };
+      return TracedSlice{bound(start), bound(stop)};
+    }
+    return Slice{slicePart(start), slicePart(stop), slicePart(step)};
+  }
   if (PyRange_Check(h.ptr()))
     return Range{saturated(h.attr("start")), saturated(h.attr("stop")), saturated(h.attr("step"))};
   if (!PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr())) {

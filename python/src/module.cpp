@@ -110,8 +110,13 @@ Nested nestedOf(nb::handle h) {
 
 nb::tuple shapeTuple(const Shape &shape) {
   nb::list out;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (d <= -2) // Graph.h's symbolic extent: no number while tracing
+      throw Error("tinymlir: the shape of a slice with traced bounds (x[i:]) is known only when "
+                  "the kernel runs",
+                  ErrorKind::Trace);
     out.append(d);
+  }
   return nb::tuple(out);
 }
 

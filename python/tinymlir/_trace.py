@@ -325,6 +325,10 @@ def _items(index):
     for i in index:
         if isinstance(i, Traced):
             i = i._t
+        elif isinstance(i, slice) and (
+            isinstance(i.start, Traced) or isinstance(i.stop, Traced) or isinstance(i.step, Traced)
+        ):  # a traced bound: the core's span of a size known when the kernel runs
+            i = slice(*(b._t if isinstance(b, Traced) else b for b in (i.start, i.stop, i.step)))
         elif isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu":
             i = int(i)
         elif isinstance(i, (np.ndarray, list, tuple)):  # lists may hold traced ints
@@ -371,7 +375,7 @@ def _getitem(x: Traced, index):
     if _core.index_kind(items, x.ndim) == _K.mask:
         return Masked(x._ref.masked_read(items))
     r = Traced(None, x._ref.get(items))
-    if not r.shape:  # NumPy's: a 0-d array where the index holds '...', else a scalar
+    if r.ndim == 0:  # NumPy's: a 0-d array where the index holds '...', else a scalar
         r._rank0 = "array" if any(i is Ellipsis for i in items) else "scalar"
     return r
 

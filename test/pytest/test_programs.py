@@ -264,7 +264,7 @@ def test_element_updates_compile_to_scalars_and_parts():
     # short np.dot a loop; no one-element buffers. Long enough (40x40: 780
     # steps), the kernel is cut into parts. Same results as NumPy, as above.
     n = 12
-    spec = jit(cholesky).compile(spd(n))
+    spec = jit(cholesky, unroll_loops=True).compile(spd(n))
     assert "memref.alloc" not in spec.bufferized, spec.bufferized
     # one loop per dot of 2 or more elements (shorter ones fold away)
     lengths = [j for i in range(1, n) for j in range(i)] + list(range(1, n))
@@ -273,7 +273,9 @@ def test_element_updates_compile_to_scalars_and_parts():
     n = 40
     a = spd(n)
     program(cholesky, a.copy(), k=4 * n * n)
-    spec = jit(cholesky, ir_limit=0).compile(a)  # 31,000 operations: its text kept
+    spec = jit(cholesky, ir_limit=0, unroll_loops=True).compile(
+        a
+    )  # 31,000 operations: its text kept
     # The parts are lowered in modules of their own, printed after the
     # kernel's; the kernel's module declares each part it calls.
     defined = re.findall(r"^ *llvm\.func @(kernel_part\d+)\(.*\{$", spec.lowered, re.M)
@@ -298,7 +300,7 @@ def test_dot_loops_are_told_apart_by_what_they_read():
     # CSE does not compare it with every earlier loop of its length. The same
     # dot traced twice still gets one id pair, and CSE still merges it.
     n = 12
-    spec = jit(cholesky).compile(spd(n))
+    spec = jit(cholesky, unroll_loops=True).compile(spd(n))
     ids = re.findall(r"tinymlir\.dot = array<i64: (\d+), (\d+)>", spec.module)
     assert len(ids) == spec.module.count("scf.for") > 50
     assert len(set(ids)) == len(ids)
@@ -321,10 +323,10 @@ def test_the_text_of_later_stages_is_kept_for_kernels_up_to_ir_limit():
     the disk cache's key); the code and the results are the same. ir_limit is
     part of the specialization key, so each function keeps what it asks for."""
     a = spd(13)
-    kept = jit(cholesky, disk_cache=False).compile(a)
+    kept = jit(cholesky, disk_cache=False, unroll_loops=True).compile(a)
     for stage in ("optimized", "bufferized", "lowered"):
         assert "func" in getattr(kept, stage), stage
-    fn = jit(cholesky, disk_cache=False, ir_limit=50)
+    fn = jit(cholesky, disk_cache=False, ir_limit=50, unroll_loops=True)
     small = fn.compile(a)
     for stage in ("optimized", "bufferized", "lowered"):
         text = getattr(small, stage)
@@ -344,14 +346,14 @@ def test_a_long_kernel_compiles_in_partitions_that_the_disk_cache_keeps(tmp_path
     a = spd(n)
     want = a.copy()
     cholesky(want)
-    first = jit(cholesky, cache_dir=str(tmp_path))
+    first = jit(cholesky, cache_dir=str(tmp_path), unroll_loops=True)
     got = a.copy()
     first(got)
     np.testing.assert_allclose(np.tril(got), np.tril(want), rtol=gamma(4 * n * n))
     (entry,) = tmp_path.rglob("*.kernel")
     if os.cpu_count() >= 2:
         assert entry.read_bytes().count(b"\x7fELF") >= 2  # an object per partition
-    second = jit(cholesky, cache_dir=str(tmp_path))
+    second = jit(cholesky, cache_dir=str(tmp_path), unroll_loops=True)
     again = a.copy()
     second(again)
     assert second.stats().disk_hits == 1 and second.stats().compilations == 0

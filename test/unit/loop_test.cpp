@@ -56,6 +56,53 @@ Array copyOf(const Array &a) {
   return out;
 }
 
+TEST(Loop, SlicesSizedByTheIndexHaveDynamicExtents) {
+  // for i in range(n): x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]: the two
+  // spans (traced stop i on axes of one length) are one `?` extent.
+  const int64_t n = 9;
+  auto f = jit([](const Tensor &L, const Tensor &x, const Tensor &b) {
+    return forLoop(w(0), w(x.dim(0)), w(1), {x}, [&](const Tensor &i, const Carried &c) {
+      Ref xs(c[0]), l(L);
+      Tensor row = l.get({i, TracedSlice{std::nullopt, i}}).value();
+      Tensor head = xs.get({TracedSlice{std::nullopt, i}}).value();
+      EXPECT_EQ(row.shape(), head.shape()); // one symbolic extent
+      EXPECT_LE(row.shape()[0], -2);
+      xs.set({i}, (at(b, i) - matmul(row, head)) / l.get({i, i}).value());
+      return Carried{xs.value()};
+    })[0];
+  });
+  Array L = randomArray({n, n}, DType::f64, 7), x = Array::zeros({n}, DType::f64),
+        b = randomArray({n}, DType::f64, 8);
+  for (int64_t i = 0; i < n; ++i)
+    L.data<double>()[i * n + i] += n; // well conditioned
+  Array got = f(L, x, b);
+  // The same solve in C++, summing each row's products in order: the kernel's
+  // vectorized dot may add them in another order, each x[i] off by at most
+  // 2 gamma_n sum|L[i, j] x[j]| <= 2 gamma_n |b[i]| (a dominant diagonal).
+  std::vector<double> want(n);
+  for (int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (int64_t j = 0; j < i; ++j)
+      s += L.data<double>()[i * n + j] * want[j];
+    want[i] = (b.data<double>()[i] - s) / L.data<double>()[i * n + i];
+  }
+  const double gamma = 2 * n * 2.2204460492503131e-16;
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_NEAR(got.data<double>()[i], want[i], gamma * (std::abs(want[i]) + 1)) << i;
+  const Compiled c = f.compile(L, x, b);
+  EXPECT_NE(c.module().find("?"), std::string::npos) << c.module();
+}
+
+TEST(Loop, ARuleWithoutASymbolicCaseRefusesByName) {
+  detail::TraceScope scope;
+  Tensor x = detail::placeholder(0, {5}, DType::f64), k = detail::placeholder(1, {}, DType::i64);
+  Tensor head = Ref(x).get({TracedSlice{std::nullopt, k}}).value();
+  EXPECT_NE(errorOf([&] { concatenate({head, head}, 0); }).find("known only when the kernel runs"),
+            std::string::npos)
+      << errorOf([&] { concatenate({head, head}, 0); });
+  EXPECT_NE(errorOf([&] { max(head); }).find("known only when the kernel runs"), std::string::npos);
+}
+
 TEST(Loop, ScalarSumIsExact) {
   const int64_t n = 37;
   auto f = jit([](const Tensor &x) {
