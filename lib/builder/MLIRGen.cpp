@@ -453,6 +453,15 @@ Value ModuleBuilder::emitNew(const Node &n) {
     // A size known only when the kernel runs: unit axes dropped, then added
     // (frontend reshape allows no other), as collapse_shape and expand_shape.
     if (hasSymbolic(n.shape) || hasSymbolic(n.args[0]->shape)) {
+      // A span of an array not updated here, squeezed for elementwise readers
+      // (A[:i + 1, k] read as a vector): a rank-reduced extract_slice, as below.
+      if (n.args[0]->op == Op::Slice && onlyDropsUnitDims(n.args[0]->shape, n.shape) &&
+          !chainOf_.contains(n.args[0]->args[0].get()) && readByElementwiseOps(n)) {
+        const Node &slice = *n.args[0];
+        Box box = boxOf(slice, slice.shape);
+        return tensor::ExtractSliceOp::create(b_, loc_, tensorType(n), emit(slice.args[0]),
+                                              box.offsets, box.sizes, box.strides);
+      }
       auto groups = [](const Shape &shape) {
         SmallVector<ReassociationIndices> out;
         ReassociationIndices current;

@@ -21,9 +21,12 @@ namespace {
 using namespace mlir;
 
 /// Iterations of the loop times those of every loop inside it (an upper
-/// bound of its work; unknown trip counts count as large).
+/// bound of its work; unknown trip counts count as large, but inside an
+/// scf.for as one: a captured Python loop's slices sized by its index, A[i,
+/// :j], whose fork and join each iteration would cost more than they spread).
 int64_t work(scf::ParallelOp op) {
-  constexpr int64_t kLarge = int64_t{1} << 20, kCap = int64_t{1} << 40;
+  constexpr int64_t kCap = int64_t{1} << 40;
+  const int64_t kLarge = op->getParentOfType<scf::ForOp>() ? 1 : int64_t{1} << 20;
   int64_t total = 1;
   for (auto [l, u, s] : llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep()))
     total = std::min(total * constantTripCount(l, u, s).value_or(kLarge), kCap);

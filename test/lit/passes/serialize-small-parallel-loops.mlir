@@ -25,3 +25,29 @@ func.func @small(%m: memref<4x8xf32>) {
   }
   return
 }
+
+// A trip count known only when the kernel runs counts as large (threads), but
+// inside an scf.for (a captured Python loop's slice A[i, :i]) as one: a fork
+// and join each iteration would cost more than they spread.
+// CHECK-LABEL: func.func @unknown
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @unknown(%m: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %m[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.for %t = %c0 to %c4 step %c1 {
+    scf.parallel (%i) = (%c0) to (%t) step (%c1) {
+      memref.store %zero, %m[%i] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return
+}
