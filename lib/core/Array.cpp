@@ -76,6 +76,11 @@ std::string shapeString(const Shape &shape) {
 int64_t numElements(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
+    if (d <= std::numeric_limits<int64_t>::min() / 2) // a traced size (Graph.h's symbolic
+                                                      // extent): no count while tracing
+      throw Error("[array] this needs the size of an array whose size is known only when the "
+                  "kernel runs (a slice with traced bounds, x[i:])",
+                  ErrorKind::Trace);
     if (d < 0)
       throw Error("[array] negative dimension in shape " + shapeString(shape));
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)

@@ -50,7 +50,7 @@ struct Entry {
   std::vector<NodePtr> held; // the bounds' nodes, kept while the entry is
 };
 
-/// The trace's extents, in order: extent k is -2 - k.
+/// The trace's extents, in order: extent k is kFirstExtent - k.
 thread_local std::vector<Entry> extents;
 
 /// NumPy's slice bound: negative counts from the end, then clamped to [0, n].
@@ -88,7 +88,7 @@ DynamicBox::Span tracedSpan(int64_t axis, const std::optional<Tensor> &start,
       start ? clamped(cast(*start, DType::i64), n) : cast(weakInteger(0), DType::i64);
   const Tensor last = stop ? clamped(cast(*stop, DType::i64), n) : n;
   Entry entry{s, e, length, {axis, first, maximum(last - first, 0), 0}, {}};
-  entry.span.extent = -2 - static_cast<int64_t>(extents.size());
+  entry.span.extent = kFirstExtent - static_cast<int64_t>(extents.size());
   if (start)
     entry.held.push_back(start->node());
   if (stop)
@@ -98,7 +98,7 @@ DynamicBox::Span tracedSpan(int64_t axis, const std::optional<Tensor> &start,
 }
 
 Tensor symbolicSize(int64_t d) {
-  const int64_t k = -2 - d;
+  const int64_t k = kFirstExtent - d;
   if (!isSymbolic(d) || k >= static_cast<int64_t>(extents.size()))
     fail("shape", "internal: no extent " + std::to_string(d) + " in this trace");
   return extents[static_cast<size_t>(k)].span.size;

@@ -5,6 +5,7 @@
 #include <tinymlir/tensor.h>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -249,8 +250,10 @@ struct DynamicBox {
 // --- Symbolic extents: sizes known only when the kernel runs ----------------
 //
 // x[i:] with i traced has i's extent, a number tracing does not know. Such a
-// dimension is a negative number in a Shape, -2 - k for the k-th extent of
-// the trace, so that NumPy's shape rules compare it as they compare numbers:
+// dimension is a negative number in a Shape, kFirstExtent - k for the k-th
+// extent of the trace (far from any size a user writes: -1 is reshape's, and
+// other negative sizes stay NumPy's errors), so that NumPy's shape rules
+// compare it as they compare numbers:
 // two are equal where they are one extent (the same bounds on axes of one
 // length: A[i, :j] and A[j, :j]), broadcasting keeps it against 1, and it
 // differs from any number (a static extent: the rules refuse). The size
@@ -259,8 +262,10 @@ struct DynamicBox {
 // number refuse a symbolic dimension with an error, and a loop that meets
 // one is unrolled (python/tinymlir/_loops.py).
 
+/// The first symbolic extent of a trace; the k-th is kFirstExtent - k.
+inline constexpr int64_t kFirstExtent = std::numeric_limits<int64_t>::min() / 2;
 /// Whether dimension `d` is a symbolic extent.
-constexpr bool isSymbolic(int64_t d) { return d <= -2; }
+constexpr bool isSymbolic(int64_t d) { return d <= kFirstExtent; }
 inline bool hasSymbolic(const Shape &s) {
   for (int64_t d : s)
     if (isSymbolic(d))

@@ -23,6 +23,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <limits>
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -111,7 +112,7 @@ Nested nestedOf(nb::handle h) {
 nb::tuple shapeTuple(const Shape &shape) {
   nb::list out;
   for (int64_t d : shape) {
-    if (d <= -2) // Graph.h's symbolic extent: no number while tracing
+    if (d <= std::numeric_limits<int64_t>::min() / 2) // Graph.h's symbolic extent: no number
       throw Error("tinymlir: the shape of a slice with traced bounds (x[i:]) is known only when "
                   "the kernel runs",
                   ErrorKind::Trace);
