@@ -196,6 +196,13 @@ def ReuseDeadOperandsPass : ModulePass<"tinymlir-reuse-dead-operands"> {
   let statistics = [Statistic<"reused", "inits", "inits replaced by a dead input">];
 }
 
+def FoldReshapedSlicesPass : ModulePass<"tinymlir-fold-reshaped-slices"> {
+  let summary = "Fold a rank-reduced extract_slice given its unit axes back (expand_shape) into "
+                "the slice itself, and the same for inserts (before bufferization: an update's "
+                "read and write of one box are one value, computed in place)";
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def PrivateFillInitsPass : ModulePass<"tinymlir-private-fill-inits"> {
   let summary = "Give each destination use of a tensor linalg.fill a fill of its own (before "
                 "eliminate-empty-tensors, which would make a shared fill write into one output "

@@ -38,14 +38,16 @@ namespace tinymlir::detail {
 inline constexpr const char *kOptimizePipeline =
     "builtin.module(canonicalize,cse,tinymlir-fuse-elementwise,canonicalize,cse,"
     "tinymlir-simplify-math)";
-/// Bufferization with the analysis: elementwise ops write into an input that
-/// dies there (tinymlir-reuse-dead-operands), results into their outputs
-/// (eliminate-empty-tensors).
+/// Bufferization with the analysis: a squeezed slice given its unit axes back
+/// is the slice (tinymlir-fold-reshaped-slices), elementwise ops write into an
+/// input that dies there (tinymlir-reuse-dead-operands), results into their
+/// outputs or boxes (eliminate-empty-tensors; the CSE after it makes a box an
+/// update reads and the box it writes one value, which bufferizes in place).
 inline constexpr const char *kBufferizePipeline =
-    "builtin.module(tinymlir-reuse-dead-operands,tinymlir-private-fill-inits,"
-    "eliminate-empty-tensors,"
+    "builtin.module(tinymlir-fold-reshaped-slices,cse,tinymlir-reuse-dead-operands,"
+    "tinymlir-private-fill-inits,eliminate-empty-tensors,cse,"
     "one-shot-bufferize{bufferize-function-boundaries},"
-    "buffer-deallocation-pipeline,canonicalize)";
+    "buffer-deallocation-pipeline,cse,canonicalize)";
 /// For modules whose arrays are updated in place (slice updates, written in
 /// order into buffers by the builder), or of thousands of operations (unrolled
 /// loops): no analysis, whose cost grows superlinearly with the number of
