@@ -701,6 +701,7 @@ class JitFunction(_core.JitBase):
             ctx.made.extend(traced)  # the arguments expire with the trace too
             args, kwargs = _unflatten_call(treedef, iter(traced))
             result = _with_traceable_captures(self.fn)(*args, **kwargs)
+            ctx.check_copies()
             for i, t in enumerate(traced):
                 if t._view:  # only `arg.shape = ...` gives an argument itself a view
                     raise TracingError(

@@ -733,9 +733,9 @@ class _Fallback(Exception):
 
 def _as_bound(v, line):
     if isinstance(v, Traced):
-        if v.shape or v.dtype.kind not in "iub":
+        if v.ndim or v.dtype.kind not in "iub":
             raise TypeError(
-                f"line {line}: range() takes integers; got an array of shape {v.shape} "
+                f"line {line}: range() takes integers; got an array of {v.ndim} dimensions "
                 f"and dtype {v.dtype}"
             )
         return v
@@ -748,7 +748,7 @@ class _NotInPlace(Exception):
 
 def _is_array(v):
     """A traced array (not a NumPy scalar, which += rebinds)."""
-    return isinstance(v, Traced) and (v.shape != () or v.rank0() != "scalar")
+    return isinstance(v, Traced) and (v.ndim != 0 or v.rank0() != "scalar")
 
 
 def for_range(body, bounds, scope, carried, written, line, in_place=()):
@@ -819,7 +819,7 @@ def counts(k, n):
 
     def integer(v):
         if isinstance(v, Traced):
-            return v.shape == () and v.dtype.kind in "iu"
+            return v.ndim == 0 and v.dtype.kind in "iu"
         return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
     return integer(k) and integer(n)
@@ -933,6 +933,17 @@ def _trace_body(body, bounds, inits, carried, kinds, refs, saved, line):
     """One trace of the body. With a weak number among the carried names, a typing
     trace (no region: (yields, None)); else (yields, the LoopBuilder)."""
     typing = any(k is None for k in kinds)
+    context = current_context()
+    reads = len(context.dynamic_reads)
+    try:
+        return _trace_body_once(body, bounds, inits, carried, kinds, refs, saved, typing, reads)
+    finally:
+        # The body's traced-index reads were checked (or the trace is dropped).
+        del context.dynamic_reads[reads:]
+
+
+def _trace_body_once(body, bounds, inits, carried, kinds, refs, saved, typing, reads):
+    context = current_context()
     tensors = []
     for v, k in zip(inits, kinds):
         if k is None:
@@ -959,6 +970,7 @@ def _trace_body(body, bounds, inits, carried, kinds, refs, saved, line):
         refs[b].rebase(params[len(carried) + k], False)
     try:
         yields = body(Traced(loop.index), *(Traced(p) for p in params[: len(carried)]))
+        context.check_copies(reads)  # (unrolled, the index is a number: views)
     except Exception as e:  # noqa: BLE001
         loop.abandon()
         _restore(refs, saved)

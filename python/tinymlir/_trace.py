@@ -107,6 +107,23 @@ class TraceContext:
         # whose __array_ufunc__ raised (numpy#31677, fixed after 2.4.6): the
         # Traced among them are then empty shells, not whole graphs.
         self.made = []
+        # x[i] and x[i:j] with traced i, j are read as copies (the core's
+        # Dynamic index kind): each such read with its version then. One changed
+        # in place (row = A[i]; row += 1) must be written back through its index
+        # (A[i] += 1 is read, add, write) before the trace ends: check_copies.
+        self.dynamic_reads = []
+
+    def check_copies(self, since=0):
+        """A TracingError where a traced-index read (since the `since`-th) was
+        changed in place and not written back: NumPy's view would have changed
+        its array, tinymlir's copy would not."""
+        for r, version in self.dynamic_reads[since:]:
+            if r._ref is not None and r._ref.version != version:
+                raise TracingError(
+                    "tinymlir: x[i] or x[i:j] with a traced index is read as a copy, and this "
+                    "copy was changed in place without being written back (row = A[i]; "
+                    "row += 1 changes A in NumPy); write through the index (A[i] += 1)"
+                )
 
     def hidden_input(self, array: np.ndarray) -> Traced:
         return Traced(self._hidden_placeholder(array))
@@ -377,6 +394,9 @@ def _getitem(x: Traced, index):
     r = Traced(None, x._ref.get(items))
     if r.ndim == 0:  # NumPy's: a 0-d array where the index holds '...', else a scalar
         r._rank0 = "array" if any(i is Ellipsis for i in items) else "scalar"
+    context = current_context()
+    if context is not None and r.ndim > 0 and _core.index_kind(items, x.ndim) == _K.dynamic:
+        context.dynamic_reads.append((r, r._ref.version))
     return r
 
 
@@ -391,6 +411,12 @@ def _setitem(x: Traced, index, value):
         if value._ref.same_buffer(target) and value._view == target.steps and value._ref.current():
             return  # a[i] op= v: the view was already updated in place
     x._ref.set(items, to_tensor(value, "the assigned value"))
+    context = current_context()
+    if context is not None and isinstance(value, Traced):
+        # A traced-index read written back (A[i, :j] -= v): its changes reached A.
+        context.dynamic_reads = [
+            (r, r._ref.version if r is value else v) for r, v in context.dynamic_reads
+        ]
 
 
 def _broadcast_into(t, shape, what="input array"):

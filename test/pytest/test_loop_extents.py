@@ -178,3 +178,31 @@ def test_a_result_sized_by_a_traced_value_is_a_clear_error():
 
     with pytest.raises(TracingError, match="known only when the kernel runs"):
         jit(lambda x, n: x[:n] * 2)(np.ones(5), np.int64(3))
+
+
+def test_a_traced_index_read_changed_in_place_is_never_a_lost_write(capfd):
+    """x[i] and x[i:j] with traced i, j are read as copies. NumPy's are views: a name
+    bound to one and changed in place changes the array. A loop doing that is unrolled
+    (its index is then a number, and the read a view); outside loops it is refused."""
+
+    def doubled_rows(A):
+        for i in range(A.shape[0]):
+            row = A[i]
+            row *= 2.0
+            head = A[i, : i + 1]
+            head += 1.0
+        return A
+
+    same(doubled_rows, rng.normal(size=(4, 5)))
+    found = reports(capfd, doubled_rows, rng.normal(size=(4, 5)))
+    assert [what for _, what in found] == [found[0][1]] and "read as a copy" in found[0][1], found
+
+    from tinymlir import TracingError
+
+    def alias(x, n):
+        y = x[:n]
+        y += 1.0
+        return y.sum()
+
+    with pytest.raises(TracingError, match="read as a copy"):
+        jit(alias)(np.ones(5), np.int64(3))
