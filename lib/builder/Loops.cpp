@@ -13,6 +13,7 @@
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/Bufferization/IR/Bufferization.h>
+#include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/Dialect/Tensor/IR/Tensor.h>
 
@@ -102,6 +103,18 @@ const std::vector<Value> &ModuleBuilder::emitLoop(const NodePtr &loopNode) {
         consumers_[a.get()].push_back(n);
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(forOp.getBody());
+    // Ctrl-C: a poll at the first iteration and every 1024th (tinymlir_poll,
+    // lib/runtime/Call.cpp): an and, a compare and a predicted branch per
+    // iteration.
+    Value every = arith::ConstantIndexOp::create(b_, loc_, kPollInterval - 1);
+    Value zero = arith::ConstantIndexOp::create(b_, loc_, 0);
+    Value due = arith::CmpIOp::create(
+        b_, loc_, arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b_, loc_, forOp.getInductionVar(), every), zero);
+    scf::IfOp::create(b_, loc_, due, [&](OpBuilder &b, Location loc) {
+      func::CallOp::create(b, loc, "tinymlir_poll", TypeRange{}, ValueRange{});
+      scf::YieldOp::create(b, loc);
+    });
     Value k = arith::IndexCastOp::create(b_, loc_, i64, forOp.getInductionVar());
     Value i = arith::AddIOp::create(b_, loc_, start, arith::MulIOp::create(b_, loc_, k, step));
     const Node *index = region.params[0].get();

@@ -280,6 +280,9 @@ private:
   // values are emitted inside it and forgotten after it (values_ and the
   // other memos are scoped), so that nothing of the body is used outside.
 
+  /// Iterations between two polls for Ctrl-C in a loop (a power of two).
+  static constexpr int64_t kPollInterval = 1024;
+
   /// The values after `loop` (one per carried value), emitted once.
   const std::vector<mlir::Value> &emitLoop(const NodePtr &loop);
 

@@ -351,6 +351,10 @@ Compiled compileGraph(const std::vector<Tensor> &results, const std::vector<Tens
   };
 
   native.hooks = target->callHooks();
+  // Loops poll for Ctrl-C (lib/builder/Loops.cpp); they donate nothing, so an
+  // interrupted call leaves the arguments as they were.
+  native.interruptible =
+      detail::anyNode(root.get(), [](const Node &n) { return n.op == Op::Loop; });
   impl->target = options.target;
   const int level = std::clamp(options.optLevel, 0, 3);
 

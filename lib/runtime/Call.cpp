@@ -2,10 +2,18 @@
 #include "runtime/Call.h"
 #include "runtime/Settings.h"
 
+#include <tinymlir/interrupt.h>
+
 #include <cblas.h>
 
+#include <atomic>
+#include <csetjmp>
+#include <csignal>
 #include <cstdlib>
 #include <mutex>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <optional>
 
 extern "C" void omp_set_num_threads(int threads);
@@ -50,7 +58,72 @@ std::optional<Error> &kernelError() {
   return error;
 }
 
+// --- Ctrl-C --------------------------------------------------------------------
+//
+// During an interruptible call on the main thread, SIGINT sets a flag; the
+// kernel's loops poll it (tinymlir_poll) and leave through a longjmp to the
+// call, which then throws. Only the main thread (where Python raises
+// KeyboardInterrupt) installs the handler, so no two calls swap it at once.
+
+std::atomic<int> interruptRequested{0};
+thread_local std::jmp_buf *pollTarget = nullptr;
+
+void onInterrupt(int) { interruptRequested.store(1, std::memory_order_relaxed); }
+
+/// SIGINT's handler while an interruptible call runs on the main thread.
+class InterruptScope {
+public:
+  explicit InterruptScope(bool interruptible) {
+    if (!interruptible || getpid() != static_cast<pid_t>(syscall(SYS_gettid)))
+      return;
+    struct sigaction ours = {};
+    ours.sa_handler = onInterrupt;
+    sigemptyset(&ours.sa_mask);
+    if (sigaction(SIGINT, &ours, &previous_) != 0)
+      return;
+    if (previous_.sa_handler == SIG_IGN) { // ignored: it stays ignored
+      sigaction(SIGINT, &previous_, nullptr);
+      return;
+    }
+    interruptRequested.store(0, std::memory_order_relaxed);
+    installed_ = true;
+  }
+  ~InterruptScope() {
+    if (installed_)
+      sigaction(SIGINT, &previous_, nullptr);
+  }
+  InterruptScope(const InterruptScope &) = delete;
+  InterruptScope &operator=(const InterruptScope &) = delete;
+  /// Whether SIGINT arrived (the flag, cleared).
+  bool interrupted() const {
+    return installed_ && interruptRequested.exchange(0, std::memory_order_relaxed) != 0;
+  }
+
+private:
+  bool installed_ = false;
+  struct sigaction previous_ = {};
+};
+
+/// Runs the kernel; false where tinymlir_poll left it.
+[[gnu::noinline]] bool runPolled(void (*entry)(void **), void **args) {
+  std::jmp_buf target;
+  std::jmp_buf *const outer = pollTarget;
+  pollTarget = &target;
+  if (setjmp(target) != 0) {
+    pollTarget = outer;
+    return false;
+  }
+  entry(args);
+  pollTarget = outer;
+  return true;
+}
+
 } // namespace
+
+extern "C" void tinymlir_poll() {
+  if (pollTarget && interruptRequested.load(std::memory_order_relaxed))
+    std::longjmp(*pollTarget, 1);
+}
 
 void callNative(const NativeFunction &c, const std::vector<Array> &inputs,
                 std::vector<Array> &outputs) {
@@ -165,10 +238,21 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs,
   for (void *&p : pointers)
     args.push_back(&p);
   kernelError().reset();
-  c.entry(args.data());
+  bool interrupted = false;
+  if (c.interruptible) {
+    InterruptScope scope(true);
+    const bool finished = runPolled(c.entry, args.data());
+    interrupted = scope.interrupted() || !finished;
+  } else {
+    c.entry(args.data());
+  }
   copies.clear(); // the copies' memory goes now, not at the next call
   if (c.hooks.after)
     c.hooks.after(); // e.g. CUDA errors recorded during the call
+  if (interrupted) {
+    kernelError().reset();
+    throw Interrupted("[call] interrupted (Ctrl-C) while the kernel ran; nothing was written back");
+  }
   if (std::optional<Error> e = std::move(kernelError())) {
     kernelError().reset();
     throw *e;

@@ -45,6 +45,9 @@ struct NativeFunction {
   /// For each output, the input whose buffer it is (updated in place), or -1.
   std::vector<int> donated;
   CallHooks hooks;
+  /// The code polls for Ctrl-C at its loops' back edges (tinymlir_poll): on
+  /// the main thread SIGINT stops the call, which throws Interrupted.
+  bool interruptible = false;
 };
 
 /// Checks the inputs and the outputs against the function's signature and the
@@ -54,6 +57,12 @@ struct NativeFunction {
 /// outputs must not overlap one another.
 void callNative(const NativeFunction &f, const std::vector<Array> &inputs,
                 std::vector<Array> &outputs);
+
+/// Compiled code's poll at a captured loop's back edge (every 1024th
+/// iteration): where SIGINT arrived during an interruptible call on this
+/// thread, it leaves the kernel (its temporaries are not freed), and the call
+/// throws Interrupted (interrupt.h) before anything is written back.
+extern "C" void tinymlir_poll();
 
 /// What a runtime function called by compiled code reports about bad data (an
 /// index out of range, a singular matrix): it returns normally, the kernel

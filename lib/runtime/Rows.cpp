@@ -478,6 +478,7 @@ extern "C" void tinymlir_bincount_weighted_int64(TINYMLIR_ROWS(int64_t, ids),
 
 tinymlir::detail::RuntimeSymbols tinymlir::detail::rowRuntimeSymbols() {
   RuntimeSymbols out{symbol("tinymlir_index_error", &tinymlir_index_error),
+                     symbol("tinymlir_poll", &tinymlir_poll),
                      symbol("tinymlir_require_int64", &tinymlir_require_int64),
                      symbol("tinymlir_bincount_int64", &tinymlir_bincount_int64),
                      symbol("tinymlir_bincount_weighted_int64", &tinymlir_bincount_weighted_int64)};

@@ -11,6 +11,7 @@
 
 #include <tinymlir/environment.h>
 #include <tinymlir/index.h>
+#include <tinymlir/interrupt.h>
 #include <tinymlir/jit.h>
 #include <tinymlir/numpy.h>
 #include <tinymlir/tensor.h>
@@ -166,6 +167,8 @@ NB_MODULE(_tinymlir, m) {
   nb::register_exception_translator([](const std::exception_ptr &p, void *) {
     try {
       std::rethrow_exception(p);
+    } catch (const tinymlir::Interrupted &e) { // Ctrl-C during a kernel with loops
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     } catch (const tinymlir::Error &e) {
       // The C++ error's kind, as NumPy raises it (not its text).
       if (e.kind() == ErrorKind::LinAlg) { // NumPy's own exception (a ValueError)

@@ -7,7 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 #include <limits>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -102,6 +107,36 @@ TEST(Loop, ARuleWithoutASymbolicCaseRefusesByName) {
             std::string::npos)
       << errorOf([&] { concatenate({head, head}, 0); });
   EXPECT_NE(errorOf([&] { max(head); }).find("known only when the kernel runs"), std::string::npos);
+}
+
+TEST(Loop, CtrlCStopsALongLoopAndWritesNothingBack) {
+  // for i in range(n): x[i % 4] = x[i % 4] * 0.5 + 1, for hours; SIGINT after
+  // 0.3 s stops the call (Interrupted), the argument as it was.
+  auto f = jit([](const Tensor &x, const Tensor &n) {
+    return forLoop(w(0), n, w(1), {x}, [](const Tensor &i, const Carried &c) {
+      Ref r(c[0]);
+      Tensor k = remainder(i, 4);
+      r.set({k}, r.get({k}).value() * 0.5 + 1.0);
+      return Carried{r.value()};
+    })[0];
+  });
+  Array x = randomArray({4}, DType::f64, 9);
+  Array before = copyOf(x);
+  f(x, Array::scalar(10, DType::i64)); // compiled
+  // A handler of the test's own: a shell's background job starts with SIGINT
+  // ignored, and an ignored SIGINT stays ignored during calls too.
+  auto previous = std::signal(SIGINT, [](int) {});
+  std::thread signal([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(getpid(), SIGINT);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(f(x, Array::scalar(1e15, DType::i64)), Interrupted);
+  signal.join();
+  std::signal(SIGINT, previous);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(x.data<double>()[i], before.data<double>()[i]);
 }
 
 TEST(Loop, ScalarSumIsExact) {
