@@ -80,9 +80,23 @@ const std::vector<Value> &ModuleBuilder::emitLoop(const NodePtr &loopNode) {
   for (size_t k = 3; k < loop.args.size(); ++k)
     inits.push_back(emit(loop.args[k]));
 
+  // Strip-mined for Ctrl-C: chunks of kPollInterval iterations, a poll before
+  // each (tinymlir_poll, lib/runtime/Call.cpp), so that the loop of the body
+  // itself holds no call (which would keep values out of registers and the
+  // loop from being vectorized).
   Value lower = arith::ConstantIndexOp::create(b_, loc_, 0);
   Value unit = arith::ConstantIndexOp::create(b_, loc_, 1);
-  auto forOp = scf::ForOp::create(b_, loc_, lower, upper, unit, inits);
+  Value chunk = arith::ConstantIndexOp::create(b_, loc_, kPollInterval);
+  scf::ForOp forOp;
+  auto chunks =
+      scf::ForOp::create(b_, loc_, lower, upper, chunk, inits,
+                         [&](OpBuilder &b, Location loc, Value first, ValueRange carried) {
+                           func::CallOp::create(b, loc, "tinymlir_poll", TypeRange{}, ValueRange{});
+                           Value end = arith::MinSIOp::create(
+                               b, loc, arith::AddIOp::create(b, loc, first, chunk), upper);
+                           forOp = scf::ForOp::create(b, loc, first, end, unit, carried);
+                           scf::YieldOp::create(b, loc, forOp.getResults());
+                         });
 
   // The body, in scopes of its own: nothing emitted inside is seen outside.
   {
@@ -103,18 +117,6 @@ const std::vector<Value> &ModuleBuilder::emitLoop(const NodePtr &loopNode) {
         consumers_[a.get()].push_back(n);
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(forOp.getBody());
-    // Ctrl-C: a poll at the first iteration and every 1024th (tinymlir_poll,
-    // lib/runtime/Call.cpp): an and, a compare and a predicted branch per
-    // iteration.
-    Value every = arith::ConstantIndexOp::create(b_, loc_, kPollInterval - 1);
-    Value zero = arith::ConstantIndexOp::create(b_, loc_, 0);
-    Value due = arith::CmpIOp::create(
-        b_, loc_, arith::CmpIPredicate::eq,
-        arith::AndIOp::create(b_, loc_, forOp.getInductionVar(), every), zero);
-    scf::IfOp::create(b_, loc_, due, [&](OpBuilder &b, Location loc) {
-      func::CallOp::create(b, loc, "tinymlir_poll", TypeRange{}, ValueRange{});
-      scf::YieldOp::create(b, loc);
-    });
     Value k = arith::IndexCastOp::create(b_, loc_, i64, forOp.getInductionVar());
     Value i = arith::AddIOp::create(b_, loc_, start, arith::MulIOp::create(b_, loc_, k, step));
     const Node *index = region.params[0].get();
@@ -172,7 +174,7 @@ const std::vector<Value> &ModuleBuilder::emitLoop(const NodePtr &loopNode) {
     consumers_ = std::move(consumers);
     scalarMode_ = scalarMode;
   }
-  std::vector<Value> results(forOp.getResults().begin(), forOp.getResults().end());
+  std::vector<Value> results(chunks.getResults().begin(), chunks.getResults().end());
   return loopResults_[loopNode.get()] = std::move(results);
 }
 

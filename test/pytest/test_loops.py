@@ -167,7 +167,7 @@ def test_a_loop_is_one_loop_whatever_its_trip_count():
     sizes = {}
     for n in (10, 1000):
         module = jit(running_sum).compile(np.ones(n)).module
-        assert module.count("scf.for") == 1, module
+        assert module.count("scf.for") == 2, module  # the loop, in chunks (Ctrl-C)
         sizes[n] = len(re.sub(r"\d+", "", module))
     assert sizes[10] == sizes[1000]
     unrolled = jit(running_sum, unroll_loops=True).compile(np.ones(10)).module
@@ -209,7 +209,7 @@ def test_while_loops_that_count_are_loops(capfd):
     found, _ = reports(capfd, until, x, np.int64(4))
     captured_all(found)
     module = jit(while_sum).compile(np.ones(50)).module
-    assert module.count("scf.for") == 1, module
+    assert module.count("scf.for") == 2, module  # the loop, in chunks (Ctrl-C)
 
 
 def test_while_loops_that_do_not_count_stay_pythons(capfd):
