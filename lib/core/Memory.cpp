@@ -12,6 +12,8 @@
 // block) kHeader bytes before the address handed out.
 #include "tinymlir/array.h"
 
+#include "MemoryTracking.h"
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -33,6 +35,8 @@ struct Pool {
   std::multimap<size_t, void *> kept; // capacity -> block (its header)
   size_t keptBytes = 0;
 };
+
+thread_local std::unordered_set<void *> *tracked = nullptr; // trackAllocations
 
 Pool &pool() {
   static Pool *p = new Pool; // never destroyed: arrays may be freed during exit
@@ -57,18 +61,28 @@ void *allocateMemory(size_t bytes) {
       void *block = it->second;
       p.keptBytes -= it->first;
       p.kept.erase(it);
-      return static_cast<char *>(block) + kHeader;
+      void *data = static_cast<char *>(block) + kHeader;
+      if (tracked)
+        tracked->insert(data);
+      return data;
     }
   }
   void *block = std::aligned_alloc(kHeader, capacity + kHeader);
   if (!block)
     throw std::bad_alloc();
-  return withHeader(block, capacity >= kPooled ? capacity : 0);
+  void *data = withHeader(block, capacity >= kPooled ? capacity : 0);
+  if (tracked)
+    tracked->insert(data);
+  return data;
 }
+
+void detail::trackAllocations(std::unordered_set<void *> *live) { tracked = live; }
 
 void freeMemory(void *data) {
   if (!data)
     return;
+  if (tracked)
+    tracked->erase(data);
   void *block = static_cast<char *>(data) - kHeader;
   const size_t capacity = *static_cast<size_t *>(block);
   if (capacity >= kPooled) {

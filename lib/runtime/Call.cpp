@@ -2,6 +2,8 @@
 #include "runtime/Call.h"
 #include "runtime/Settings.h"
 
+#include "core/MemoryTracking.h"
+
 #include <tinymlir/interrupt.h>
 
 #include <cblas.h>
@@ -15,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <optional>
+#include <unordered_set>
 
 extern "C" void omp_set_num_threads(int threads);
 extern "C" int omp_get_num_procs();
@@ -241,7 +244,13 @@ void callNative(const NativeFunction &c, const std::vector<Array> &inputs,
   bool interrupted = false;
   if (c.interruptible) {
     InterruptScope scope(true);
+    std::unordered_set<void *> live; // the kernel's temporaries, freed if it is left
+    trackAllocations(&live);
     const bool finished = runPolled(c.entry, args.data());
+    trackAllocations(nullptr);
+    if (!finished)
+      for (void *block : live)
+        freeMemory(block);
     interrupted = scope.interrupted() || !finished;
   } else {
     c.entry(args.data());

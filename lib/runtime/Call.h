@@ -60,7 +60,7 @@ void callNative(const NativeFunction &f, const std::vector<Array> &inputs,
 
 /// Compiled code's poll at a captured loop's back edge (every 1024th
 /// iteration): where SIGINT arrived during an interruptible call on this
-/// thread, it leaves the kernel (its temporaries are not freed), and the call
+/// thread, it leaves the kernel (the call frees its temporaries), and the call
 /// throws Interrupted (interrupt.h) before anything is written back.
 extern "C" void tinymlir_poll();
 
